@@ -1,0 +1,35 @@
+/* raid/parity.h -- RAID-5 parity: byte-wise XOR over equal-length buffers.
+ *
+ * Shaped like ISA-L's xor_gen(): one array of pointers, sources first and
+ * the destination LAST; vects counts them all.  r5_xor_gen() uses ISA-L
+ * where its alignment contract holds (every pointer 32-byte aligned, whole
+ * 64-byte blocks) and the portable reference for the rest, so callers may
+ * pass any pointers and any length (nbdkit's request buffers are only
+ * 16-byte aligned).  The *_ref functions are the test oracle.
+ *
+ * Pure and thread-safe.  Buffers are owned by the caller.  The destination
+ * may be the same buffer as a source only in the reference versions.
+ */
+#ifndef RAID_PARITY_H
+#define RAID_PARITY_H
+
+#include <stddef.h>
+
+/* dst = src[0] ^ src[1] ^ ... ^ src[vects-2], where dst = array[vects-1].
+ * vects >= 2 (with 2 this is a copy).  len may be 0.
+ */
+void r5_xor_gen (unsigned vects, size_t len, void **array)
+  __attribute__((nonnull));
+void r5_xor_gen_ref (unsigned vects, size_t len, void **array)
+  __attribute__((nonnull));
+
+/* Check that the XOR of all vects buffers is zero (data chunks plus their
+ * parity).  Returns the offset of the first byte where it is not, or len if
+ * the whole range is consistent.  vects >= 2.
+ */
+size_t r5_xor_check (unsigned vects, size_t len, void **array)
+  __attribute__((nonnull));
+size_t r5_xor_check_ref (unsigned vects, size_t len, void **array)
+  __attribute__((nonnull));
+
+#endif /* RAID_PARITY_H */

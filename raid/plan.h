@@ -1,0 +1,134 @@
+/* raid/plan.h -- turn an array request into member I/O: the RAID-5 planner.
+ *
+ * A plan is a list of member I/Os and XOR steps, executed in three phases:
+ *   1. every R5_IO_READ (independent, any order, may run in parallel);
+ *   2. every XOR step, in list order;
+ *   3. every R5_IO_WRITE / R5_IO_ZERO / R5_IO_TRIM (independent, any order).
+ * Buffers are named, not pointed to (struct r5_buf): an offset into the
+ * client's buffer, into the plan's scratch area, or the all-zero source.
+ * The executor (array/) maps them to memory; tests run plans on in-memory
+ * members.  This keeps every RAID decision here, pure and testable.
+ *
+ * How a stripe is cut: the request touches, in each data chunk, one
+ * interval of chunk offsets.  The boundaries of those intervals cut the
+ * chunk-offset axis [0, chunk) into at most three SEGMENTS; inside one
+ * segment every data chunk is either wholly touched or untouched, so each
+ * segment gets one strategy (enum r5_seg_kind) and its own parity update.
+ * Example, N=3, 64K chunk, write of [60K, 68K) of stripe 0: segment [0,4K)
+ * touches D1 only and segment [60K,64K) touches D0 only; both are RCW and
+ * parity is written at [0,4K) and [60K,64K), nothing else.
+ *
+ * Write strategies per segment (k = touched data chunks, D = N-1):
+ *   FULL_WRITE  k = D: parity = XOR of the new data, no reads.
+ *   RCW         reconstruct-write: read the D-k untouched chunks, parity =
+ *               XOR of new + untouched data.
+ *   RMW         read-modify-write: read the k old chunks and old parity,
+ *               parity ^= old ^ new.
+ *   RCW is chosen when it reads no more chunks than RMW (D-k <= k+1), as md
+ *   does; with one member missing the choice is forced: a missing touched
+ *   chunk needs RCW, a missing untouched chunk needs RMW, a missing parity
+ *   member needs DATA_ONLY (write data, skip parity).
+ * Reads: READ goes straight into the client buffer; DEGRADED_READ rebuilds
+ * the missing member's bytes as the XOR of the other N-1 members.
+ * ZERO: stripes wholly covered become ZERO_STRIPE (zero every member's chunk:
+ * zeroes have zero parity, no data moves); partial stripes are written from
+ * the zero source.  TRIM: whole stripes only, punched on every member
+ * (parity of holes is a hole); partial stripes are left alone (trim is
+ * advisory).
+ *
+ * Threads: a struct r5_plan belongs to one thread.  Errors: -ENOMEM only.
+ */
+#ifndef RAID_PLAN_H
+#define RAID_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "raid/geom.h"
+
+enum r5_op { R5_OP_READ, R5_OP_WRITE, R5_OP_ZERO, R5_OP_TRIM };
+
+enum r5_seg_kind {
+  R5_SEG_READ,
+  R5_SEG_DEGRADED_READ,
+  R5_SEG_FULL_WRITE,
+  R5_SEG_RCW,
+  R5_SEG_RMW,
+  R5_SEG_DATA_ONLY,
+  R5_SEG_ZERO_STRIPE,
+  R5_SEG_TRIM_STRIPE,
+  R5_SEG_KINDS
+};
+
+enum r5_buf_kind {
+  R5_BUF_CLIENT,              /* off = byte offset into the client buffer */
+  R5_BUF_SCRATCH,             /* off = byte offset into the scratch area */
+  R5_BUF_ZERO,                /* all zeroes, at least chunk bytes; off = 0 */
+};
+
+struct r5_buf {
+  enum r5_buf_kind kind;
+  uint64_t off;
+};
+
+enum r5_io_kind {
+  R5_IO_READ,                 /* member bytes -> buf */
+  R5_IO_WRITE,                /* buf -> member bytes */
+  R5_IO_ZERO,                 /* member bytes become zero (no buffer) */
+  R5_IO_TRIM,                 /* member bytes become zero, holes welcome */
+};
+
+struct r5_io {
+  enum r5_io_kind kind;
+  unsigned member;
+  uint64_t member_off;        /* bytes, includes data_offset */
+  uint64_t len;               /* bytes, > 0, never crosses a chunk */
+  struct r5_buf buf;          /* READ/WRITE only */
+};
+
+#define R5_XOR_MAX_SRC (2 * R5_MAX_MEMBERS)
+
+/* dst = XOR of src[0..nsrc-1], each len bytes; nsrc >= 2 */
+struct r5_xor {
+  uint64_t len;
+  unsigned nsrc;
+  struct r5_buf dst;
+  struct r5_buf src[R5_XOR_MAX_SRC];
+};
+
+struct r5_plan {
+  struct r5_io *ios;          /* phases 1 and 3, see r5_io_kind */
+  size_t nios, ios_cap;
+  struct r5_xor *xors;        /* phase 2, in order */
+  size_t nxors, xors_cap;
+  uint64_t scratch;           /* scratch bytes the plan needs */
+  uint64_t segs[R5_SEG_KINDS];  /* how many segments of each kind */
+  int missing;                /* member treated as absent, or -1 */
+};
+
+/* Initialise an empty plan.  r5_plan_reset() empties it, keeping memory;
+ * r5_plan_free() releases it (safe on an initialised or zeroed plan).
+ */
+void r5_plan_init (struct r5_plan *p) __attribute__((nonnull));
+void r5_plan_reset (struct r5_plan *p) __attribute__((nonnull));
+void r5_plan_free (struct r5_plan *p) __attribute__((nonnull));
+
+/* Append the plan for the part of [off, off+len) that starts at off and
+ * fits within scratch_budget (at least one stripe's worth is always
+ * planned, whatever the budget).  Offsets are array bytes; the client
+ * buffer holds array bytes [req_off, ...), so client buffer offsets are
+ * relative to req_off (req_off <= off).  missing is the member to treat as
+ * absent, or -1.  Requires off + len <= g->capacity and len > 0.
+ * On success returns 0 and sets *planned to the bytes covered (> 0, a
+ * prefix of the range ending on a stripe boundary unless it is all of it).
+ * Returns -ENOMEM if the plan cannot grow (it is then partial: reset it).
+ */
+int r5_plan_range (struct r5_plan *p, const struct r5_geom *g, enum r5_op op,
+                   uint64_t off, uint64_t len, uint64_t req_off, int missing,
+                   uint64_t scratch_budget, uint64_t *planned)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Name of a segment kind ("rcw", "full-stripe", ...). */
+const char *r5_seg_kind_name (enum r5_seg_kind kind);
+
+#endif /* RAID_PLAN_H */
