@@ -15,8 +15,15 @@
 
 #include <stddef.h>
 
+#include "raid/geom.h"
+
+/* Most buffers one call takes: a read-modify-write of every data chunk
+ * (old data, new data, old parity) plus the destination.
+ */
+#define R5_XOR_VECTS_MAX (2 * R5_MAX_MEMBERS + 1)
+
 /* dst = src[0] ^ src[1] ^ ... ^ src[vects-2], where dst = array[vects-1].
- * vects >= 2 (with 2 this is a copy).  len may be 0.
+ * 2 <= vects <= R5_XOR_VECTS_MAX (with 2 this is a copy).  len may be 0.
  */
 void r5_xor_gen (unsigned vects, size_t len, void **array)
   __attribute__((nonnull));
@@ -25,7 +32,7 @@ void r5_xor_gen_ref (unsigned vects, size_t len, void **array)
 
 /* Check that the XOR of all vects buffers is zero (data chunks plus their
  * parity).  Returns the offset of the first byte where it is not, or len if
- * the whole range is consistent.  vects >= 2.
+ * the whole range is consistent.  2 <= vects <= R5_XOR_VECTS_MAX.
  */
 size_t r5_xor_check (unsigned vects, size_t len, void **array)
   __attribute__((nonnull));

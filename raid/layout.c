@@ -1,0 +1,109 @@
+/* raid/layout.c -- md's RAID-5 layouts (raid5_compute_sector and its
+ * inverse raid5_compute_blocknr, for algorithms 0..3).
+ */
+#include <config.h>
+
+#include <assert.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "raid/layout.h"
+
+static bool
+is_left (enum r5_layout layout)
+{
+  return layout == R5_LEFT_ASYMMETRIC || layout == R5_LEFT_SYMMETRIC;
+}
+
+static bool
+is_symmetric (enum r5_layout layout)
+{
+  return layout == R5_LEFT_SYMMETRIC || layout == R5_RIGHT_SYMMETRIC;
+}
+
+unsigned
+r5_parity_member (const struct r5_geom *g, uint64_t stripe)
+{
+  unsigned rot = (unsigned) (stripe % g->members);
+
+  return is_left (g->layout) ? g->data_members - rot : rot;
+}
+
+unsigned
+r5_data_member (const struct r5_geom *g, uint64_t stripe, unsigned dd)
+{
+  unsigned pd = r5_parity_member (g, stripe);
+
+  assert (dd < g->data_members);
+  if (is_symmetric (g->layout))
+    return (pd + 1 + dd) % g->members;
+  return dd < pd ? dd : dd + 1;
+}
+
+int
+r5_data_index (const struct r5_geom *g, uint64_t stripe, unsigned member)
+{
+  unsigned pd = r5_parity_member (g, stripe);
+
+  assert (member < g->members);
+  if (member == pd)
+    return -1;
+  if (is_symmetric (g->layout))
+    return (int) ((member + g->members - pd - 1) % g->members);
+  return (int) (member > pd ? member - 1 : member);
+}
+
+uint64_t
+r5_stripe_member_off (const struct r5_geom *g, uint64_t stripe)
+{
+  return g->data_offset + stripe * g->chunk;
+}
+
+int
+r5_map (const struct r5_geom *g, uint64_t off, struct r5_loc *loc)
+{
+  uint64_t chunk_number;
+
+  if (off >= g->capacity)
+    return -EINVAL;
+  chunk_number = off / g->chunk;
+  loc->stripe = chunk_number / g->data_members;
+  loc->dd = (unsigned) (chunk_number % g->data_members);
+  loc->member = r5_data_member (g, loc->stripe, loc->dd);
+  loc->parity = r5_parity_member (g, loc->stripe);
+  loc->chunk_off = off % g->chunk;
+  loc->member_off = r5_stripe_member_off (g, loc->stripe) + loc->chunk_off;
+  return 0;
+}
+
+static const struct {
+  const char *name, *alias;
+  enum r5_layout layout;
+} layout_names[] = {
+  { "left-asymmetric", "la", R5_LEFT_ASYMMETRIC },
+  { "right-asymmetric", "ra", R5_RIGHT_ASYMMETRIC },
+  { "left-symmetric", "ls", R5_LEFT_SYMMETRIC },
+  { "right-symmetric", "rs", R5_RIGHT_SYMMETRIC },
+};
+
+const char *
+r5_layout_name (enum r5_layout layout)
+{
+  for (size_t i = 0; i < sizeof layout_names / sizeof layout_names[0]; i++)
+    if (layout_names[i].layout == layout)
+      return layout_names[i].name;
+  return "unknown";
+}
+
+int
+r5_layout_parse (const char *name, enum r5_layout *layout)
+{
+  for (size_t i = 0; i < sizeof layout_names / sizeof layout_names[0]; i++)
+    if (strcmp (name, layout_names[i].name) == 0 ||
+        strcmp (name, layout_names[i].alias) == 0) {
+      *layout = layout_names[i].layout;
+      return 0;
+    }
+  return -EINVAL;
+}
