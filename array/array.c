@@ -1,0 +1,298 @@
+/* array/array.c -- assemble the array: check parameters, open, check and
+ * lock the members, and tear it all down again.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "array/internal.h"
+#include "raid/layout.h"
+
+void
+array_set_err (struct array_err *err, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (err->msg, sizeof err->msg, fmt, ap);
+  va_end (ap);
+}
+
+void
+array_log (const struct array *a, enum array_log_level level,
+           const char *fmt, ...)
+{
+  char msg[ARRAY_ERR_LEN];
+  va_list ap;
+
+  if (a->log == NULL)
+    return;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  a->log (level, msg);
+}
+
+int
+array_check_config (const struct array_config *cfg, struct array_err *err)
+{
+  unsigned missing = 0;
+  struct r5_geom g;
+
+  if (cfg->members < R5_MIN_MEMBERS || cfg->members > R5_MAX_MEMBERS) {
+    array_set_err (err, "%u disks given: RAID-5 needs %u to %u disk= "
+                   "parameters", cfg->members, R5_MIN_MEMBERS, R5_MAX_MEMBERS);
+    return -EINVAL;
+  }
+  for (unsigned i = 0; i < cfg->members; i++)
+    missing += cfg->paths[i] == NULL;
+  if (missing > 1) {
+    array_set_err (err, "%u disks are 'missing': RAID-5 survives the loss "
+                   "of one member only", missing);
+    return -EINVAL;
+  }
+  /* Everything but the member size, judged against a huge member. */
+  if (r5_geom_init (&g, cfg->members, cfg->chunk, cfg->layout,
+                    cfg->data_offset, UINT64_MAX) < 0) {
+    r5_geom_explain (err->msg, sizeof err->msg, cfg->members, cfg->chunk,
+                     cfg->layout, cfg->data_offset, UINT64_MAX);
+    return -EINVAL;
+  }
+  return 0;
+}
+
+static int
+member_err (struct array_err *err, const struct array_config *cfg,
+            unsigned i, const char *what, int r)
+{
+  array_set_err (err, "member %u (%s): %s: %s", i, cfg->paths[i], what,
+                 strerror (-r));
+  return r;
+}
+
+static int
+open_member (struct array *a, const struct array_config *cfg, unsigned i,
+             struct array_err *err)
+{
+  struct io_member *m = &a->members[i];
+  int r = io_member_open (m, cfg->paths[i], cfg->direct);
+
+  if (r == -EINVAL)
+    array_set_err (err, "member %u (%s): not a regular file or block device",
+                   i, cfg->paths[i]);
+  else if (r < 0)
+    return member_err (err, cfg, i, "cannot open", r);
+  if (r < 0)
+    return r;
+  for (unsigned j = 0; j < i; j++)
+    if (a->members[j].fd >= 0 && io_member_same (&a->members[j], m)) {
+      array_set_err (err, "member %u (%s): same file as member %u (%s)", i,
+                     cfg->paths[i], j, cfg->paths[j]);
+      return -EINVAL;
+    }
+  if (m->direct && cfg->data_offset % m->dio_align != 0) {
+    array_set_err (err, "member %u (%s): data offset %" PRIu64 " is not a "
+                   "multiple of the O_DIRECT alignment %u", i, cfg->paths[i],
+                   cfg->data_offset, m->dio_align);
+    return -EINVAL;
+  }
+  return 0;
+}
+
+/* The smallest member decides the geometry, as in md. */
+static int
+size_geometry (struct array *a, const struct array_config *cfg,
+               struct array_err *err)
+{
+  uint64_t smallest = UINT64_MAX, largest = 0;
+  unsigned at = 0;
+  int r;
+
+  for (unsigned i = 0; i < cfg->members; i++) {
+    uint64_t size = a->members[i].size;
+
+    if (cfg->paths[i] == NULL)
+      continue;
+    if (size < smallest)
+      smallest = size, at = i;
+    if (size > largest)
+      largest = size;
+  }
+  r = r5_geom_init (&a->geom, cfg->members, cfg->chunk, cfg->layout,
+                    cfg->data_offset, smallest);
+  if (r < 0) {
+    char why[200];
+
+    r5_geom_explain (why, sizeof why, cfg->members, cfg->chunk, cfg->layout,
+                     cfg->data_offset, smallest);
+    array_set_err (err, "member %u (%s) is too small: %s", at,
+                   cfg->paths[at], why);
+    return r;
+  }
+  if (smallest != largest)
+    array_log (a, ARRAY_LOG_DEBUG, "members differ in size (%" PRIu64
+               "..%" PRIu64 " bytes); using %" PRIu64 " bytes of each, as "
+               "the smallest (member %u) allows", smallest, largest,
+               a->geom.data_offset + a->geom.member_data, at);
+  return 0;
+}
+
+/* Read each member's first data block, then lock it. */
+static int
+probe_and_lock (struct array *a, const struct array_config *cfg,
+                struct array_err *err)
+{
+  for (unsigned i = 0; i < cfg->members; i++) {
+    struct io_member *m = &a->members[i];
+    uint32_t len = m->dio_align > 4096 ? m->dio_align : 4096;
+    int r;
+
+    if (cfg->paths[i] == NULL)
+      continue;
+    if (len > a->geom.chunk)
+      len = (uint32_t) a->geom.chunk;
+    r = io_member_probe_read (m, a->geom.data_offset, len);
+    if (r < 0) {
+      array_set_err (err, "member %u (%s): read at %" PRIu64 ": %s", i,
+                     cfg->paths[i], a->geom.data_offset, strerror (-r));
+      return r;
+    }
+    if ((r = io_member_lock (m)) == -EBUSY) {
+      array_set_err (err, "member %u (%s): in use: another process holds "
+                     "its lock (is the array already served?)", i,
+                     cfg->paths[i]);
+      return r;
+    }
+    if (r < 0)
+      return member_err (err, cfg, i, "lock", r);
+  }
+  return 0;
+}
+
+static int
+open_members (struct array *a, const struct array_config *cfg,
+              struct array_err *err)
+{
+  int r;
+
+  for (unsigned i = 0; i < cfg->members; i++) {
+    a->state[i] = cfg->paths[i] ? MEMBER_ACTIVE : MEMBER_MISSING;
+    if (cfg->paths[i] == NULL)
+      a->out = (int) i;
+    else if ((r = open_member (a, cfg, i, err)) < 0)
+      return r;
+  }
+  if ((r = size_geometry (a, cfg, err)) < 0)
+    return r;
+  return probe_and_lock (a, cfg, err);
+}
+
+static int
+alloc_runtime (struct array *a, struct array_err *err)
+{
+  int r;
+
+  a->zero = mmap (NULL, a->geom.chunk, PROT_READ,
+                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (a->zero == MAP_FAILED) {
+    a->zero = NULL;
+    array_set_err (err, "cannot map %" PRIu64 " zero bytes: %m",
+                   a->geom.chunk);
+    return -ENOMEM;
+  }
+  if ((r = -pthread_key_create (&a->worker_key, array_worker_free)) < 0) {
+    array_set_err (err, "pthread_key_create: %s", strerror (-r));
+    return r;
+  }
+  a->key_made = true;
+  if ((r = stripe_locks_init (&a->locks)) < 0) {
+    array_set_err (err, "cannot create stripe locks: %s", strerror (-r));
+    return r;
+  }
+  a->locks_made = true;
+  return 0;
+}
+
+int
+array_open (const struct array_config *cfg, array_log_fn log,
+            struct array **out, struct array_err *err)
+{
+  struct array *a;
+  int r;
+
+  if ((r = array_check_config (cfg, err)) < 0)
+    return r;
+  a = calloc (1, sizeof *a);
+  if (a == NULL) {
+    array_set_err (err, "out of memory");
+    return -ENOMEM;
+  }
+  a->log = log;
+  a->out = -1;
+  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
+    io_member_init (&a->members[i]);
+  if ((r = open_members (a, cfg, err)) < 0 ||
+      (r = alloc_runtime (a, err)) < 0) {
+    array_close (a);
+    return r;
+  }
+  *out = a;
+  return 0;
+}
+
+void
+array_close (struct array *a)
+{
+  if (a == NULL)
+    return;
+  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
+    io_member_close (&a->members[i]);
+  if (a->zero)
+    munmap (a->zero, a->geom.chunk);
+  if (a->key_made) {
+    struct worker *w = pthread_getspecific (a->worker_key);
+
+    array_worker_free (w);
+    pthread_key_delete (a->worker_key);
+  }
+  if (a->locks_made)
+    stripe_locks_destroy (&a->locks);
+  free (a);
+}
+
+const struct r5_geom *
+array_geom (const struct array *a)
+{
+  return &a->geom;
+}
+
+enum member_state
+array_member_state (const struct array *a, unsigned member)
+{
+  return a->state[member];
+}
+
+const char *
+array_member_path (const struct array *a, unsigned member)
+{
+  return a->members[member].path ? a->members[member].path : "missing";
+}
+
+void
+array_get_stats (const struct array *a, struct array_stats *out)
+{
+  out->reads = a->count.reads;
+  out->writes = a->count.writes;
+  out->zeroes = a->count.zeroes;
+  out->trims = a->count.trims;
+  out->flushes = a->count.flushes;
+  for (unsigned k = 0; k < R5_SEG_KINDS; k++)
+    out->segs[k] = a->count.segs[k];
+  out->member_failures = a->count.member_failures;
+}

@@ -1,0 +1,116 @@
+/* array/array.h -- the live RAID-5 array: members and their health, stripe
+ * locks, and requests carried out as raid/ plans through io/.
+ *
+ * Thread safety: after array_open() returns, every request function may be
+ * called from any number of threads at once.  Member health changes only
+ * from active to faulty, atomically, while the failing request holds the
+ * stripe lock; requests re-check it under their own lock (see exec.c).
+ *
+ * Errors: functions return 0 or -errno.  A request that fails fills
+ * struct array_err with one line naming what failed (member, path,
+ * operation, offset); the caller decides how to report it.  A member that
+ * fails while the array can still serve every byte is not a request
+ * error: it is marked faulty, reported through the log hook, and the
+ * request is redone degraded.
+ */
+#ifndef ARRAY_ARRAY_H
+#define ARRAY_ARRAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "raid/geom.h"
+#include "raid/plan.h"
+
+#define ARRAY_ERR_LEN 320
+
+struct array_err {
+  char msg[ARRAY_ERR_LEN];
+};
+
+enum member_state {
+  MEMBER_ACTIVE,
+  MEMBER_MISSING,             /* absent from the start (disk=missing) */
+  MEMBER_FAULTY,              /* failed an I/O while serving */
+};
+
+/* What array_open() needs.  paths[i] == NULL means member i is missing. */
+struct array_config {
+  unsigned members;
+  const char *paths[R5_MAX_MEMBERS];
+  uint64_t chunk;             /* bytes */
+  enum r5_layout layout;
+  uint64_t data_offset;       /* bytes */
+  bool direct;                /* O_DIRECT member I/O */
+};
+
+enum array_log_level { ARRAY_LOG_DEBUG, ARRAY_LOG_ERROR };
+
+/* Where the array reports events that are not request errors (a member
+ * failing, members of different sizes).  May be called from any thread.
+ */
+typedef void (*array_log_fn) (enum array_log_level level, const char *msg);
+
+/* Request flags. */
+#define ARRAY_FUA 1u          /* durable on return */
+#define ARRAY_MAY_TRIM 2u     /* zero may punch holes */
+
+struct array;
+
+/* Check the parameters alone (before any member is opened).
+ * Returns 0, or -EINVAL with the reason in *err.
+ */
+int array_check_config (const struct array_config *cfg, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Open, check and lock the members and build the array.  Nothing is
+ * written to any member.  Returns 0 and *out, or -errno with the reason in
+ * *err (e.g. "member 2 (/x/c.img): cannot open: No such file or directory").
+ */
+int array_open (const struct array_config *cfg, array_log_fn log,
+                struct array **out, struct array_err *err)
+  __attribute__((nonnull (1, 3, 4), warn_unused_result));
+
+/* Close the members and free everything; a NULL array is fine.  No
+ * request may be running.
+ */
+void array_close (struct array *a);
+
+const struct r5_geom *array_geom (const struct array *a)
+  __attribute__((nonnull));
+enum member_state array_member_state (const struct array *a, unsigned member)
+  __attribute__((nonnull));
+const char *array_member_path (const struct array *a, unsigned member)
+  __attribute__((nonnull));
+
+/* Requests on array bytes [off, off+len): off + len <= capacity, len > 0
+ * (len 0 is a no-op).  Buffers belong to the caller.
+ */
+int array_read (struct array *a, void *buf, uint64_t len, uint64_t off,
+                struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+int array_write (struct array *a, const void *buf, uint64_t len, uint64_t off,
+                 unsigned flags, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+int array_zero (struct array *a, uint64_t len, uint64_t off, unsigned flags,
+                struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+int array_trim (struct array *a, uint64_t len, uint64_t off, unsigned flags,
+                struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* fdatasync every member in service. */
+int array_flush (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Counters since open; each read atomically, the set not as a snapshot. */
+struct array_stats {
+  uint64_t reads, writes, zeroes, trims, flushes;
+  uint64_t segs[R5_SEG_KINDS];  /* stripe segments by strategy */
+  uint64_t member_failures;
+};
+void array_get_stats (const struct array *a, struct array_stats *out)
+  __attribute__((nonnull));
+
+#endif /* ARRAY_ARRAY_H */

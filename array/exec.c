@@ -1,0 +1,414 @@
+/* array/exec.c -- carry out requests: plan a batch of stripes, lock them,
+ * run the plan's three phases through io/, and survive a member failing.
+ *
+ * Member failure, and why requests re-check health under the lock: a write
+ * that fails on member m has already changed the other members of its
+ * stripe, and m's bytes there are now stale; from then on the stripe is
+ * only right when m is treated as absent.  So m is marked out of service
+ * BEFORE the failing request lets go of its stripe lock, and every request
+ * compares the health it planned with against the health it sees once it
+ * holds its own lock, replanning if they differ.  Then no request ever
+ * reads a stale member byte.  The failed request itself is redone degraded
+ * (writes are idempotent), so the client never sees the failure while one
+ * member is lost.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/internal.h"
+#include "raid/parity.h"
+
+struct request {
+  struct array *a;
+  struct worker *w;
+  enum r5_op op;
+  unsigned flags;
+  char *buf;                  /* client buffer; NULL for zero and trim */
+  uint64_t off, len;
+  struct array_err *err;
+};
+
+void
+array_worker_free (void *p)
+{
+  struct worker *w = p;
+
+  if (w == NULL)
+    return;
+  r5_plan_free (&w->plan);
+  free (w->scratch);
+  free (w->ops);
+  free (w);
+}
+
+struct worker *
+array_worker (struct array *a)
+{
+  struct worker *w = pthread_getspecific (a->worker_key);
+
+  if (w != NULL)
+    return w;
+  w = calloc (1, sizeof *w);
+  if (w == NULL)
+    return NULL;
+  r5_plan_init (&w->plan);
+  if (pthread_setspecific (a->worker_key, w) != 0) {
+    free (w);
+    return NULL;
+  }
+  return w;
+}
+
+static int
+reserve (struct worker *w, size_t scratch, size_t nops)
+{
+  if (scratch > w->scratch_cap) {
+    void *p;
+
+    if (posix_memalign (&p, 4096, scratch) != 0)
+      return -ENOMEM;
+    free (w->scratch);
+    w->scratch = p;
+    w->scratch_cap = scratch;
+  }
+  if (nops > w->ops_cap) {
+    struct io_op *ops = realloc (w->ops, nops * sizeof *ops);
+
+    if (ops == NULL)
+      return -ENOMEM;
+    w->ops = ops;
+    w->ops_cap = nops;
+  }
+  return 0;
+}
+
+static void *
+buf_ptr (const struct request *rq, struct r5_buf b)
+{
+  switch (b.kind) {
+  case R5_BUF_CLIENT: return rq->buf + b.off;
+  case R5_BUF_SCRATCH: return (char *) rq->w->scratch + b.off;
+  case R5_BUF_ZERO: return rq->a->zero;
+  }
+  abort ();
+}
+
+static enum io_kind
+io_kind (const struct request *rq, enum r5_io_kind kind)
+{
+  switch (kind) {
+  case R5_IO_READ: return IO_READ;
+  case R5_IO_WRITE: return IO_WRITE;
+  case R5_IO_ZERO: return rq->flags & ARRAY_MAY_TRIM ? IO_PUNCH : IO_ZERO;
+  case R5_IO_TRIM: return IO_PUNCH;
+  }
+  abort ();
+}
+
+/* Run the plan's ios of one phase (reads, or everything else). */
+static int
+run_phase (struct request *rq, bool reads, size_t *nops)
+{
+  const struct r5_plan *p = &rq->w->plan;
+  struct io_op *ops = rq->w->ops;
+  size_t n = 0;
+
+  for (size_t i = 0; i < p->nios; i++) {
+    const struct r5_io *io = &p->ios[i];
+    bool zero_like = io->kind == R5_IO_ZERO || io->kind == R5_IO_TRIM;
+
+    if ((io->kind == R5_IO_READ) != reads)
+      continue;
+    ops[n++] = (struct io_op) {
+      .kind = io_kind (rq, io->kind), .member = io->member,
+      .buf = zero_like ? NULL : buf_ptr (rq, io->buf),
+      .off = io->member_off, .len = io->len,
+    };
+  }
+  *nops = n;
+  return io_run (rq->a->members, ops, n,
+                 !reads && (rq->flags & ARRAY_FUA) ? IO_FUA : 0);
+}
+
+static void
+run_xors (struct request *rq)
+{
+  const struct r5_plan *p = &rq->w->plan;
+
+  for (size_t i = 0; i < p->nxors; i++) {
+    const struct r5_xor *x = &p->xors[i];
+    void *v[R5_XOR_VECTS_MAX];
+
+    for (unsigned s = 0; s < x->nsrc; s++)
+      v[s] = buf_ptr (rq, x->src[s]);
+    v[x->nsrc] = buf_ptr (rq, x->dst);
+    r5_xor_gen (x->nsrc + 1, x->len, v);
+  }
+}
+
+/* Three phases; on failure *nops says how many ops of w->ops ran last. */
+static int
+execute (struct request *rq, size_t *nops)
+{
+  int r = run_phase (rq, true, nops);
+
+  if (r < 0)
+    return r;
+  run_xors (rq);
+  return run_phase (rq, false, nops);
+}
+
+static const char *
+op_name (enum io_kind kind)
+{
+  switch (kind) {
+  case IO_READ: return "read";
+  case IO_WRITE: return "write";
+  case IO_ZERO: return "zero";
+  case IO_PUNCH: return "punch";
+  case IO_FSYNC: return "fdatasync";
+  }
+  return "io";
+}
+
+/* The first op that blames its member, or NULL (batch could not run). */
+static const struct io_op *
+first_member_error (const struct io_op *ops, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].result < 0 && ops[i].result != -ECANCELED)
+      return &ops[i];
+  return NULL;
+}
+
+static bool
+other_member_failed (const struct io_op *ops, size_t n, unsigned member)
+{
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].result < 0 && ops[i].result != -ECANCELED &&
+        ops[i].member != member)
+      return true;
+  return false;
+}
+
+static int
+array_failed (struct array *a, struct array_err *err, const char *why,
+              const char *what)
+{
+  a->failed = true;
+  array_set_err (err, "array has failed: %s %s", why, what);
+  return -EIO;
+}
+
+/* Take member m out of service after op failed on it.  Returns 0 if the
+ * request may be redone degraded, -EIO if the array cannot go on.
+ */
+static int
+fail_member (struct array *a, const struct io_op *op, bool others,
+             struct array_err *err)
+{
+  const char *path = a->members[op->member].path;
+  int expected = -1, m = (int) op->member;
+  char what[ARRAY_ERR_LEN];
+
+  snprintf (what, sizeof what, "member %d (%s): %s at %" PRIu64 ": %s", m,
+            path, op_name (op->kind), op->off, strerror (-op->result));
+  if (others)
+    return array_failed (a, err, "several members failed at once, first",
+                         what);
+  if (atomic_compare_exchange_strong (&a->out, &expected, m)) {
+    a->state[m] = MEMBER_FAULTY;
+    a->count.member_failures++;
+    array_log (a, ARRAY_LOG_ERROR, "%s; member marked faulty, array "
+               "continues degraded on %u members", what,
+               a->geom.members - 1);
+    return 0;
+  }
+  if (expected == m)
+    return 0;                 /* another request got there first */
+  snprintf (what + strlen (what), sizeof what - strlen (what),
+            ", and member %d (%s) is already out of service", expected,
+            a->members[expected].path ? a->members[expected].path
+                                      : "missing");
+  return array_failed (a, err, "a second member failed:", what);
+}
+
+static int
+handle_failure (struct request *rq, size_t nops, int r)
+{
+  const struct io_op *op = first_member_error (rq->w->ops, nops);
+
+  if (op == NULL) {
+    array_set_err (rq->err, "cannot run member I/O: %s", strerror (-r));
+    return r;
+  }
+  return fail_member (rq->a, op,
+                      other_member_failed (rq->w->ops, nops, op->member),
+                      rq->err);
+}
+
+static enum stripe_lock_mode
+lock_mode (const struct request *rq, bool *needed)
+{
+  *needed = rq->op != R5_OP_READ ||
+    rq->w->plan.segs[R5_SEG_DEGRADED_READ] > 0;
+  return rq->op == R5_OP_READ ? STRIPE_SHARED : STRIPE_EXCLUSIVE;
+}
+
+static void
+count_segments (struct array *a, const struct r5_plan *p)
+{
+  for (unsigned k = 0; k < R5_SEG_KINDS; k++)
+    if (p->segs[k])
+      a->count.segs[k] += p->segs[k];
+}
+
+static int
+plan_batch (struct request *rq, uint64_t pos, int out, uint64_t *planned)
+{
+  struct worker *w = rq->w;
+  int r;
+
+  r5_plan_reset (&w->plan);
+  r = r5_plan_range (&w->plan, &rq->a->geom, rq->op, pos,
+                     rq->off + rq->len - pos, rq->off, out,
+                     ARRAY_SCRATCH_BUDGET, planned);
+  if (r == 0)
+    r = reserve (w, w->plan.scratch, w->plan.nios);
+  if (r < 0)
+    array_set_err (rq->err, "cannot plan the request: %s", strerror (-r));
+  return r;
+}
+
+/* Plan and run the stripes starting at pos, redoing them degraded if a
+ * member fails.  Sets *done to the bytes finished.
+ */
+static int
+run_batch (struct request *rq, uint64_t pos, uint64_t *done)
+{
+  struct array *a = rq->a;
+  const uint64_t sd = a->geom.stripe_data;
+  bool redo = true;
+  int r = 0;
+
+  while (redo && r == 0) {
+    int out = a->out;
+    struct stripe_range range = { 0, 0, false };
+    enum stripe_lock_mode mode;
+    size_t nops = 0;
+    bool lock;
+
+    if (a->failed)
+      return array_failed (a, rq->err, "two members are out of service", "");
+    if ((r = plan_batch (rq, pos, out, done)) < 0)
+      return r;
+    mode = lock_mode (rq, &lock);
+    if (lock)
+      stripe_lock_range (&a->locks, pos / sd, (pos + *done - 1) / sd, mode,
+                         &range);
+    redo = out != a->out;     /* health changed while we planned */
+    if (!redo && (r = execute (rq, &nops)) < 0) {
+      r = handle_failure (rq, nops, r);
+      redo = r == 0;
+    }
+    else if (!redo)
+      count_segments (a, &rq->w->plan);
+    stripe_unlock_range (&a->locks, &range);
+  }
+  return r;
+}
+
+static int
+run_request (struct array *a, enum r5_op op, unsigned flags, char *buf,
+             uint64_t len, uint64_t off, struct array_err *err)
+{
+  struct request rq = { a, array_worker (a), op, flags, buf, off, len, err };
+  uint64_t pos = off, done;
+  int r;
+
+  if (rq.w == NULL) {
+    array_set_err (err, "out of memory");
+    return -ENOMEM;
+  }
+  if (off > a->geom.capacity || len > a->geom.capacity - off) {
+    array_set_err (err, "request [%" PRIu64 ", +%" PRIu64 ") is beyond the "
+                   "end of the array (%" PRIu64 " bytes)", off, len,
+                   a->geom.capacity);
+    return -EINVAL;
+  }
+  while (pos < off + len) {
+    if ((r = run_batch (&rq, pos, &done)) < 0)
+      return r;
+    pos += done;
+  }
+  return 0;
+}
+
+int
+array_read (struct array *a, void *buf, uint64_t len, uint64_t off,
+            struct array_err *err)
+{
+  a->count.reads++;
+  return run_request (a, R5_OP_READ, 0, buf, len, off, err);
+}
+
+int
+array_write (struct array *a, const void *buf, uint64_t len, uint64_t off,
+             unsigned flags, struct array_err *err)
+{
+  /* Only phase-3 writes use the client buffer then; it is never written. */
+  a->count.writes++;
+  return run_request (a, R5_OP_WRITE, flags, (char *) buf, len, off, err);
+}
+
+int
+array_zero (struct array *a, uint64_t len, uint64_t off, unsigned flags,
+            struct array_err *err)
+{
+  a->count.zeroes++;
+  return run_request (a, R5_OP_ZERO, flags, NULL, len, off, err);
+}
+
+int
+array_trim (struct array *a, uint64_t len, uint64_t off, unsigned flags,
+            struct array_err *err)
+{
+  a->count.trims++;
+  return run_request (a, R5_OP_TRIM, flags | ARRAY_MAY_TRIM, NULL, len, off,
+                      err);
+}
+
+/* Sync every member in service; one that fails its sync is failed. */
+int
+array_flush (struct array *a, struct array_err *err)
+{
+  struct io_op ops[R5_MAX_MEMBERS];
+  int r = 0;
+
+  a->count.flushes++;
+  for (bool redo = true; redo && r == 0;) {
+    const struct io_op *bad;
+    size_t n = 0;
+
+    if (a->failed)
+      return array_failed (a, err, "two members are out of service", "");
+    for (unsigned m = 0; m < a->geom.members; m++)
+      if ((int) m != a->out)
+        ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = m };
+    r = io_run (a->members, ops, n, 0);
+    redo = false;
+    if (r < 0 && (bad = first_member_error (ops, n)) != NULL) {
+      r = fail_member (a, bad, other_member_failed (ops, n, bad->member),
+                       err);
+      redo = r == 0;
+    }
+    else if (r < 0)
+      array_set_err (err, "cannot run fdatasync: %s", strerror (-r));
+  }
+  return r;
+}

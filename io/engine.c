@@ -1,0 +1,345 @@
+/* io/engine.c -- one io_uring per thread, and the loop that drives a batch
+ * of member operations on it to completion.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <liburing.h>
+
+#include "io/engine.h"
+
+#define RING_ENTRIES 64u
+#define MAX_IN_FLIGHT RING_ENTRIES
+#define MAX_SQE_LEN (1u << 30)
+#define ZERO_BUF_LEN (1u << 20)
+
+/* What an op is doing right now; zeroing steps down this list when a
+ * member does not support the faster method.
+ */
+enum stage {
+  STAGE_TRANSFER,             /* read, write or fsync */
+  STAGE_PUNCH,                /* fallocate PUNCH_HOLE */
+  STAGE_ZERO_RANGE,           /* fallocate ZERO_RANGE */
+  STAGE_WRITE_ZEROES,         /* plain writes from the zero buffer */
+  STAGE_DONE,
+};
+
+struct progress {
+  enum stage stage;
+  uint64_t done;              /* bytes completed in the current stage */
+};
+
+/* Per-thread state; owned by that thread only. */
+struct engine {
+  struct io_uring ring;
+  struct progress *prog;
+  size_t *queue;              /* FIFO of op indices waiting for an SQE */
+  size_t cap;
+};
+
+static pthread_key_t engine_key;
+static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static void *zero_buf;        /* ZERO_BUF_LEN zero bytes, read-only */
+
+static void
+engine_destroy (void *p)
+{
+  struct engine *e = p;
+
+  io_uring_queue_exit (&e->ring);
+  free (e->prog);
+  free (e->queue);
+  free (e);
+}
+
+static void
+engine_key_init (void)
+{
+  if (pthread_key_create (&engine_key, engine_destroy) != 0)
+    abort ();
+  if (posix_memalign (&zero_buf, 4096, ZERO_BUF_LEN) != 0)
+    abort ();
+  memset (zero_buf, 0, ZERO_BUF_LEN);
+}
+
+/* Try the cheapest setup first, then fall back for older kernels (as fio
+ * does): single issuer + deferred task running suit a thread that submits
+ * and then waits itself.
+ */
+static int
+ring_init (struct io_uring *ring)
+{
+  static const unsigned flag_sets[] = {
+    IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN
+      | IORING_SETUP_COOP_TASKRUN,
+    IORING_SETUP_COOP_TASKRUN,
+    0,
+  };
+  int r = -EINVAL;
+
+  for (size_t i = 0; i < sizeof flag_sets / sizeof flag_sets[0]; i++) {
+    r = io_uring_queue_init (RING_ENTRIES, ring, flag_sets[i]);
+    if (r != -EINVAL)
+      break;
+  }
+  return r;
+}
+
+static int
+engine_get (struct engine **out)
+{
+  struct engine *e;
+  int r;
+
+  pthread_once (&engine_once, engine_key_init);
+  e = pthread_getspecific (engine_key);
+  if (e == NULL) {
+    e = calloc (1, sizeof *e);
+    if (e == NULL)
+      return -ENOMEM;
+    if ((r = ring_init (&e->ring)) < 0) {
+      free (e);
+      return r;
+    }
+    pthread_setspecific (engine_key, e);
+  }
+  *out = e;
+  return 0;
+}
+
+static int
+engine_reserve (struct engine *e, size_t n)
+{
+  struct progress *p;
+  size_t *q;
+
+  if (n <= e->cap)
+    return 0;
+  p = realloc (e->prog, n * sizeof *p);
+  if (p == NULL)
+    return -ENOMEM;
+  e->prog = p;
+  q = realloc (e->queue, n * sizeof *q);
+  if (q == NULL)
+    return -ENOMEM;
+  e->queue = q;
+  e->cap = n;
+  return 0;
+}
+
+static enum stage
+first_stage (enum io_kind kind)
+{
+  switch (kind) {
+  case IO_PUNCH: return STAGE_PUNCH;
+  case IO_ZERO: return STAGE_ZERO_RANGE;
+  default: return STAGE_TRANSFER;
+  }
+}
+
+static unsigned
+sqe_len (const struct io_op *op, const struct progress *p, uint64_t cap)
+{
+  uint64_t left = op->len - p->done;
+
+  return (unsigned) (left < cap ? left : cap);
+}
+
+static void
+prep (struct io_uring_sqe *sqe, const struct io_member *members,
+      const struct io_op *op, const struct progress *p, unsigned flags)
+{
+  int fd = members[op->member].fd;
+  uint64_t off = op->off + p->done;
+  char *buf = (char *) op->buf + p->done;
+
+  switch (p->stage) {
+  case STAGE_TRANSFER:
+    if (op->kind == IO_FSYNC)
+      io_uring_prep_fsync (sqe, fd, IORING_FSYNC_DATASYNC);
+    else if (op->kind == IO_READ)
+      io_uring_prep_read (sqe, fd, buf, sqe_len (op, p, MAX_SQE_LEN), off);
+    else {
+      io_uring_prep_write (sqe, fd, buf, sqe_len (op, p, MAX_SQE_LEN), off);
+      if (flags & IO_FUA)
+        sqe->rw_flags = RWF_DSYNC;
+    }
+    break;
+  case STAGE_PUNCH:
+    io_uring_prep_fallocate (sqe, fd,
+                             FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                             (off_t) op->off, (off_t) op->len);
+    break;
+  case STAGE_ZERO_RANGE:
+    io_uring_prep_fallocate (sqe, fd,
+                             FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+                             (off_t) op->off, (off_t) op->len);
+    break;
+  case STAGE_WRITE_ZEROES:
+    io_uring_prep_write (sqe, fd, zero_buf, sqe_len (op, p, ZERO_BUF_LEN),
+                         off);
+    break;
+  case STAGE_DONE:
+    abort ();
+  }
+}
+
+static bool
+unsupported (int res)
+{
+  return res == -EOPNOTSUPP || res == -EINVAL || res == -ENODEV ||
+    res == -ENOTTY;
+}
+
+/* Account one completion.  Returns true if the op must be queued again. */
+static bool
+complete (struct io_op *op, struct progress *p, int res)
+{
+  if (res == -EAGAIN || res == -EINTR)
+    return true;
+  if (p->stage == STAGE_PUNCH || p->stage == STAGE_ZERO_RANGE) {
+    if (res == 0)
+      p->stage = STAGE_DONE;
+    else if (unsupported (res))
+      p->stage++;             /* punch -> zero range -> write zeroes */
+    else
+      op->result = res;
+    return res != 0 && unsupported (res);
+  }
+  if (res < 0) {
+    op->result = res;
+    return false;
+  }
+  if (op->kind == IO_FSYNC) {
+    p->stage = STAGE_DONE;
+    return false;
+  }
+  if (res == 0) {             /* end of file, or a device that stopped */
+    op->result = -EIO;
+    return false;
+  }
+  p->done += (uint64_t) res;
+  if (p->done < op->len)
+    return true;
+  p->stage = STAGE_DONE;
+  return false;
+}
+
+struct batch {
+  struct engine *e;
+  const struct io_member *members;
+  struct io_op *ops;
+  unsigned flags;
+  size_t head, queued, in_flight;
+};
+
+static void
+enqueue (struct batch *b, size_t i)
+{
+  b->e->queue[(b->head + b->queued++) % b->e->cap] = i;
+}
+
+static void
+fill_ring (struct batch *b)
+{
+  while (b->queued > 0 && b->in_flight < MAX_IN_FLIGHT) {
+    struct io_uring_sqe *sqe = io_uring_get_sqe (&b->e->ring);
+    size_t i;
+
+    if (sqe == NULL)
+      break;
+    i = b->e->queue[b->head];
+    b->head = (b->head + 1) % b->e->cap;
+    b->queued--;
+    prep (sqe, b->members, &b->ops[i], &b->e->prog[i], b->flags);
+    io_uring_sqe_set_data64 (sqe, i);
+    b->in_flight++;
+  }
+}
+
+static void
+reap (struct batch *b)
+{
+  struct io_uring_cqe *cqe;
+  unsigned head, seen = 0;
+
+  io_uring_for_each_cqe (&b->e->ring, head, cqe) {
+    size_t i = (size_t) io_uring_cqe_get_data64 (cqe);
+
+    seen++;
+    b->in_flight--;
+    if (complete (&b->ops[i], &b->e->prog[i], cqe->res))
+      enqueue (b, i);
+  }
+  io_uring_cq_advance (&b->e->ring, seen);
+}
+
+static int
+drive (struct batch *b)
+{
+  while (b->queued > 0 || b->in_flight > 0) {
+    int r;
+
+    fill_ring (b);
+    r = io_uring_submit_and_wait (&b->e->ring, 1);
+    if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+      return r;               /* the ring itself failed: see io_engine_run */
+    reap (b);
+  }
+  return 0;
+}
+
+static int
+first_error (const struct io_op *ops, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].result < 0)
+      return ops[i].result;
+  return 0;
+}
+
+static void
+fail_all (struct io_op *ops, size_t n, int err)
+{
+  for (size_t i = 0; i < n; i++)
+    ops[i].result = err;
+}
+
+int
+io_engine_run (const struct io_member *members, struct io_op *ops, size_t n,
+               unsigned flags)
+{
+  struct batch b = { .members = members, .ops = ops, .flags = flags };
+  int r;
+
+  if (n == 0)
+    return 0;
+  if ((r = engine_get (&b.e)) < 0 || (r = engine_reserve (b.e, n)) < 0) {
+    fail_all (ops, n, -ECANCELED);
+    return r;
+  }
+  for (size_t i = 0; i < n; i++) {
+    ops[i].result = 0;
+    b.e->prog[i] = (struct progress) { first_stage (ops[i].kind), 0 };
+    enqueue (&b, i);
+  }
+  r = drive (&b);
+  if (r < 0) {
+    /* io_uring_enter failing outright (EFAULT, EBADF...) is a bug, not a
+     * member error, and leaves requests in an unknown state: retire the
+     * ring so that no stale completion can reach a later batch.
+     */
+    pthread_setspecific (engine_key, NULL);
+    engine_destroy (b.e);
+    fail_all (ops, n, -ECANCELED);
+    return r;
+  }
+  return first_error (ops, n);
+}

@@ -1,0 +1,57 @@
+/* io/member.h -- one member of the array: an open file or block device.
+ *
+ * Errors are returned as -errno and never printed here; the caller says
+ * which member and path they belong to.  A struct io_member is written
+ * only while the array is being set up (single-threaded) and read-only
+ * afterwards, so it needs no lock.
+ */
+#ifndef IO_MEMBER_H
+#define IO_MEMBER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct io_member {
+  char *path;                 /* owned copy */
+  int fd;                     /* -1 when not open; O_CLOEXEC */
+  bool direct;                /* opened with O_DIRECT */
+  bool blockdev;
+  unsigned dio_align;         /* O_DIRECT alignment of offsets, lengths and
+                                 buffers in bytes (power of two); 1 if buffered */
+  uint64_t size;              /* bytes */
+  dev_t dev;                  /* identity: st_rdev of a block device, */
+  ino_t ino;                  /* else st_dev + st_ino */
+};
+
+/* Set every field to "not open".  Always safe to io_member_close() after. */
+void io_member_init (struct io_member *m) __attribute__((nonnull));
+
+/* Open path read-write (O_DIRECT if direct), find its size and alignment.
+ * Returns 0, or -errno: open(2)'s errors, -EISDIR for a directory, -EINVAL
+ * for anything that is neither a regular file nor a block device.  On
+ * error nothing stays open (m->path may be set, for messages).
+ */
+int io_member_open (struct io_member *m, const char *path, bool direct)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Take an exclusive advisory lock (flock) so two servers cannot run one
+ * array.  Returns 0, or -EBUSY if another open file holds it.
+ */
+int io_member_lock (struct io_member *m)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Read len bytes at off synchronously (setup-time checks only).
+ * Returns 0, -EIO on a short read, or -errno.
+ */
+int io_member_probe_read (struct io_member *m, uint64_t off, uint32_t len)
+  __attribute__((nonnull, warn_unused_result));
+
+/* True if both are the same file or device. */
+bool io_member_same (const struct io_member *a, const struct io_member *b)
+  __attribute__((nonnull));
+
+/* Close and free; the struct is left as after io_member_init(). */
+void io_member_close (struct io_member *m) __attribute__((nonnull));
+
+#endif /* IO_MEMBER_H */

@@ -1,0 +1,59 @@
+/* io/uring.h -- batched member I/O through io_uring.
+ *
+ * io_run() takes a batch of independent member operations, submits them
+ * together on the calling thread's own ring, and returns when every one
+ * has finished -- successfully or not -- so the caller's buffers are free
+ * again.  Rings are per thread, created on first use (never before nbdkit
+ * forks) and destroyed when the thread exits; no locks are taken.
+ *
+ * Each op is completed in full: short transfers and -EAGAIN are
+ * resubmitted; a read hitting end of file is -EIO.  Zeroing falls back
+ * from fallocate(2) to writing zeroes where a member cannot punch or zero
+ * a range, so afterwards the range always reads as zeroes.  Members opened
+ * with O_DIRECT get bounce buffers (and read-modify-write of partial
+ * blocks) wherever an op is not aligned to the member's dio_align.
+ * Ops in one batch must not overlap each other on a member.
+ */
+#ifndef IO_URING_H
+#define IO_URING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/member.h"
+
+enum io_kind {
+  IO_READ,                    /* member -> buf */
+  IO_WRITE,                   /* buf -> member */
+  IO_ZERO,                    /* range reads as zeroes, stays allocated */
+  IO_PUNCH,                   /* range reads as zeroes, holes allowed */
+  IO_FSYNC,                   /* fdatasync the member; off, len unused */
+};
+
+struct io_op {
+  enum io_kind kind;
+  unsigned member;            /* index into the members array */
+  void *buf;                  /* READ/WRITE; caller-owned */
+  uint64_t off;               /* bytes from the start of the member */
+  uint64_t len;               /* bytes, <= 1 GiB */
+  int result;                 /* out: 0 or -errno */
+};
+
+/* Flags for io_run(). */
+#define IO_FUA 1u             /* writes and zeroes are durable on return */
+
+/* Run a batch.  Returns 0 if every op succeeded, else an -errno.  Each
+ * op's own outcome is in its result field: 0, its member's -errno, or
+ * -ECANCELED if it was not run -- because an earlier step of the batch
+ * failed, or because the batch could not run at all (no memory, no ring:
+ * then every result is -ECANCELED and the return value says why).  So a
+ * result other than 0 and -ECANCELED always blames that op's member.
+ */
+int io_run (const struct io_member *members, struct io_op *ops, size_t n,
+            unsigned flags)
+  __attribute__((nonnull (1), warn_unused_result));
+
+/* Check that this process can use io_uring.  Returns 0 or -errno. */
+int io_probe (void) __attribute__((warn_unused_result));
+
+#endif /* IO_URING_H */

@@ -1,0 +1,40 @@
+/* plugin/params.h -- the plugin's key=value parameters.
+ *
+ * Filled by nbdkit's config callbacks (single-threaded, before serving) and
+ * read-only afterwards.  Errors are reported with nbdkit_error().
+ */
+#ifndef PLUGIN_PARAMS_H
+#define PLUGIN_PARAMS_H
+
+#include "array/array.h"
+
+enum metadata_mode { METADATA_AUTO, METADATA_NONE };
+
+struct params {
+  struct array_config array;  /* paths are owned here (NULL = missing) */
+  enum metadata_mode metadata;
+};
+
+/* Set the defaults (mdadm's: 512K chunk, left-symmetric). */
+void params_init (struct params *p);
+
+/* Handle one key=value.  Returns 0, or -1 after nbdkit_error(). */
+int params_config (struct params *p, const char *key, const char *value);
+
+/* Check the whole set once every key has been seen.  Returns 0 or -1. */
+int params_complete (struct params *p);
+
+/* Free the owned strings. */
+void params_free (struct params *p);
+
+#define PARAMS_HELP \
+  "disk=PATH          (required, 3 or more) Members in role order; PATH\n" \
+  "                   'missing' stands for one absent member.\n" \
+  "chunk=SIZE         Chunk size, a power of two >= 4K (default 512K).\n" \
+  "layout=NAME        left-symmetric (default), left-asymmetric,\n" \
+  "                   right-symmetric or right-asymmetric (ls/la/rs/ra).\n" \
+  "data-offset=SIZE   Where data starts on each member (default 0).\n" \
+  "metadata=auto|none Raw members (md superblocks are not read yet).\n" \
+  "direct=BOOL        Use O_DIRECT member I/O (default false)."
+
+#endif /* PLUGIN_PARAMS_H */
