@@ -1,0 +1,313 @@
+#!/bin/bash
+# scripts/check.sh -- build and test everything; the test command of the
+# README and of CI (.ci/run).
+#
+#   1. packages    apt-get install what dpkg lacks (root; see lib-build.sh)
+#   2. build       autoreconf -fi; out-of-tree build in build/ (--enable-werror)
+#   3. tests       make check in build/: unit, integration, kernel layers
+#   4. sanitizers  second build in build-sanitize/ (--enable-sanitizers
+#                  --enable-werror); unit + integration tests under ASan and
+#                  UBSan, nbdkit (not instrumented) runs with libasan
+#                  preloaded; a canary plugin proves that wiring catches bugs
+#   5. vm          scripts/vm.sh test, when that script exists
+# Then a summary; the exit status is non-zero if anything failed.
+
+usage ()
+{
+    cat <<EOF
+usage: scripts/check.sh [options]
+  --quick            skip the sanitizer build (layer 4)
+  --no-install       never apt-get; only report missing packages
+  --no-vm            skip scripts/vm.sh
+  --sanitize-kernel  also run tests/kernel under the sanitizers
+  --reconf           force autoreconf -fi
+  -h, --help         this text
+Environment: R5_CHECK_TIMEOUT (s, default 1500) bounds each make check,
+R5_VM_TIMEOUT (s, default 900) bounds scripts/vm.sh.
+EOF
+}
+
+set -u
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top" || exit 1
+. "$top/scripts/lib-build.sh"
+
+quick=0 no_install=0 vm=1 sanitize_kernel=0 reconf=
+while [ $# -gt 0 ]; do
+    case $1 in
+        --quick) quick=1 ;;
+        --no-install) no_install=1 ;;
+        --no-vm) vm=0 ;;
+        --sanitize-kernel) sanitize_kernel=1 ;;
+        --reconf) reconf=force ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "check.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+
+build=$top/build
+sbuild=$top/build-sanitize
+check_timeout=${R5_CHECK_TIMEOUT:-1500}
+start=$SECONDS
+SUMMARY=()
+failed=0
+
+banner () { echo; echo "=== $* ==="; }
+elapsed () { local s=$((SECONDS - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+
+# record LAYER STATUS DETAIL -- one summary row; FAIL makes check.sh fail.
+record ()
+{
+    SUMMARY+=("$(printf '%-26s %-5s %s' "$1" "$2" "$3")")
+    [ "$2" = FAIL ] && failed=1
+    return 0
+}
+
+layer_of ()
+{
+    case $1 in
+        tests/unit/*) echo unit ;;
+        tests/integration/*) echo integration ;;
+        tests/kernel/*) echo kernel ;;
+        tests/vm/*) echo vm-tests ;;
+        *) echo other ;;
+    esac
+}
+
+# Print the value of make variable $2 in build dir $1.
+make_var ()
+{
+    printf 'r5-print-var:\n\t@echo $(%s)\n' "$2" |
+        make -s --no-print-directory -C "$1" -f Makefile -f - r5-print-var
+}
+
+# collect BUILDDIR SUFFIX MAKE_STATUS -- summary rows per test layer from
+# the .trs files that make check left (they were removed beforehand).
+collect ()
+{
+    local b=$1 suffix=$2 status=$3 trs rel layer res
+    declare -A pass=() skip=() fail=() notes=()
+    local layers=()
+    while IFS= read -r trs; do
+        rel=${trs#"$b"/}; rel=${rel%.trs}
+        layer=$(layer_of "$rel")
+        [ -n "${pass[$layer]+x}" ] || { layers+=("$layer"); pass[$layer]=0; skip[$layer]=0; fail[$layer]=0; notes[$layer]=; }
+        while read -r res; do
+            case $res in
+                PASS|XFAIL) pass[$layer]=$((pass[$layer] + 1)) ;;
+                SKIP) skip[$layer]=$((skip[$layer] + 1))
+                      notes[$layer]+="; ${rel##*/}: $(grep -v '^\s*$' "${trs%.trs}.log" | tail -n 1 | cut -c1-100)" ;;
+                *) fail[$layer]=$((fail[$layer] + 1)); notes[$layer]+="; ${rel##*/} $res" ;;
+            esac
+        done < <(sed -n 's/^:test-result: *\([A-Z]*\).*/\1/p' "$trs")
+    done < <(find "$b/tests" -name '*.trs' 2>/dev/null | sort)
+    local any=0 anyfail=0 st
+    for layer in "${layers[@]}"; do
+        any=1 st=PASS
+        if [ "${fail[$layer]}" != 0 ]; then st=FAIL anyfail=1
+        elif [ "${pass[$layer]}" = 0 ]; then st=SKIP; fi
+        record "$layer$suffix" $st "${pass[$layer]} passed, ${skip[$layer]} skipped, ${fail[$layer]} failed${notes[$layer]}"
+    done
+    if [ "$status" != 0 ] && [ $anyfail = 0 ]; then
+        record "make check$suffix" FAIL "exit status $status (build of test programs, or the harness)"
+    elif [ $any = 0 ]; then
+        record "tests$suffix" SKIP "no tests in TESTS yet"
+    fi
+}
+
+# run_check BUILDDIR SUFFIX [make args...] -- make check, print the failed
+# tests' logs (test-suite.log) and add summary rows.
+run_check ()
+{
+    local b=$1 suffix=$2 t0=$SECONDS status=0; shift 2
+    find "$b/tests" -name '*.trs' -delete 2>/dev/null
+    timeout -k 30 "$check_timeout" make -C "$b" --no-print-directory \
+        -j"$(nproc 2>/dev/null || echo 2)" check "$@" || status=$?
+    [ $status = 124 ] && echo "make check timed out after ${check_timeout}s"
+    if [ $status != 0 ] && [ -f "$b/test-suite.log" ]; then
+        banner "test-suite.log of failures ($b)"
+        cat "$b/test-suite.log"
+    fi
+    echo "make check$suffix: $(elapsed $t0)"
+    collect "$b" "$suffix" $status
+}
+
+# --- sanitizer wiring -------------------------------------------------------
+
+# The plugin is dlopen'ed by an uninstrumented nbdkit: the ASan runtime must
+# be preloaded into nbdkit.  Leak checking is off for nbdkit (it does not free
+# everything at exit and it dlcloses the plugin); UBSan aborts on the first
+# error (-fno-sanitize-recover).  Writes the wrapper to $1/asan-bin/nbdkit.
+make_nbdkit_wrapper ()
+{
+    local dir=$1/asan-bin asan real
+    asan=$(gcc -print-file-name=libasan.so)
+    real=$(command -v nbdkit) || { echo "nbdkit not found"; return 1; }
+    [ -f "$asan" ] || { echo "libasan.so not found (gcc -print-file-name)"; return 1; }
+    mkdir -p "$dir"
+    cat > "$dir/nbdkit" <<EOF
+#!/bin/sh
+# Generated by scripts/check.sh: run the uninstrumented nbdkit with the ASan
+# runtime preloaded so that an ASan/UBSan-instrumented plugin can be loaded.
+LD_PRELOAD="$asan\${LD_PRELOAD:+:\$LD_PRELOAD}"
+ASAN_OPTIONS="\${R5_NBDKIT_ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=1}"
+UBSAN_OPTIONS="\${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export LD_PRELOAD ASAN_OPTIONS UBSAN_OPTIONS
+exec "$real" "\$@"
+EOF
+    chmod +x "$dir/nbdkit"
+}
+
+# A tiny plugin built with the project's sanitizer flags that overflows a
+# heap buffer (bug=asan) or a signed int (bug=ubsan) when configured: proves
+# that an error inside a dlopen'ed plugin is reported and fails nbdkit.
+sanitizer_canary ()
+{
+    local dir=$1/canary wrapper=$1/asan-bin/nbdkit flags out
+    flags=$(make_var "$1" SANITIZER_CFLAGS)
+    [ -n "$flags" ] || { echo "SANITIZER_CFLAGS is empty in $1"; return 1; }
+    mkdir -p "$dir"
+    cat > "$dir/canary.c" <<'EOF'
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+static const char *bug = "none";
+static int canary_config (const char *key, const char *value)
+{ if (strcmp (key, "bug") != 0) return -1; bug = value; return 0; }
+static int canary_config_complete (void)
+{
+  if (strcmp (bug, "asan") == 0) {
+    volatile int i = 8; char *p = malloc (8); p[i] = 1; free (p);
+  }
+  if (strcmp (bug, "ubsan") == 0) {
+    volatile int x = INT_MAX; x = x + 1; (void) x;
+  }
+  return 0;
+}
+static void *canary_open (int readonly) { (void) readonly; return NBDKIT_HANDLE_NOT_NEEDED; }
+static int64_t canary_get_size (void *h) { (void) h; return 512; }
+static int canary_pread (void *h, void *buf, uint32_t count, uint64_t offset, uint32_t flags)
+{ (void) h; (void) offset; (void) flags; memset (buf, 0, count); return 0; }
+static struct nbdkit_plugin plugin = {
+  .name = "canary", .config = canary_config, .config_complete = canary_config_complete,
+  .open = canary_open, .get_size = canary_get_size, .pread = canary_pread,
+};
+NBDKIT_REGISTER_PLUGIN (plugin)
+EOF
+    # shellcheck disable=SC2086  # flags are a list
+    gcc $flags -g -fPIC -shared -o "$dir/canary.so" "$dir/canary.c" ||
+        { echo "cannot build the canary plugin"; return 1; }
+    "$wrapper" -U - "$dir/canary.so" bug=none --run true > "$dir/none.out" 2>&1 ||
+        { cat "$dir/none.out"; echo "clean canary failed under the wrapper"; return 1; }
+    out=$("$wrapper" -U - "$dir/canary.so" bug=asan --run true 2>&1) &&
+        { echo "heap overflow in the canary was not reported"; return 1; }
+    grep -q 'AddressSanitizer: heap-buffer-overflow' <<< "$out" ||
+        { echo "$out"; echo "no ASan report for the canary"; return 1; }
+    out=$("$wrapper" -U - "$dir/canary.so" bug=ubsan --run true 2>&1) &&
+        { echo "signed overflow in the canary was not reported"; return 1; }
+    grep -q 'runtime error: signed integer overflow' <<< "$out" ||
+        { echo "$out"; echo "no UBSan report for the canary"; return 1; }
+}
+
+sanitizer_layer ()
+{
+    local t0=$SECONDS tests plugin msg
+    banner "4. sanitizers: build-sanitize/ (--enable-sanitizers --enable-werror)"
+    if ! r5_configure "$top" "$sbuild" --enable-sanitizers --enable-werror ||
+       ! r5_make "$sbuild" --no-print-directory; then
+        record "build (asan+ubsan)" FAIL "configure/make failed in build-sanitize/"
+        return
+    fi
+    record "build (asan+ubsan)" PASS "build-sanitize/, $(elapsed $t0)"
+    if ! msg=$(make_nbdkit_wrapper "$sbuild" 2>&1) || ! msg=$(sanitizer_canary "$sbuild" 2>&1); then
+        echo "$msg"
+        record "sanitizer canary" FAIL "${msg##*$'\n'}"
+        return
+    fi
+    record "sanitizer canary" PASS "ASan and UBSan errors in a dlopen'ed plugin are caught"
+    plugin=$sbuild/plugin/.libs/nbdkit-raid5-plugin.so
+    if [ -f "$plugin" ] && ! ldd "$plugin" | grep -q libasan; then
+        record "plugin instrumented" FAIL "$plugin does not link libasan"
+    fi
+    local keep='^tests/(unit|integration)/'
+    [ $sanitize_kernel = 1 ] && keep='^tests/(unit|integration|kernel)/'
+    tests=$(make_var "$sbuild" TESTS | tr ' ' '\n' | grep -E "$keep" | tr '\n' ' ')
+    if [ -z "${tests// /}" ]; then
+        record "tests (asan+ubsan)" SKIP "no unit or integration tests in TESTS yet"
+        return
+    fi
+    PATH=$sbuild/asan-bin:$PATH \
+    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+        run_check "$sbuild" " (asan+ubsan)" TESTS="$tests" NBDKIT="$sbuild/asan-bin/nbdkit"
+}
+
+vm_layer ()
+{
+    local t0=$SECONDS status=0
+    banner "5. vm: scripts/vm.sh test"
+    PLUGIN=$build/plugin/.libs/nbdkit-raid5-plugin.so \
+    abs_top_srcdir=$top abs_top_builddir=$build NBDKIT=$(command -v nbdkit) \
+        timeout -k 30 "${R5_VM_TIMEOUT:-900}" "$top/scripts/vm.sh" test || status=$?
+    case $status in
+        0) record vm PASS "scripts/vm.sh test, $(elapsed $t0)" ;;
+        77) record vm SKIP "scripts/vm.sh test skipped, $(elapsed $t0)" ;;
+        124) record vm FAIL "scripts/vm.sh test timed out" ;;
+        *) record vm FAIL "scripts/vm.sh test exited $status, $(elapsed $t0)" ;;
+    esac
+}
+
+# --- main -------------------------------------------------------------------
+
+banner "1. packages"
+if r5_install_packages $no_install "${R5_BUILD_PACKAGES[@]}" "${R5_TEST_PACKAGES[@]}"; then
+    record packages ok "all present"
+else
+    record packages WARN "missing: $(r5_missing_packages "${R5_BUILD_PACKAGES[@]}" "${R5_TEST_PACKAGES[@]}")"
+fi
+
+banner "2. build: build/ (--enable-werror)"
+t0=$SECONDS
+built=0
+if r5_autoreconf "$top" $reconf && r5_configure "$top" "$build" --enable-werror &&
+   r5_make "$build" --no-print-directory; then
+    record build PASS "build/, $(elapsed $t0)"
+    built=1
+else
+    record build FAIL "autoreconf/configure/make failed"
+fi
+
+if [ $built = 1 ]; then
+    banner "3. tests: make check in build/"
+    run_check "$build" ""
+fi
+
+if [ $quick = 1 ]; then
+    record sanitizers SKIP "--quick"
+elif [ $built = 1 ]; then
+    sanitizer_layer
+else
+    record sanitizers SKIP "the main build failed"
+fi
+
+if [ $vm = 0 ]; then
+    record vm SKIP "--no-vm"
+elif [ ! -x "$top/scripts/vm.sh" ]; then
+    record vm SKIP "scripts/vm.sh not present yet"
+elif [ $built = 0 ]; then
+    record vm SKIP "the main build failed"
+else
+    vm_layer
+fi
+
+banner "summary ($(elapsed $start))"
+printf '%s\n' "${SUMMARY[@]}"
+if [ $failed = 0 ]; then
+    echo "RESULT: PASS"
+else
+    echo "RESULT: FAIL"
+fi
+exit $failed
