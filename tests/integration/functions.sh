@@ -1,0 +1,198 @@
+# tests/integration/functions.sh -- shared helpers for the integration tests.
+#
+# Source it first thing:   . "${0%/*}/functions.sh"
+#
+# Environment (set by `make check` through AM_TESTS_ENVIRONMENT; when a
+# script is run by hand they default to an in-tree build):
+#   PLUGIN             the built nbdkit-raid5-plugin.so
+#   NBDKIT             nbdkit
+#   abs_top_builddir   where tests/integration/random-io and member-check are
+#   RAID5_SEED         seed for the random workloads (default: a new one)
+#   KEEP_TMPDIR=1      keep the scratch directory (members, models, logs)
+#
+# Exit status convention: 0 pass, 77 skip (one line on stdout), other fail.
+
+set -e
+set -o pipefail
+
+: "${abs_top_srcdir:=$(cd "${0%/*}/../.." && pwd)}"
+: "${abs_top_builddir:=$abs_top_srcdir}"
+: "${PLUGIN:=$abs_top_builddir/plugin/.libs/nbdkit-raid5-plugin.so}"
+: "${NBDKIT:=nbdkit}"
+RANDOM_IO="$abs_top_builddir/tests/integration/random-io"
+MEMBER_CHECK="$abs_top_builddir/tests/integration/member-check"
+: "${RAID5_SEED:=$(( $(date +%s) % 1000000 * 1000 + $$ % 1000 ))}"
+SEED=$RAID5_SEED
+test_name=$(basename "$0" .sh)
+
+skip ()
+{
+  echo "SKIP: $test_name: $*"
+  exit 77
+}
+
+fail ()
+{
+  echo "FAIL: $test_name: $*" >&2
+  exit 1
+}
+
+# requires PROGRAM [ARGS...]: skip unless the command runs successfully
+# (e.g. `requires nbdinfo --version`).
+requires ()
+{
+  "$@" </dev/null >/dev/null 2>&1 || skip "needs: $*"
+}
+
+# requires_plugin: skip until the plugin and the test programs are built.
+requires_plugin ()
+{
+  requires "$NBDKIT" --version
+  [ -f "$PLUGIN" ] || skip "plugin not built: $PLUGIN"
+  requires_programs
+}
+
+requires_programs ()
+{
+  [ -x "$RANDOM_IO" ] || skip "not built: $RANDOM_IO"
+  [ -x "$MEMBER_CHECK" ] || skip "not built: $MEMBER_CHECK"
+}
+
+# Scratch directory, removed on exit (kept with KEEP_TMPDIR=1).  Functions
+# registered with cleanup_fn run first, in order.
+cleanup_fns=()
+cleanup_fn ()
+{
+  cleanup_fns+=("$*")
+}
+
+_cleanup ()
+{
+  local status=$? f
+  for f in "${cleanup_fns[@]}"; do
+    eval "$f" || :
+  done
+  if [ -n "$tmpdir" ] && [ -d "$tmpdir" ]; then
+    if [ "${KEEP_TMPDIR:-0}" = 1 ]; then
+      echo "$test_name: kept $tmpdir" >&2
+    else
+      rm -rf "$tmpdir"
+    fi
+  fi
+  if [ $status -ne 0 ] && [ $status -ne 77 ]; then
+    echo "$test_name: failed (exit $status; rerun with RAID5_SEED=$SEED" \
+         "KEEP_TMPDIR=1)" >&2
+  fi
+  exit $status
+}
+trap _cleanup EXIT
+trap 'exit 130' INT TERM
+
+tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/raid5-$test_name.XXXXXX")
+echo "$test_name: seed $SEED, scratch $tmpdir"
+
+# to_bytes SIZE: 64K, 16M, 1G or plain bytes -> bytes.
+to_bytes ()
+{
+  local s=$1
+  case $s in
+    *[kK]) echo $(( ${s%?} * 1024 )) ;;
+    *[mM]) echo $(( ${s%?} * 1024 * 1024 )) ;;
+    *[gG]) echo $(( ${s%?} * 1024 * 1024 * 1024 )) ;;
+    *) echo $(( s )) ;;
+  esac
+}
+
+# array_size N SMALLEST_MEMBER CHUNK [DATA_OFFSET]: md's array size in
+# bytes: whole chunks of the smallest member after data_offset, times N-1.
+array_size ()
+{
+  local n=$1 member chunk doff
+  member=$(to_bytes "$2")
+  chunk=$(to_bytes "$3")
+  doff=$(to_bytes "${4:-0}")
+  echo $(( (member - doff) / chunk * chunk * (n - 1) ))
+}
+
+# make_members NAME N SIZE: create N sparse (all zero) member files
+# $tmpdir/NAME.0 .. NAME.N-1 of SIZE bytes and set the array MEMBERS to
+# their paths.
+make_members ()
+{
+  local name=$1 n=$2 size i
+  size=$(to_bytes "$3")
+  MEMBERS=()
+  for (( i = 0; i < n; i++ )); do
+    rm -f "$tmpdir/$name.$i"
+    truncate -s "$size" "$tmpdir/$name.$i"
+    MEMBERS+=("$tmpdir/$name.$i")
+  done
+}
+
+# with_missing K PATH...: print the paths one per line, the K-th (from 0)
+# replaced by the word missing (K = -1: none).
+with_missing ()
+{
+  local k=$1 i=0 p
+  shift
+  for p in "$@"; do
+    if [ "$i" -eq "$k" ]; then echo missing; else echo "$p"; fi
+    i=$(( i + 1 ))
+  done
+}
+
+# disk_args PATH...: print disk=PATH for each, one per line.  Use as
+#   mapfile -t disks < <(disk_args "${MEMBERS[@]}")
+disk_args ()
+{
+  local p
+  for p in "$@"; do echo "disk=$p"; done
+}
+
+# checksum_members PATH...: one line of checksums (missing members skipped).
+checksum_members ()
+{
+  local p
+  for p in "$@"; do
+    [ "$p" = missing ] || [ ! -f "$p" ] || sha256sum "$p"
+  done
+}
+
+# raid5_captive PLUGIN_ARGS... -- COMMAND ARGS...
+#
+# Serve the plugin with PLUGIN_ARGS on a private socket and run COMMAND
+# with every argument @URI@ replaced by the export's URI (nbdkit --run).
+# Returns the command's exit status (or nbdkit's if it failed to start).
+# nbdkit's and the command's stderr go to $tmpdir/nbdkit.log and are
+# copied to our stderr.  An nbdkit "error:" line fails the test even if
+# the command succeeded: a healthy workload must not log errors.
+raid5_captive ()
+{
+  local pargs=() cmd status=0 log="$tmpdir/nbdkit.log"
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do pargs+=("$1"); shift; done
+  shift
+  cmd=$(printf '%q ' "$@")
+  cmd=${cmd//@URI@/\"\$uri\"}
+  "$NBDKIT" -U - "$PLUGIN" "${pargs[@]}" --run "$cmd" 2>"$log" || status=$?
+  cat "$log" >&2
+  if [ $status -eq 0 ] && grep -q '^nbdkit: .*error:' "$log"; then
+    echo "$test_name: nbdkit logged an error during a passing run" >&2
+    return 1
+  fi
+  return $status
+}
+
+# next_seed: set RIO_SEED to a new seed derived from SEED, for each
+# random-io run of the test (use --seed "$RIO_SEED").
+_seeds=0
+next_seed ()
+{
+  _seeds=$(( _seeds + 1 ))
+  RIO_SEED=$(( SEED * 100 + _seeds ))
+}
+
+# member_check ARGS...: run the checker, failing the test on a mismatch.
+member_check ()
+{
+  "$MEMBER_CHECK" "$@" || fail "member-check $*"
+}

@@ -1,0 +1,715 @@
+/* tests/integration/random-io.c -- random I/O over several NBD connections,
+ * checked against an in-memory model of the array.
+ *
+ *   random-io URI SIZE|auto [options]     (random-io --help lists them)
+ *
+ * Each thread owns one libnbd handle (one connection) and issues
+ * synchronous requests: reads, writes (some FUA), zeroes (with and without
+ * NO_HOLE, some FUA or FAST_ZERO), trims and flushes, at random unaligned
+ * offsets and sizes from 1 byte to a few MiB, shaped by the array's chunk
+ * and stripe so that many requests cross chunk and stripe boundaries.
+ *
+ * Exactness under concurrency: before a request is sent its byte range is
+ * reserved in a table of in-flight ranges and a new random range is drawn
+ * until it overlaps none of them, so the model's content of that range
+ * cannot change while the request is in flight.  Ranges of different
+ * requests may share a stripe, even a chunk: that is the case the plugin's
+ * stripe locks must make safe.  The model is updated (and the range
+ * released) after the reply, under one lock.
+ *
+ * Every read is compared with the model; trimmed bytes are unknown until
+ * written again or read (a read teaches the model what a trimmed byte
+ * holds, so it must read the same afterwards).  At the end the whole
+ * export is read and compared, and the model is saved for member-check.
+ *
+ * Exit status: 0 all reads matched, 1 a mismatch or an NBD error, 2 usage.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libnbd.h>
+
+#include "model.h"
+
+#define MAX_THREADS 16
+#define MAX_LEN (32u << 20)           /* libnbd allows 64M; nbdcopy uses 32M */
+#define FINAL_READ (4u << 20)
+
+enum op_type { OP_READ, OP_WRITE, OP_ZERO, OP_TRIM, OP_FLUSH, OP_TYPES };
+static const char *op_name[OP_TYPES] = { "read", "write", "zero", "trim", "flush" };
+
+/* Options. */
+static const char *uri;
+static uint64_t want_size;            /* 0 = auto */
+static uint64_t seed;
+static unsigned nr_ops = 2000;
+static unsigned nr_threads = 4;
+static uint64_t chunk;                /* 0 = guess from the preferred block size */
+static unsigned disks = 3;
+static uint64_t max_len = 4u << 20;
+static uint64_t region_off, region_len;
+static const char *model_in, *model_out;
+static bool initial_unknown;
+static bool no_trim, no_zero, no_flush, no_fua, read_only, no_learn, no_final;
+static bool verbose;
+
+/* Shared state.  lock guards the model, the in-flight table and the log. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct model model;
+static struct range { uint64_t off, len; bool busy; } inflight[MAX_THREADS];
+static struct logent {
+  unsigned id, conn;
+  enum op_type type;
+  uint32_t flags;
+  uint64_t off, len;
+} *oplog;
+static size_t oplog_len;
+static unsigned next_op;              /* under lock */
+static volatile bool failed;
+static unsigned reports;              /* mismatch reports printed, under lock */
+static unsigned op_count[OP_TYPES];   /* under lock */
+
+struct thread {
+  unsigned id;
+  pthread_t tid;
+  struct nbd_handle *nbd;
+  uint64_t rng;
+  unsigned char *buf;
+  bool can_fua, can_flush, can_trim, can_zero, can_fast_zero;
+};
+static struct thread threads[MAX_THREADS];
+
+/* xorshift64*: fast, good enough for test patterns. */
+static uint64_t
+rnd (struct thread *t)
+{
+  t->rng ^= t->rng >> 12;
+  t->rng ^= t->rng << 25;
+  t->rng ^= t->rng >> 27;
+  return t->rng * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/* Uniform in [0, n); n > 0. */
+static uint64_t
+below (struct thread *t, uint64_t n)
+{
+  return rnd (t) % n;
+}
+
+static uint64_t
+min64 (uint64_t a, uint64_t b)
+{
+  return a < b ? a : b;
+}
+
+/* A request length of one of several kinds: tiny, sub-4K, about 4K,
+ * crossing chunks, crossing stripes, whole stripes, big.  *boundary is set
+ * to the alignment the offset should straddle (0 = anywhere).
+ */
+static uint64_t
+pick_len (struct thread *t, uint64_t *boundary, bool *aligned)
+{
+  uint64_t stripe = chunk * (disks - 1);
+  unsigned k = below (t, 100);
+
+  *boundary = 0;
+  *aligned = false;
+  if (k < 10)
+    return 1;
+  if (k < 28)
+    return 2 + below (t, 4094);
+  if (k < 42) {
+    *aligned = below (t, 2) == 0;
+    return *aligned ? 4096 : 3584 + below (t, 1025);
+  }
+  if (k < 62) {
+    *boundary = chunk;
+    return 2 + below (t, 2 * chunk);
+  }
+  if (k < 77) {
+    *boundary = stripe;
+    return stripe / 2 + below (t, stripe * 2 + chunk);
+  }
+  if (k < 88) {
+    *aligned = true;
+    *boundary = stripe;
+    return stripe * (1 + below (t, 3));
+  }
+  return 1 + below (t, max_len);
+}
+
+/* Draw a random range inside the region (see pick_len). */
+static void
+pick_range (struct thread *t, uint64_t *offp, uint64_t *lenp)
+{
+  uint64_t boundary, len, off;
+  bool aligned;
+
+  len = pick_len (t, &boundary, &aligned);
+  len = min64 (min64 (len, max_len), region_len);
+  if (boundary && aligned)
+    off = below (t, region_len / boundary + 1) * boundary;
+  else if (boundary) {
+    off = below (t, region_len / boundary + 1) * boundary;
+    off -= min64 (off, below (t, len));
+  }
+  else {
+    off = below (t, region_len);
+    if (below (t, 4) == 0)
+      off &= ~(uint64_t) (below (t, 2) ? 511 : 4095);
+  }
+  if (below (t, 50) == 0 || off + len > region_len)
+    off = region_len - len;             /* also lands requests on the end */
+  *offp = region_off + off;
+  *lenp = len;
+}
+
+static bool
+overlaps_inflight (uint64_t off, uint64_t len)
+{
+  unsigned i;
+
+  for (i = 0; i < nr_threads; i++)
+    if (inflight[i].busy &&
+        off < inflight[i].off + inflight[i].len &&
+        inflight[i].off < off + len)
+      return true;
+  return false;
+}
+
+/* Reserve a random range that overlaps no in-flight request. */
+static void
+reserve_range (struct thread *t, uint64_t *off, uint64_t *len)
+{
+  pthread_mutex_lock (&lock);
+  do
+    pick_range (t, off, len);
+  while (overlaps_inflight (*off, *len));
+  inflight[t->id] = (struct range) { *off, *len, true };
+  pthread_mutex_unlock (&lock);
+}
+
+/* Fill buf with the write pattern for op id at array offset off.  Mostly a
+ * text tag per 16-byte block of the array ("W000123@0000a3f0": op id and
+ * the array offset the block was meant for), so a misplaced block in a
+ * failure report says where it came from; sometimes random bytes, and
+ * sometimes zeroes written with a plain write.
+ */
+static void
+fill_pattern (struct thread *t, unsigned char *buf, uint64_t off, uint64_t len,
+              unsigned id)
+{
+  static const char hex[] = "0123456789abcdef";
+  unsigned k = below (t, 20);
+  uint64_t i;
+
+  if (k == 0) {
+    memset (buf, 0, len);
+    return;
+  }
+  if (k < 6) {
+    for (i = 0; i < len; i++)
+      buf[i] = rnd (t) >> 56;
+    return;
+  }
+  for (i = 0; i < len; i++) {
+    uint64_t a = off + i;
+    unsigned pos = a & 15, shift;
+    uint64_t v;
+    if (pos == 0)
+      buf[i] = 'W';
+    else if (pos <= 6) {
+      for (v = id, shift = 6 - pos; shift > 0; shift--)
+        v /= 10;
+      buf[i] = '0' + v % 10;
+    }
+    else if (pos == 7)
+      buf[i] = '@';
+    else
+      buf[i] = hex[((a & ~UINT64_C(15)) >> (4 * (15 - pos))) & 15];
+  }
+}
+
+static void
+log_op (struct thread *t, unsigned id, enum op_type type, uint32_t flags,
+        uint64_t off, uint64_t len)
+{
+  oplog[oplog_len++] = (struct logent) { id, t->id, type, flags, off, len };
+  op_count[type]++;
+}
+
+/* Print the last few logged ops that touched array offset at. */
+static void
+print_history (uint64_t at)
+{
+  size_t i, shown = 0;
+
+  fprintf (stderr, "  last ops covering %#" PRIx64 " (newest first):\n", at);
+  for (i = oplog_len; i-- > 0 && shown < 6;) {
+    const struct logent *e = &oplog[i];
+    if (e->type == OP_READ || at < e->off || at >= e->off + e->len)
+      continue;
+    fprintf (stderr, "    op %u conn %u %s%s%s off=%#" PRIx64 " len=%" PRIu64 "\n",
+             e->id, e->conn, op_name[e->type],
+             e->flags & LIBNBD_CMD_FLAG_FUA ? " fua" : "",
+             e->flags & LIBNBD_CMD_FLAG_NO_HOLE ? " no-hole" : "",
+             e->off, e->len);
+    shown++;
+  }
+  if (shown == 0)
+    fprintf (stderr, "    (none logged: initial or --model-in content)\n");
+}
+
+/* Report a read that differs from the model.  Called under lock. */
+static void
+report_mismatch (const char *what, unsigned conn, uint64_t off, uint64_t len,
+                 const unsigned char *buf, const struct model_diff *d)
+{
+  uint64_t c = d->first / chunk;
+
+  failed = true;
+  if (reports++ >= 3)
+    return;
+  fprintf (stderr,
+           "random-io: MISMATCH: %s conn %u off=%#" PRIx64 " len=%" PRIu64 ": "
+           "%" PRIu64 " bytes differ, first at array offset %#" PRIx64
+           " (chunk %" PRIu64 ", stripe %" PRIu64 ", data index %" PRIu64
+           ", %" PRIu64 " into the chunk), last at %#" PRIx64 "\n"
+           "  expected 0x%02x, read 0x%02x\n",
+           what, conn, off, len, d->differ, d->first, c, c / (disks - 1),
+           c % (disks - 1), d->first % chunk, d->last,
+           model.data[d->first], buf[d->first - off]);
+  print_bytes ("expected", model.data + off, off, len, d->first);
+  print_bytes ("read", buf, off, len, d->first);
+  print_history (d->first);
+}
+
+static void
+report_nbd_error (struct thread *t, unsigned id, enum op_type type,
+                  uint64_t off, uint64_t len)
+{
+  fprintf (stderr, "random-io: op %u conn %u %s off=%#" PRIx64 " len=%" PRIu64
+           " failed: %s (errno %d)\n", id, t->id, op_name[type], off, len,
+           nbd_get_error (), nbd_get_errno ());
+  failed = true;
+}
+
+/* Send one request.  Returns 0, or -1 with errno from libnbd. */
+static int
+send_op (struct thread *t, enum op_type type, uint32_t flags,
+         uint64_t off, uint64_t len)
+{
+  switch (type) {
+  case OP_READ:  return nbd_pread (t->nbd, t->buf, len, off, 0);
+  case OP_WRITE: return nbd_pwrite (t->nbd, t->buf, len, off, flags);
+  case OP_ZERO:  return nbd_zero (t->nbd, len, off, flags);
+  case OP_TRIM:  return nbd_trim (t->nbd, len, off, flags);
+  case OP_FLUSH: return nbd_flush (t->nbd, 0);
+  default:       abort ();
+  }
+}
+
+/* Apply a completed request to the model and release its range. */
+static void
+complete_op (struct thread *t, unsigned id, enum op_type type, uint32_t flags,
+             uint64_t off, uint64_t len, int r)
+{
+  struct model_diff d;
+
+  pthread_mutex_lock (&lock);
+  if (r == -1 && type == OP_ZERO && (flags & LIBNBD_CMD_FLAG_FAST_ZERO) &&
+      nbd_get_errno () == ENOTSUP)
+    model_forget (&model, off, len);    /* allowed to refuse; be safe */
+  else if (r == -1)
+    report_nbd_error (t, id, type, off, len);
+  else if (type == OP_READ) {
+    if (model_compare (&model, off, t->buf, len, !no_learn, &d))
+      report_mismatch ("read", t->id, off, len, t->buf, &d);
+  }
+  else if (type == OP_WRITE)
+    model_write (&model, off, t->buf, len);
+  else if (type == OP_ZERO)
+    model_zero (&model, off, len);
+  else if (type == OP_TRIM)
+    model_forget (&model, off, len);
+  log_op (t, id, type, flags, off, len);
+  inflight[t->id].busy = false;
+  pthread_mutex_unlock (&lock);
+}
+
+static enum op_type
+pick_type (struct thread *t)
+{
+  unsigned k = below (t, 100);
+
+  if (read_only || k < 36)
+    return OP_READ;
+  if (k < 72)
+    return OP_WRITE;
+  if (k < 86)
+    return no_zero || !t->can_zero ? OP_WRITE : OP_ZERO;
+  if (k < 96)
+    return no_trim || !t->can_trim ? OP_READ : OP_TRIM;
+  return no_flush || !t->can_flush ? OP_READ : OP_FLUSH;
+}
+
+static uint32_t
+pick_flags (struct thread *t, enum op_type type)
+{
+  uint32_t f = 0;
+
+  if ((type == OP_WRITE || type == OP_ZERO || type == OP_TRIM) &&
+      !no_fua && t->can_fua && below (t, 8) == 0)
+    f |= LIBNBD_CMD_FLAG_FUA;
+  if (type == OP_ZERO && below (t, 2) == 0)
+    f |= LIBNBD_CMD_FLAG_NO_HOLE;
+  if (type == OP_ZERO && t->can_fast_zero && below (t, 8) == 0)
+    f |= LIBNBD_CMD_FLAG_FAST_ZERO;
+  return f;
+}
+
+/* One random operation. */
+static void
+do_op (struct thread *t, unsigned id)
+{
+  enum op_type type = pick_type (t);
+  uint32_t flags = pick_flags (t, type);
+  uint64_t off = 0, len = 0;
+  int r;
+
+  if (type != OP_FLUSH)
+    reserve_range (t, &off, &len);
+  if (type == OP_WRITE)
+    fill_pattern (t, t->buf, off, len, id);
+  if (verbose)
+    fprintf (stderr, "op %u conn %u %s off=%#" PRIx64 " len=%" PRIu64
+             " flags=%#x\n", id, t->id, op_name[type], off, len, flags);
+  r = send_op (t, type, flags, off, len);
+  complete_op (t, id, type, flags, off, len, r);
+}
+
+static void *
+thread_main (void *arg)
+{
+  struct thread *t = arg;
+
+  for (;;) {
+    unsigned id;
+
+    pthread_mutex_lock (&lock);
+    id = next_op++;
+    pthread_mutex_unlock (&lock);
+    if (id >= nr_ops || failed)
+      break;
+    do_op (t, id);
+  }
+  return NULL;
+}
+
+static int
+connect_thread (struct thread *t)
+{
+  t->nbd = nbd_create ();
+  if (t->nbd == NULL ||
+      nbd_set_strict_mode (t->nbd,
+                           nbd_get_strict_mode (t->nbd) & ~LIBNBD_STRICT_ALIGN) == -1 ||
+      nbd_connect_uri (t->nbd, uri) == -1) {
+    fprintf (stderr, "random-io: connection %u: %s\n", t->id, nbd_get_error ());
+    return -1;
+  }
+  t->can_fua = nbd_can_fua (t->nbd) == 1;
+  t->can_flush = nbd_can_flush (t->nbd) == 1;
+  t->can_trim = nbd_can_trim (t->nbd) == 1;
+  t->can_zero = nbd_can_zero (t->nbd) == 1;
+  t->can_fast_zero = nbd_can_fast_zero (t->nbd) == 1;
+  t->buf = malloc (max_len ? max_len : 1);
+  if (t->buf == NULL) {
+    perror ("random-io: malloc");
+    return -1;
+  }
+  return 0;
+}
+
+static void
+disconnect_thread (struct thread *t)
+{
+  if (t->nbd) {
+    nbd_shutdown (t->nbd, 0);
+    nbd_close (t->nbd);
+  }
+  free (t->buf);
+}
+
+/* Check the export's size and pick the request shape from it. */
+static int
+check_export (struct nbd_handle *nbd)
+{
+  int64_t size = nbd_get_size (nbd);
+  int64_t pref = nbd_get_block_size (nbd, LIBNBD_SIZE_PREFERRED);
+
+  if (size == -1) {
+    fprintf (stderr, "random-io: %s\n", nbd_get_error ());
+    return -1;
+  }
+  if (want_size && (uint64_t) size != want_size) {
+    fprintf (stderr, "random-io: export size is %" PRId64 ", expected %" PRIu64
+             "\n", size, want_size);
+    return -1;
+  }
+  if (chunk == 0)
+    chunk = pref > 1 ? pref / (disks - 1) : 65536;
+  if (nbd_can_multi_conn (nbd) != 1 && nr_threads > 1)
+    fprintf (stderr, "random-io: warning: server does not advertise multi-conn\n");
+  if (read_only == false && nbd_is_read_only (nbd) == 1) {
+    fprintf (stderr, "random-io: export is read-only (use --read-only)\n");
+    return -1;
+  }
+  want_size = size;
+  return 0;
+}
+
+static int
+setup_model (void)
+{
+  if (model_in) {
+    if (model_load (&model, model_in) == -1)
+      return -1;
+    if (model.size != want_size) {
+      fprintf (stderr, "random-io: %s holds %" PRIu64 " bytes, export has %"
+               PRIu64 "\n", model_in, model.size, want_size);
+      return -1;
+    }
+    return 0;
+  }
+  return model_init (&model, want_size, !initial_unknown);
+}
+
+/* Read the whole export through connection 0 and compare. */
+static int
+final_check (struct thread *t)
+{
+  uint64_t off, len;
+  unsigned char *buf = malloc (FINAL_READ);
+  struct model_diff d;
+
+  if (buf == NULL) {
+    perror ("random-io: malloc");
+    return -1;
+  }
+  for (off = 0; off < model.size && !failed; off += len) {
+    len = min64 (FINAL_READ, model.size - off);
+    if (nbd_pread (t->nbd, buf, len, off, 0) == -1)
+      report_nbd_error (t, nr_ops, OP_READ, off, len);
+    else if (model_compare (&model, off, buf, len, !no_learn, &d))
+      report_mismatch ("final read", t->id, off, len, buf, &d);
+  }
+  free (buf);
+  return failed ? -1 : 0;
+}
+
+static void
+usage (FILE *fp, int status)
+{
+  fprintf (fp,
+"usage: random-io URI SIZE|auto [options]\n"
+"  SIZE           expected export size (fail if different); auto: any\n"
+"  --seed N       PRNG seed (default: time; printed)\n"
+"  --ops N        random requests over all connections (default 2000)\n"
+"  --threads N    connections, one thread each (default 4, max %d)\n"
+"  --chunk SIZE   array chunk; shapes request sizes (default: preferred\n"
+"                 block size / (disks - 1))\n"
+"  --disks N      array members (default 3)\n"
+"  --max-len SIZE largest request (default 4M, max 32M)\n"
+"  --region OFF:LEN  confine requests to this array range\n"
+"  --model-in FILE   start from this model (FILE and FILE.known)\n"
+"  --initial zero|unknown  start model without --model-in (default zero)\n"
+"  --model-out FILE  save the final model (FILE and FILE.known)\n"
+"  --no-trim --no-zero --no-flush --no-fua   leave out those requests\n"
+"  --read-only    reads only (random reads and the final read)\n"
+"  --verify-only  no random requests: read the export and compare\n"
+"  --no-learn     bytes of unknown content stay unknown when read\n"
+"  --no-final     skip the final read of the whole export\n"
+"  -v, --verbose  print every request\n", MAX_THREADS);
+  exit (status);
+}
+
+static uint64_t
+size_arg (const char *opt, const char *s)
+{
+  uint64_t v;
+
+  if (parse_size (s, &v) == -1) {
+    fprintf (stderr, "random-io: %s: bad size '%s'\n", opt, s);
+    exit (2);
+  }
+  return v;
+}
+
+static void
+parse_region (const char *s)
+{
+  char *copy = strdup (s), *colon = copy ? strchr (copy, ':') : NULL;
+
+  if (colon == NULL) {
+    fprintf (stderr, "random-io: --region: expected OFF:LEN, got '%s'\n", s);
+    exit (2);
+  }
+  *colon = '\0';
+  region_off = size_arg ("--region", copy);
+  region_len = size_arg ("--region", colon + 1);
+  free (copy);
+}
+
+enum { O_SEED = 256, O_OPS, O_THREADS, O_CHUNK, O_DISKS, O_MAX_LEN, O_REGION,
+       O_MODEL_IN, O_INITIAL, O_MODEL_OUT, O_NO_TRIM, O_NO_ZERO, O_NO_FLUSH,
+       O_NO_FUA, O_READ_ONLY, O_VERIFY_ONLY, O_NO_LEARN, O_NO_FINAL };
+
+static const struct option long_options[] = {
+  { "seed", 1, NULL, O_SEED }, { "ops", 1, NULL, O_OPS },
+  { "threads", 1, NULL, O_THREADS }, { "chunk", 1, NULL, O_CHUNK },
+  { "disks", 1, NULL, O_DISKS }, { "max-len", 1, NULL, O_MAX_LEN },
+  { "region", 1, NULL, O_REGION }, { "model-in", 1, NULL, O_MODEL_IN },
+  { "initial", 1, NULL, O_INITIAL }, { "model-out", 1, NULL, O_MODEL_OUT },
+  { "no-trim", 0, NULL, O_NO_TRIM }, { "no-zero", 0, NULL, O_NO_ZERO },
+  { "no-flush", 0, NULL, O_NO_FLUSH }, { "no-fua", 0, NULL, O_NO_FUA },
+  { "read-only", 0, NULL, O_READ_ONLY },
+  { "verify-only", 0, NULL, O_VERIFY_ONLY },
+  { "no-learn", 0, NULL, O_NO_LEARN }, { "no-final", 0, NULL, O_NO_FINAL },
+  { "verbose", 0, NULL, 'v' }, { "help", 0, NULL, 'h' },
+  { NULL, 0, NULL, 0 },
+};
+
+static void
+parse_option (int c, const char *arg)
+{
+  switch (c) {
+  case O_SEED: seed = strtoull (arg, NULL, 0); break;
+  case O_OPS: nr_ops = size_arg ("--ops", arg); break;
+  case O_THREADS: nr_threads = size_arg ("--threads", arg); break;
+  case O_CHUNK: chunk = size_arg ("--chunk", arg); break;
+  case O_DISKS: disks = size_arg ("--disks", arg); break;
+  case O_MAX_LEN: max_len = size_arg ("--max-len", arg); break;
+  case O_REGION: parse_region (arg); break;
+  case O_MODEL_IN: model_in = arg; break;
+  case O_INITIAL: initial_unknown = strcmp (arg, "unknown") == 0; break;
+  case O_MODEL_OUT: model_out = arg; break;
+  case O_NO_TRIM: no_trim = true; break;
+  case O_NO_ZERO: no_zero = true; break;
+  case O_NO_FLUSH: no_flush = true; break;
+  case O_NO_FUA: no_fua = true; break;
+  case O_READ_ONLY: read_only = true; break;
+  case O_VERIFY_ONLY: read_only = true; nr_ops = 0; break;
+  case O_NO_LEARN: no_learn = true; break;
+  case O_NO_FINAL: no_final = true; break;
+  case 'v': verbose = true; break;
+  case 'h': usage (stdout, 0); break;
+  default: usage (stderr, 2);
+  }
+}
+
+static void
+parse_args (int argc, char *argv[])
+{
+  int c;
+
+  seed = (uint64_t) time (NULL) ^ ((uint64_t) getpid () << 32);
+  while ((c = getopt_long (argc, argv, "vh", long_options, NULL)) != -1)
+    parse_option (c, optarg);
+  if (argc - optind != 2)
+    usage (stderr, 2);
+  uri = argv[optind];
+  if (strcmp (argv[optind + 1], "auto") != 0)
+    want_size = size_arg ("SIZE", argv[optind + 1]);
+  if (nr_threads < 1 || nr_threads > MAX_THREADS || disks < 3 ||
+      max_len < 1 || max_len > MAX_LEN ||
+      (chunk && (chunk & (chunk - 1)) != 0)) {
+    fprintf (stderr, "random-io: --threads, --disks, --max-len or --chunk "
+             "out of range\n");
+    exit (2);
+  }
+}
+
+/* Fix the region once the export size is known. */
+static int
+setup_region (void)
+{
+  if (region_len == 0 && region_off == 0)
+    region_len = model.size;
+  if (region_len == 0 || region_off + region_len > model.size) {
+    fprintf (stderr, "random-io: --region outside the export\n");
+    return -1;
+  }
+  return 0;
+}
+
+static int
+run_threads (void)
+{
+  unsigned i;
+
+  for (i = 0; i < nr_threads; i++) {
+    threads[i].rng = seed * 0x9E3779B97F4A7C15u + i * 0xBF58476D1CE4E5B9u + 1;
+    if (pthread_create (&threads[i].tid, NULL, thread_main, &threads[i])) {
+      perror ("random-io: pthread_create");
+      return -1;
+    }
+  }
+  for (i = 0; i < nr_threads; i++)
+    pthread_join (threads[i].tid, NULL);
+  return failed ? -1 : 0;
+}
+
+static void
+print_summary (void)
+{
+  printf ("random-io: seed %" PRIu64 ", %u connections, %u ops (read %u, "
+          "write %u, zero %u, trim %u, flush %u), %" PRIu64 " of %" PRIu64
+          " bytes known: OK\n", seed, nr_threads, nr_ops, op_count[OP_READ],
+          op_count[OP_WRITE], op_count[OP_ZERO], op_count[OP_TRIM],
+          op_count[OP_FLUSH], model_count_known (&model, 0, model.size),
+          model.size);
+}
+
+int
+main (int argc, char *argv[])
+{
+  unsigned i;
+  int r = 1;
+
+  parse_args (argc, argv);
+  fprintf (stderr, "random-io: seed %" PRIu64 "\n", seed);
+  for (i = 0; i < nr_threads; i++) {
+    threads[i].id = i;
+    if (connect_thread (&threads[i]) == -1)
+      goto out;
+  }
+  oplog = calloc (nr_ops + 1, sizeof *oplog);
+  if (oplog == NULL || check_export (threads[0].nbd) == -1 ||
+      setup_model () == -1 || setup_region () == -1)
+    goto out;
+  if (run_threads () == -1 || (!no_final && final_check (&threads[0]) == -1))
+    goto out;
+  if (model_out && model_save (&model, model_out) == -1)
+    goto out;
+  print_summary ();
+  r = 0;
+ out:
+  if (r)
+    fprintf (stderr, "random-io: FAILED (seed %" PRIu64 ")\n", seed);
+  for (i = 0; i < nr_threads; i++)
+    disconnect_thread (&threads[i]);
+  model_free (&model);
+  free (oplog);
+  return r;
+}
