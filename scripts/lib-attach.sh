@@ -4,6 +4,8 @@
 # Source it from bash:  . scripts/lib-attach.sh
 #
 #   attach_trap                      run attach_cleanup on EXIT, INT, TERM
+#                                    (and first $ATTACH_ON_FAILURE if the
+#                                    exit status is not 0)
 #   attach_why_not                   exit 0 if attaching can work here;
 #                                    else print one line saying why not, exit 1
 #   attach_serve SOCK PIDFILE LOG ARGS...
@@ -52,9 +54,19 @@ attach_cleanup ()
     ATTACH_UNDO=()
 }
 
+# On EXIT with a non-zero status, eval "$ATTACH_ON_FAILURE" (if set, e.g.
+# to print server logs) before undoing everything.
+attach_exit ()
+{
+    if [ "$1" != 0 ] && [ -n "${ATTACH_ON_FAILURE:-}" ]; then
+        eval "$ATTACH_ON_FAILURE" || true
+    fi
+    attach_cleanup
+}
+
 attach_trap ()
 {
-    trap 'attach_cleanup' EXIT
+    trap 'attach_exit $?' EXIT
     trap 'attach_cleanup; trap - EXIT; exit 130' INT
     trap 'attach_cleanup; trap - EXIT; exit 143' TERM
 }
@@ -215,15 +227,19 @@ attach_dev_fuse ()
     ATTACH_DEV=$dev
 }
 
+# True if something is mounted on $1.  Unlike mountpoint(1) this does not
+# stat $1, so it also sees a FUSE mount whose daemon died (ENOTCONN).
+attach_is_mounted () { findmnt -rn --mountpoint "$1" >/dev/null 2>&1; }
+
 attach_fuse_unmount ()
 {
     local dir=$1 pid=${ATTACH_FUSE_PID[$1]:-} i
-    if mountpoint -q "$dir" 2>/dev/null; then
+    if attach_is_mounted "$dir"; then
         for i in 1 2 3 4 5 6 7 8 9 10; do
             fusermount3 -u "$dir" 2>/dev/null && break
             sleep 0.5
         done
-        mountpoint -q "$dir" 2>/dev/null && fusermount3 -u -z "$dir"
+        attach_is_mounted "$dir" && fusermount3 -u -z "$dir"
     fi
     if [ -n "$pid" ]; then
         attach_wait_for "! kill -0 $pid 2>/dev/null" 30 || kill -TERM "$pid" 2>/dev/null
@@ -272,7 +288,7 @@ attach_mount ()
 attach_umount ()
 {
     local mnt=$1 i
-    mountpoint -q "$mnt" 2>/dev/null || return 0
+    attach_is_mounted "$mnt" || return 0
     for i in 1 2 3 4 5 6 7 8 9 10; do
         umount "$mnt" 2>/dev/null && return 0
         sleep 0.5

@@ -46,6 +46,10 @@ done
 [ -f "$PLUGIN" ] || fail "plugin not built: $PLUGIN"
 
 attach_trap
+# On failure show what the server said (a sanitizer report, an error).
+ATTACH_ON_FAILURE='[ $serve = 0 ] || { echo "--- tail of nbdkit.$serve.log:" >&2;
+    tail -n 60 "$work/nbdkit.$serve.log" >&2; }'
+serve=0
 work=$(mktemp -d "${TMPDIR:-/tmp}/r5-ext4.XXXXXX")
 attach_push "rm -rf '$work'"
 mnt=$work/mnt
@@ -53,7 +57,6 @@ cd "$work"
 for i in $(seq 0 $((N - 1))); do truncate -s $MEMBER_SIZE "m$i"; done
 
 # Serve the members; slot $1 (if any) is 'missing'.  Sets DEV.
-serve=0
 up ()
 {
     local miss=${1:-} args=() i
@@ -78,7 +81,6 @@ down ()
     local log=$work/nbdkit.$serve.log rc=0
     attach_stop_nbdkit "$ATTACH_NBDKIT_PID" || rc=$?
     if [ $rc != 0 ] || grep -qE 'ERROR: AddressSanitizer|runtime error:' "$log"; then
-        sed 's/^/   nbdkit: /' "$log" >&2
         fail "nbdkit exited with status $rc"
     fi
 }
