@@ -158,6 +158,16 @@ checksum_members ()
   done
 }
 
+# sh_quote ARGS...: the arguments as one POSIX sh command line (nbdkit
+# --run uses /bin/sh, which may not understand bash's $'...' quoting).
+sh_quote ()
+{
+  local a q="'\\''"
+  for a in "$@"; do
+    printf "'%s' " "${a//\'/$q}"
+  done
+}
+
 # raid5_captive PLUGIN_ARGS... -- COMMAND ARGS...
 #
 # Serve the plugin with PLUGIN_ARGS on a private socket and run COMMAND
@@ -171,8 +181,8 @@ raid5_captive ()
   local pargs=() cmd status=0 log="$tmpdir/nbdkit.log"
   while [ $# -gt 0 ] && [ "$1" != -- ]; do pargs+=("$1"); shift; done
   shift
-  cmd=$(printf '%q ' "$@")
-  cmd=${cmd//@URI@/\"\$uri\"}
+  cmd=$(sh_quote "$@")
+  cmd=${cmd//"'@URI@'"/'"$uri"'}
   "$NBDKIT" -U - "$PLUGIN" "${pargs[@]}" --run "$cmd" 2>"$log" || status=$?
   cat "$log" >&2
   if [ $status -eq 0 ] && grep -q '^nbdkit: .*error:' "$log"; then

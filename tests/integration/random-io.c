@@ -688,7 +688,8 @@ main (int argc, char *argv[])
   int r = 1;
 
   parse_args (argc, argv);
-  fprintf (stderr, "random-io: seed %" PRIu64 "\n", seed);
+  if (verbose)
+    fprintf (stderr, "random-io: seed %" PRIu64 "\n", seed);
   for (i = 0; i < nr_threads; i++) {
     threads[i].id = i;
     if (connect_thread (&threads[i]) == -1)

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Bad parameters and bad members: nbdkit must exit non-zero before
+# serving, with exactly one error line on stderr that names the culprit,
+# and must not have written to any member.  Then two positive controls:
+# the same harness with good parameters serves, and members of different
+# sizes make an array sized by the smallest one.
+
+. "${0%/*}/functions.sh"
+requires_plugin
+
+for i in 0 1 2 3; do
+  head -c 4M /dev/urandom > "$tmpdir/m$i"    # random: zeroing would show
+done
+head -c 60K /dev/urandom > "$tmpdir/tiny"
+mkdir "$tmpdir/adir"
+ln -s "$tmpdir/m0" "$tmpdir/link-to-m0"
+all=("$tmpdir"/m? "$tmpdir/tiny")
+d0="disk=$tmpdir/m0" d1="disk=$tmpdir/m1" d2="disk=$tmpdir/m2"
+
+# expect_error REGEX PLUGIN_ARGS...
+expect_error ()
+{
+  local re=$1 status=0 sums lines
+  shift
+  sums=$(checksum_members "${all[@]}")
+  "$NBDKIT" -U - "$PLUGIN" "$@" --run 'echo SERVED' \
+    >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
+  echo "${*//$tmpdir\//} -> exit $status: $(head -c 300 "$tmpdir/err")"
+  [ $status -ne 0 ] || fail "accepted: $*"
+  ! grep -q SERVED "$tmpdir/out" || fail "served before failing: $*"
+  lines=$(grep -c . "$tmpdir/err" || :)
+  [ "$lines" -eq 1 ] ||
+    fail "$*: expected one line on stderr, got $lines: $(cat "$tmpdir/err")"
+  grep -Eiq "$re" "$tmpdir/err" || fail "$*: the error does not name '$re'"
+  [ "$(checksum_members "${all[@]}")" = "$sums" ] || fail "$*: a member changed"
+}
+
+expect_error 'disk|member'   "$d0" "$d1"
+expect_error 'disk|member'   chunk=64K
+expect_error 'chunk'         "$d0" "$d1" "$d2" chunk=3000
+expect_error 'chunk'         "$d0" "$d1" "$d2" chunk=2K
+expect_error 'chunk'         "$d0" "$d1" "$d2" chunk=0
+expect_error 'chunk|lots'    "$d0" "$d1" "$d2" chunk=lots
+expect_error 'layout'        "$d0" "$d1" "$d2" layout=bogus
+expect_error 'layout'        "$d0" "$d1" "$d2" layout=parity-first
+expect_error 'data-offset'   "$d0" "$d1" "$d2" data-offset=100
+expect_error 'data-offset|-4K' "$d0" "$d1" "$d2" data-offset=-4K
+expect_error 'metadata'      "$d0" "$d1" "$d2" metadata=bogus
+expect_error 'direct|maybe'  "$d0" "$d1" "$d2" direct=maybe
+expect_error 'foo'           "$d0" "$d1" "$d2" foo=bar
+expect_error 'nonexistent'   "$d0" "$d1" "disk=$tmpdir/nonexistent"
+expect_error 'nodir'         "$d0" "$d1" "disk=$tmpdir/nodir/member"
+expect_error 'adir'          "$d0" "$d1" "disk=$tmpdir/adir"
+expect_error 'disk'          "$d0" "$d1" "disk="
+expect_error 'tiny|small'    "$d0" "disk=$tmpdir/tiny" "$d1" chunk=64K
+expect_error 'small|data-offset|size' "$d0" "$d1" "$d2" data-offset=4M
+expect_error 'small|size|chunk' "$d0" "$d1" "$d2" chunk=8M
+expect_error 'twice|duplicate|same|m0' "$d0" "$d1" "$d0"
+expect_error 'twice|duplicate|same|link-to-m0' "$d0" "$d1" "disk=$tmpdir/link-to-m0"
+expect_error 'missing'       "$d0" disk=missing disk=missing
+expect_error 'missing'       disk=missing "$d1" disk=missing "$d2"
+
+# Positive control: the harness above passes good parameters.
+"$NBDKIT" -U - "$PLUGIN" "$d0" "$d1" "$d2" chunk=64K --run 'echo SERVED' \
+  >"$tmpdir/out" 2>"$tmpdir/err" || fail "good parameters refused: $(cat "$tmpdir/err")"
+grep -q SERVED "$tmpdir/out" || fail "good parameters: not served"
+
+# Members of different sizes: the smallest decides (md's rule), nothing is
+# written past the last whole stripe of any member.
+echo "== members of different sizes"
+truncate -s 4M "$tmpdir/s0"
+truncate -s $(( 5 * 1024 * 1024 + 1234 )) "$tmpdir/s1"
+truncate -s $(( 3 * 1024 * 1024 + 777 )) "$tmpdir/s2"
+truncate -s 6M "$tmpdir/s3"
+size=$(array_size 4 $(( 3 * 1024 * 1024 + 777 )) 64K 64K)
+next_seed
+raid5_captive disk="$tmpdir/s0" disk="$tmpdir/s1" disk="$tmpdir/s2" \
+    disk="$tmpdir/s3" chunk=64K data-offset=64K -- \
+  "$RANDOM_IO" @URI@ "$size" --seed "$RIO_SEED" --ops 600 --chunk 64K \
+    --disks 4 --model-out "$tmpdir/model" || fail "different member sizes"
+member_check --chunk 64K --data-offset 64K --model "$tmpdir/model" \
+  --outside-zero "$tmpdir"/s?
+echo "$test_name: OK"
