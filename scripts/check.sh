@@ -272,7 +272,7 @@ fi
 banner "2. build: build/ (--enable-werror)"
 t0=$SECONDS
 built=0
-if r5_autoreconf "$top" $reconf && r5_configure "$top" "$build" --enable-werror &&
+if r5_autoreconf "$top" $reconf && r5_configure "$top" "$build" "${R5_MAIN_CONFIGURE_ARGS[@]}" &&
    r5_make "$build" --no-print-directory; then
     record build PASS "build/, $(elapsed $t0)"
     built=1

@@ -38,7 +38,7 @@ ATTACH_DEV=
 ATTACH_NBDKIT_PID=
 declare -gA ATTACH_FUSE_DIR=()    # /dev/loopN -> nbdfuse mountpoint
 declare -gA ATTACH_FUSE_PID=()    # nbdfuse mountpoint -> nbdfuse pid
-declare -gA ATTACH_NBDKIT_LIVE=() # nbdkit pids started and not yet reaped
+declare -gA ATTACH_NBDKIT_LIVE=() # nbdkit pid -> its socket and pidfile
 
 attach_log () { echo "lib-attach: $*" >&2; }
 
@@ -139,7 +139,7 @@ attach_serve ()
     $NBDKIT -U "$sock" -P "$pidfile" -f "$@" >"$log" 2>&1 &
     local pid=$!
     ATTACH_NBDKIT_PID=$pid
-    ATTACH_NBDKIT_LIVE[$pid]=1
+    ATTACH_NBDKIT_LIVE[$pid]="$sock $pidfile"
     attach_push "attach_stop_nbdkit $pid >/dev/null 2>&1"
     if ! attach_wait_for "[ -s '$pidfile' ] || ! kill -0 $pid 2>/dev/null" 60 ||
        ! kill -0 "$pid" 2>/dev/null; then
@@ -154,8 +154,9 @@ attach_serve ()
 # status (0 after a clean shutdown), 0 if it was already stopped.
 attach_stop_nbdkit ()
 {
-    local pid=$1 rc=0
+    local pid=$1 rc=0 files
     [ -n "$pid" ] && [ -n "${ATTACH_NBDKIT_LIVE[$pid]:-}" ] || return 0
+    files=${ATTACH_NBDKIT_LIVE[$pid]}
     unset "ATTACH_NBDKIT_LIVE[$pid]"
     if kill -0 "$pid" 2>/dev/null; then
         kill -TERM "$pid" 2>/dev/null
@@ -165,6 +166,7 @@ attach_stop_nbdkit ()
         fi
     fi
     wait "$pid" 2>/dev/null || rc=$?
+    rm -f $files
     return $rc
 }
 
@@ -215,7 +217,7 @@ attach_dev_fuse ()
     nbdfuse -P "$pidfile" "$dir" --unix "$sock" >&2 &
     pid=$!
     ATTACH_FUSE_PID[$dir]=$pid
-    attach_push "attach_fuse_unmount '$dir'"
+    attach_push "attach_fuse_unmount '$dir'; rm -f '$pidfile'"
     if ! attach_wait_for "[ -s '$pidfile' ] || ! kill -0 $pid 2>/dev/null" 30 ||
        ! kill -0 "$pid" 2>/dev/null || [ ! -e "$dir/nbd" ]; then
         attach_log "nbdfuse did not mount $dir"

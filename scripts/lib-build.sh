@@ -15,6 +15,10 @@ R5_BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config
 R5_TEST_PACKAGES=(e2fsprogs fuse3 util-linux fio mdadm nbd-client
     qemu-system-x86 busybox-static cpio kmod python3-libnbd)
 
+# configure arguments of the main build in build/ (check.sh and demo.sh
+# share that folder, so they must agree).
+R5_MAIN_CONFIGURE_ARGS=(--enable-werror)
+
 r5_say () { echo "--- $*"; }
 
 # Print the packages of "$@" that dpkg does not list as installed.

@@ -1,0 +1,177 @@
+#!/bin/bash
+# scripts/demo.sh -- from a fresh Debian 12 machine (as root) to ext4 on a
+# userspace RAID-5: install what is missing, build, make three member
+# images, serve them as one RAID-5 with the raid5 plugin, attach the export
+# as a kernel block device, mkfs + mount + write, lose a member and read
+# everything back, clean up, and say how to serve the array again.
+#
+#   scripts/demo.sh [--no-install]     work folder: $DEMO_DIR or ./demo-work
+
+set -eu -o pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+no_install=0
+case ${1:-} in
+    --no-install) no_install=1 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    '') ;;
+    *) echo "demo.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+esac
+
+. "$top/scripts/lib-build.sh"
+. "$top/scripts/lib-attach.sh"
+
+N=3
+SIZE=256M
+CHUNK_KIB=64
+work=$(mkdir -p "${DEMO_DIR:-$PWD/demo-work}" && cd "${DEMO_DIR:-$PWD/demo-work}" && pwd)
+sock=$work/raid5.sock
+plugin=$top/build/plugin/.libs/nbdkit-raid5-plugin.so
+n_step=0
+
+step () { n_step=$((n_step + 1)); echo; echo "==> $n_step. $*"; }
+say () { echo "    $*"; }
+run () { echo "    \$ $*"; "$@"; }
+
+step "Install what is missing (apt-get, only for packages dpkg does not list)"
+say "Build: nbdkit + its plugin headers, liburing (io_uring), ISA-L (parity),"
+say "libnbd; to use the array: e2fsprogs, fuse3, util-linux (losetup), nbd-client."
+r5_install_packages $no_install "${R5_BUILD_PACKAGES[@]}" \
+    e2fsprogs fuse3 util-linux nbd-client kmod ||
+    say "(continuing; the build will say what it lacks)"
+
+step "Build out of tree in build/"
+r5_autoreconf "$top"
+r5_configure "$top" "$top/build" "${R5_MAIN_CONFIGURE_ARGS[@]}"
+r5_make "$top/build" --no-print-directory
+say "The plugin: ${plugin#"$top"/}"
+
+step "Make $N member images of $SIZE in $work"
+say "Sparse files stand in for disks; any block device works the same way."
+echo '*' > "$work/.gitignore"     # keep the demo out of git status
+disks=()
+for (( i = 0; i < N; i++ )); do
+    rm -f "$work/disk$i.img"
+    run truncate -s $SIZE "$work/disk$i.img"
+    disks+=("disk=$work/disk$i.img")
+done
+
+attach_trap
+# On failure, show what the server said.
+ATTACH_ON_FAILURE='echo "--- nbdkit log:" >&2; cat "$work/nbdkit.log" >&2'
+args=("$plugin" "${disks[@]}" chunk=${CHUNK_KIB}K layout=left-symmetric metadata=none)
+
+step "Serve the three images as one RAID-5 over NBD (a unix socket)"
+say "disk= order is the member's role; chunk=${CHUNK_KIB}K, md's left-symmetric"
+say "layout: each stripe holds $((N - 1)) data chunks and 1 parity chunk, and the"
+say "parity chunk moves one member to the left on every stripe."
+echo "    \$ nbdkit -U $sock -f ${args[*]} &"
+attach_serve "$sock" "$work/nbdkit.pid" "$work/nbdkit.log" "${args[@]}"
+echo "    \$ nbdinfo --size 'nbd+unix:///?socket=$sock'"
+say "$(nbdinfo --size "nbd+unix:///?socket=$sock") bytes = (member size / chunk) stripes x chunk x $((N - 1)) data members"
+
+if [ "$(id -u)" != 0 ]; then
+    say
+    say "Mounting needs root (mount, losetup or nbd-client).  Run this as root"
+    say "to go on: sudo scripts/demo.sh"
+    exit 1
+fi
+why=$(attach_why_not) || { say "Cannot attach a block device here: $why"; exit 1; }
+
+step "Attach the export as a kernel block device"
+if [ "$(attach_pick_method)" = nbd ]; then
+    say "This kernel has the nbd driver: nbd-client hands the socket to it."
+    say "\$ nbd-client -unix $sock /dev/nbdN -b 4096"
+else
+    say "No nbd driver in this kernel: nbdfuse shows the export as a file,"
+    say "and a loop device turns that file into a block device."
+    say "\$ nbdfuse $work/fuse --unix $sock &"
+    say "\$ losetup -f --show $work/fuse/nbd"
+fi
+attach_dev "$sock" "$work"
+dev=$ATTACH_DEV
+say "-> $dev"
+
+stride=$((CHUNK_KIB / 4))
+step "Make ext4 that knows the geometry"
+say "stride = chunk / block = ${CHUNK_KIB}K / 4K = $stride blocks;"
+say "stripe_width = stride x data members = $stride x $((N - 1)) = $((stride * (N - 1)))."
+say "ext4 then aligns large allocations to whole stripes and spreads its"
+say "bitmaps over the members, so big writes can be full-stripe writes"
+say "(parity computed from the new data alone, nothing read back)."
+run mkfs.ext4 -q -F -E stride=$stride,stripe_width=$((stride * (N - 1))) "$dev"
+
+step "Mount it and write files"
+mnt=$work/mnt
+run mkdir -p "$mnt"
+echo "    \$ mount $dev $mnt"
+attach_mount "$dev" "$mnt"
+run cp -r /usr/share/common-licenses "$mnt/licenses"
+run dd if=/dev/urandom of="$mnt/random.bin" bs=1M count=40 status=none
+echo "hello from a userspace RAID-5" > "$mnt/hello.txt"
+run ls -l "$mnt"
+run df -h "$mnt"
+(cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 sha256sum) > "$work/sums"
+say "Recorded the sha256 of every file ($(wc -l < "$work/sums") files)."
+
+step "Unmount, detach, stop the server"
+echo "    \$ umount $mnt"
+attach_umount "$mnt"
+if [ "$ATTACH_METHOD" = nbd ]; then
+    echo "    \$ nbd-client -d $dev"
+else
+    echo "    \$ losetup -d $dev; fusermount3 -u $work/fuse"
+fi
+attach_detach "$dev"
+echo "    \$ kill \$(cat $work/nbdkit.pid)      # nbdkit syncs the members and exits"
+attach_stop_nbdkit "$ATTACH_NBDKIT_PID"
+run ls -ls "$work"/disk?.img
+say "(first column: space the sparse images really use; each member holds"
+say "its share of the data plus parity)"
+
+step "Lose a member: serve with disk1 missing and read everything back"
+say "Any lost chunk is the XOR of the other chunks of its stripe."
+degraded=("$plugin" "disk=$work/disk0.img" disk=missing "disk=$work/disk2.img"
+          chunk=${CHUNK_KIB}K layout=left-symmetric metadata=none)
+echo "    \$ nbdkit -U $sock -f ${degraded[*]} &"
+attach_serve "$sock" "$work/nbdkit.pid" "$work/nbdkit.log" "${degraded[@]}"
+attach_dev "$sock" "$work"
+dev=$ATTACH_DEV
+attach_mount "$dev" "$mnt" ro
+run cat "$mnt/hello.txt"
+echo "    \$ sha256sum -c (every file)"
+if (cd "$mnt" && sha256sum --quiet -c "$work/sums"); then
+    say "all $(wc -l < "$work/sums") files match"
+else
+    say "MISMATCH: the degraded array returned wrong data"; exit 1
+fi
+attach_umount "$mnt"
+attach_detach "$dev"
+attach_stop_nbdkit "$ATTACH_NBDKIT_PID"
+trap - EXIT INT TERM
+attach_cleanup
+rm -f "$work/sums" "$work/nbdkit.log"
+rmdir "$mnt" "$work/fuse" 2>/dev/null || true
+
+step "Done.  To serve the array again"
+say "(nothing was written while disk1 was missing, so all three are in sync)"
+echo
+echo "    nbdkit -U $sock -P $work/nbdkit.pid \\"
+echo "        $plugin \\"
+echo "        disk=$work/disk0.img disk=$work/disk1.img disk=$work/disk2.img \\"
+echo "        chunk=${CHUNK_KIB}K layout=left-symmetric metadata=none"
+echo
+say "(after 'make -C build install', 'nbdkit raid5 ...' finds the plugin by name)"
+say "Then, as root, with the kernel's nbd driver:"
+echo
+echo "    modprobe nbd"
+echo "    nbd-client -unix $sock /dev/nbd0 -b 4096"
+echo "    mount /dev/nbd0 /mnt"
+echo "    ...   umount /mnt; nbd-client -d /dev/nbd0"
+echo
+say "Without the nbd driver (containers, this demo's fallback):"
+echo
+echo "    mkdir -p /tmp/r5fuse; nbdfuse /tmp/r5fuse --unix $sock &"
+echo "    dev=\$(losetup -f --show /tmp/r5fuse/nbd); mount \$dev /mnt"
+echo "    ...   umount /mnt; losetup -d \$dev; fusermount3 -u /tmp/r5fuse"
+echo
+say "Stop the server: kill \$(cat $work/nbdkit.pid)"
