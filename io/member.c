@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "io/member.h"
@@ -57,6 +59,19 @@ direct_alignment (int fd)
   return align;
 }
 
+/* Memory file systems complete every read and write by copying, and do
+ * not support RWF_NOWAIT.
+ */
+static bool
+on_memory_fs (int fd)
+{
+  struct statfs sfs;
+
+  if (fstatfs (fd, &sfs) == -1)
+    return false;
+  return sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC;
+}
+
 static int
 describe (struct io_member *m)
 {
@@ -71,6 +86,7 @@ describe (struct io_member *m)
   m->blockdev = S_ISBLK (st.st_mode);
   m->dev = m->blockdev ? st.st_rdev : st.st_dev;
   m->ino = m->blockdev ? 0 : st.st_ino;
+  m->in_memory = !m->blockdev && on_memory_fs (m->fd);
   if (m->direct)
     m->dio_align = direct_alignment (m->fd);
   return read_size (m, &st);

@@ -17,6 +17,9 @@ struct io_member {
   int fd;                     /* -1 when not open; O_CLOEXEC */
   bool direct;                /* opened with O_DIRECT */
   bool blockdev;
+  bool in_memory;             /* on tmpfs/ramfs: no non-blocking I/O, so
+                                 io_uring would hand every op to a kernel
+                                 worker thread; see engine.c */
   unsigned dio_align;         /* O_DIRECT alignment of offsets, lengths and
                                  buffers in bytes (power of two); 1 if buffered */
   uint64_t size;              /* bytes */
