@@ -6,8 +6,8 @@
 #   2. build       autoreconf -fi; out-of-tree build in build/ (--enable-werror)
 #   3. tests       make check in build/: unit, integration, kernel layers
 #   4. sanitizers  second build in build-sanitize/ (--enable-sanitizers
-#                  --enable-werror); unit + integration tests under ASan and
-#                  UBSan, nbdkit (not instrumented) runs with libasan
+#                  --enable-werror); unit, integration and kernel tests under
+#                  ASan and UBSan, nbdkit (not instrumented) runs with libasan
 #                  preloaded; a canary plugin proves that wiring catches bugs
 #   5. vm          scripts/vm.sh test, when that script exists
 # Then a summary; the exit status is non-zero if anything failed.
@@ -16,12 +16,12 @@ usage ()
 {
     cat <<EOF
 usage: scripts/check.sh [options]
-  --quick            skip the sanitizer build (layer 4)
-  --no-install       never apt-get; only report missing packages
-  --no-vm            skip scripts/vm.sh
-  --sanitize-kernel  also run tests/kernel under the sanitizers
-  --reconf           force autoreconf -fi
-  -h, --help         this text
+  --quick               skip the sanitizer build (layer 4)
+  --no-install          never apt-get; only report missing packages
+  --no-vm               skip scripts/vm.sh
+  --no-sanitize-kernel  run only unit and integration tests under the sanitizers
+  --reconf              force autoreconf -fi
+  -h, --help            this text
 Environment: R5_CHECK_TIMEOUT (s, default 1500) bounds each make check,
 R5_VM_TIMEOUT (s, default 900) bounds scripts/vm.sh.
 EOF
@@ -32,13 +32,13 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top" || exit 1
 . "$top/scripts/lib-build.sh"
 
-quick=0 no_install=0 vm=1 sanitize_kernel=0 reconf=
+quick=0 no_install=0 vm=1 sanitize_kernel=1 reconf=
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=1 ;;
         --no-install) no_install=1 ;;
         --no-vm) vm=0 ;;
-        --sanitize-kernel) sanitize_kernel=1 ;;
+        --no-sanitize-kernel) sanitize_kernel=0 ;;
         --reconf) reconf=force ;;
         -h|--help) usage; exit 0 ;;
         *) echo "check.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -237,7 +237,7 @@ sanitizer_layer ()
     [ $sanitize_kernel = 1 ] && keep='^tests/(unit|integration|kernel)/'
     tests=$(make_var "$sbuild" TESTS | tr ' ' '\n' | grep -E "$keep" | tr '\n' ' ')
     if [ -z "${tests// /}" ]; then
-        record "tests (asan+ubsan)" SKIP "no unit or integration tests in TESTS yet"
+        record "tests (asan+ubsan)" SKIP "no tests in TESTS yet"
         return
     fi
     PATH=$sbuild/asan-bin:$PATH \
