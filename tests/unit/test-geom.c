@@ -44,7 +44,8 @@ Test (geom, md_example)
 {
   struct r5_geom g;
 
-  cr_assert_eq (init (&g, 3, 64 * KiB, R5_LEFT_SYMMETRIC, 1 * MiB, 64 * MiB), 0);
+  cr_assert_eq (init (&g, 3, 64 * KiB, R5_LEFT_SYMMETRIC, 1 * MiB, 64 * MiB),
+                0);
   cr_assert_eq (g.members, 3);
   cr_assert_eq (g.data_members, 2);
   cr_assert_eq (g.layout, R5_LEFT_SYMMETRIC);

@@ -112,18 +112,18 @@ check_table (unsigned n, enum r5_layout layout, const char *const *rows)
     check_row (&g, s, rows[s]);
 }
 
-Test (layout, left_symmetric_3) { check_table (3, R5_LEFT_SYMMETRIC, ls3); }
-Test (layout, left_asymmetric_3) { check_table (3, R5_LEFT_ASYMMETRIC, la3); }
-Test (layout, right_symmetric_3) { check_table (3, R5_RIGHT_SYMMETRIC, rs3); }
-Test (layout, right_asymmetric_3) { check_table (3, R5_RIGHT_ASYMMETRIC, ra3); }
-Test (layout, left_symmetric_4) { check_table (4, R5_LEFT_SYMMETRIC, ls4); }
-Test (layout, left_asymmetric_4) { check_table (4, R5_LEFT_ASYMMETRIC, la4); }
-Test (layout, right_symmetric_4) { check_table (4, R5_RIGHT_SYMMETRIC, rs4); }
-Test (layout, right_asymmetric_4) { check_table (4, R5_RIGHT_ASYMMETRIC, ra4); }
-Test (layout, left_symmetric_5) { check_table (5, R5_LEFT_SYMMETRIC, ls5); }
-Test (layout, left_asymmetric_5) { check_table (5, R5_LEFT_ASYMMETRIC, la5); }
-Test (layout, right_symmetric_5) { check_table (5, R5_RIGHT_SYMMETRIC, rs5); }
-Test (layout, right_asymmetric_5) { check_table (5, R5_RIGHT_ASYMMETRIC, ra5); }
+Test (layout, ls3) { check_table (3, R5_LEFT_SYMMETRIC, ls3); }
+Test (layout, la3) { check_table (3, R5_LEFT_ASYMMETRIC, la3); }
+Test (layout, rs3) { check_table (3, R5_RIGHT_SYMMETRIC, rs3); }
+Test (layout, ra3) { check_table (3, R5_RIGHT_ASYMMETRIC, ra3); }
+Test (layout, ls4) { check_table (4, R5_LEFT_SYMMETRIC, ls4); }
+Test (layout, la4) { check_table (4, R5_LEFT_ASYMMETRIC, la4); }
+Test (layout, rs4) { check_table (4, R5_RIGHT_SYMMETRIC, rs4); }
+Test (layout, ra4) { check_table (4, R5_RIGHT_ASYMMETRIC, ra4); }
+Test (layout, ls5) { check_table (5, R5_LEFT_SYMMETRIC, ls5); }
+Test (layout, la5) { check_table (5, R5_LEFT_ASYMMETRIC, la5); }
+Test (layout, rs5) { check_table (5, R5_RIGHT_SYMMETRIC, rs5); }
+Test (layout, ra5) { check_table (5, R5_RIGHT_ASYMMETRIC, ra5); }
 
 /* Stripe numbers past 2^32 must not be truncated: 2^32 = 1 (mod 3) and
  * (mod 5), so stripe 2^32 looks like stripe 1 (a truncated 0 would not).
