@@ -17,8 +17,15 @@ ln -s "$tmpdir/m0" "$tmpdir/link-to-m0"
 all=("$tmpdir"/m? "$tmpdir/tiny")
 d0="disk=$tmpdir/m0" d1="disk=$tmpdir/m1" d2="disk=$tmpdir/m2"
 
-# expect_error REGEX PLUGIN_ARGS...
+# expect_error REGEX PLUGIN_ARGS...  (a failed case is counted, and the
+# remaining cases still run)
+failures=0
 expect_error ()
+{
+  ( check_error "$@" ) || failures=$(( failures + 1 ))
+}
+
+check_error ()
 {
   local re=$1 status=0 sums lines
   shift
@@ -43,8 +50,8 @@ expect_error 'chunk'         "$d0" "$d1" "$d2" chunk=0
 expect_error 'chunk|lots'    "$d0" "$d1" "$d2" chunk=lots
 expect_error 'layout'        "$d0" "$d1" "$d2" layout=bogus
 expect_error 'layout'        "$d0" "$d1" "$d2" layout=parity-first
-expect_error 'data-offset'   "$d0" "$d1" "$d2" data-offset=100
-expect_error 'data-offset|-4K' "$d0" "$d1" "$d2" data-offset=-4K
+expect_error 'data.offset'   "$d0" "$d1" "$d2" data-offset=100
+expect_error 'data.offset|-4K' "$d0" "$d1" "$d2" data-offset=-4K
 expect_error 'metadata'      "$d0" "$d1" "$d2" metadata=bogus
 expect_error 'direct|maybe'  "$d0" "$d1" "$d2" direct=maybe
 expect_error 'foo'           "$d0" "$d1" "$d2" foo=bar
@@ -53,7 +60,7 @@ expect_error 'nodir'         "$d0" "$d1" "disk=$tmpdir/nodir/member"
 expect_error 'adir'          "$d0" "$d1" "disk=$tmpdir/adir"
 expect_error 'disk'          "$d0" "$d1" "disk="
 expect_error 'tiny|small'    "$d0" "disk=$tmpdir/tiny" "$d1" chunk=64K
-expect_error 'small|data-offset|size' "$d0" "$d1" "$d2" data-offset=4M
+expect_error 'small|data.offset|size' "$d0" "$d1" "$d2" data-offset=4M
 expect_error 'small|size|chunk' "$d0" "$d1" "$d2" chunk=8M
 expect_error 'twice|duplicate|same|m0' "$d0" "$d1" "$d0"
 expect_error 'twice|duplicate|same|link-to-m0' "$d0" "$d1" "disk=$tmpdir/link-to-m0"
@@ -80,4 +87,6 @@ raid5_captive disk="$tmpdir/s0" disk="$tmpdir/s1" disk="$tmpdir/s2" \
     --disks 4 --model-out "$tmpdir/model" || fail "different member sizes"
 member_check --chunk 64K --data-offset 64K --model "$tmpdir/model" \
   --outside-zero "$tmpdir"/s?
+
+[ $failures -eq 0 ] || fail "$failures bad-parameter case(s) failed (see above)"
 echo "$test_name: OK"

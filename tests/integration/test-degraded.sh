@@ -8,7 +8,7 @@
 . "${0%/*}/functions.sh"
 requires_plugin
 
-: "${OPS:=1200}"
+: "${OPS:=1000}"
 
 # run_config N MEMBER_SIZE CHUNK LAYOUT DATA_OFFSET
 run_config ()
