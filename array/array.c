@@ -57,11 +57,14 @@ array_check_config (const struct array_config *cfg, struct array_err *err)
                    "of one member only", missing);
     return -EINVAL;
   }
-  /* Everything but the member size, judged against a huge member. */
+  /* Everything but the member size, judged against a member just big
+   * enough for one stripe.
+   */
   if (r5_geom_init (&g, cfg->members, cfg->chunk, cfg->layout,
-                    cfg->data_offset, UINT64_MAX) < 0) {
+                    cfg->data_offset, cfg->data_offset + cfg->chunk) < 0) {
     r5_geom_explain (err->msg, sizeof err->msg, cfg->members, cfg->chunk,
-                     cfg->layout, cfg->data_offset, UINT64_MAX);
+                     cfg->layout, cfg->data_offset,
+                     cfg->data_offset + cfg->chunk);
     return -EINVAL;
   }
   return 0;

@@ -40,6 +40,12 @@ check_params (char *buf, unsigned len, unsigned members, uint64_t chunk,
               "offset (%" PRIu64 ") plus one chunk (%" PRIu64 ")",
               member_bytes, data_offset, chunk);
   }
+  else if ((member_bytes - data_offset) / chunk > INT64_MAX / chunk /
+           (members - 1)) {
+    *err = -EFBIG;
+    snprintf (buf, len, "members of %" PRIu64 " bytes make an array larger "
+              "than %" PRId64 " bytes", member_bytes, INT64_MAX);
+  }
   else {
     *err = 0;
     return NULL;

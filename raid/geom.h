@@ -49,7 +49,9 @@ struct r5_geom {
  * chunks.
  * Returns 0; -EINVAL if members, chunk, layout or data_offset is out of
  * range (data_offset must be a multiple of 512); -ENOSPC if a member
- * cannot hold data_offset plus one chunk.  *g is untouched on error.
+ * cannot hold data_offset plus one chunk; -EFBIG if the array would hold
+ * more than INT64_MAX bytes (NBD sizes are signed 64-bit).  *g is
+ * untouched on error.
  */
 int r5_geom_init (struct r5_geom *g, unsigned members, uint64_t chunk,
                   enum r5_layout layout, uint64_t data_offset,

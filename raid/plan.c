@@ -10,11 +10,12 @@
 #include "raid/layout.h"
 #include "raid/plan.h"
 
-/* One stripe being planned.  Scratch for a stripe is laid out as N+1
- * columns of active_len bytes: column m holds what is read from member m,
- * column N the new parity.  Segments are packed in order inside each
- * column, so a member's reads of adjacent segments are adjacent in
- * scratch too and coalesce into one I/O.
+/* One stripe being planned.  Scratch for a stripe is made of columns of
+ * active_len bytes, each taken from the plan's scratch area when first
+ * needed: column m holds what is read from member m, column N the new
+ * parity.  Segments are packed in order inside each column, so a member's
+ * reads of adjacent segments are adjacent in scratch too and coalesce
+ * into one I/O.
  */
 struct stripe {
   const struct r5_geom *g;
@@ -27,7 +28,7 @@ struct stripe {
   uint64_t a, b;              /* touched bytes, stripe-data coordinates */
   unsigned parity;
   uint64_t active_len;        /* total length of the active segments */
-  uint64_t scratch_base;      /* UINT64_MAX until first needed */
+  uint64_t column[R5_MAX_MEMBERS + 1];  /* scratch offsets; UINT64_MAX = none */
   uint64_t seg_pos;           /* current segment's position in a column */
   size_t first_io;            /* ios before this index belong to earlier stripes */
 };
@@ -156,13 +157,11 @@ new_data_buf (const struct stripe *s, unsigned dd, uint64_t x)
 static struct r5_buf
 scratch_buf (struct stripe *s, unsigned col)
 {
-  if (s->scratch_base == UINT64_MAX) {
-    s->scratch_base = s->p->scratch;
-    s->p->scratch += (uint64_t) (s->g->members + 1) * s->active_len;
+  if (s->column[col] == UINT64_MAX) {
+    s->column[col] = s->p->scratch;
+    s->p->scratch += s->active_len;
   }
-  return (struct r5_buf) {
-    R5_BUF_SCRATCH, s->scratch_base + col * s->active_len + s->seg_pos
-  };
+  return (struct r5_buf) { R5_BUF_SCRATCH, s->column[col] + s->seg_pos };
 }
 
 /* Read member's bytes of the current segment into its scratch column. */
@@ -422,6 +421,8 @@ plan_stripe (struct stripe *s)
     return 0;                   /* partial trim: advisory, nothing to do */
 
   n = cut_segments (s, seg);
+  for (unsigned m = 0; m <= s->g->members; m++)
+    s->column[m] = UINT64_MAX;
   s->active_len = 0;
   for (unsigned i = 0; i < n; i++)
     s->active_len += seg[i].y - seg[i].x;
@@ -433,35 +434,73 @@ plan_stripe (struct stripe *s)
   return r;
 }
 
+/* What a plan holds before a stripe is added, to take the stripe back. */
+struct mark {
+  size_t nios, nxors;
+  uint64_t scratch;
+  uint64_t segs[R5_SEG_KINDS];
+};
+
+static void
+mark_save (const struct r5_plan *p, struct mark *m)
+{
+  *m = (struct mark) { p->nios, p->nxors, p->scratch, { 0 } };
+  memcpy (m->segs, p->segs, sizeof m->segs);
+}
+
+static void
+mark_restore (struct r5_plan *p, const struct mark *m)
+{
+  p->nios = m->nios;
+  p->nxors = m->nxors;
+  p->scratch = m->scratch;
+  memcpy (p->segs, m->segs, sizeof m->segs);
+}
+
+static int
+plan_one (struct r5_plan *p, const struct r5_geom *g, enum r5_op op,
+          uint64_t pos, uint64_t end, uint64_t req_off, uint64_t *stop)
+{
+  uint64_t index = pos / g->stripe_data;
+  uint64_t array_base = index * g->stripe_data;
+  struct stripe s = {
+    .g = g, .p = p, .op = op, .index = index,
+    .member_base = r5_stripe_member_off (g, index),
+    .array_base = array_base, .req_off = req_off,
+    .a = pos - array_base,
+    .parity = r5_parity_member (g, index),
+    .first_io = p->nios,
+  };
+
+  *stop = array_base + g->stripe_data < end ? array_base + g->stripe_data
+                                            : end;
+  s.b = *stop - array_base;
+  return plan_stripe (&s);
+}
+
 int
 r5_plan_range (struct r5_plan *p, const struct r5_geom *g, enum r5_op op,
                uint64_t off, uint64_t len, uint64_t req_off, int missing,
                uint64_t scratch_budget, uint64_t *planned)
 {
-  uint64_t end = off + len, pos = off;
+  uint64_t end = off + len, pos = off, stop;
+  uint64_t start_scratch = p->scratch;
+  struct mark mark;
+  int r;
 
   assert (len > 0 && end <= g->capacity && req_off <= off);
   assert (missing < (int) g->members);
   p->missing = missing;
   do {
-    uint64_t index = pos / g->stripe_data;
-    uint64_t array_base = index * g->stripe_data;
-    uint64_t stop = array_base + g->stripe_data < end
-      ? array_base + g->stripe_data : end;
-    struct stripe s = {
-      .g = g, .p = p, .op = op, .index = index,
-      .member_base = r5_stripe_member_off (g, index),
-      .array_base = array_base, .req_off = req_off,
-      .a = pos - array_base, .b = stop - array_base,
-      .parity = r5_parity_member (g, index),
-      .scratch_base = UINT64_MAX, .first_io = p->nios,
-    };
-    int r = plan_stripe (&s);
-
-    if (r < 0)
+    mark_save (p, &mark);
+    if ((r = plan_one (p, g, op, pos, end, req_off, &stop)) < 0)
       return r;
+    if (pos > off && p->scratch - start_scratch > scratch_budget) {
+      mark_restore (p, &mark);  /* over budget: leave it for next time */
+      break;
+    }
     pos = stop;
-  } while (pos < end && p->scratch < scratch_budget);
+  } while (pos < end);
   *planned = pos - off;
   return 0;
 }
