@@ -31,6 +31,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,16 +189,31 @@ overlaps_inflight (uint64_t off, uint64_t len)
   return false;
 }
 
-/* Reserve a random range that overlaps no in-flight request. */
+/* Reserve a random range that overlaps no in-flight request.  The lock is
+ * dropped between attempts so that completing requests can release theirs.
+ */
 static void
-reserve_range (struct thread *t, uint64_t *off, uint64_t *len)
+reserve_range (struct thread *t, enum op_type type, uint64_t *off,
+               uint64_t *len)
 {
-  pthread_mutex_lock (&lock);
-  do
+  for (;;) {
+    pthread_mutex_lock (&lock);
     pick_range (t, off, len);
-  while (overlaps_inflight (*off, *len));
-  inflight[t->id] = (struct range) { *off, *len, true };
-  pthread_mutex_unlock (&lock);
+    /* Now and then a zero or trim of up to the whole region: one request
+     * over many stripes (mkfs discards the whole device at once).
+     */
+    if ((type == OP_ZERO || type == OP_TRIM) && below (t, 25) == 0) {
+      *len = 1 + below (t, region_len);
+      *off = region_off + below (t, region_len - *len + 1);
+    }
+    if (!overlaps_inflight (*off, *len)) {
+      inflight[t->id] = (struct range) { *off, *len, true };
+      pthread_mutex_unlock (&lock);
+      return;
+    }
+    pthread_mutex_unlock (&lock);
+    sched_yield ();
+  }
 }
 
 /* Fill buf with the write pattern for op id at array offset off.  Mostly a
@@ -389,7 +405,7 @@ do_op (struct thread *t, unsigned id)
   int r;
 
   if (type != OP_FLUSH)
-    reserve_range (t, &off, &len);
+    reserve_range (t, type, &off, &len);
   if (type == OP_WRITE)
     fill_pattern (t, t->buf, off, len, id);
   if (verbose)

@@ -67,6 +67,19 @@ expect_error 'twice|duplicate|same|link-to-m0' "$d0" "$d1" "disk=$tmpdir/link-to
 expect_error 'missing'       "$d0" disk=missing disk=missing
 expect_error 'missing'       disk=missing "$d1" disk=missing "$d2"
 
+# Members already served by another nbdkit (the plugin locks them): the
+# same array, and another array sharing one member.
+"$NBDKIT" -U "$tmpdir/sock" -P "$tmpdir/pid" "$PLUGIN" "$d0" "$d1" "$d2" \
+  chunk=64K
+for (( i = 0; i < 100; i++ )); do [ -s "$tmpdir/pid" ] && break; sleep 0.1; done
+[ -s "$tmpdir/pid" ] || fail "the first server did not start"
+cleanup_fn 'kill "$(cat "$tmpdir/pid")" 2>/dev/null'
+expect_error 'lock|served|busy|in use' "$d0" "$d1" "$d2" chunk=64K
+expect_error 'lock|served|busy|in use' "disk=$tmpdir/m3" disk=missing "$d1"
+pid=$(cat "$tmpdir/pid")
+kill "$pid"
+for (( i = 0; i < 100; i++ )); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
+
 # Positive control: the harness above passes good parameters.
 "$NBDKIT" -U - "$PLUGIN" "$d0" "$d1" "$d2" chunk=64K --run 'echo SERVED' \
   >"$tmpdir/out" 2>"$tmpdir/err" || fail "good parameters refused: $(cat "$tmpdir/err")"
