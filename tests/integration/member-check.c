@@ -60,7 +60,7 @@ static uint64_t chunk = 512 * 1024;
 static enum layout layout = LEFT_SYM;
 static uint64_t data_offset;
 static const char *model_path;
-static bool outside_zero, generate, quiet;
+static bool outside_zero, generate, quiet, lenient_parity;
 static uint64_t gen_size;
 static unsigned print_map;
 static unsigned max_errors = 10;
@@ -68,6 +68,7 @@ static unsigned max_errors = 10;
 static uint64_t stripes;
 static struct model model;
 static unsigned errors;
+static unsigned stale_parity;           /* --lenient-parity: tolerated */
 static unsigned char *buf[MAX_MEMBERS];  /* one chunk per member */
 
 static unsigned
@@ -259,6 +260,24 @@ check_data (uint64_t s, unsigned dd)
   suggest_member (s, dd, i);
 }
 
+/* With --lenient-parity, a stripe holding bytes the model does not know
+ * (e.g. writes in flight when the server was killed) may have stale
+ * parity: the RAID-5 write hole.
+ */
+static bool
+tolerate_stale (uint64_t s)
+{
+  uint64_t len = chunk * (n - 1);
+
+  if (!lenient_parity || !model_path ||
+      model_count_known (&model, array_offset (s, 0), len) == len)
+    return false;
+  if (stale_parity++ < max_errors)
+    fprintf (stderr, "member-check: note: stripe %" PRIu64 " has stale parity "
+             "and bytes of unknown content (tolerated)\n", s);
+  return true;
+}
+
 /* Parity: the XOR of all N chunks of a stripe is zero. */
 static void
 check_parity (uint64_t s, unsigned char *tmp)
@@ -270,7 +289,7 @@ check_parity (uint64_t s, unsigned char *tmp)
   for (i = 0; i < chunk; i++)
     if (tmp[i] != buf[pd][i] && bad++ == 0)
       first = i;
-  if (bad == 0 || !report ())
+  if (bad == 0 || tolerate_stale (s) || !report ())
     return;
   fprintf (stderr, "member-check: FAIL: stripe %" PRIu64 ": parity on member "
            "%u (%s) at member offset %" PRIu64 " is not the XOR of the data "
@@ -395,6 +414,8 @@ usage (FILE *fp, int status)
 "                      it only parity is checked\n"
 "  --outside-zero      bytes before data-offset and after the last stripe\n"
 "                      must be zero\n"
+"  --lenient-parity    tolerate stale parity in stripes that hold bytes the\n"
+"                      model does not know (after a crash: the write hole)\n"
 "  --generate SIZE     write members of SIZE bytes from --model instead of\n"
 "                      checking (a 'missing' member is not written)\n"
 "  --print-map N       print which member holds what in stripes 0..N-1\n"
@@ -429,7 +450,7 @@ layout_arg (const char *s)
 }
 
 enum { O_CHUNK = 256, O_LAYOUT, O_DATA_OFFSET, O_MODEL, O_OUTSIDE_ZERO,
-       O_GENERATE, O_PRINT_MAP, O_MAX_ERRORS };
+       O_GENERATE, O_PRINT_MAP, O_MAX_ERRORS, O_LENIENT_PARITY };
 
 static const struct option long_options[] = {
   { "chunk", 1, NULL, O_CHUNK }, { "layout", 1, NULL, O_LAYOUT },
@@ -437,6 +458,7 @@ static const struct option long_options[] = {
   { "outside-zero", 0, NULL, O_OUTSIDE_ZERO },
   { "generate", 1, NULL, O_GENERATE }, { "print-map", 1, NULL, O_PRINT_MAP },
   { "max-errors", 1, NULL, O_MAX_ERRORS }, { "quiet", 0, NULL, 'q' },
+  { "lenient-parity", 0, NULL, O_LENIENT_PARITY },
   { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 };
 
@@ -452,6 +474,7 @@ parse_option (int c, const char *arg)
   case O_GENERATE: generate = true; gen_size = size_arg ("--generate", arg); break;
   case O_PRINT_MAP: print_map = size_arg ("--print-map", arg); break;
   case O_MAX_ERRORS: max_errors = size_arg ("--max-errors", arg); break;
+  case O_LENIENT_PARITY: lenient_parity = true; break;
   case 'q': quiet = true; break;
   case 'h': usage (stdout, 0); break;
   default: usage (stderr, 2);
@@ -543,6 +566,9 @@ main (int argc, char *argv[])
   if (run () == -1)
     return 2;
   print_summary ();
+  if (stale_parity)
+    printf ("member-check: %u stripe(s) with stale parity tolerated\n",
+            stale_parity);
   if (errors)
     fprintf (stderr, "member-check: %u check(s) failed\n", errors);
   model_free (&model);

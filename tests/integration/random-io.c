@@ -46,6 +46,7 @@
 #define MAX_THREADS 16
 #define MAX_LEN (32u << 20)           /* libnbd allows 64M; nbdcopy uses 32M */
 #define FINAL_READ (4u << 20)
+#define OPLOG_SIZE 65536              /* recent requests kept for reports */
 
 enum op_type { OP_READ, OP_WRITE, OP_ZERO, OP_TRIM, OP_FLUSH, OP_TYPES };
 static const char *op_name[OP_TYPES] = { "read", "write", "zero", "trim", "flush" };
@@ -64,6 +65,7 @@ static const char *model_in, *model_out;
 static bool initial_unknown;
 static bool no_trim, no_zero, no_flush, no_fua, read_only, no_learn, no_final;
 static bool verbose;
+static bool crash_ok;                 /* --crash-ok */
 
 /* Shared state.  lock guards the model, the in-flight table and the log. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,10 +76,11 @@ static struct logent {
   enum op_type type;
   uint32_t flags;
   uint64_t off, len;
-} *oplog;
-static size_t oplog_len;
+} oplog[OPLOG_SIZE];                  /* ring: entry i % OPLOG_SIZE */
+static size_t oplog_len;              /* requests completed */
 static unsigned next_op;              /* under lock */
 static volatile bool failed;
+static volatile bool disconnected;    /* --crash-ok: the server went away */
 static unsigned reports;              /* mismatch reports printed, under lock */
 static unsigned op_count[OP_TYPES];   /* under lock */
 
@@ -87,6 +90,7 @@ struct thread {
   struct nbd_handle *nbd;
   uint64_t rng;
   unsigned char *buf;
+  bool dead;                          /* connection lost (--crash-ok) */
   bool can_fua, can_flush, can_trim, can_zero, can_fast_zero;
 };
 static struct thread threads[MAX_THREADS];
@@ -261,7 +265,8 @@ static void
 log_op (struct thread *t, unsigned id, enum op_type type, uint32_t flags,
         uint64_t off, uint64_t len)
 {
-  oplog[oplog_len++] = (struct logent) { id, t->id, type, flags, off, len };
+  oplog[oplog_len++ % OPLOG_SIZE] =
+    (struct logent) { id, t->id, type, flags, off, len };
   op_count[type]++;
 }
 
@@ -272,8 +277,8 @@ print_history (uint64_t at)
   size_t i, shown = 0;
 
   fprintf (stderr, "  last ops covering %#" PRIx64 " (newest first):\n", at);
-  for (i = oplog_len; i-- > 0 && shown < 6;) {
-    const struct logent *e = &oplog[i];
+  for (i = oplog_len; i-- > 0 && i + OPLOG_SIZE >= oplog_len && shown < 6;) {
+    const struct logent *e = &oplog[i % OPLOG_SIZE];
     if (e->type == OP_READ || at < e->off || at >= e->off + e->len)
       continue;
     fprintf (stderr, "    op %u conn %u %s%s%s off=%#" PRIx64 " len=%" PRIu64 "\n",
@@ -336,6 +341,22 @@ send_op (struct thread *t, enum op_type type, uint32_t flags,
   }
 }
 
+/* With --crash-ok, a request that failed because the server died is not
+ * an error: whether it took effect is unknown, so its range is.
+ */
+static bool
+lost_connection (struct thread *t, enum op_type type, uint64_t off,
+                 uint64_t len)
+{
+  if (!crash_ok ||
+      (nbd_aio_is_dead (t->nbd) != 1 && nbd_aio_is_closed (t->nbd) != 1))
+    return false;
+  if (type != OP_READ && type != OP_FLUSH)
+    model_forget (&model, off, len);
+  t->dead = disconnected = true;
+  return true;
+}
+
 /* Apply a completed request to the model and release its range. */
 static void
 complete_op (struct thread *t, unsigned id, enum op_type type, uint32_t flags,
@@ -344,7 +365,9 @@ complete_op (struct thread *t, unsigned id, enum op_type type, uint32_t flags,
   struct model_diff d;
 
   pthread_mutex_lock (&lock);
-  if (r == -1 && type == OP_ZERO && (flags & LIBNBD_CMD_FLAG_FAST_ZERO) &&
+  if (r == -1 && lost_connection (t, type, off, len))
+    ;
+  else if (r == -1 && type == OP_ZERO && (flags & LIBNBD_CMD_FLAG_FAST_ZERO) &&
       nbd_get_errno () == ENOTSUP)
     model_forget (&model, off, len);    /* allowed to refuse; be safe */
   else if (r == -1)
@@ -426,7 +449,7 @@ thread_main (void *arg)
     pthread_mutex_lock (&lock);
     id = next_op++;
     pthread_mutex_unlock (&lock);
-    if (id >= nr_ops || failed)
+    if (id >= nr_ops || failed || t->dead)
       break;
     do_op (t, id);
   }
@@ -556,6 +579,8 @@ usage (FILE *fp, int status)
 "  --verify-only  no random requests: read the export and compare\n"
 "  --no-learn     bytes of unknown content stay unknown when read\n"
 "  --no-final     skip the final read of the whole export\n"
+"  --crash-ok     the server may die: requests in flight then make their\n"
+"                 range unknown, and the model is saved without a final read\n"
 "  -v, --verbose  print every request\n", MAX_THREADS);
   exit (status);
 }
@@ -589,7 +614,8 @@ parse_region (const char *s)
 
 enum { O_SEED = 256, O_OPS, O_THREADS, O_CHUNK, O_DISKS, O_MAX_LEN, O_REGION,
        O_MODEL_IN, O_INITIAL, O_MODEL_OUT, O_NO_TRIM, O_NO_ZERO, O_NO_FLUSH,
-       O_NO_FUA, O_READ_ONLY, O_VERIFY_ONLY, O_NO_LEARN, O_NO_FINAL };
+       O_NO_FUA, O_READ_ONLY, O_VERIFY_ONLY, O_NO_LEARN, O_NO_FINAL,
+       O_CRASH_OK };
 
 static const struct option long_options[] = {
   { "seed", 1, NULL, O_SEED }, { "ops", 1, NULL, O_OPS },
@@ -602,6 +628,7 @@ static const struct option long_options[] = {
   { "read-only", 0, NULL, O_READ_ONLY },
   { "verify-only", 0, NULL, O_VERIFY_ONLY },
   { "no-learn", 0, NULL, O_NO_LEARN }, { "no-final", 0, NULL, O_NO_FINAL },
+  { "crash-ok", 0, NULL, O_CRASH_OK },
   { "verbose", 0, NULL, 'v' }, { "help", 0, NULL, 'h' },
   { NULL, 0, NULL, 0 },
 };
@@ -628,6 +655,7 @@ parse_option (int c, const char *arg)
   case O_VERIFY_ONLY: read_only = true; nr_ops = 0; break;
   case O_NO_LEARN: no_learn = true; break;
   case O_NO_FINAL: no_final = true; break;
+  case O_CRASH_OK: crash_ok = true; break;
   case 'v': verbose = true; break;
   case 'h': usage (stdout, 0); break;
   default: usage (stderr, 2);
@@ -689,9 +717,9 @@ run_threads (void)
 static void
 print_summary (void)
 {
-  printf ("random-io: seed %" PRIu64 ", %u connections, %u ops (read %u, "
+  printf ("random-io: seed %" PRIu64 ", %u connections, %zu ops (read %u, "
           "write %u, zero %u, trim %u, flush %u), %" PRIu64 " of %" PRIu64
-          " bytes known: OK\n", seed, nr_threads, nr_ops, op_count[OP_READ],
+          " bytes known: OK\n", seed, nr_threads, oplog_len, op_count[OP_READ],
           op_count[OP_WRITE], op_count[OP_ZERO], op_count[OP_TRIM],
           op_count[OP_FLUSH], model_count_known (&model, 0, model.size),
           model.size);
@@ -711,11 +739,15 @@ main (int argc, char *argv[])
     if (connect_thread (&threads[i]) == -1)
       goto out;
   }
-  oplog = calloc (nr_ops + 1, sizeof *oplog);
-  if (oplog == NULL || check_export (threads[0].nbd) == -1 ||
+  if (check_export (threads[0].nbd) == -1 ||
       setup_model () == -1 || setup_region () == -1)
     goto out;
-  if (run_threads () == -1 || (!no_final && final_check (&threads[0]) == -1))
+  if (run_threads () == -1)
+    goto out;
+  if (disconnected)
+    printf ("random-io: the server went away after %zu requests; requests "
+            "in flight then are unknown in the model\n", oplog_len);
+  else if (!no_final && final_check (&threads[0]) == -1)
     goto out;
   if (model_out && model_save (&model, model_out) == -1)
     goto out;
@@ -727,6 +759,5 @@ main (int argc, char *argv[])
   for (i = 0; i < nr_threads; i++)
     disconnect_thread (&threads[i]);
   model_free (&model);
-  free (oplog);
   return r;
 }
