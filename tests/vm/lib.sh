@@ -1,0 +1,72 @@
+# tests/vm/lib.sh -- host-side helpers for tests/vm/test-*.sh.
+#
+# Source it first thing:   . "${0%/*}/lib.sh"
+# Environment (set by `scripts/vm.sh test`; defaults for running a test by hand):
+#   VM_SH     scripts/vm.sh          TOP   the source tree
+#   PLUGIN    the built nbdkit-raid5-plugin.so (default: newest build*/ one)
+#   VM_KEEP=1 keep the work folder even when the test passes
+# Exit status: 0 pass, 77 skip (a line "SKIP: why"), anything else fail.
+
+set -euo pipefail
+: "${TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${VM_SH:=$TOP/scripts/vm.sh}"
+VM_TESTS=$TOP/tests/vm
+test_name=$(basename "$0" .sh); test_name=${test_name#test-}
+
+skip () { echo "SKIP: $*"; exit 77; }
+fail () { echo "FAIL: $test_name: $*"; exit 1; }
+say () { echo "$test_name: $*"; }
+
+# A work folder, outside /tmp by default (the guest sees it at the same path,
+# read-write).  Removed at exit when the test passed, kept otherwise.
+W=$(mktemp -d "${TMPDIR:-/var/tmp}/raid5-vm-$test_name.XXXXXX")
+_vm_cleanup () {
+    local rc=$?
+    if [[ $rc == 0 && -z ${VM_KEEP:-} ]]; then rm -rf "$W"
+    else echo "$test_name: work folder kept: $W"; fi
+    exit $rc
+}
+trap _vm_cleanup EXIT
+
+# vm_run [vm.sh run options] SCRIPT [IMAGE...]: one guest boot in $W.
+vm_run () { "$VM_SH" run -w "$W" "$@"; }
+
+# need_plugin: skip unless a loadable raid5 plugin is built; copies it into $W
+# (so the guest sees it even if it lives under /tmp) and sets PLUGIN to the copy.
+need_plugin () {
+    local p=${PLUGIN:-}
+    [[ -n $p ]] || p=$(ls -1t "$TOP"/build*/plugin/.libs/nbdkit-raid5-plugin.so 2>/dev/null | head -n1)
+    [[ -n $p && -f $p ]] || skip "no built raid5 plugin (build/plugin/.libs/nbdkit-raid5-plugin.so)"
+    nbdkit "$p" --dump-plugin >/dev/null 2>&1 || fail "nbdkit cannot load $p"
+    cp "$p" "$W/nbdkit-raid5-plugin.so"
+    say "plugin: $p"
+    PLUGIN=$W/nbdkit-raid5-plugin.so
+    export PLUGIN
+}
+
+need_cmds () {
+    local c
+    for c in "$@"; do command -v "$c" >/dev/null || fail "$c is not installed"; done
+}
+
+# make_tree DIR: a file tree of about 10 MiB (a 4 MiB file crossing many
+# stripes, odd sizes, names with spaces, nesting, a symlink, an empty file),
+# DIR.tar (one 9p read in the guest is much faster than 150 small ones) and
+# DIR.md5 with the checksum of every file.
+make_tree () {
+    local d=$1 i n
+    mkdir -p "$d/big" "$d/small/deep/er" "$d/with space"
+    head -c $((4 << 20)) /dev/urandom >"$d/big/four-mib.bin"
+    head -c $((1 << 20)) /dev/urandom >"$d/big/one-mib.bin"
+    head -c $((777777)) /dev/urandom >"$d/big/odd.bin"
+    for i in $(seq 1 120); do
+        n=$(( (i * 7919) % 40000 + 1 ))
+        head -c $n /dev/urandom >"$d/small/f$i"
+        [[ $((i % 10)) == 0 ]] && head -c $((n * 3)) /dev/urandom >"$d/small/deep/er/g $i.dat"
+        [[ $((i % 15)) == 0 ]] && head -c $((n * 5)) /dev/urandom >"$d/with space/h $i"
+    done
+    : >"$d/empty"
+    ln -s big/odd.bin "$d/link"
+    (cd "$d" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum) >"$d.md5"
+    tar -C "$d" -cf "$d.tar" .
+}
