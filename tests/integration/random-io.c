@@ -195,29 +195,38 @@ overlaps_inflight (uint64_t off, uint64_t len)
 
 /* Reserve a random range that overlaps no in-flight request.  The lock is
  * dropped between attempts so that completing requests can release theirs.
+ *
+ * Now and then a zero or trim covers up to the whole region: one request
+ * over many stripes, like mkfs discarding the whole device.  Such a range
+ * would almost never be free, so while one waits (huge_waiting) the other
+ * threads reserve nothing new.
  */
+static unsigned huge_waiting;         /* under lock */
+
 static void
 reserve_range (struct thread *t, enum op_type type, uint64_t *off,
                uint64_t *len)
 {
+  bool huge = (type == OP_ZERO || type == OP_TRIM) && below (t, 25) == 0;
+
+  pthread_mutex_lock (&lock);
+  huge_waiting += huge;
   for (;;) {
-    pthread_mutex_lock (&lock);
-    pick_range (t, off, len);
-    /* Now and then a zero or trim of up to the whole region: one request
-     * over many stripes (mkfs discards the whole device at once).
-     */
-    if ((type == OP_ZERO || type == OP_TRIM) && below (t, 25) == 0) {
+    if (!huge && huge_waiting == 0)
+      pick_range (t, off, len);
+    else if (huge) {
       *len = 1 + below (t, region_len);
       *off = region_off + below (t, region_len - *len + 1);
     }
-    if (!overlaps_inflight (*off, *len)) {
-      inflight[t->id] = (struct range) { *off, *len, true };
-      pthread_mutex_unlock (&lock);
-      return;
-    }
+    if ((huge || huge_waiting == 0) && !overlaps_inflight (*off, *len))
+      break;
     pthread_mutex_unlock (&lock);
     sched_yield ();
+    pthread_mutex_lock (&lock);
   }
+  inflight[t->id] = (struct range) { *off, *len, true };
+  huge_waiting -= huge;
+  pthread_mutex_unlock (&lock);
 }
 
 /* Fill buf with the write pattern for op id at array offset off.  Mostly a

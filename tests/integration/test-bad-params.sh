@@ -52,6 +52,7 @@ expect_error 'layout'        "$d0" "$d1" "$d2" layout=bogus
 expect_error 'layout'        "$d0" "$d1" "$d2" layout=parity-first
 expect_error 'data.offset'   "$d0" "$d1" "$d2" data-offset=100
 expect_error 'data.offset|-4K' "$d0" "$d1" "$d2" data-offset=-4K
+expect_error 'align|direct|data.offset' "$d0" "$d1" "$d2" data-offset=512 direct=true
 expect_error 'metadata'      "$d0" "$d1" "$d2" metadata=bogus
 expect_error 'direct|maybe'  "$d0" "$d1" "$d2" direct=maybe
 expect_error 'foo'           "$d0" "$d1" "$d2" foo=bar

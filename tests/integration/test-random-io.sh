@@ -47,6 +47,11 @@ rio_extra=(--ops 1200 --max-len 3M)
 run_config 5 $(( 16 * 1024 * 1024 + 12345 )) 512K la 1M direct=true
 rio_extra=()
 run_config 3 24M 128K rs 4K metadata=auto
-run_config 4 16M 16K right-symmetric 0 direct=false
+run_config 4 16M 16K right-symmetric 3584 direct=false   # 7 sectors
+# A 160M array: zeroes and trims of up to the whole array in one request
+# (more than the 64M a read or write may carry), writes of up to 32M.
+rio_extra=(--ops 400 --max-len 32M)
+run_config 3 80M 256K ls 0
+rio_extra=()
 run_config 3 16M - - 0                  # the plugin's defaults
 echo "$test_name: OK ($(( SECONDS - start )) s)"
