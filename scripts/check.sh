@@ -88,11 +88,10 @@ collect ()
 {
     local b=$1 suffix=$2 status=$3 trs rel layer res
     declare -A pass=() skip=() fail=() notes=()
-    local layers=()
     while IFS= read -r trs; do
         rel=${trs#"$b"/}; rel=${rel%.trs}
         layer=$(layer_of "$rel")
-        [ -n "${pass[$layer]+x}" ] || { layers+=("$layer"); pass[$layer]=0; skip[$layer]=0; fail[$layer]=0; notes[$layer]=; }
+        [ -n "${pass[$layer]+x}" ] || { pass[$layer]=0; skip[$layer]=0; fail[$layer]=0; notes[$layer]=; }
         while read -r res; do
             case $res in
                 PASS|XFAIL) pass[$layer]=$((pass[$layer] + 1)) ;;
@@ -103,7 +102,8 @@ collect ()
         done < <(sed -n 's/^:test-result: *\([A-Z]*\).*/\1/p' "$trs")
     done < <(find "$b/tests" -name '*.trs' 2>/dev/null | sort)
     local any=0 anyfail=0 st
-    for layer in "${layers[@]}"; do
+    for layer in unit integration kernel vm-tests other; do
+        [ -n "${pass[$layer]+x}" ] || continue
         any=1 st=PASS
         if [ "${fail[$layer]}" != 0 ]; then st=FAIL anyfail=1
         elif [ "${pass[$layer]}" = 0 ]; then st=SKIP; fi
