@@ -7,9 +7,11 @@
 #   1. healthy: mkfs.ext4 with stride/stripe_width from the chunk, mount,
 #      copy a real file tree plus random files, record sha256 of every file;
 #      stop; every member offset must XOR to zero (parity consistent)
-#   2. healthy again: e2fsck -fn clean, every checksum matches
-#   3. degraded (slot $MISSING served as 'missing'): e2fsck clean, checksums
-#      match, write more files, e2fsck clean, serve again, all checksums match
+#   2. healthy again, O_DIRECT member I/O: e2fsck -fn clean, every checksum
+#      matches
+#   3. degraded (slot $MISSING served as 'missing', O_DIRECT): e2fsck clean,
+#      checksums match, write more files, e2fsck clean; served again
+#      (buffered), all checksums match
 #   4. manual rebuild: the missing member is recomputed as the XOR of the
 #      survivors; served healthy, e2fsck clean, all checksums match (so the
 #      degraded writes left correct data and parity on the survivors)
@@ -56,20 +58,22 @@ mnt=$work/mnt
 cd "$work"
 for i in $(seq 0 $((N - 1))); do truncate -s $MEMBER_SIZE "m$i"; done
 
-# Serve the members; slot $1 (if any) is 'missing'.  Sets DEV.
+# Serve the members; slot $1 (if not empty) is 'missing'; more plugin
+# parameters may follow.  Sets DEV.
 up ()
 {
     local miss=${1:-} args=() i
+    shift $(( $# > 0 ))
     for (( i = 0; i < N; i++ )); do
         if [ "$i" = "$miss" ]; then args+=(disk=missing); else args+=("disk=$work/m$i"); fi
     done
     serve=$((serve + 1))
     attach_serve "$work/sock" "$work/pid" "$work/nbdkit.$serve.log" \
         "$PLUGIN" "${args[@]}" chunk=${CHUNK_KIB}K layout=left-symmetric \
-        metadata=none || fail "nbdkit did not start"
+        metadata=none "$@" || fail "nbdkit did not start"
     attach_dev "$work/sock" "$work" || fail "could not attach the export"
     DEV=$ATTACH_DEV
-    echo "   served ${args[*]} -> $DEV ($ATTACH_METHOD)"
+    echo "   served ${args[*]}${*:+ $*} -> $DEV ($ATTACH_METHOD)"
 }
 
 # Detach and stop nbdkit; nbdkit must exit cleanly and report no
@@ -164,15 +168,15 @@ down
 xor_members parity-ok "$work"/m? || fail "parity inconsistent after healthy writes"
 echo "   parity consistent on all members"
 
-step "2. healthy array again: fsck, verify"
-up
+step "2. healthy array again (direct=true): fsck, verify"
+up "" direct=true
 fsck_clean healthy
 attach_mount "$DEV" "$mnt" ro || fail "mount failed"
 verify a:a.sums
 down
 
-step "3. degraded array (slot $MISSING missing): fsck, verify, write more"
-up "$MISSING"
+step "3. degraded array (slot $MISSING missing, direct=true): fsck, verify, write more"
+up "$MISSING" direct=true
 fsck_clean degraded
 attach_mount "$DEV" "$mnt" || fail "mount failed"
 verify a:a.sums
