@@ -67,8 +67,8 @@ attach_exit ()
 attach_trap ()
 {
     trap 'attach_exit $?' EXIT
-    trap 'attach_cleanup; trap - EXIT; exit 130' INT
-    trap 'attach_cleanup; trap - EXIT; exit 143' TERM
+    trap 'attach_log "interrupted"; trap - EXIT; attach_exit 130; exit 130' INT
+    trap 'attach_log "terminated (a timeout?)"; trap - EXIT; attach_exit 143; exit 143' TERM
 }
 
 # Wait up to $2 seconds (default 30) for the command $1 to succeed.

@@ -21,8 +21,9 @@
 
 set -eu -o pipefail
 
-# A hung plugin must not hang the suite: run under a timeout (whole group).
-if [ -z "${R5_KERNEL_TIMEOUT_SET:-}" ] && command -v timeout >/dev/null; then
+# A hung plugin must not hang the suite: run under a timeout (whole process
+# group) unless stdin is a terminal (then Ctrl-C must reach us).
+if [ -z "${R5_KERNEL_TIMEOUT_SET:-}" ] && [ ! -t 0 ] && command -v timeout >/dev/null; then
     R5_KERNEL_TIMEOUT_SET=1 exec timeout -k 30 "${R5_KERNEL_TIMEOUT:-600}" bash "$0" "$@"
 fi
 
