@@ -70,6 +70,7 @@ o9p=trans=virtio,version=9p2000.L,msize=262144
 mount -t 9p -o $o9p,ro,cache=loose hostroot /host || echo "init: cannot mount the host root"
 mount -t proc proc /host/proc; mount -t sysfs sys /host/sys; mount -t devtmpfs dev /host/dev
 mkdir -p /host/dev/pts /host/dev/shm; mount -t devpts devpts /host/dev/pts
+ln -s /proc/self/fd /host/dev/fd; for f in stdin:0 stdout:1 stderr:2; do ln -s /proc/self/fd/${f#*:} /host/dev/${f%:*}; done
 for d in /host/tmp /host/run /host/dev/shm; do mount -t tmpfs -o mode=1777 tmpfs $d; done
 mkdir -p "/host$work"; mount -t 9p -o $o9p work "/host$work" || echo "init: cannot mount $work"
 stty -F /dev/ttyS1 -opost 2>/dev/null
@@ -120,6 +121,7 @@ prepare() (
         echo "vm.sh: cannot decompress vmlinux, booting the bzImage" >&2
         cp "$vmlinuz" "$dir/vmlinux"
     fi
+    rm -f "$dir"/initrd-*.cpio
     build_initramfs "$tmp" "$kver" "$dir/initrd-$key.cpio"
     ln -sfn "initrd-$key.cpio" "$dir/initrd.cpio"
     echo "$kver" >"$dir/kver"

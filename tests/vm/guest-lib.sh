@@ -8,8 +8,11 @@
 
 set -uo pipefail
 GUEST_FAILS=0
+# Under TCG every exec costs 0.1-0.3 s: these helpers use bash builtins only.
+exec {_sleep_fd}<> <(:)
+nap () { read -r -t "$1" -u $_sleep_fd; }    # sleep without an exec
 
-log () { echo "# $(date +%T) $*"; }
+log () { printf '# %(%T)T %s\n' -1 "$*"; }
 ok () { echo "ok $*"; }
 not_ok () { echo "not ok $*"; GUEST_FAILS=$((GUEST_FAILS + 1)); }
 
@@ -34,10 +37,10 @@ nbd_up () {
     rm -f "$sock"
     nbdkit -f -U "$sock" --log=stderr "$@" >"$VM_WORK/nbdkit-$name.log" 2>&1 &
     NBDKIT_PID=$!
-    for i in $(seq 1 300); do
+    for ((i = 0; i < 300; i++)); do
         [[ -S $sock ]] && break
         kill -0 $NBDKIT_PID 2>/dev/null || break
-        sleep 0.1
+        nap 0.1
     done
     if [[ ! -S $sock ]]; then
         echo "# nbdkit did not start: $*"; sed 's/^/#   nbdkit: /' "$VM_WORK/nbdkit-$name.log"
@@ -69,28 +72,36 @@ nbd_down () {
 
 # wait_idle MD: waits until MD's sync action is idle (at most $2 seconds, 600).
 wait_idle () {
-    local md=$1 i
-    for i in $(seq 1 $((${2:-600} * 10))); do
-        [[ $(cat /sys/block/$md/md/sync_action) == idle ]] && return 0
-        sleep 0.1
+    local md=/sys/block/$1/md i action
+    for ((i = 0; i < ${2:-600} * 20; i++)); do
+        read -r action <$md/sync_action
+        [[ $action == idle ]] && return 0
+        nap 0.05
     done
     return 1
 }
 
-# md_check MD: runs a parity check; prints mismatch_cnt (sectors).
+# md_check MD: runs a parity check; prints mismatch_cnt (sectors).  ("idle" is
+# also what sync_action says before a check starts: last_sync_action and
+# sync_completed say whether it ran.)
 md_check () {
-    local md=$1
-    echo check >/sys/block/$md/md/sync_action || return 1
-    sleep 0.1
-    wait_idle $md || { echo "# $md: check did not finish" >&2; return 1; }
-    cat /sys/block/$md/md/mismatch_cnt
+    local md=/sys/block/$1/md last mm
+    echo check >$md/sync_action || return 1
+    wait_idle $1 || { echo "# $1: check did not finish" >&2; return 1; }
+    read -r last <$md/last_sync_action
+    [[ $last == check ]] || { echo "# $1: last_sync_action is $last, not check" >&2; return 1; }
+    read -r mm <$md/mismatch_cnt
+    echo "$mm"
 }
 
 # md_stop MD
 md_stop () {
-    mdadm --stop /dev/$1 >/dev/null 2>&1 || { sleep 1; mdadm --stop /dev/$1; }
+    mdadm --stop /dev/$1 >/dev/null 2>&1 || { nap 1; mdadm --stop /dev/$1; }
 }
 
 # Faster md syncs under TCG (KiB/s).
 echo 2000000 >/proc/sys/dev/raid/speed_limit_max 2>/dev/null
 echo 200000 >/proc/sys/dev/raid/speed_limit_min 2>/dev/null
+
+# VM_TRACE=1: trace every command with a timestamp (for finding slow steps).
+if [[ -n ${VM_TRACE:-} ]]; then PS4='+ $EPOCHREALTIME '; set -x; fi

@@ -29,7 +29,7 @@ _vm_cleanup () {
 trap _vm_cleanup EXIT
 
 # vm_run [vm.sh run options] SCRIPT [IMAGE...]: one guest boot in $W.
-vm_run () { "$VM_SH" run -w "$W" "$@"; }
+vm_run () { "$VM_SH" run -w "$W" ${VM_TRACE:+-e VM_TRACE=1} "$@"; }
 
 # need_plugin: skip unless a loadable raid5 plugin is built; copies it into $W
 # (so the guest sees it even if it lives under /tmp) and sets PLUGIN to the copy.
