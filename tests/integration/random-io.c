@@ -42,6 +42,7 @@
 #include <libnbd.h>
 
 #include "model.h"
+#include "workload.h"
 
 #define MAX_THREADS 16
 #define MAX_LEN (32u << 20)           /* libnbd allows 64M; nbdcopy uses 32M */
@@ -57,10 +58,9 @@ static uint64_t want_size;            /* 0 = auto */
 static uint64_t seed;
 static unsigned nr_ops = 2000;
 static unsigned nr_threads = 4;
-static uint64_t chunk;                /* 0 = guess from the preferred block size */
-static unsigned disks = 3;
-static uint64_t max_len = 4u << 20;
-static uint64_t region_off, region_len;
+static struct shape shape = {         /* chunk 0: guess from the export */
+  .disks = 3, .max_len = 4u << 20,
+};
 static const char *model_in, *model_out;
 static bool initial_unknown;
 static bool no_trim, no_zero, no_flush, no_fua, read_only, no_learn, no_final;
@@ -88,97 +88,12 @@ struct thread {
   unsigned id;
   pthread_t tid;
   struct nbd_handle *nbd;
-  uint64_t rng;
+  struct rng rng;
   unsigned char *buf;
   bool dead;                          /* connection lost (--crash-ok) */
   bool can_fua, can_flush, can_trim, can_zero, can_fast_zero;
 };
 static struct thread threads[MAX_THREADS];
-
-/* xorshift64*: fast, good enough for test patterns. */
-static uint64_t
-rnd (struct thread *t)
-{
-  t->rng ^= t->rng >> 12;
-  t->rng ^= t->rng << 25;
-  t->rng ^= t->rng >> 27;
-  return t->rng * UINT64_C(0x2545F4914F6CDD1D);
-}
-
-/* Uniform in [0, n); n > 0. */
-static uint64_t
-below (struct thread *t, uint64_t n)
-{
-  return rnd (t) % n;
-}
-
-static uint64_t
-min64 (uint64_t a, uint64_t b)
-{
-  return a < b ? a : b;
-}
-
-/* A request length of one of several kinds: tiny, sub-4K, about 4K,
- * crossing chunks, crossing stripes, whole stripes, big.  *boundary is set
- * to the alignment the offset should straddle (0 = anywhere).
- */
-static uint64_t
-pick_len (struct thread *t, uint64_t *boundary, bool *aligned)
-{
-  uint64_t stripe = chunk * (disks - 1);
-  unsigned k = below (t, 100);
-
-  *boundary = 0;
-  *aligned = false;
-  if (k < 10)
-    return 1;
-  if (k < 28)
-    return 2 + below (t, 4094);
-  if (k < 42) {
-    *aligned = below (t, 2) == 0;
-    return *aligned ? 4096 : 3584 + below (t, 1025);
-  }
-  if (k < 62) {
-    *boundary = chunk;
-    return 2 + below (t, 2 * chunk);
-  }
-  if (k < 77) {
-    *boundary = stripe;
-    return stripe / 2 + below (t, stripe * 2 + chunk);
-  }
-  if (k < 88) {
-    *aligned = true;
-    *boundary = stripe;
-    return stripe * (1 + below (t, 3));
-  }
-  return 1 + below (t, max_len);
-}
-
-/* Draw a random range inside the region (see pick_len). */
-static void
-pick_range (struct thread *t, uint64_t *offp, uint64_t *lenp)
-{
-  uint64_t boundary, len, off;
-  bool aligned;
-
-  len = pick_len (t, &boundary, &aligned);
-  len = min64 (min64 (len, max_len), region_len);
-  if (boundary && aligned)
-    off = below (t, region_len / boundary + 1) * boundary;
-  else if (boundary) {
-    off = below (t, region_len / boundary + 1) * boundary;
-    off -= min64 (off, below (t, len));
-  }
-  else {
-    off = below (t, region_len);
-    if (below (t, 4) == 0)
-      off &= ~(uint64_t) (below (t, 2) ? 511 : 4095);
-  }
-  if (below (t, 50) == 0 || off + len > region_len)
-    off = region_len - len;             /* also lands requests on the end */
-  *offp = region_off + off;
-  *lenp = len;
-}
 
 static bool
 overlaps_inflight (uint64_t off, uint64_t len)
@@ -207,17 +122,16 @@ static void
 reserve_range (struct thread *t, enum op_type type, uint64_t *off,
                uint64_t *len)
 {
-  bool huge = (type == OP_ZERO || type == OP_TRIM) && below (t, 25) == 0;
+  bool huge = (type == OP_ZERO || type == OP_TRIM) &&
+    rng_below (&t->rng, 25) == 0;
 
   pthread_mutex_lock (&lock);
   huge_waiting += huge;
   for (;;) {
-    if (!huge && huge_waiting == 0)
-      pick_range (t, off, len);
-    else if (huge) {
-      *len = 1 + below (t, region_len);
-      *off = region_off + below (t, region_len - *len + 1);
-    }
+    if (huge)
+      shape_pick_huge (&t->rng, &shape, off, len);
+    else if (huge_waiting == 0)
+      shape_pick (&t->rng, &shape, off, len);
     if ((huge || huge_waiting == 0) && !overlaps_inflight (*off, *len))
       break;
     pthread_mutex_unlock (&lock);
@@ -227,47 +141,6 @@ reserve_range (struct thread *t, enum op_type type, uint64_t *off,
   inflight[t->id] = (struct range) { *off, *len, true };
   huge_waiting -= huge;
   pthread_mutex_unlock (&lock);
-}
-
-/* Fill buf with the write pattern for op id at array offset off.  Mostly a
- * text tag per 16-byte block of the array ("W000123@0000a3f0": op id and
- * the array offset the block was meant for), so a misplaced block in a
- * failure report says where it came from; sometimes random bytes, and
- * sometimes zeroes written with a plain write.
- */
-static void
-fill_pattern (struct thread *t, unsigned char *buf, uint64_t off, uint64_t len,
-              unsigned id)
-{
-  static const char hex[] = "0123456789abcdef";
-  unsigned k = below (t, 20);
-  uint64_t i;
-
-  if (k == 0) {
-    memset (buf, 0, len);
-    return;
-  }
-  if (k < 6) {
-    for (i = 0; i < len; i++)
-      buf[i] = rnd (t) >> 56;
-    return;
-  }
-  for (i = 0; i < len; i++) {
-    uint64_t a = off + i;
-    unsigned pos = a & 15, shift;
-    uint64_t v;
-    if (pos == 0)
-      buf[i] = 'W';
-    else if (pos <= 6) {
-      for (v = id, shift = 6 - pos; shift > 0; shift--)
-        v /= 10;
-      buf[i] = '0' + v % 10;
-    }
-    else if (pos == 7)
-      buf[i] = '@';
-    else
-      buf[i] = hex[((a & ~UINT64_C(15)) >> (4 * (15 - pos))) & 15];
-  }
 }
 
 static void
@@ -306,7 +179,8 @@ static void
 report_mismatch (const char *what, unsigned conn, uint64_t off, uint64_t len,
                  const unsigned char *buf, const struct model_diff *d)
 {
-  uint64_t c = d->first / chunk;
+  uint64_t c = d->first / shape.chunk;
+  unsigned data = shape.disks - 1;
 
   failed = true;
   if (reports++ >= 3)
@@ -317,8 +191,8 @@ report_mismatch (const char *what, unsigned conn, uint64_t off, uint64_t len,
            " (chunk %" PRIu64 ", stripe %" PRIu64 ", data index %" PRIu64
            ", %" PRIu64 " into the chunk), last at %#" PRIx64 "\n"
            "  expected 0x%02x, read 0x%02x\n",
-           what, conn, off, len, d->differ, d->first, c, c / (disks - 1),
-           c % (disks - 1), d->first % chunk, d->last,
+           what, conn, off, len, d->differ, d->first, c, c / data, c % data,
+           d->first % shape.chunk, d->last,
            model.data[d->first], buf[d->first - off]);
   print_bytes ("expected", model.data + off, off, len, d->first);
   print_bytes ("read", buf, off, len, d->first);
@@ -399,7 +273,7 @@ complete_op (struct thread *t, unsigned id, enum op_type type, uint32_t flags,
 static enum op_type
 pick_type (struct thread *t)
 {
-  unsigned k = below (t, 100);
+  unsigned k = rng_below (&t->rng, 100);
 
   if (read_only || k < 36)
     return OP_READ;
@@ -418,11 +292,11 @@ pick_flags (struct thread *t, enum op_type type)
   uint32_t f = 0;
 
   if ((type == OP_WRITE || type == OP_ZERO || type == OP_TRIM) &&
-      !no_fua && t->can_fua && below (t, 8) == 0)
+      !no_fua && t->can_fua && rng_below (&t->rng, 8) == 0)
     f |= LIBNBD_CMD_FLAG_FUA;
-  if (type == OP_ZERO && below (t, 2) == 0)
+  if (type == OP_ZERO && rng_below (&t->rng, 2) == 0)
     f |= LIBNBD_CMD_FLAG_NO_HOLE;
-  if (type == OP_ZERO && t->can_fast_zero && below (t, 8) == 0)
+  if (type == OP_ZERO && t->can_fast_zero && rng_below (&t->rng, 8) == 0)
     f |= LIBNBD_CMD_FLAG_FAST_ZERO;
   return f;
 }
@@ -439,7 +313,7 @@ do_op (struct thread *t, unsigned id)
   if (type != OP_FLUSH)
     reserve_range (t, type, &off, &len);
   if (type == OP_WRITE)
-    fill_pattern (t, t->buf, off, len, id);
+    fill_pattern (&t->rng, t->buf, off, len, id);
   if (verbose)
     fprintf (stderr, "op %u conn %u %s off=%#" PRIx64 " len=%" PRIu64
              " flags=%#x\n", id, t->id, op_name[type], off, len, flags);
@@ -481,7 +355,7 @@ connect_thread (struct thread *t)
   t->can_trim = nbd_can_trim (t->nbd) == 1;
   t->can_zero = nbd_can_zero (t->nbd) == 1;
   t->can_fast_zero = nbd_can_fast_zero (t->nbd) == 1;
-  t->buf = malloc (max_len ? max_len : 1);
+  t->buf = malloc (shape.max_len);
   if (t->buf == NULL) {
     perror ("random-io: malloc");
     return -1;
@@ -515,8 +389,8 @@ check_export (struct nbd_handle *nbd)
              "\n", size, want_size);
     return -1;
   }
-  if (chunk == 0)
-    chunk = pref > 1 ? pref / (disks - 1) : 65536;
+  if (shape.chunk == 0)
+    shape.chunk = pref > 1 ? pref / (shape.disks - 1) : 65536;
   if (nbd_can_multi_conn (nbd) != 1 && nr_threads > 1)
     fprintf (stderr, "random-io: warning: server does not advertise multi-conn\n");
   if (read_only == false && nbd_is_read_only (nbd) == 1) {
@@ -556,7 +430,7 @@ final_check (struct thread *t)
     return -1;
   }
   for (off = 0; off < model.size && !failed; off += len) {
-    len = min64 (FINAL_READ, model.size - off);
+    len = model.size - off < FINAL_READ ? model.size - off : FINAL_READ;
     if (nbd_pread (t->nbd, buf, len, off, 0) == -1)
       report_nbd_error (t, nr_ops, OP_READ, off, len);
     else if (model_compare (&model, off, buf, len, !no_learn, &d))
@@ -616,8 +490,8 @@ parse_region (const char *s)
     exit (2);
   }
   *colon = '\0';
-  region_off = size_arg ("--region", copy);
-  region_len = size_arg ("--region", colon + 1);
+  shape.region_off = size_arg ("--region", copy);
+  shape.region_len = size_arg ("--region", colon + 1);
   free (copy);
 }
 
@@ -649,9 +523,9 @@ parse_option (int c, const char *arg)
   case O_SEED: seed = strtoull (arg, NULL, 0); break;
   case O_OPS: nr_ops = size_arg ("--ops", arg); break;
   case O_THREADS: nr_threads = size_arg ("--threads", arg); break;
-  case O_CHUNK: chunk = size_arg ("--chunk", arg); break;
-  case O_DISKS: disks = size_arg ("--disks", arg); break;
-  case O_MAX_LEN: max_len = size_arg ("--max-len", arg); break;
+  case O_CHUNK: shape.chunk = size_arg ("--chunk", arg); break;
+  case O_DISKS: shape.disks = size_arg ("--disks", arg); break;
+  case O_MAX_LEN: shape.max_len = size_arg ("--max-len", arg); break;
   case O_REGION: parse_region (arg); break;
   case O_MODEL_IN: model_in = arg; break;
   case O_INITIAL: initial_unknown = strcmp (arg, "unknown") == 0; break;
@@ -684,9 +558,9 @@ parse_args (int argc, char *argv[])
   uri = argv[optind];
   if (strcmp (argv[optind + 1], "auto") != 0)
     want_size = size_arg ("SIZE", argv[optind + 1]);
-  if (nr_threads < 1 || nr_threads > MAX_THREADS || disks < 3 ||
-      max_len < 1 || max_len > MAX_LEN ||
-      (chunk && (chunk & (chunk - 1)) != 0)) {
+  if (nr_threads < 1 || nr_threads > MAX_THREADS || shape.disks < 3 ||
+      shape.max_len < 1 || shape.max_len > MAX_LEN ||
+      (shape.chunk & (shape.chunk - 1)) != 0) {
     fprintf (stderr, "random-io: --threads, --disks, --max-len or --chunk "
              "out of range\n");
     exit (2);
@@ -697,9 +571,10 @@ parse_args (int argc, char *argv[])
 static int
 setup_region (void)
 {
-  if (region_len == 0 && region_off == 0)
-    region_len = model.size;
-  if (region_len == 0 || region_off + region_len > model.size) {
+  if (shape.region_len == 0 && shape.region_off == 0)
+    shape.region_len = model.size;
+  if (shape.region_len == 0 ||
+      shape.region_off + shape.region_len > model.size) {
     fprintf (stderr, "random-io: --region outside the export\n");
     return -1;
   }
@@ -712,7 +587,7 @@ run_threads (void)
   unsigned i;
 
   for (i = 0; i < nr_threads; i++) {
-    threads[i].rng = seed * 0x9E3779B97F4A7C15u + i * 0xBF58476D1CE4E5B9u + 1;
+    threads[i].rng.s = (seed * 0x9E3779B97F4A7C15u + i * 0xBF58476D1CE4E5B9u) | 1;
     if (pthread_create (&threads[i].tid, NULL, thread_main, &threads[i])) {
       perror ("random-io: pthread_create");
       return -1;

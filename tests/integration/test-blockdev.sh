@@ -9,7 +9,7 @@ requires_plugin
 requires losetup --version
 [ "$(id -u)" = 0 ] || skip "needs root for losetup"
 
-: "${OPS:=1500}"
+: "${OPS:=1000}"
 
 # attach_loops N SIZE: MEMBERS = N loop devices over fresh files (detached
 # at exit) plus one plain file, as the last member.

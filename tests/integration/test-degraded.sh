@@ -8,7 +8,7 @@
 . "${0%/*}/functions.sh"
 requires_plugin
 
-: "${OPS:=1000}"
+: "${OPS:=700}"
 
 # run_config N MEMBER_SIZE CHUNK LAYOUT DATA_OFFSET
 run_config ()
@@ -36,7 +36,7 @@ run_config ()
 }
 
 start=$SECONDS
-run_config 3 16M 64K left-symmetric 0
-run_config 4 8M 4K right-asymmetric 8K
-run_config 5 8M 256K ls 0
+run_config 3 8M 64K left-symmetric 0
+run_config 4 4M 4K right-asymmetric 8K
+run_config 5 4M 256K ls 0
 echo "$test_name: OK ($(( SECONDS - start )) s)"

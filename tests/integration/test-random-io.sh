@@ -8,7 +8,7 @@
 . "${0%/*}/functions.sh"
 requires_plugin
 
-: "${OPS:=2000}"
+: "${OPS:=1500}"
 
 # run_config N MEMBER_SIZE CHUNK LAYOUT DATA_OFFSET [PLUGIN_ARGS...]
 # CHUNK/LAYOUT "-" = not given to the plugin (its defaults: 512K,
@@ -43,14 +43,14 @@ run_config 3 32M 64K left-symmetric 0
 run_config 4 16M 4K ra 64K metadata=none
 # 16M + 12345: the tail past the last whole chunk must stay untouched.
 # 2M stripes: fewer, smaller requests keep the data volume reasonable.
-rio_extra=(--ops 1200 --max-len 3M)
+rio_extra=(--ops 1000 --max-len 3M)
 run_config 5 $(( 16 * 1024 * 1024 + 12345 )) 512K la 1M direct=true
 rio_extra=()
 run_config 3 24M 128K rs 4K metadata=auto
 run_config 4 16M 16K right-symmetric 3584 direct=false   # 7 sectors
 # A 160M array: zeroes and trims of up to the whole array in one request
 # (more than the 64M a read or write may carry), writes of up to 32M.
-rio_extra=(--ops 400 --max-len 32M)
+rio_extra=(--ops 300 --max-len 32M)
 run_config 3 80M 256K ls 0
 rio_extra=()
 run_config 3 16M - - 0                  # the plugin's defaults

@@ -9,7 +9,7 @@
 requires_plugin
 requires nbdcopy --version
 
-: "${OPS:=2000}"
+: "${OPS:=1500}"
 
 # run_config N MEMBER_SIZE CHUNK LAYOUT DATA_OFFSET
 run_config ()
@@ -37,7 +37,7 @@ run_config ()
     rm -f "$tmpdir/copy"
     next_seed
     raid5_captive "${disks[@]}" "${geo[@]}" -- \
-      sh -c '"$0" "$1" "$2" --read-only --seed "$3" --ops 300 --chunk "$4" \
+      sh -c '"$0" "$1" "$2" --read-only --seed "$3" --ops 200 --chunk "$4" \
                --disks "$5" --model-in "$6" && nbdcopy "$1" "$7"' \
         "$RANDOM_IO" @URI@ "$size" "$RIO_SEED" "$chunk" "$n" \
         "$tmpdir/model" "$tmpdir/copy" ||
@@ -50,7 +50,7 @@ run_config ()
 }
 
 start=$SECONDS
-run_config 3 16M 64K left-symmetric 0
-run_config 5 8M 16K la 1M
-run_config 4 8M 4K rs 4K
+run_config 3 8M 64K left-symmetric 0
+run_config 5 4M 16K la 1M
+run_config 4 4M 4K rs 4K
 echo "$test_name: OK ($(( SECONDS - start )) s)"
