@@ -27,12 +27,13 @@ expect_error ()
 
 check_error ()
 {
-  local re=$1 status=0 sums lines
+  local re=$1 status=0 sums lines args
   shift
   sums=$(checksum_members "${all[@]}")
   "$NBDKIT" -U - "$PLUGIN" "$@" --run 'echo SERVED' \
     >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
-  echo "${*//$tmpdir\//} -> exit $status: $(head -c 300 "$tmpdir/err")"
+  args=${*//$tmpdir\//}
+  echo "${args:0:120} -> exit $status: $(head -c 300 "$tmpdir/err")"
   [ $status -ne 0 ] || fail "accepted: $*"
   ! grep -q SERVED "$tmpdir/out" || fail "served before failing: $*"
   lines=$(grep -c . "$tmpdir/err" || :)
@@ -65,6 +66,12 @@ expect_error 'small|data.offset|size' "$d0" "$d1" "$d2" data-offset=4M
 expect_error 'small|size|chunk' "$d0" "$d1" "$d2" chunk=8M
 expect_error 'twice|duplicate|same|m0' "$d0" "$d1" "$d0"
 expect_error 'twice|duplicate|same|link-to-m0' "$d0" "$d1" "disk=$tmpdir/link-to-m0"
+many=()
+for i in $(seq 0 32); do
+  truncate -s 1M "$tmpdir/many.$i"
+  many+=("disk=$tmpdir/many.$i")
+done
+expect_error '32|33|too many' "${many[@]}"
 expect_error 'missing'       "$d0" disk=missing disk=missing
 expect_error 'missing'       disk=missing "$d1" disk=missing "$d2"
 

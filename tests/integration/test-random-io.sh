@@ -53,5 +53,6 @@ run_config 4 16M 16K right-symmetric 3584 direct=false   # 7 sectors
 rio_extra=(--ops 300 --max-len 32M)
 run_config 3 80M 256K ls 0
 rio_extra=()
+run_config 8 4M 16K ls 0                # wide: read-modify-write
 run_config 3 16M - - 0                  # the plugin's defaults
 echo "$test_name: OK ($(( SECONDS - start )) s)"

@@ -11,19 +11,19 @@ requires_plugin
 
 : "${OPS:=12000}"
 
-# run_config N CHUNK LAYOUT MISSING REGION_OFF:REGION_LEN MAX_LEN
+# run_config N CHUNK LAYOUT MISSING REGION_OFF:REGION_LEN MAX_LEN [THREADS]
 run_config ()
 {
-  local n=$1 chunk=$2 layout=$3 k=$4 region=$5 maxlen=$6 size m
+  local n=$1 chunk=$2 layout=$3 k=$4 region=$5 maxlen=$6 threads=${7:-4} size m
   echo "== $n members, chunk $chunk, $layout, missing member $k," \
-       "region $region, requests up to $maxlen bytes"
+       "region $region, requests up to $maxlen bytes, $threads connections"
   make_members c "$n" 1M
   mapfile -t m < <(with_missing "$k" "${MEMBERS[@]}")
   mapfile -t disks < <(disk_args "${m[@]}")
   size=$(array_size "$n" 1M "$chunk")
   next_seed
   raid5_captive "${disks[@]}" chunk="$chunk" layout="$layout" -- \
-    "$RANDOM_IO" @URI@ "$size" --seed "$RIO_SEED" --ops "$OPS" --threads 4 \
+    "$RANDOM_IO" @URI@ "$size" --seed "$RIO_SEED" --ops "$OPS" --threads "$threads" \
       --chunk "$chunk" --disks "$n" --region "$region" --max-len "$maxlen" \
       --model-out "$tmpdir/model" ||
     fail "random-io, $n members, chunk $chunk, missing $k"
@@ -37,6 +37,7 @@ start=$SECONDS
 run_config 3 4K ls -1 0:16K 3000
 run_config 5 4K ra -1 64K:64K 6000
 run_config 4 4K rs -1 100K:36K 5000
+run_config 8 4K ra -1 0:112K 12000 16    # wide: read-modify-write
 # Degraded: writes to the missing member's chunks update parity only.
 run_config 3 4K la 1 0:16K 3000
 run_config 4 4K ls 3 8K:48K 7000
