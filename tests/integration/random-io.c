@@ -626,6 +626,10 @@ main (int argc, char *argv[])
   if (check_export (threads[0].nbd) == -1 ||
       setup_model () == -1 || setup_region () == -1)
     goto out;
+  if (crash_ok) {               /* tells a test when to start the kill timer */
+    printf ("random-io: running\n");
+    fflush (stdout);
+  }
   if (run_threads () == -1)
     goto out;
   if (disconnected)

@@ -30,7 +30,11 @@ crash_round ()
     ${model_in:+--model-in "$model_in"} --model-out "$tmpdir/model.crash" \
     > "$tmpdir/rio.out" &
   rio=$!
-  delay=$(( 8 + RIO_SEED % 12 ))      # 0.8 .. 1.9 s
+  for (( i = 0; i < 300; i++ )); do
+    grep -q running "$tmpdir/rio.out" && break
+    sleep 0.1
+  done
+  delay=$(( 5 + RIO_SEED % 12 ))      # 0.5 .. 1.6 s of I/O
   sleep "$(( delay / 10 )).$(( delay % 10 ))"
   kill -9 "$server"
   wait "$server" || :
