@@ -89,7 +89,7 @@ trap _cleanup EXIT
 trap 'exit 130' INT TERM
 
 tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/raid5-$test_name.XXXXXX")
-echo "$test_name: seed $SEED, scratch $tmpdir"
+echo "$test_name: seed $SEED, scratch $tmpdir" >&2
 
 # to_bytes SIZE: 64K, 16M, 1G or plain bytes -> bytes.
 to_bytes ()
