@@ -1,8 +1,11 @@
 /* plugin/params.c -- parse and check the plugin's parameters. */
 #include <config.h>
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -40,17 +43,37 @@ add_disk (struct params *p, const char *value)
   return 0;
 }
 
+/* Sizes as nbdkit writes them (a number and one optional suffix of
+ * b k m g t p e, powers of 1024, or s for 512-byte sectors).  Parsed here
+ * rather than with nbdkit_parse_size() so that the one error line can
+ * name the parameter.
+ */
 static int
 parse_size (const char *key, const char *value, uint64_t *out)
 {
-  int64_t v = nbdkit_parse_size (value);
+  static const char suffixes[] = "bkmgtpe";
+  const char *s;
+  char *end;
+  unsigned long long v;
+  unsigned shift = 0;
 
-  if (v < 0) {
-    nbdkit_error ("%s=%s: not a size", key, value);
-    return -1;
-  }
-  *out = (uint64_t) v;
+  errno = 0;
+  v = strtoull (value, &end, 10);
+  if (end == value || !isdigit ((unsigned char) value[0]) || errno != 0)
+    goto bad;
+  if (*end == 's' || *end == 'S')
+    shift = 9, end++;
+  else if (*end != '\0' && (s = strchr (suffixes, tolower (*end))) != NULL)
+    shift = 10 * (unsigned) (s - suffixes), end++;
+  if (*end != '\0' || (shift && v > (UINT64_MAX >> 1) >> shift))
+    goto bad;
+  *out = (uint64_t) v << shift;
   return 0;
+
+ bad:
+  nbdkit_error ("%s=%s: not a size (expected a number with an optional "
+                "suffix such as 64K or 1M)", key, value);
+  return -1;
 }
 
 static int
@@ -67,15 +90,25 @@ parse_metadata (struct params *p, const char *value)
   return 0;
 }
 
+/* nbdkit_parse_bool() would name only the value in its error. */
 static int
 parse_direct (struct params *p, const char *value)
 {
-  int b = nbdkit_parse_bool (value);
+  static const char *const yes[] = { "1", "true", "t", "yes", "y", "on" };
+  static const char *const no[] = { "0", "false", "f", "no", "n", "off" };
 
-  if (b < 0)
-    return -1;                /* nbdkit_parse_bool said why */
-  p->array.direct = b;
-  return 0;
+  for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+    if (strcasecmp (value, yes[i]) == 0) {
+      p->array.direct = true;
+      return 0;
+    }
+    if (strcasecmp (value, no[i]) == 0) {
+      p->array.direct = false;
+      return 0;
+    }
+  }
+  nbdkit_error ("direct=%s: expected true or false", value);
+  return -1;
 }
 
 void
