@@ -50,6 +50,11 @@ nbd_up () {
     if ! run nbd-client -unix "$sock" /dev/nbd0 -b 4096 -t 60 -C "$conns"; then
         nbd_down; return 1
     fi
+    # The server's sockets: the listening one plus one per connection.
+    i=$(ls -l /proc/$NBDKIT_PID/fd | grep -c 'socket:')
+    if [[ $i -le $conns ]]; then
+        echo "# nbd-client -C $conns: nbdkit has $((i - 1)) connections"; nbd_down; return 1
+    fi
     NBD_NAME=$name
 }
 NBD_NAME=

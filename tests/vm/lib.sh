@@ -22,8 +22,12 @@ say () { echo "$test_name: $*"; }
 W=$(mktemp -d "${TMPDIR:-/var/tmp}/raid5-vm-$test_name.XXXXXX")
 _vm_cleanup () {
     local rc=$?
-    if [[ $rc == 0 && -z ${VM_KEEP:-} ]]; then rm -rf "$W"
-    else echo "$test_name: work folder kept: $W"; fi
+    if [[ $rc == 0 && -z ${VM_KEEP:-} ]]; then rm -rf "$W"; exit 0; fi
+    if [[ $rc != 0 && $rc != 77 && -s $W/console.log ]]; then
+        echo "$test_name: guest kernel messages (warnings and errors):"
+        grep -v '^init: ' "$W/console.log" | tail -n 15 | sed 's/^/  console: /'
+    fi
+    echo "$test_name: work folder kept: $W"
     exit $rc
 }
 trap _vm_cleanup EXIT

@@ -104,12 +104,12 @@ where () {
 # compare_export WHAT N CHUNK SIZE PATTERN -- NBDKIT ARGS: the export must be
 # SIZE bytes and equal PATTERN's first SIZE bytes.  Prints why not.
 compare_export () {
-    local what=$1 n=$2 c=$3 size=$4 pat=$5 out got; shift 6
-    if ! got=$(nbdkit -U - "$@" --run 'nbdinfo --size "$uri"' 2>&1); then
-        echo "$what: nbdkit failed: $(echo "$got" | tail -n 2 | tr '\n' ' ')"; return 1
-    fi
-    if [[ $got != "$size" ]]; then echo "$what: export is $got bytes, md's array $size"; return 1; fi
-    out=$(nbdkit -U - "$@" --run 'nbdcopy "$uri" - | cmp -n '"$size"' - '"$pat" 2>&1) && return 0
+    local what=$1 n=$2 c=$3 size=$4 pat=$5 out; shift 6
+    # shellcheck disable=SC2016
+    out=$(nbdkit -U - "$@" --run '
+        got=$(nbdinfo --size "$uri") || exit 1
+        [ "$got" = '"$size"' ] || { echo "export is $got bytes, md'"'"'s array '"$size"'"; exit 1; }
+        nbdcopy "$uri" - | cmp -n '"$size"' - '"$pat" 2>&1) && return 0
     if [[ $out =~ differ:\ byte\ ([0-9]+) ]]; then
         echo "$what: differs from md's, first at $(where $((BASH_REMATCH[1] - 1)) "$n" "$c")"
     else

@@ -14,7 +14,9 @@ need_cmds nbdinfo nbdcopy cmp
 geometries
 make_disks
 head -c $((12 << 20)) /dev/urandom >"$W/pattern"
+t0=$SECONDS
 vm_run -e MODE=create -e PAT="$W/pattern" "$VM_TESTS/guest-md.sh" "$W"/disk{0,1,2,3}.img || true
+say "guest: $((SECONDS - t0))s"; t0=$SECONDS
 
 fails=0
 while read -r -u 3 g n l c s p name; do
@@ -53,5 +55,5 @@ while read -r -u 3 g n l c s p name; do
         fails=$((fails + 1))
     fi
 done 3<"$W/geoms"
-say "$fails of $(wc -l <"$W/geoms") geometries failed"
+say "host checks: $((SECONDS - t0))s; $fails of $(wc -l <"$W/geoms") geometries failed"
 [[ $fails == 0 ]]

@@ -12,6 +12,7 @@
 . "${0%/*}/md-lib.sh"
 need_plugin
 need_cmds nbdinfo nbdcopy cmp
+t0=$SECONDS
 geometries
 make_disks
 head -c $((12 << 20)) /dev/urandom >"$W/pattern"
@@ -45,5 +46,7 @@ while read -r -u 3 g n l c s p name; do
     implant $g $n $s
     rm -rf "$GD"
 done 3<"$W/geoms"
+say "host writes: $((SECONDS - t0))s"; t0=$SECONDS
 vm_run -e MODE=check -e PAT="$W/pattern" "$VM_TESTS/guest-md.sh" "$W"/disk{0,1,2,3}.img || fails=$((fails + 1))
+say "guest: $((SECONDS - t0))s"
 [[ $fails == 0 ]]
