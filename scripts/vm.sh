@@ -1,8 +1,7 @@
 #!/bin/bash
 # scripts/vm.sh: run tests inside a throwaway Linux guest (Debian's kernel under
 # qemu TCG) for what the host kernel cannot do here: nbd-client -> /dev/nbd0, and
-# kernel md as the oracle of the on-disk layout.  See tests/vm/README and
-# /work/shared/reference/vm-harness.md for the recipe.
+# kernel md as the oracle of the on-disk layout.  See tests/vm/README.md.
 #
 #   scripts/vm.sh prepare [-f]          fetch the kernel (apt-get download, never
 #                                       installed), build vmlinux + initramfs, cache them
@@ -92,7 +91,7 @@ EOF
 # Fetches and unpacks the kernel into $dir; builds vmlinux and the initramfs.
 prepare() (
     local force=${1:-}
-    local root pkg dir tmp kver vmlinuz off key init
+    local root pkg dir tmp kver vmlinuz off key
     command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (apt-get install qemu-system-x86)"
     root=$(cache_root); pkg=$(kernel_pkg $force); dir=$root/$pkg
     mkdir -p "$dir"
@@ -176,7 +175,7 @@ find_plugin() {
 
 # run [-t SECS] [-e VAR=VALUE]... [-w WORKDIR] SCRIPT [IMAGE...]
 run() {
-    local timeout=${VM_TIMEOUT:-300} work= envs=() script dir kernel initrd img rc
+    local timeout=${VM_TIMEOUT:-300} work="" envs=() script dir kernel initrd img rc
     local qemu=() own_work=
     while [[ $# -gt 0 ]]; do
         case $1 in

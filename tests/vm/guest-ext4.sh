@@ -70,6 +70,9 @@ raid5_session () {
     # shellcheck disable=SC2086
     if ! nbd_up "${name%%:*}" "$conns" "$PLUGIN" $args; then not_ok "$name: serve + attach ($args, -C $conns)"; return 1; fi
     step "$name" "$@"
+    # The members are block devices served through io_uring.
+    [[ $(ls -l /proc/$NBDKIT_PID/fd | grep -c 'anon_inode:\[io_uring\]') -gt 0 ]] ||
+        not_ok "$name: nbdkit has no io_uring instance"
     nbd_down || not_ok "$name: nbdkit log clean"
 }
 
