@@ -122,7 +122,7 @@ prepare() (
        [[ $(head -c4 "$tmp/vmlinux" | od -An -tx1 | tr -d ' ') == 7f454c46 ]]; then
         mv "$tmp/vmlinux" "$dir/vmlinux"
     else
-        echo "vm.sh: cannot decompress vmlinux, booting the bzImage" >&2
+        echo "vm.sh: cannot decompress vmlinux (xz-utils missing?): booting the slower bzImage" >&2
         cp "$vmlinuz" "$dir/vmlinux"
     fi
     rm -f "$dir"/initrd-*.cpio
@@ -130,6 +130,8 @@ prepare() (
     ln -sfn "initrd-$key.cpio" "$dir/initrd.cpio"
     echo "$kver" >"$dir/kver"
     echo "$pkg" >"$root/current"
+    # Older kernels are of no use any more.
+    find "$root" -mindepth 1 -maxdepth 1 -type d -name 'linux-image-*' ! -name "$pkg" -exec rm -rf {} +
     echo "$dir"
 )
 

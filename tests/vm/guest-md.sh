@@ -43,6 +43,18 @@ create_one () {
     ok "$name: md wrote the pattern"
 }
 
+# mismatches MD CHUNK: where md's check found parity != XOR of data (its kernel
+# log, member sectors relative to the data offset).
+mismatches () {
+    local line sec n=0 cs=$(( ${2%K} * 2 ))
+    while read -r line; do
+        [[ $line =~ $1:\ mismatch\ sector\ in\ range\ ([0-9]+)-([0-9]+) ]] || continue
+        sec=${BASH_REMATCH[1]}
+        echo "#   md: mismatch at member sectors ${BASH_REMATCH[1]}-${BASH_REMATCH[2]} after the data offset: stripe $((sec / cs)), +$(( (sec % cs) * 512 )) bytes into the chunk"
+        ((++n < 5)) || break
+    done < <(dmesg)
+}
+
 check_one () {
     local g=$1 n=$2 layout=$3 chunk=$4 name=$7 size want mm out
     read -r want <"$VM_WORK/exp-$g.size" 2>/dev/null || { log "$name: skipped (the host failed)"; return; }
@@ -52,6 +64,7 @@ check_one () {
         mm=$(md_check md$g)
         if [[ $mm == 8 ]] && cmp -s -n $size /dev/md$g "$PAT"; then
             ok "$name: a flipped parity byte is noticed (mismatch_cnt 8, data equal)"
+            mismatches md$g $chunk
         else
             not_ok "$name: a flipped parity byte gave mismatch_cnt '$mm' (want 8)"
         fi
@@ -61,6 +74,7 @@ check_one () {
         not_ok "$name: md check did not run"
     elif [[ $mm != 0 ]]; then
         not_ok "$name: md check: mismatch_cnt $mm (sectors with parity != XOR of data)"
+        mismatches md$g $chunk
     elif ! out=$(cmp -n $size /dev/md$g "$PAT" 2>&1); then
         not_ok "$name: md reads other data than written through the plugin: $out"
     else

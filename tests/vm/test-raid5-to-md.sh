@@ -49,4 +49,5 @@ done 3<"$W/geoms"
 say "host writes: $((SECONDS - t0))s"; t0=$SECONDS
 vm_run -e MODE=check -e PAT="$W/pattern" "$VM_TESTS/guest-md.sh" "$W"/disk{0,1,2,3}.img || fails=$((fails + 1))
 say "guest: $((SECONDS - t0))s"
+[[ $fails == 0 ]] || echo "#   reproduce (kept disks): $VM_SH run -w $W -e MODE=check -e PAT=$W/pattern $VM_TESTS/guest-md.sh $W/disk{0,1,2,3}.img"
 [[ $fails == 0 ]]
