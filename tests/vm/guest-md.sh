@@ -1,6 +1,6 @@
 # tests/vm/guest-md.sh -- in the guest: kernel md as the oracle of the on-disk
 # layout.  Geometry G of $VM_WORK/geoms (see md-lib.sh) lives on partition G+4
-# of /dev/vda, vdb, vdc (, vdd).
+# of /dev/vda, vdb, ... (one per member).
 #
 # MODE=create (md -> here): mdadm --create --assume-clean (metadata 1.2, md's own
 #   data offset), write the first array-size bytes of $PAT to it, stop; write
@@ -14,7 +14,7 @@
 
 # devs G N: the member partitions of geometry G.
 devs () {
-    local i letters=abcd
+    local i letters=abcde
     for ((i = 0; i < $2; i++)); do echo -n "/dev/vd${letters:i:1}$(($1 + 4)) "; done
 }
 

@@ -2,15 +2,18 @@
 # test-raid5-to-md.sh).  Sourced after lib.sh.
 #
 # Every geometry (members x chunk x layout) gets its own partition on each of
-# four disk images, so that one guest boot covers all of them: geometry g is
+# five disk images, so that one guest boot covers all of them: geometry g is
 # logical partition g+4 (/dev/vda5, vdb5, ...; an msdos table written here, no
-# partitioning tool needed).  Geometries with 3 members leave their partition
-# on the fourth disk unused.
+# partitioning tool needed).  Geometries with fewer members leave their
+# partitions on the last disks unused.
 
 LAYOUTS=${MD_LAYOUTS:-"left-symmetric left-asymmetric right-symmetric right-asymmetric"}
 CHUNKS=${MD_CHUNKS:-"16K 64K 512K"}
 MEMBERS=${MD_MEMBERS:-"3 4"}
-NDISKS=4
+# Also 5 members with 64K chunks: there a small write is read-modify-write
+# (on 3 and 4 members the planner always picks reconstruct-write).
+WIDE=${MD_WIDE:-5}
+NDISKS=5
 
 # part_mib CHUNK: partition size.  Room for md's default data offset (1 MiB, or
 # 2 MiB for 512K chunks on small devices) and more than one full rotation of
@@ -34,6 +37,7 @@ geometries () {
     for n in $MEMBERS; do for c in $CHUNKS; do for l in $LAYOUTS; do
         add $n $l $c "$(short $l)-$n-$c"
     done; done; done
+    for n in $WIDE; do for l in $LAYOUTS; do add $n $l 64K "$(short $l)-$n-64K"; done; done
     add 3 left-symmetric 64K control-ls-3-64K
     DISK_SECTORS=$((e + 2048))
 }

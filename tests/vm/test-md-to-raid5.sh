@@ -2,12 +2,13 @@
 # tests/vm/test-md-to-raid5.sh -- md -> here.  In the guest, kernel md creates a
 # RAID-5 (mdadm --create --assume-clean --metadata=1.2) on partitions of the
 # virtio disks for every geometry (4 layouts x chunk 16K/64K/512K x 3/4
-# members) and writes a random pattern (a host file read through 9p) to it.  On
-# the host the same members are served with metadata=none, the same chunk and
-# layout and data-offset = md's (mdadm --examine): the export must equal the
-# pattern byte for byte, healthy and with each member missing (so parity sits
-# where md puts it too).  MD_AUTO=1: also served with metadata=auto and no
-# geometry parameters (md's v1.2 superblocks say it all).
+# members, and 5 members with 64K chunks) and writes a random pattern (a host
+# file read through 9p) to it.  On the host the same members are served with
+# metadata=none, the same chunk and layout and data-offset = md's (mdadm
+# --examine): the export must equal the pattern byte for byte, healthy and with
+# each member missing (so parity sits where md puts it too).  MD_AUTO=1: also
+# served with metadata=auto and no geometry parameters (md's v1.2 superblocks
+# say it all).
 . "${0%/*}/lib.sh"
 . "${0%/*}/md-lib.sh"
 need_plugin
@@ -16,7 +17,7 @@ geometries
 make_disks
 head -c $((12 << 20)) /dev/urandom >"$W/pattern"
 t0=$SECONDS
-vm_run -e MODE=create -e PAT="$W/pattern" "$VM_TESTS/guest-md.sh" "$W"/disk{0,1,2,3}.img || true
+vm_run -e MODE=create -e PAT="$W/pattern" "$VM_TESTS/guest-md.sh" "$W"/disk{0,1,2,3,4}.img || true
 say "guest: $((SECONDS - t0))s"; t0=$SECONDS
 
 fails=0

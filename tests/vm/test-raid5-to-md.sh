@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/vm/test-raid5-to-md.sh -- here -> md.  On the host, for every geometry
-# (4 layouts x chunk 16K/64K/512K x 3/4 members), raw members are served with
+# (4 layouts x chunk 16K/64K/512K x 3/4 members, and 5 members
+# with 64K chunks), raw members are served with
 # metadata=none data-offset=1M.  A random pattern is written through the
 # plugin over another one (that one in 4 KiB requests on 4 connections, the
 # pattern in random pieces of odd sizes at odd offsets, 64 in flight:
@@ -60,7 +61,7 @@ while read -r -u 3 g n l c s p name; do
     rm -rf "$GD"
 done 3<"$W/geoms"
 say "host writes: $((SECONDS - t0))s"; t0=$SECONDS
-vm_run -e MODE=check -e PAT="$W/pattern" "$VM_TESTS/guest-md.sh" "$W"/disk{0,1,2,3}.img || fails=$((fails + 1))
+vm_run -e MODE=check -e PAT="$W/pattern" "$VM_TESTS/guest-md.sh" "$W"/disk{0,1,2,3,4}.img || fails=$((fails + 1))
 say "guest: $((SECONDS - t0))s"
-[[ $fails == 0 ]] || echo "#   reproduce (kept disks): $VM_SH run -w $W -e MODE=check -e PAT=$W/pattern $VM_TESTS/guest-md.sh $W/disk{0,1,2,3}.img"
+[[ $fails == 0 ]] || echo "#   reproduce (kept disks): $VM_SH run -w $W -e MODE=check -e PAT=$W/pattern $VM_TESTS/guest-md.sh $W/disk{0,1,2,3,4}.img"
 [[ $fails == 0 ]]
