@@ -12,27 +12,34 @@
 
 . "$TOP/tests/vm/guest-lib.sh"
 
-# devs G N: the member partitions of geometry G.
+# devs G N [MISSING]: the member partitions of geometry G ("missing" for slot MISSING).
 devs () {
     local i letters=abcde
-    for ((i = 0; i < $2; i++)); do echo -n "/dev/vd${letters:i:1}$(($1 + 4)) "; done
+    for ((i = 0; i < $2; i++)); do
+        if [[ $i == "${3:--}" ]]; then echo -n "missing "; else echo -n "/dev/vd${letters:i:1}$(($1 + 4)) "; fi
+    done
 }
 
+# missing_of NAME: the missing slot of a degraded geometry (NAME ends in -missingK).
+missing_of () { [[ $1 =~ -missing([0-9])$ ]] && echo "${BASH_REMATCH[1]}"; }
+
+# md_create G N LAYOUT CHUNK NAME [MDADM OPTIONS...]
 md_create () {
-    local g=$1 n=$2 layout=$3 chunk=$4; shift 4
+    local g=$1 n=$2 layout=$3 chunk=$4 miss; miss=$(missing_of "$5"); shift 5
     # shellcheck disable=SC2046
     run mdadm --create /dev/md$g --run --assume-clean --metadata=1.2 --level=5 \
-        --raid-devices=$n --chunk=$chunk --layout=$layout --bitmap=none "$@" $(devs $g $n)
+        --raid-devices=$n --chunk=$chunk --layout=$layout --bitmap=none "$@" $(devs $g $n $miss)
 }
 
 create_one () {
     local g=$1 n=$2 layout=$3 chunk=$4 name=$7 size ex
-    md_create $g $n $layout $chunk || { not_ok "$name: mdadm --create"; return; }
+    md_create $g $n $layout $chunk $name || { not_ok "$name: mdadm --create"; return; }
     size=$(blockdev --getsize64 /dev/md$g)
     if ! run dd if="$PAT" of=/dev/md$g bs=1M iflag=count_bytes count=$size oflag=direct; then
         not_ok "$name: writing the pattern to /dev/md$g"; md_stop md$g; return
     fi
-    ex=$(mdadm --examine $(devs $g 1))
+    for ex in $(devs $g $n $(missing_of $name)); do [[ $ex == missing ]] || break; done
+    ex=$(mdadm --examine $ex)
     md_stop md$g || { not_ok "$name: mdadm --stop"; return; }
     {
         [[ $ex =~ Data\ Offset\ :\ ([0-9]+)\ sectors ]] && echo "offset_sectors=${BASH_REMATCH[1]}"
@@ -58,7 +65,7 @@ mismatches () {
 check_one () {
     local g=$1 n=$2 layout=$3 chunk=$4 name=$7 size want mm out
     read -r want <"$VM_WORK/exp-$g.size" 2>/dev/null || { log "$name: skipped (the host failed)"; return; }
-    md_create $g $n $layout $chunk --data-offset=1M || { not_ok "$name: mdadm --create"; return; }
+    md_create $g $n $layout $chunk $name --data-offset=1M || { not_ok "$name: mdadm --create"; return; }
     size=$(blockdev --getsize64 /dev/md$g)
     if [[ $name == control-* ]]; then
         mm=$(md_check md$g)
@@ -70,6 +77,13 @@ check_one () {
         fi
     elif [[ $size != "$want" ]]; then
         not_ok "$name: md's array is $size bytes, the plugin's export $want"
+    elif [[ -n $(missing_of $name) ]]; then
+        # Degraded: no parity check; md's reads of the missing member go through parity.
+        if out=$(cmp -n $size /dev/md$g "$PAT" 2>&1); then
+            ok "$name: md (degraded) reads what the plugin wrote degraded"
+        else
+            not_ok "$name: md (degraded) reads other data than written through the plugin: $out"
+        fi
     elif ! mm=$(md_check md$g); then
         not_ok "$name: md check did not run"
     elif [[ $mm != 0 ]]; then

@@ -38,6 +38,10 @@ geometries () {
         add $n $l $c "$(short $l)-$n-$c"
     done; done; done
     for n in $WIDE; do for l in $LAYOUTS; do add $n $l 64K "$(short $l)-$n-64K"; done; done
+    # Degraded from the start, slot k missing (k = 0..3 over the layouts): md
+    # writes and reads through parity where the plugin must, and vice versa.
+    local k=0
+    for l in $LAYOUTS; do add 4 $l 64K "$(short $l)-4-64K-missing$k"; k=$(( (k + 1) % 4 )); done
     add 3 left-symmetric 64K control-ls-3-64K
     DISK_SECTORS=$((e + 2048))
 }
@@ -89,6 +93,9 @@ implant () {
            conv=notrunc,sparse status=none
     done
 }
+
+# missing_of NAME: the missing slot of a degraded geometry (NAME ends in -missingK).
+missing_of () { [[ $1 =~ -missing([0-9])$ ]] && echo "${BASH_REMATCH[1]}"; }
 
 # disks N [MISSING]: disk=... arguments for geometry dir $GD, slot MISSING absent.
 disks () {

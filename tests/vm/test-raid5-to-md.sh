@@ -38,7 +38,7 @@ while read -r -u 3 g n l c s p name; do
     GD=$W/g$g; mkdir -p "$GD"
     for i in $(seq 0 $((n - 1))); do truncate -s $((p * 512)) "$GD/m$i"; done
     # shellcheck disable=SC2046
-    set -- "$PLUGIN" $(disks $n) metadata=none chunk=$c layout=$l data-offset=1M
+    set -- "$PLUGIN" $(disks $n $(missing_of $name)) metadata=none chunk=$c layout=$l data-offset=1M
     if ! size=$(nbdkit -U - "$@" --run 'nbdinfo --size "$uri"' 2>&1); then
         echo "not ok $name: nbdkit: $size"; fails=$((fails + 1)); continue
     fi
