@@ -5,7 +5,7 @@
 # Environment: SCENARIO=memory|raid5; TREE (a file tree on the host, as TREE.tar;
 # TREE.md5 lists its checksums); PLUGIN (raid5 only).  raid5 members: /dev/vda vdb vdc.
 
-. "$TOP/tests/vm/guest-lib.sh"
+. "${BASH_SOURCE[0]%/*}/guest-lib.sh"
 MNT=/tmp/mnt
 mkdir -p $MNT
 

@@ -10,7 +10,7 @@
 #   1M); mdadm --create --assume-clean with that geometry (writes superblocks
 #   only), a parity check must find mismatch_cnt 0 and /dev/mdG must equal $PAT.
 
-. "$TOP/tests/vm/guest-lib.sh"
+. "${BASH_SOURCE[0]%/*}/guest-lib.sh"
 
 # devs G N [MISSING]: the member partitions of geometry G ("missing" for slot MISSING).
 devs () {
