@@ -12,7 +12,7 @@ CHUNKS=${MD_CHUNKS:-"16K 64K 512K"}
 MEMBERS=${MD_MEMBERS:-"3 4"}
 # Also 5 members with 64K chunks: there a small write is read-modify-write
 # (on 3 and 4 members the planner always picks reconstruct-write).
-WIDE=${MD_WIDE:-5}
+WIDE=${MD_WIDE-5}
 NDISKS=5
 
 # part_mib CHUNK: partition size.  Room for md's default data offset (1 MiB, or
