@@ -1,0 +1,321 @@
+/* raid/mdsb.c -- md v1.2 superblock encode/decode (see mdsb.h). */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "raid/geom.h"
+#include "raid/mdsb.h"
+
+#define ROLES_OFFSET 256u
+#define CSUM_OFFSET 216u
+
+/* Scalar fields: byte offset on disk, size, offset in struct md_sb. */
+static const struct field {
+  uint16_t disk, size;
+  size_t host;
+} fields[] = {
+  { 8, 4, offsetof (struct md_sb, feature_map) },
+  { 64, 8, offsetof (struct md_sb, ctime) },
+  { 72, 4, offsetof (struct md_sb, level) },
+  { 76, 4, offsetof (struct md_sb, layout) },
+  { 80, 8, offsetof (struct md_sb, size) },
+  { 88, 4, offsetof (struct md_sb, chunksize) },
+  { 92, 4, offsetof (struct md_sb, raid_disks) },
+  { 96, 4, offsetof (struct md_sb, bitmap_offset) },
+  { 100, 4, offsetof (struct md_sb, new_level) },
+  { 104, 8, offsetof (struct md_sb, reshape_position) },
+  { 112, 4, offsetof (struct md_sb, delta_disks) },
+  { 116, 4, offsetof (struct md_sb, new_layout) },
+  { 120, 4, offsetof (struct md_sb, new_chunk) },
+  { 124, 4, offsetof (struct md_sb, new_offset) },
+  { 128, 8, offsetof (struct md_sb, data_offset) },
+  { 136, 8, offsetof (struct md_sb, data_size) },
+  { 144, 8, offsetof (struct md_sb, super_offset) },
+  { 152, 8, offsetof (struct md_sb, recovery_offset) },
+  { 160, 4, offsetof (struct md_sb, dev_number) },
+  { 164, 4, offsetof (struct md_sb, cnt_corrected_read) },
+  { 184, 1, offsetof (struct md_sb, devflags) },
+  { 185, 1, offsetof (struct md_sb, bblog_shift) },
+  { 186, 2, offsetof (struct md_sb, bblog_size) },
+  { 188, 4, offsetof (struct md_sb, bblog_offset) },
+  { 192, 8, offsetof (struct md_sb, utime) },
+  { 200, 8, offsetof (struct md_sb, events) },
+  { 208, 8, offsetof (struct md_sb, resync_offset) },
+  { 220, 4, offsetof (struct md_sb, max_dev) },
+};
+#define NFIELDS (sizeof fields / sizeof fields[0])
+
+static uint64_t
+get_le (const uint8_t *p, unsigned size)
+{
+  uint64_t v = 0;
+
+  for (unsigned i = size; i-- > 0;)
+    v = v << 8 | p[i];
+  return v;
+}
+
+static void
+put_le (uint8_t *p, unsigned size, uint64_t v)
+{
+  for (unsigned i = 0; i < size; i++, v >>= 8)
+    p[i] = (uint8_t) v;
+}
+
+/* Each host field has its disk field's size (signed or not: the bits are
+ * the same), so values move through an integer of exactly that size.
+ */
+static void
+host_store (struct md_sb *sb, const struct field *f, uint64_t v)
+{
+  unsigned char *dst = (unsigned char *) sb + f->host;
+
+  switch (f->size) {
+  case 1: *dst = (uint8_t) v; break;
+  case 2: { uint16_t x = (uint16_t) v; memcpy (dst, &x, 2); break; }
+  case 4: { uint32_t x = (uint32_t) v; memcpy (dst, &x, 4); break; }
+  default: memcpy (dst, &v, 8); break;
+  }
+}
+
+static uint64_t
+host_load (const struct md_sb *sb, const struct field *f)
+{
+  const unsigned char *src = (const unsigned char *) sb + f->host;
+  uint16_t x2;
+  uint32_t x4;
+  uint64_t x8;
+
+  switch (f->size) {
+  case 1: return *src;
+  case 2: memcpy (&x2, src, 2); return x2;
+  case 4: memcpy (&x4, src, 4); return x4;
+  default: memcpy (&x8, src, 8); return x8;
+  }
+}
+
+uint32_t
+md_sb_csum (const void *block)
+{
+  const uint8_t *b = block;
+  uint32_t max_dev = (uint32_t) get_le (b + 220, 4);
+  size_t len, i;
+  uint64_t acc = 0;
+
+  if (max_dev > MD_SB_MAX_DEV)
+    max_dev = MD_SB_MAX_DEV;
+  len = ROLES_OFFSET + 2 * (size_t) max_dev;
+  for (i = 0; i + 4 <= len; i += 4)
+    if (i != CSUM_OFFSET)
+      acc += get_le (b + i, 4);
+  if (i + 2 <= len)
+    acc += get_le (b + i, 2);
+  return (uint32_t) ((acc & 0xffffffff) + (acc >> 32));
+}
+
+void
+md_sb_encode (const struct md_sb *sb, void *block)
+{
+  uint8_t *b = block;
+  unsigned max_dev = sb->max_dev <= MD_SB_MAX_DEV ? sb->max_dev
+                                                   : MD_SB_MAX_DEV;
+
+  memset (b, 0, MD_SB_BLOCK);
+  put_le (b + 0, 4, MD_SB_MAGIC);
+  put_le (b + 4, 4, 1);
+  memcpy (b + 16, sb->set_uuid, 16);
+  memcpy (b + 32, sb->set_name, strnlen (sb->set_name, 32));
+  memcpy (b + 168, sb->device_uuid, 16);
+  for (size_t i = 0; i < NFIELDS; i++)
+    put_le (b + fields[i].disk, fields[i].size, host_load (sb, &fields[i]));
+  for (unsigned i = 0; i < max_dev; i++)
+    put_le (b + ROLES_OFFSET + 2 * i, 2, sb->dev_roles[i]);
+  put_le (b + CSUM_OFFSET, 4, md_sb_csum (b));
+}
+
+unsigned
+md_sb_role (const struct md_sb *sb)
+{
+  return sb->dev_number < sb->max_dev ? sb->dev_roles[sb->dev_number]
+                                      : MD_ROLE_SPARE;
+}
+
+void
+md_uuid_format (const uint8_t uuid[16], char out[36])
+{
+  char *p = out;
+
+  for (unsigned i = 0; i < 16; i++) {
+    p += sprintf (p, "%02x", uuid[i]);
+    if (i % 4 == 3 && i != 15)
+      *p++ = ':';
+  }
+  *p = '\0';
+}
+
+uint64_t
+md_default_data_offset (uint64_t member_sectors, uint32_t chunk)
+{
+  uint64_t bmspace, headroom = 262144;
+
+  if (member_sectors < 128)
+    bmspace = 0;
+  else if (member_sectors - 128 >= 419430400)
+    bmspace = 256;
+  else if (member_sectors - 8 > 16777216)
+    bmspace = 128;
+  else
+    bmspace = 8;
+  while (headroom * 1024 > member_sectors && headroom / 2 >= 2 * (uint64_t) chunk)
+    headroom /= 2;
+  return (24 + bmspace + headroom + 2047) / 2048 * 2048;
+}
+
+/* Report a problem: fills why, returns err. */
+static int
+bad (char *why, size_t len, int err, const char *fmt, ...)
+  __attribute__((format (printf, 4, 5)));
+
+static int
+bad (char *why, size_t len, int err, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (why != NULL && len > 0) {
+    va_start (ap, fmt);
+    vsnprintf (why, len, fmt, ap);
+    va_end (ap);
+  }
+  return err;
+}
+
+static int
+check_frame (const uint8_t *b, const struct md_sb *sb, char *why, size_t wl)
+{
+  uint32_t stored = (uint32_t) get_le (b + CSUM_OFFSET, 4), csum;
+
+  if (get_le (b, 4) != MD_SB_MAGIC)
+    return bad (why, wl, -EINVAL, "no md superblock at byte %u (magic "
+                "%08" PRIx64 ")", MD_SB_OFFSET, get_le (b, 4));
+  if (get_le (b + 4, 4) != 1)
+    return bad (why, wl, -EBADMSG, "superblock major version %" PRIu64
+                ", expected 1", get_le (b + 4, 4));
+  if (sb->max_dev > MD_SB_MAX_DEV)
+    return bad (why, wl, -EBADMSG, "max_dev %" PRIu32 " exceeds %u",
+                sb->max_dev, MD_SB_MAX_DEV);
+  if ((csum = md_sb_csum (b)) != stored)
+    return bad (why, wl, -EBADMSG, "superblock checksum %08" PRIx32
+                " does not match its contents (%08" PRIx32 ")", stored, csum);
+  if (get_le (b + 12, 4) != 0)
+    return bad (why, wl, -EBADMSG, "pad0 is not zero");
+  for (unsigned i = 224; i < 256; i++)
+    if (b[i] != 0)
+      return bad (why, wl, -EBADMSG, "pad3 is not zero");
+  return 0;
+}
+
+static int
+check_placement (const struct md_sb *sb, uint64_t member_sectors,
+                 char *why, size_t wl)
+{
+  uint64_t sb_sectors = (ROLES_OFFSET + 2 * (uint64_t) sb->max_dev + 511) / 512;
+
+  if (sb->super_offset != MD_SB_SECTOR)
+    return bad (why, wl, -EBADMSG, "superblock says it is at sector %"
+                PRIu64 ", found at sector %u (not version 1.2?)",
+                sb->super_offset, MD_SB_SECTOR);
+  if (sb->data_offset < MD_SB_SECTOR + sb_sectors)
+    return bad (why, wl, -EBADMSG, "data offset %" PRIu64 " overlaps the "
+                "superblock", sb->data_offset);
+  if (sb->data_size < 10 || sb->data_offset > member_sectors ||
+      sb->data_size > member_sectors - sb->data_offset)
+    return bad (why, wl, -EBADMSG, "data area [%" PRIu64 ", +%" PRIu64
+                ") sectors does not fit the member (%" PRIu64 " sectors)",
+                sb->data_offset, sb->data_size, member_sectors);
+  if ((sb->feature_map & MD_FEATURE_BITMAP_OFFSET) &&
+      (sb->bitmap_offset <= 0 ||
+       MD_SB_SECTOR + (uint64_t) sb->bitmap_offset >= sb->data_offset))
+    return bad (why, wl, -EBADMSG, "bitmap offset %" PRId32 " is not "
+                "between the superblock and the data", sb->bitmap_offset);
+  if (sb->dev_number >= sb->max_dev)
+    return bad (why, wl, -EBADMSG, "dev_number %" PRIu32 " is not below "
+                "max_dev %" PRIu32, sb->dev_number, sb->max_dev);
+  return 0;
+}
+
+static int
+check_features (const struct md_sb *sb, char *why, size_t wl)
+{
+  const uint32_t refused = MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_BAD_BLOCKS
+    | MD_FEATURE_REPLACEMENT | MD_FEATURE_RESHAPE_BACKWARDS
+    | MD_FEATURE_NEW_OFFSET | MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL
+    | MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS;
+
+  if (sb->feature_map & ~MD_FEATURE_ALL)
+    return bad (why, wl, -EBADMSG, "unknown feature bits %#" PRIx32,
+                sb->feature_map & ~MD_FEATURE_ALL);
+  if (sb->feature_map & refused)
+    return bad (why, wl, -ENOTSUP, "uses md features not supported here "
+                "(feature_map %#" PRIx32 ": reshape, bad-block log, "
+                "replacement, journal, PPL or clustering)",
+                sb->feature_map & refused);
+  return 0;
+}
+
+static int
+check_geometry (const struct md_sb *sb, char *why, size_t wl)
+{
+  uint32_t c = sb->chunksize;
+
+  if (sb->level != 5)
+    return bad (why, wl, -ENOTSUP, "RAID level %" PRId32 ": only RAID-5 "
+                "is supported", sb->level);
+  if (sb->layout > 3)
+    return bad (why, wl, -ENOTSUP, "RAID-5 layout %" PRIu32 " is not one "
+                "of md's layouts 0-3", sb->layout);
+  if (c == 0 || (c & (c - 1)) != 0 || (uint64_t) c * 512 < R5_MIN_CHUNK ||
+      (uint64_t) c * 512 > R5_MAX_CHUNK)
+    return bad (why, wl, -EBADMSG, "chunk of %" PRIu32 " sectors is not a "
+                "power of two between %u and %u bytes", c, R5_MIN_CHUNK,
+                R5_MAX_CHUNK);
+  if (sb->raid_disks < R5_MIN_MEMBERS || sb->raid_disks > R5_MAX_MEMBERS)
+    return bad (why, wl, -ENOTSUP, "%" PRIu32 " raid disks: supported are "
+                "%u to %u", sb->raid_disks, R5_MIN_MEMBERS, R5_MAX_MEMBERS);
+  if (sb->size < c || sb->size > sb->data_size)
+    return bad (why, wl, -EBADMSG, "component size %" PRIu64 " sectors is "
+                "not between one chunk and the data size (%" PRIu64 ")",
+                sb->size, sb->data_size);
+  if ((sb->feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
+      sb->recovery_offset > sb->size)
+    return bad (why, wl, -EBADMSG, "recovery offset %" PRIu64 " is beyond "
+                "the component size", sb->recovery_offset);
+  return 0;
+}
+
+int
+md_sb_decode (const void *block, uint64_t member_sectors, struct md_sb *sb,
+              char *why, size_t why_len)
+{
+  const uint8_t *b = block;
+  int r;
+
+  memset (sb, 0, sizeof *sb);
+  for (size_t i = 0; i < NFIELDS; i++)
+    host_store (sb, &fields[i], get_le (b + fields[i].disk, fields[i].size));
+  if ((r = check_frame (b, sb, why, why_len)) < 0)
+    return r;
+  memcpy (sb->set_uuid, b + 16, 16);
+  memcpy (sb->set_name, b + 32, 32);
+  memcpy (sb->device_uuid, b + 168, 16);
+  for (unsigned i = 0; i < sb->max_dev; i++)
+    sb->dev_roles[i] = (uint16_t) get_le (b + ROLES_OFFSET + 2 * i, 2);
+  if ((r = check_placement (sb, member_sectors, why, why_len)) < 0 ||
+      (r = check_features (sb, why, why_len)) < 0)
+    return r;
+  return check_geometry (sb, why, why_len);
+}

@@ -1,0 +1,120 @@
+/* raid/mdsb.h -- Linux md's v1.2 superblock: decode, check, encode.
+ *
+ * The superblock sits at byte 4096 of every member (sector 8, version
+ * 1.2).  Fields are little-endian on disk; struct md_sb holds them in host
+ * order, in md's own units (SECTORS of 512 bytes) so that values read
+ * and written match what mdadm --examine shows.  The byte layout is
+ * encoded field by field, never memcpy'd from a struct.
+ *
+ * md_sb_decode() never trusts the disk: every field is bounds-checked,
+ * the checksum is verified, and anything this project cannot serve (other
+ * levels, reshape, journal, PPL, clustering) is refused with a reason.
+ *
+ * Pure: no I/O, no allocation.  Errors: -EINVAL (not an md superblock:
+ * wrong magic), -EBADMSG (an md superblock that is corrupt or
+ * inconsistent), -ENOTSUP (valid, but uses something not supported);
+ * why (if not NULL) gets one line of explanation.
+ */
+#ifndef RAID_MDSB_H
+#define RAID_MDSB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MD_SB_MAGIC          0xa92b4efcu
+#define MD_SB_SECTOR         8u           /* v1.2: 4 KiB from the start */
+#define MD_SB_OFFSET         4096u        /* bytes */
+#define MD_SB_BLOCK          4096u        /* bytes read and written */
+#define MD_SB_MAX_DEV        1920u        /* (4096 - 256) / 2 */
+#define MD_SB_DEFAULT_MAX_DEV 128u        /* mdadm: a 512-byte superblock */
+#define MD_MAX_SECTOR        UINT64_MAX   /* resync_offset when clean */
+
+/* dev_roles[] values; 0..MD_ROLE_MAX-1 is an active slot */
+#define MD_ROLE_SPARE        0xffffu
+#define MD_ROLE_FAULTY       0xfffeu
+#define MD_ROLE_JOURNAL      0xfffdu
+#define MD_ROLE_MAX          0xff00u
+
+/* feature_map bits */
+#define MD_FEATURE_BITMAP_OFFSET   1u
+#define MD_FEATURE_RECOVERY_OFFSET 2u
+#define MD_FEATURE_RESHAPE_ACTIVE  4u
+#define MD_FEATURE_BAD_BLOCKS      8u
+#define MD_FEATURE_REPLACEMENT     16u
+#define MD_FEATURE_RESHAPE_BACKWARDS 32u
+#define MD_FEATURE_NEW_OFFSET      64u
+#define MD_FEATURE_RECOVERY_BITMAP 128u
+#define MD_FEATURE_CLUSTERED       256u
+#define MD_FEATURE_JOURNAL         512u
+#define MD_FEATURE_PPL             1024u
+#define MD_FEATURE_MULTIPLE_PPLS   2048u
+#define MD_FEATURE_RAID0_LAYOUT    4096u
+#define MD_FEATURE_ALL             8191u
+
+struct md_sb {
+  uint32_t feature_map;
+  uint8_t set_uuid[16];
+  char set_name[33];          /* NUL-terminated copy of the 32 bytes */
+  uint64_t ctime;             /* low 40 bits seconds, high 24 microseconds */
+  int32_t level;
+  uint32_t layout;
+  uint64_t size;              /* sectors used per member (chunk multiple) */
+  uint32_t chunksize;         /* sectors */
+  uint32_t raid_disks;
+  int32_t bitmap_offset;      /* sectors from the superblock, if feature 1 */
+  uint32_t new_level;         /* reshape fields: must be idle (see decode) */
+  uint64_t reshape_position;
+  int32_t delta_disks;
+  uint32_t new_layout, new_chunk;
+  int32_t new_offset;
+  uint64_t data_offset;       /* sectors from the member start */
+  uint64_t data_size;         /* sectors usable after data_offset */
+  uint64_t super_offset;      /* sector of this superblock (8) */
+  uint64_t recovery_offset;   /* sectors rebuilt, if feature 2 */
+  uint32_t dev_number;        /* index into dev_roles of this member */
+  uint32_t cnt_corrected_read;
+  uint8_t device_uuid[16];
+  uint8_t devflags;
+  uint8_t bblog_shift;
+  uint16_t bblog_size;
+  int32_t bblog_offset;
+  uint64_t utime;
+  uint64_t events;
+  uint64_t resync_offset;     /* MD_MAX_SECTOR when clean */
+  uint32_t max_dev;
+  uint16_t dev_roles[MD_SB_MAX_DEV];
+};
+
+/* The checksum md and mdadm compute over block (at least 256 + 2*max_dev
+ * bytes, max_dev taken from the block itself, at most MD_SB_MAX_DEV).
+ */
+uint32_t md_sb_csum (const void *block) __attribute__((nonnull));
+
+/* Decode and check the MD_SB_BLOCK bytes found at sector MD_SB_SECTOR of a
+ * member of member_sectors sectors.  Returns 0, or -EINVAL / -EBADMSG /
+ * -ENOTSUP as described above (sb is then unspecified).
+ */
+int md_sb_decode (const void *block, uint64_t member_sectors,
+                  struct md_sb *sb, char *why, size_t why_len)
+  __attribute__((nonnull (1, 3), warn_unused_result));
+
+/* Encode into MD_SB_BLOCK bytes (the rest zeroed), checksum included.
+ * Only the first max_dev roles are written.
+ */
+void md_sb_encode (const struct md_sb *sb, void *block)
+  __attribute__((nonnull));
+
+/* Role of this member (dev_roles[dev_number]). */
+unsigned md_sb_role (const struct md_sb *sb) __attribute__((nonnull));
+
+/* UUID as md prints it ("a1b2c3d4:...", 35 characters plus NUL). */
+void md_uuid_format (const uint8_t uuid[16], char out[36])
+  __attribute__((nonnull));
+
+/* mdadm's default data offset for a v1.2 member of member_sectors
+ * sectors and this chunk (sectors), in sectors (validate_geometry1).
+ */
+uint64_t md_default_data_offset (uint64_t member_sectors, uint32_t chunk)
+  __attribute__((const));
+
+#endif /* RAID_MDSB_H */
