@@ -61,6 +61,11 @@ kernel_pkg() {
     echo "$pkg"
 }
 
+# The initramfs of this version of the script: a hash of /init, the modules, busybox.
+initrd_key() {
+    (write_init /dev/stdout; echo "$VM_MODULES"; ls -l /bin/busybox) | md5sum | cut -c1-12
+}
+
 # Writes the guest's /init.  Kept here so that its hash keys the initramfs.
 write_init() {
     cat >"$1" <<'EOF'
@@ -98,7 +103,7 @@ prepare() (
     exec 9>"$root/lock"; flock 9
     tmp=$(mktemp -d "$dir/tmp.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
-    if [[ $force == -f ]]; then rm -f "$dir"/*.deb "$dir"/vmlinux "$dir"/initrd*; fi
+    if [[ $force == -f ]]; then rm -f "$dir"/*.deb "$dir"/vmlinux "$dir"/initrd-*; fi
     if ! ls "$dir"/*.deb >/dev/null 2>&1; then
         echo "vm.sh: fetching $pkg with apt-get download" >&2
         (cd "$tmp" && apt-get download -q "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) || true
@@ -106,9 +111,9 @@ prepare() (
         mv "$tmp"/*.deb "$dir/"
     fi
     write_init "$tmp/init"
-    key=$( (cat "$tmp/init"; echo "$VM_MODULES"; ls -l /bin/busybox) | md5sum | cut -c1-12)
+    key=$(initrd_key)
     if [[ -s $dir/vmlinux && -s $dir/initrd-$key.cpio ]]; then
-        ln -sfn "initrd-$key.cpio" "$dir/initrd.cpio"; echo "$pkg" >"$root/current"
+        echo "$pkg" >"$root/current"
         echo "$dir"; exit 0
     fi
     echo "vm.sh: unpacking $pkg (never installed on the host)" >&2
@@ -125,9 +130,9 @@ prepare() (
         echo "vm.sh: cannot decompress vmlinux (xz-utils missing?): booting the slower bzImage" >&2
         cp "$vmlinuz" "$dir/vmlinux"
     fi
-    rm -f "$dir"/initrd-*.cpio
     build_initramfs "$tmp" "$kver" "$dir/initrd-$key.cpio"
-    ln -sfn "initrd-$key.cpio" "$dir/initrd.cpio"
+    # Other versions of this script (other clones) may still use their own: keep a few.
+    ls -1t "$dir"/initrd-*.cpio | tail -n +4 | xargs -r rm -f
     echo "$kver" >"$dir/kver"
     echo "$pkg" >"$root/current"
     # Older kernels are of no use any more.
@@ -194,7 +199,7 @@ run() {
     [[ -r $script ]] || die "run: cannot read $script"
     dir=$(kernel_dir)
     kernel=$dir/vmlinux
-    initrd=$dir/initrd.cpio
+    initrd=$dir/initrd-$(initrd_key).cpio
     if [[ -z $work ]]; then
         work=$(mktemp -d "${TMPDIR:-/var/tmp}/raid5-vm.XXXXXX"); own_work=1
     fi
