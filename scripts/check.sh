@@ -92,6 +92,15 @@ make_var ()
         make -s --no-print-directory -C "$1" -f Makefile -f - r5-print-var
 }
 
+# Tests of $TESTS (or of the TESTS make variable) without a .trs in $1.
+unfinished ()
+{
+    local t
+    for t in ${TESTS_RUN:-$(make_var "$1" TESTS)}; do
+        [ -f "$1/$t.trs" ] || [ -f "$1/${t%.*}.trs" ] || printf ' %s' "${t##*/}"
+    done
+}
+
 # collect BUILDDIR SUFFIX MAKE_STATUS -- summary rows per test layer from
 # the .trs files that make check left (they were removed beforehand).
 collect ()
@@ -119,7 +128,9 @@ collect ()
         elif [ "${pass[$layer]}" = 0 ]; then st=SKIP; fi
         record "$layer$suffix" $st "${pass[$layer]} passed, ${skip[$layer]} skipped, ${fail[$layer]} failed${notes[$layer]}"
     done
-    if [ "$status" != 0 ] && [ $anyfail = 0 ]; then
+    if [ "$status" = 124 ]; then
+        record "make check$suffix" FAIL "timed out after ${check_timeout}s; no result from:$(unfinished "$b")"
+    elif [ "$status" != 0 ] && [ $anyfail = 0 ]; then
         record "make check$suffix" FAIL "exit status $status (build of test programs, or the harness)"
     elif [ $any = 0 ]; then
         record "tests$suffix" SKIP "no tests in TESTS yet"
@@ -272,7 +283,7 @@ sanitizer_layer ()
         record "tests (asan+ubsan)" SKIP "no tests in TESTS yet"
         return
     fi
-    PATH=$sbuild/asan-bin:$PATH \
+    TESTS_RUN=$tests PATH=$sbuild/asan-bin:$PATH \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
         run_check "$sbuild" " (asan+ubsan)" TESTS="$tests" NBDKIT="$sbuild/asan-bin/nbdkit"
 }
