@@ -26,7 +26,8 @@
 # "modprobe nbd" makes it appear); otherwise nbdfuse WORKDIR/fuse --unix SOCK
 # exposes the export as the file WORKDIR/fuse/nbd and "losetup -f --show"
 # turns that into /dev/loopN.  ATTACH_METHOD=nbd|fuse in the environment
-# forces one.  Both need root.
+# forces one; ATTACH_NBD_CONNECTIONS=N adds "-C N" to nbd-client (the
+# server must advertise multi-conn).  Both need root.
 #
 # Every step that succeeds pushes its undo onto a stack; undo steps are
 # idempotent, so calling attach_detach / attach_umount early is fine.
@@ -198,7 +199,8 @@ attach_dev_nbd ()
     local sock=$1 dev tries
     for tries in 1 2 3; do
         dev=$(attach_free_nbd) || { attach_log "no free /dev/nbdN"; return 1; }
-        if nbd-client -unix "$sock" "$dev" -b 4096 >&2; then
+        if nbd-client -unix "$sock" "$dev" -b 4096 \
+               ${ATTACH_NBD_CONNECTIONS:+-C "$ATTACH_NBD_CONNECTIONS"} >&2; then
             attach_push "attach_detach $dev"
             attach_wait_for "[ -e /sys/block/${dev#/dev/}/pid ]" 10
             ATTACH_DEV=$dev
