@@ -71,61 +71,60 @@ array_check_config (const struct array_config *cfg, struct array_err *err)
 }
 
 static int
-member_err (struct array_err *err, const struct array_config *cfg,
-            unsigned i, const char *what, int r)
+member_err (struct array_err *err, const char *path, unsigned i,
+            const char *what, int r)
 {
-  array_set_err (err, "member %u (%s): %s: %s", i, cfg->paths[i], what,
-                 strerror (-r));
+  array_set_err (err, "member %u (%s): %s: %s", i, path, what, strerror (-r));
   return r;
 }
 
+/* Open given member i into *m (given order) and refuse duplicates. */
 static int
-open_member (struct array *a, const struct array_config *cfg, unsigned i,
-             struct array_err *err)
+open_member (struct io_member *opened, const struct array_config *cfg,
+             unsigned i, struct array_err *err)
 {
-  struct io_member *m = &a->members[i];
+  struct io_member *m = &opened[i];
   int r = io_member_open (m, cfg->paths[i], cfg->direct);
 
-  if (r == -EINVAL)
+  if (r == -EINVAL) {
     array_set_err (err, "member %u (%s): not a regular file or block device",
                    i, cfg->paths[i]);
-  else if (r < 0)
-    return member_err (err, cfg, i, "cannot open", r);
-  if (r < 0)
     return r;
+  }
+  if (r < 0)
+    return member_err (err, cfg->paths[i], i, "cannot open", r);
   for (unsigned j = 0; j < i; j++)
-    if (a->members[j].fd >= 0 && io_member_same (&a->members[j], m)) {
+    if (opened[j].fd >= 0 && io_member_same (&opened[j], m)) {
       array_set_err (err, "member %u (%s): same file as member %u (%s)", i,
                      cfg->paths[i], j, cfg->paths[j]);
       return -EINVAL;
     }
-  if (m->direct && cfg->data_offset % m->dio_align != 0) {
-    array_set_err (err, "member %u (%s): data offset %" PRIu64 " is not a "
-                   "multiple of the O_DIRECT alignment %u", i, cfg->paths[i],
-                   cfg->data_offset, m->dio_align);
-    return -EINVAL;
-  }
   return 0;
 }
 
-/* The smallest member decides the geometry, as in md. */
+/* Raw members: slots in the given order, the smallest member decides the
+ * geometry, as in md.
+ */
 static int
-size_geometry (struct array *a, const struct array_config *cfg,
-               struct array_err *err)
+raw_geometry (struct array *a, const struct array_config *cfg,
+              struct io_member *opened, struct array_err *err)
 {
   uint64_t smallest = UINT64_MAX, largest = 0;
   unsigned at = 0;
   int r;
 
   for (unsigned i = 0; i < cfg->members; i++) {
-    uint64_t size = a->members[i].size;
-
-    if (cfg->paths[i] == NULL)
+    a->members[i] = opened[i];
+    io_member_init (&opened[i]);
+    a->state[i] = cfg->paths[i] ? MEMBER_ACTIVE : MEMBER_MISSING;
+    if (cfg->paths[i] == NULL) {
+      a->out = (int) i;
       continue;
-    if (size < smallest)
-      smallest = size, at = i;
-    if (size > largest)
-      largest = size;
+    }
+    if (a->members[i].size < smallest)
+      smallest = a->members[i].size, at = i;
+    if (a->members[i].size > largest)
+      largest = a->members[i].size;
   }
   r = r5_geom_init (&a->geom, cfg->members, cfg->chunk, cfg->layout,
                     cfg->data_offset, smallest);
@@ -146,34 +145,40 @@ size_geometry (struct array *a, const struct array_config *cfg,
   return 0;
 }
 
-/* Read each member's first data block, then lock it. */
+/* Check each member in its slot: O_DIRECT alignment, its first data
+ * block readable, then lock it.
+ */
 static int
-probe_and_lock (struct array *a, const struct array_config *cfg,
-                struct array_err *err)
+probe_and_lock (struct array *a, struct array_err *err)
 {
-  for (unsigned i = 0; i < cfg->members; i++) {
-    struct io_member *m = &a->members[i];
+  for (unsigned s = 0; s < a->geom.members; s++) {
+    struct io_member *m = &a->members[s];
     uint32_t len = m->dio_align > 4096 ? m->dio_align : 4096;
     int r;
 
-    if (cfg->paths[i] == NULL)
+    if (m->fd < 0)
       continue;
+    if (m->direct && a->geom.data_offset % m->dio_align != 0) {
+      array_set_err (err, "member %u (%s): data offset %" PRIu64 " is not a "
+                     "multiple of the O_DIRECT alignment %u", s, m->path,
+                     a->geom.data_offset, m->dio_align);
+      return -EINVAL;
+    }
     if (len > a->geom.chunk)
       len = (uint32_t) a->geom.chunk;
     r = io_member_probe_read (m, a->geom.data_offset, len);
     if (r < 0) {
-      array_set_err (err, "member %u (%s): read at %" PRIu64 ": %s", i,
-                     cfg->paths[i], a->geom.data_offset, strerror (-r));
+      array_set_err (err, "member %u (%s): read at %" PRIu64 ": %s", s,
+                     m->path, a->geom.data_offset, strerror (-r));
       return r;
     }
     if ((r = io_member_lock (m)) == -EBUSY) {
       array_set_err (err, "member %u (%s): in use: another process holds "
-                     "its lock (is the array already served?)", i,
-                     cfg->paths[i]);
+                     "its lock (is the array already served?)", s, m->path);
       return r;
     }
     if (r < 0)
-      return member_err (err, cfg, i, "lock", r);
+      return member_err (err, m->path, s, "lock", r);
   }
   return 0;
 }
@@ -182,18 +187,22 @@ static int
 open_members (struct array *a, const struct array_config *cfg,
               struct array_err *err)
 {
-  int r;
+  struct io_member opened[R5_MAX_MEMBERS];
+  int r = 0;
 
-  for (unsigned i = 0; i < cfg->members; i++) {
-    a->state[i] = cfg->paths[i] ? MEMBER_ACTIVE : MEMBER_MISSING;
-    if (cfg->paths[i] == NULL)
-      a->out = (int) i;
-    else if ((r = open_member (a, cfg, i, err)) < 0)
-      return r;
-  }
-  if ((r = size_geometry (a, cfg, err)) < 0)
-    return r;
-  return probe_and_lock (a, cfg, err);
+  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
+    io_member_init (&opened[i]);
+  for (unsigned i = 0; i < cfg->members && r == 0; i++)
+    if (cfg->paths[i] != NULL)
+      r = open_member (opened, cfg, i, err);
+  if (r == 0)
+    r = meta_assemble (a, cfg, opened, err);
+  if (r == 0)
+    r = a->meta.enabled ? meta_init (a, err)
+                        : raw_geometry (a, cfg, opened, err);
+  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
+    io_member_close (&opened[i]);   /* members left out, or all on error */
+  return r < 0 ? r : probe_and_lock (a, err);
 }
 
 static int
@@ -245,6 +254,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
     array_close (a);
     return r;
   }
+  sync_init (a);
   *out = a;
   return 0;
 }
@@ -252,8 +262,14 @@ array_open (const struct array_config *cfg, array_log_fn log,
 void
 array_close (struct array *a)
 {
+  struct array_err err;
+
   if (a == NULL)
     return;
+  array_stop_background (a);
+  if (meta_mark_clean (a, false, &err) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+  meta_free (&a->meta);
   for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
     io_member_close (&a->members[i]);
   if (a->zero)
@@ -267,6 +283,13 @@ array_close (struct array *a)
   if (a->locks_made)
     stripe_locks_destroy (&a->locks);
   free (a);
+}
+
+void
+array_inject_failure (struct array *a, unsigned slot, int64_t after)
+{
+  if (slot < a->geom.members && a->members[slot].fd >= 0)
+    io_member_inject_failure (&a->members[slot], after);
 }
 
 const struct r5_geom *

@@ -35,7 +35,22 @@ enum member_state {
   MEMBER_FAULTY,              /* failed an I/O while serving */
 };
 
-/* What array_open() needs.  paths[i] == NULL means member i is missing. */
+enum array_metadata {
+  ARRAY_META_AUTO,            /* md superblocks define the array if present */
+  ARRAY_META_NONE,            /* raw members, geometry from the config */
+};
+
+/* Which geometry fields the user gave explicitly (they must then agree
+ * with the superblocks).
+ */
+#define ARRAY_GIVEN_CHUNK 1u
+#define ARRAY_GIVEN_LAYOUT 2u
+#define ARRAY_GIVEN_DATA_OFFSET 4u
+
+/* What array_open() needs.  paths[i] == NULL means member i is missing.
+ * With superblocks, the order of paths does not matter: each member's
+ * superblock says its slot.
+ */
 struct array_config {
   unsigned members;
   const char *paths[R5_MAX_MEMBERS];
@@ -43,6 +58,9 @@ struct array_config {
   enum r5_layout layout;
   uint64_t data_offset;       /* bytes */
   bool direct;                /* O_DIRECT member I/O */
+  enum array_metadata metadata;
+  unsigned given;             /* ARRAY_GIVEN_* */
+  bool force;                 /* start even if dirty and degraded */
 };
 
 enum array_log_level { ARRAY_LOG_DEBUG, ARRAY_LOG_ERROR };
@@ -112,5 +130,41 @@ struct array_stats {
 };
 void array_get_stats (const struct array *a, struct array_stats *out)
   __attribute__((nonnull));
+
+/* Test-only: member in slot fails every I/O after `after` more ops. */
+void array_inject_failure (struct array *a, unsigned slot, int64_t after)
+  __attribute__((nonnull));
+
+/* Background work (md superblocks only): a thread that marks the array
+ * clean when idle and runs a pending resync at the sync speed.  Start it
+ * after any fork; stop it before array_close().  Returns 0 or -errno.
+ */
+int array_start_background (struct array *a) __attribute__((nonnull));
+void array_stop_background (struct array *a) __attribute__((nonnull));
+
+/* Resync speed limits in KiB/s per member (md's sync_speed_min/max):
+ * max while clients are idle, min while they are busy.
+ */
+void array_set_sync_speed (struct array *a, uint64_t min_kib,
+                           uint64_t max_kib)
+  __attribute__((nonnull));
+
+struct array_sync {
+  bool pending;               /* a resync is (still) needed */
+  uint64_t done, total;       /* stripes */
+  uint64_t mismatches;        /* sectors, as md's mismatch_cnt */
+};
+void array_get_sync (const struct array *a, struct array_sync *out)
+  __attribute__((nonnull));
+
+/* Run a pending resync to completion in the calling thread, unthrottled
+ * (raid5ctl create, offline use).  progress, if not NULL, is called now
+ * and then with stripes done and total.  Returns 0 or -errno (err set).
+ */
+typedef void (*array_progress_fn) (void *opaque, uint64_t done,
+                                   uint64_t total);
+int array_resync (struct array *a, array_progress_fn progress, void *opaque,
+                  struct array_err *err)
+  __attribute__((nonnull (1, 4), warn_unused_result));
 
 #endif /* ARRAY_ARRAY_H */

@@ -222,11 +222,16 @@ fail_member (struct array *a, const struct io_op *op, bool others,
     return array_failed (a, err, "several members failed at once, first",
                          what);
   if (atomic_compare_exchange_strong (&a->out, &expected, m)) {
+    struct array_err merr;
+
     a->state[m] = MEMBER_FAULTY;
     a->count.member_failures++;
     array_log (a, ARRAY_LOG_ERROR, "%s; member marked faulty, array "
                "continues degraded on %u members", what,
                a->geom.members - 1);
+    if (meta_member_failed (a, (unsigned) m, &merr) < 0)
+      array_log (a, ARRAY_LOG_ERROR, "recording the failure in the "
+                 "superblocks: %s", merr.msg);
     return 0;
   }
   if (expected == m)
@@ -238,18 +243,23 @@ fail_member (struct array *a, const struct io_op *op, bool others,
   return array_failed (a, err, "a second member failed:", what);
 }
 
+int
+array_io_failed (struct array *a, const struct io_op *ops, size_t n, int r,
+                 struct array_err *err)
+{
+  const struct io_op *op = first_member_error (ops, n);
+
+  if (op == NULL) {
+    array_set_err (err, "cannot run member I/O: %s", strerror (-r));
+    return r;
+  }
+  return fail_member (a, op, other_member_failed (ops, n, op->member), err);
+}
+
 static int
 handle_failure (struct request *rq, size_t nops, int r)
 {
-  const struct io_op *op = first_member_error (rq->w->ops, nops);
-
-  if (op == NULL) {
-    array_set_err (rq->err, "cannot run member I/O: %s", strerror (-r));
-    return r;
-  }
-  return fail_member (rq->a, op,
-                      other_member_failed (rq->w->ops, nops, op->member),
-                      rq->err);
+  return array_io_failed (rq->a, rq->w->ops, nops, r, rq->err);
 }
 
 static enum stripe_lock_mode
@@ -275,6 +285,8 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t *planned)
   int r;
 
   r5_plan_reset (&w->plan);
+  if (rq->a->sync.pending)
+    w->plan.rcw_from = rq->a->sync.cursor;
   r = r5_plan_range (&w->plan, &rq->a->geom, rq->op, pos,
                      rq->off + rq->len - pos, rq->off, out,
                      ARRAY_SCRATCH_BUDGET, planned);
@@ -331,6 +343,8 @@ run_request (struct array *a, enum r5_op op, unsigned flags, char *buf,
   uint64_t pos = off, done;
   int r;
 
+  if (len == 0)
+    return 0;
   if (rq.w == NULL) {
     array_set_err (err, "out of memory");
     return -ENOMEM;
@@ -341,12 +355,20 @@ run_request (struct array *a, enum r5_op op, unsigned flags, char *buf,
                    a->geom.capacity);
     return -EINVAL;
   }
-  while (pos < off + len) {
-    if ((r = run_batch (&rq, pos, &done)) < 0)
-      return r;
-    pos += done;
+  if (op != R5_OP_READ &&
+      (r = meta_write_begin (a, off / a->geom.stripe_data,
+                             (off + len - 1) / a->geom.stripe_data, err)) < 0)
+    return r;
+  a->sync.inflight++;
+  r = 0;
+  while (r == 0 && pos < off + len) {
+    r = run_batch (&rq, pos, &done);
+    pos += r == 0 ? done : 0;
   }
-  return 0;
+  a->sync.inflight--;
+  if (op != R5_OP_READ)
+    meta_write_end (a);
+  return r;
 }
 
 int

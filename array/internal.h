@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "array/array.h"
+#include "array/meta.h"
 #include "array/stripe_lock.h"
 #include "io/member.h"
 #include "io/uring.h"
@@ -19,6 +20,24 @@ struct array_counters {
   _Atomic uint64_t reads, writes, zeroes, trims, flushes;
   _Atomic uint64_t segs[R5_SEG_KINDS];
   _Atomic uint64_t member_failures;
+};
+
+/* md's default sync speed limits, KiB/s per member. */
+#define ARRAY_SYNC_SPEED_MIN 1000
+#define ARRAY_SYNC_SPEED_MAX 200000
+
+/* Resync state (sync.c).  cursor is written only by the one thread
+ * running the resync, under the stripe lock of the stripe it finishes.
+ */
+struct sync {
+  _Atomic bool pending;       /* parity from cursor on may be stale */
+  _Atomic uint64_t cursor;    /* next stripe to resync */
+  _Atomic uint64_t mismatches;  /* sectors rewritten, as md counts */
+  _Atomic uint64_t speed_min, speed_max;  /* KiB/s per member */
+  _Atomic uint64_t inflight;  /* client requests running */
+  pthread_t thread;
+  bool started;
+  _Atomic bool stop;
 };
 
 struct array {
@@ -36,7 +55,12 @@ struct array {
   pthread_key_t worker_key;   /* -> struct worker, one per thread */
   bool key_made, locks_made;
   struct array_counters count;
+  struct meta meta;           /* md superblocks, if the members have them */
+  struct sync sync;
 };
+
+/* Set up the resync state from the metadata (after meta_init). */
+void sync_init (struct array *a) __attribute__((nonnull));
 
 /* Per-thread reusable memory for executing requests. */
 struct worker {
@@ -55,6 +79,15 @@ void array_set_err (struct array_err *err, const char *fmt, ...)
 void array_log (const struct array *a, enum array_log_level level,
                 const char *fmt, ...)
   __attribute__((format (printf, 3, 4)));
+
+/* After io_run() failed with r on ops: take the member it blames out of
+ * service (md's rules, persisted in the superblocks).  Returns 0 if the
+ * array goes on degraded and the work may be redone, else -errno (err
+ * set): no member to blame, or the array has failed.
+ */
+int array_io_failed (struct array *a, const struct io_op *ops, size_t n,
+                     int r, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
 
 /* Worker of the calling thread, created on first use; NULL if out of
  * memory.

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,18 @@ run_inline (const struct io_member *m, struct io_op *op, struct progress *p,
     ;
 }
 
+/* Test-only: has this member's injected failure struck? */
+static bool
+injected_failure (const struct io_member *m)
+{
+  _Atomic int64_t *left = (_Atomic int64_t *) &m->fail_after;
+  int64_t n = *left;
+
+  while (n > 0 && !atomic_compare_exchange_weak (left, &n, n - 1))
+    ;
+  return n == 0;
+}
+
 struct batch {
   struct engine *e;
   const struct io_member *members;
@@ -381,7 +394,9 @@ io_engine_run (const struct io_member *members, struct io_op *ops, size_t n,
 
     ops[i].result = 0;
     b.e->prog[i] = (struct progress) { first_stage (ops[i].kind), 0 };
-    if (m->in_memory)
+    if (injected_failure (m))
+      ops[i].result = -EIO;
+    else if (m->in_memory)
       run_inline (m, &ops[i], &b.e->prog[i], flags);
     else
       enqueue (&b, i);

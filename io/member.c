@@ -26,6 +26,13 @@ io_member_init (struct io_member *m)
   memset (m, 0, sizeof *m);
   m->fd = -1;
   m->dio_align = 1;
+  m->fail_after = -1;
+}
+
+void
+io_member_inject_failure (struct io_member *m, int64_t after)
+{
+  m->fail_after = after;
 }
 
 static int
@@ -139,6 +146,48 @@ io_member_probe_read (struct io_member *m, uint64_t off, uint32_t len)
     r = -EIO;
   free (buf);
   return r;
+}
+
+int
+io_member_pread (const struct io_member *m, void *buf, size_t len,
+                 uint64_t off)
+{
+  size_t done = 0;
+
+  while (done < len) {
+    ssize_t n = pread (m->fd, (char *) buf + done, len - done,
+                       (off_t) (off + done));
+
+    if (n == -1 && errno == EINTR)
+      continue;
+    if (n == -1)
+      return -errno;
+    if (n == 0)
+      return -EIO;
+    done += (size_t) n;
+  }
+  return 0;
+}
+
+int
+io_member_pwrite (const struct io_member *m, const void *buf, size_t len,
+                  uint64_t off)
+{
+  size_t done = 0;
+
+  while (done < len) {
+    ssize_t n = pwrite (m->fd, (const char *) buf + done, len - done,
+                        (off_t) (off + done));
+
+    if (n == -1 && errno == EINTR)
+      continue;
+    if (n == -1)
+      return -errno;
+    if (n == 0)
+      return -EIO;
+    done += (size_t) n;
+  }
+  return 0;
 }
 
 bool

@@ -8,6 +8,7 @@
 #ifndef IO_MEMBER_H
 #define IO_MEMBER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -25,6 +26,11 @@ struct io_member {
   uint64_t size;              /* bytes */
   dev_t dev;                  /* identity: st_rdev of a block device, */
   ino_t ino;                  /* else st_dev + st_ino */
+  /* Test-only fault injection: when >= 0, the number of ops this member
+   * still completes before every later op fails with EIO (see
+   * io_member_inject_failure).  -1: off.
+   */
+  _Atomic int64_t fail_after;
 };
 
 /* Set every field to "not open".  Always safe to io_member_close() after. */
@@ -50,8 +56,25 @@ int io_member_lock (struct io_member *m)
 int io_member_probe_read (struct io_member *m, uint64_t off, uint32_t len)
   __attribute__((nonnull, warn_unused_result));
 
+/* Synchronous whole reads and writes for setup and tools (not the data
+ * path).  With O_DIRECT, buf, len and off must be dio_align multiples.
+ * Returns 0, -EIO on end of file, or -errno.
+ */
+int io_member_pread (const struct io_member *m, void *buf, size_t len,
+                     uint64_t off)
+  __attribute__((nonnull, warn_unused_result));
+int io_member_pwrite (const struct io_member *m, const void *buf, size_t len,
+                      uint64_t off)
+  __attribute__((nonnull, warn_unused_result));
+
 /* True if both are the same file or device. */
 bool io_member_same (const struct io_member *a, const struct io_member *b)
+  __attribute__((nonnull));
+
+/* Make every op on m from the (after+1)-th on fail with EIO, without
+ * reaching the file: a member that dies while in service.
+ */
+void io_member_inject_failure (struct io_member *m, int64_t after)
   __attribute__((nonnull));
 
 /* Close and free; the struct is left as after io_member_init(). */

@@ -80,9 +80,9 @@ static int
 parse_metadata (struct params *p, const char *value)
 {
   if (strcmp (value, "auto") == 0)
-    p->metadata = METADATA_AUTO;
+    p->array.metadata = ARRAY_META_AUTO;
   else if (strcmp (value, "none") == 0)
-    p->metadata = METADATA_NONE;
+    p->array.metadata = ARRAY_META_NONE;
   else {
     nbdkit_error ("metadata=%s: expected auto or none", value);
     return -1;
@@ -92,22 +92,22 @@ parse_metadata (struct params *p, const char *value)
 
 /* nbdkit_parse_bool() would name only the value in its error. */
 static int
-parse_direct (struct params *p, const char *value)
+parse_bool (const char *key, const char *value, bool *out)
 {
   static const char *const yes[] = { "1", "true", "t", "yes", "y", "on" };
   static const char *const no[] = { "0", "false", "f", "no", "n", "off" };
 
   for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
     if (strcasecmp (value, yes[i]) == 0) {
-      p->array.direct = true;
+      *out = true;
       return 0;
     }
     if (strcasecmp (value, no[i]) == 0) {
-      p->array.direct = false;
+      *out = false;
       return 0;
     }
   }
-  nbdkit_error ("direct=%s: expected true or false", value);
+  nbdkit_error ("%s=%s: expected true or false", key, value);
   return -1;
 }
 
@@ -117,7 +117,7 @@ params_init (struct params *p)
   memset (p, 0, sizeof *p);
   p->array.chunk = DEFAULT_CHUNK;
   p->array.layout = R5_LEFT_SYMMETRIC;
-  p->metadata = METADATA_AUTO;
+  p->array.metadata = ARRAY_META_AUTO;
 }
 
 int
@@ -125,15 +125,26 @@ params_config (struct params *p, const char *key, const char *value)
 {
   if (strcmp (key, "disk") == 0)
     return add_disk (p, value);
-  if (strcmp (key, "chunk") == 0)
+  if (strcmp (key, "chunk") == 0) {
+    p->array.given |= ARRAY_GIVEN_CHUNK;
     return parse_size (key, value, &p->array.chunk);
-  if (strcmp (key, "data-offset") == 0)
+  }
+  if (strcmp (key, "data-offset") == 0) {
+    p->array.given |= ARRAY_GIVEN_DATA_OFFSET;
     return parse_size (key, value, &p->array.data_offset);
+  }
   if (strcmp (key, "metadata") == 0)
     return parse_metadata (p, value);
   if (strcmp (key, "direct") == 0)
-    return parse_direct (p, value);
+    return parse_bool (key, value, &p->array.direct);
+  if (strcmp (key, "force") == 0)
+    return parse_bool (key, value, &p->array.force);
+  if (strcmp (key, "sync-speed-min") == 0)
+    return nbdkit_parse_uint64_t (key, value, &p->sync_speed_min);
+  if (strcmp (key, "sync-speed-max") == 0)
+    return nbdkit_parse_uint64_t (key, value, &p->sync_speed_max);
   if (strcmp (key, "layout") == 0) {
+    p->array.given |= ARRAY_GIVEN_LAYOUT;
     if (r5_layout_parse (value, &p->array.layout) == 0)
       return 0;
     nbdkit_error ("layout=%s: unknown layout (left-symmetric, "

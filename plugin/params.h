@@ -8,11 +8,9 @@
 
 #include "array/array.h"
 
-enum metadata_mode { METADATA_AUTO, METADATA_NONE };
-
 struct params {
   struct array_config array;  /* paths are owned here (NULL = missing) */
-  enum metadata_mode metadata;
+  uint64_t sync_speed_min, sync_speed_max;  /* KiB/s per member, 0 = md's */
 };
 
 /* Set the defaults (mdadm's: 512K chunk, left-symmetric). */
@@ -34,7 +32,14 @@ void params_free (struct params *p);
   "layout=NAME        left-symmetric (default), left-asymmetric,\n" \
   "                   right-symmetric or right-asymmetric (ls/la/rs/ra).\n" \
   "data-offset=SIZE   Where data starts on each member (default 0).\n" \
-  "metadata=auto|none Raw members (md superblocks are not read yet).\n" \
+  "metadata=auto|none auto (default): md v1.2 superblocks, when the\n" \
+  "                   members have them, define geometry and roles;\n" \
+  "                   none: raw members, geometry from the parameters.\n" \
+  "force=BOOL         Start a dirty and degraded array anyway.\n" \
+  "sync-speed-min=KIB Resync speed while clients are busy, KiB/s per\n" \
+  "                   member (default 1000, as md).\n" \
+  "sync-speed-max=KIB Resync speed while clients are idle (default\n" \
+  "                   200000).\n" \
   "direct=BOOL        Use O_DIRECT member I/O (default false)."
 
 #endif /* PLUGIN_PARAMS_H */

@@ -24,6 +24,12 @@
 #define MAX_REQUEST (64u << 20)
 #define MAX_PREFERRED (32u << 20)
 
+/* Test-only fault injection: -D raid5.fail_member=SLOT makes that member
+ * fail every I/O after -D raid5.fail_after=N more operations.
+ */
+NBDKIT_DLL_PUBLIC int raid5_debug_fail_member = -1;
+NBDKIT_DLL_PUBLIC int raid5_debug_fail_after = 0;
+
 static struct params params;
 static struct array *array;   /* set in get_ready, read-only after */
 
@@ -77,6 +83,31 @@ raid5_get_ready (void)
   }
   if (array_open (&params.array, log_event, &array, &err) < 0) {
     nbdkit_error ("%s", err.msg);
+    return -1;
+  }
+  if (raid5_debug_fail_member >= 0) {
+    nbdkit_debug ("test: member %d fails after %d more I/Os",
+                  raid5_debug_fail_member, raid5_debug_fail_after);
+    array_inject_failure (array, (unsigned) raid5_debug_fail_member,
+                          raid5_debug_fail_after);
+  }
+  return 0;
+}
+
+/* Threads do not survive nbdkit's fork, so background work starts here. */
+static int
+raid5_after_fork (void)
+{
+  int r;
+
+  if (params.sync_speed_min || params.sync_speed_max)
+    array_set_sync_speed (array,
+                          params.sync_speed_min ? params.sync_speed_min : 1000,
+                          params.sync_speed_max ? params.sync_speed_max
+                                                : 200000);
+  if ((r = array_start_background (array)) < 0) {
+    errno = -r;
+    nbdkit_error ("cannot start the background thread: %m");
     return -1;
   }
   return 0;
@@ -222,6 +253,7 @@ static struct nbdkit_plugin plugin = {
   .config_complete = raid5_config_complete,
   .config_help = PARAMS_HELP,
   .get_ready = raid5_get_ready,
+  .after_fork = raid5_after_fork,
   .cleanup = raid5_cleanup,
   .open = raid5_open,
   .get_size = raid5_get_size,

@@ -61,6 +61,7 @@ r5_plan_init (struct r5_plan *p)
 {
   memset (p, 0, sizeof *p);
   p->missing = -1;
+  p->rcw_from = UINT64_MAX;
 }
 
 void
@@ -71,6 +72,7 @@ r5_plan_reset (struct r5_plan *p)
   p->scratch = 0;
   memset (p->segs, 0, sizeof p->segs);
   p->missing = -1;
+  p->rcw_from = UINT64_MAX;
 }
 
 void
@@ -344,6 +346,8 @@ choose_write (const struct stripe *s, const struct segment *seg)
     return R5_SEG_FULL_WRITE;
   if (lost >= 0)
     return touched (seg, (unsigned) lost) ? R5_SEG_RCW : R5_SEG_RMW;
+  if (s->index >= s->p->rcw_from)
+    return R5_SEG_RCW;
   return d - k <= k + 1 ? R5_SEG_RCW : R5_SEG_RMW;
 }
 

@@ -104,6 +104,12 @@ struct r5_plan {
   uint64_t scratch;           /* scratch bytes the plan needs */
   uint64_t segs[R5_SEG_KINDS];  /* how many segments of each kind */
   int missing;                /* member treated as absent, or -1 */
+  /* Stripes from here on may have wrong parity (a resync is pending):
+   * writes there use RCW, which computes parity afresh, rather than RMW,
+   * which would carry the error forward (md does the same).  Set after
+   * r5_plan_init/reset (which make it UINT64_MAX) and before planning.
+   */
+  uint64_t rcw_from;
 };
 
 /* Initialise an empty plan.  r5_plan_reset() empties it, keeping memory;
