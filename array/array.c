@@ -86,11 +86,14 @@ open_member (struct io_member *opened, const struct array_config *cfg,
   struct io_member *m = &opened[i];
   int r = io_member_open (m, cfg->paths[i], cfg->direct);
 
-  if (r == -EINVAL) {
+  if (r == -ENODEV)
     array_set_err (err, "member %u (%s): not a regular file or block device",
                    i, cfg->paths[i]);
+  else if (r == -EOPNOTSUPP)
+    array_set_err (err, "member %u (%s): its file system does not support "
+                   "O_DIRECT (direct=true)", i, cfg->paths[i]);
+  if (r == -ENODEV || r == -EOPNOTSUPP)
     return r;
-  }
   if (r < 0)
     return member_err (err, cfg->paths[i], i, "cannot open", r);
   for (unsigned j = 0; j < i; j++)

@@ -89,7 +89,7 @@ describe (struct io_member *m)
   if (S_ISDIR (st.st_mode))
     return -EISDIR;
   if (!S_ISREG (st.st_mode) && !S_ISBLK (st.st_mode))
-    return -EINVAL;
+    return -ENODEV;
   m->blockdev = S_ISBLK (st.st_mode);
   m->dev = m->blockdev ? st.st_rdev : st.st_dev;
   m->ino = m->blockdev ? 0 : st.st_ino;
@@ -112,7 +112,7 @@ io_member_open (struct io_member *m, const char *path, bool direct)
   m->direct = direct;
   m->fd = open (path, flags);
   if (m->fd == -1)
-    return -errno;
+    return direct && errno == EINVAL ? -EOPNOTSUPP : -errno;
   r = describe (m);
   if (r < 0) {
     close (m->fd);

@@ -37,9 +37,10 @@ struct io_member {
 void io_member_init (struct io_member *m) __attribute__((nonnull));
 
 /* Open path read-write (O_DIRECT if direct), find its size and alignment.
- * Returns 0, or -errno: open(2)'s errors, -EISDIR for a directory, -EINVAL
- * for anything that is neither a regular file nor a block device.  On
- * error nothing stays open (m->path may be set, for messages).
+ * Returns 0, or -errno: open(2)'s errors, -EOPNOTSUPP if direct and the
+ * file system refuses O_DIRECT, -EISDIR for a directory, -ENODEV for
+ * anything that is neither a regular file nor a block device.  On error
+ * nothing stays open (m->path may be set, for messages).
  */
 int io_member_open (struct io_member *m, const char *path, bool direct)
   __attribute__((nonnull, warn_unused_result));
