@@ -1,0 +1,425 @@
+/* tools/create.c -- raid5ctl create: make a new array on N >= 3 disks.
+ *
+ * Writes md v1.2 superblocks (and an internal bitmap) as mdadm --create
+ * would, so that both the raid5 plugin and kernel md assemble the array,
+ * then makes parity consistent by running the array's resync (unless
+ * --assume-clean).  Every disk is opened, locked and checked before the
+ * first byte is written: a refused create leaves every disk as it was.
+ *
+ * Where this departs from mdadm, and why:
+ *  - every slot is created active and the array dirty (resync_offset 0),
+ *    then resynced here, instead of mdadm's degraded array + spare whose
+ *    recovery the kernel runs; without --assume-clean the array is clean
+ *    and consistent when create returns;
+ *  - no bad-block log is reserved (bblog_offset/size 0): nothing here
+ *    records bad blocks, so md fails a member instead, as the plugin does;
+ *  - the default name is the first disk's file name without its
+ *    extension (mdadm uses the md device number, which we do not have);
+ *  - the bitmap area after the last bit is zero (mdadm fills it with 1s;
+ *    md ignores bits past the end).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "array/array.h"
+#include "io/member.h"
+#include "raid/geom.h"
+#include "raid/layout.h"
+#include "raid/mdbitmap.h"
+#include "raid/mdsb.h"
+#include "tools/create.h"
+#include "tools/disk.h"
+#include "tools/progress.h"
+#include "tools/raid5ctl.h"
+
+#define BITMAP_AUTO_ABOVE (UINT64_C (100) << 30)   /* mdadm 4.2: > 100 GiB */
+
+static void
+usage (FILE *fp)
+{
+  fprintf (fp,
+"usage: raid5ctl create [OPTIONS] DISK DISK DISK [DISK...]\n"
+"\n"
+"Make a new RAID-5 array of the disks (files or block devices), in slot\n"
+"order, with md v1.2 superblocks as mdadm --create writes them, then make\n"
+"parity consistent.  Serve it with `nbdkit raid5 disk=DISK ...`; kernel md\n"
+"assembles it too.  Nothing is written unless every disk passes the checks.\n"
+"\n"
+"  --chunk SIZE         chunk size, a power of two from 4K to 64M (512K)\n"
+"  --layout NAME        left-symmetric (ls, default), left-asymmetric (la),\n"
+"                       right-symmetric (rs) or right-asymmetric (ra)\n"
+"  --name NAME          array name, stored as HOSTNAME:NAME (default: the\n"
+"                       first disk's file name without its extension)\n"
+"  --assume-clean       do not sync parity now (only for disks that are all\n"
+"                       zero, or if you will never rely on the parity)\n"
+"  --bitmap internal|none  write-intent bitmap (default: internal when each\n"
+"                       member holds more than 100 GiB, as mdadm 4.2 does)\n"
+"  --data-offset SIZE   where data starts on each member, a multiple of 4K\n"
+"                       (default: mdadm's rule for the first disk's size)\n"
+"  --force              overwrite disks that hold an md superblock already\n"
+"  -h, --help           this text\n"
+"\n"
+"A bare number is KiB (as in mdadm); suffixes s (sectors), K, M, G, T.\n"
+"Interrupting the parity sync is safe: the array stays marked as needing\n"
+"one, and the raid5 plugin finishes it in the background when serving.\n");
+}
+
+static int
+parse_chunk (struct create_opts *o, const char *arg)
+{
+  uint64_t c;
+
+  if (tool_parse_size (arg, 1024, &c) < 0 || c < R5_MIN_CHUNK ||
+      c > R5_MAX_CHUNK || (c & (c - 1)) != 0)
+    return tool_error ("--chunk %s: must be a power of two from 4K to 64M",
+                       arg);
+  o->chunk = c;
+  return 0;
+}
+
+static int
+parse_bitmap (struct create_opts *o, const char *arg)
+{
+  if (strcmp (arg, "internal") == 0)
+    o->bitmap = CREATE_BITMAP_INTERNAL;
+  else if (strcmp (arg, "none") == 0)
+    o->bitmap = CREATE_BITMAP_NONE;
+  else
+    return tool_error ("--bitmap %s: expected internal or none", arg);
+  return 0;
+}
+
+static int
+parse_data_offset (struct create_opts *o, const char *arg)
+{
+  uint64_t d;
+
+  if (tool_parse_size (arg, 1024, &d) < 0 || d % 4096 != 0 ||
+      d < MD_SB_OFFSET + MD_SB_BLOCK || d / 512 > INT64_MAX / 2)
+    return tool_error ("--data-offset %s: must be a multiple of 4K and at "
+                       "least 8K (the superblock ends there)", arg);
+  o->data_offset = d;
+  return 0;
+}
+
+static int
+parse_name (struct create_opts *o, const char *arg)
+{
+  if (*arg == '\0' || strlen (arg) > 31)
+    return tool_error ("--name '%s': must be 1 to 31 bytes", arg);
+  o->name = arg;
+  return 0;
+}
+
+static int
+parse_option (struct create_opts *o, int c, const char *arg)
+{
+  switch (c) {
+  case 'c': return parse_chunk (o, arg);
+  case 'l':
+    if (r5_layout_parse (arg, &o->layout) < 0)
+      return tool_error ("--layout %s: expected left-symmetric, "
+                         "left-asymmetric, right-symmetric or "
+                         "right-asymmetric", arg);
+    return 0;
+  case 'n': return parse_name (o, arg);
+  case 'a': o->assume_clean = true; return 0;
+  case 'b': return parse_bitmap (o, arg);
+  case 'd': return parse_data_offset (o, arg);
+  case 'f': o->force = true; return 0;
+  default: return TOOL_FAIL;
+  }
+}
+
+/* Returns 0 to go on, -1 when done (help printed: exit 0), or TOOL_FAIL. */
+static int
+parse_args (int argc, char **argv, struct create_opts *o)
+{
+  static const struct option longopts[] = {
+    { "chunk", required_argument, NULL, 'c' },
+    { "layout", required_argument, NULL, 'l' },
+    { "name", required_argument, NULL, 'n' },
+    { "assume-clean", no_argument, NULL, 'a' },
+    { "bitmap", required_argument, NULL, 'b' },
+    { "data-offset", required_argument, NULL, 'd' },
+    { "force", no_argument, NULL, 'f' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  int c;
+
+  *o = (struct create_opts) { .chunk = 512 * 1024,
+                              .layout = R5_LEFT_SYMMETRIC };
+  while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
+    if (c == 'h') {
+      usage (stdout);
+      return -1;
+    }
+    if (c == '?' || parse_option (o, c, optarg) != 0)
+      return TOOL_FAIL;
+  }
+  o->n = (unsigned) (argc - optind);
+  o->disks = argv + optind;
+  if (o->n < R5_MIN_MEMBERS)
+    return tool_error ("needs at least %u disks, got %u (see raid5ctl "
+                       "create --help)", R5_MIN_MEMBERS, o->n);
+  if (o->n > R5_MAX_MEMBERS)
+    return tool_error ("%u disks: at most %u are supported", o->n,
+                       R5_MAX_MEMBERS);
+  return 0;
+}
+
+/* Words for a disk that cannot be a member at all. */
+static int
+open_error (const char *path, int r)
+{
+  if (r == -EBUSY)
+    return tool_error ("%s: in use: another process holds its lock (is it "
+                       "being served?)", path);
+  return tool_error ("%s: %s", path, disk_strerror (r));
+}
+
+/* A block device that the kernel holds (mounted, md, dm) refuses O_EXCL. */
+static int
+check_not_held (const char *path, const struct io_member *m)
+{
+  int fd;
+
+  if (!m->blockdev)
+    return 0;
+  fd = open (path, O_RDONLY | O_EXCL | O_CLOEXEC);
+  if (fd == -1 && errno == EBUSY)
+    return tool_error ("%s: in use by the kernel (mounted, or part of an md "
+                       "or device-mapper device)", path);
+  if (fd >= 0)
+    close (fd);
+  return 0;
+}
+
+static int
+open_disks (struct create_plan *p)
+{
+  const struct create_opts *o = p->opts;
+  int r;
+
+  for (unsigned i = 0; i < o->n; i++) {
+    struct io_member *m = &p->m[i];
+
+    if ((r = io_member_open (m, o->disks[i], false)) < 0)
+      return open_error (o->disks[i], r);
+    for (unsigned j = 0; j < i; j++)
+      if (io_member_same (&p->m[j], m))
+        return tool_error ("%s: given twice (as disk %u and disk %u)",
+                           o->disks[i], j, i);
+    if (check_not_held (o->disks[i], m) != 0)
+      return TOOL_FAIL;
+    if ((r = io_member_lock (m)) < 0)
+      return open_error (o->disks[i], r);
+  }
+  return 0;
+}
+
+static int
+check_old_superblocks (struct create_plan *p)
+{
+  const struct create_opts *o = p->opts;
+  char uuid[36], name[33];
+  int r;
+
+  for (unsigned i = 0; i < o->n; i++) {
+    r = disk_read_sb (p->m[i].fd, p->m[i].size, p->block);
+    if (r < 0)
+      return tool_error ("%s: read at %u: %s", o->disks[i], MD_SB_OFFSET,
+                         strerror (-r));
+    if (r == 0 || o->force)
+      continue;
+    disk_sb_identity (p->block, uuid, name);
+    return tool_error ("%s already holds an md superblock: it belongs to "
+                       "array UUID %s, name '%s' (--force overwrites it)",
+                       o->disks[i], uuid, name);
+  }
+  return 0;
+}
+
+/* Data offset (sectors): given, or mdadm's rule for the first disk. */
+static uint64_t
+data_offset (const struct create_plan *p)
+{
+  const struct create_opts *o = p->opts;
+
+  if (o->data_offset != 0)
+    return o->data_offset / 512;
+  return md_default_data_offset (p->m[0].size / 512,
+                                 (uint32_t) (o->chunk / 512));
+}
+
+static int
+too_small (const struct create_plan *p, unsigned i, uint64_t need)
+{
+  char have[32], want[32], doff[32], chunk[32];
+
+  return tool_error ("%s is too small: %s; with a data offset of %s and "
+                     "%s chunks each member needs at least %s",
+                     p->opts->disks[i],
+                     tool_human (p->m[i].size, have, sizeof have),
+                     tool_human (p->doff * 512, doff, sizeof doff),
+                     tool_human (p->opts->chunk, chunk, sizeof chunk),
+                     tool_human (need, want, sizeof want));
+}
+
+/* Component size: the smallest member's room after the data offset, in
+ * whole chunks (sectors), as mdadm computes it.
+ */
+static int
+choose_size (struct create_plan *p)
+{
+  const struct create_opts *o = p->opts;
+  uint64_t chunk = o->chunk / 512;
+  uint64_t room = chunk > 10 ? chunk : 10;      /* md: data_size >= 10 */
+  struct r5_geom g;
+  char why[200];
+
+  p->doff = data_offset (p);
+  p->size = UINT64_MAX;
+  for (unsigned i = 0; i < o->n; i++) {
+    uint64_t sectors = p->m[i].size / 512;
+
+    if (sectors < p->doff + room)
+      return too_small (p, i, (p->doff + room) * 512);
+    if ((sectors - p->doff) / chunk * chunk < p->size)
+      p->size = (sectors - p->doff) / chunk * chunk;
+  }
+  if (r5_geom_init (&g, o->n, o->chunk, o->layout, p->doff * 512,
+                    (p->doff + p->size) * 512) < 0)
+    return tool_error ("cannot make this array: %s",
+                       r5_geom_explain (why, sizeof why, o->n, o->chunk,
+                                        o->layout, p->doff * 512,
+                                        (p->doff + p->size) * 512));
+  return 0;
+}
+
+/* The internal bitmap, sized as mdadm's add_internal_bitmap1: it sits
+ * 8 sectors after the superblock and must end before the data.
+ */
+static int
+choose_bitmap (struct create_plan *p)
+{
+  const struct create_opts *o = p->opts;
+  uint64_t end;
+  char room[32];
+
+  p->bitmap = o->bitmap == CREATE_BITMAP_INTERNAL ||
+    (o->bitmap == CREATE_BITMAP_AUTO && p->size * 512 > BITMAP_AUTO_ABOVE);
+  if (!p->bitmap)
+    return 0;
+  p->bm = (struct md_bitmap_sb) {
+    .version = MD_BITMAP_VERSION, .sync_size = p->size,
+    .chunksize = md_bitmap_default_chunk (p->size, md_bitmap_room (p->size)),
+    .daemon_sleep = MD_BITMAP_DAEMON_SLEEP,
+  };
+  p->bm_bytes = md_bitmap_area_bytes (&p->bm);
+  end = CREATE_BITMAP_OFFSET + p->bm_bytes;
+  if (end > p->doff * 512)
+    return tool_error ("a data offset of %s leaves no room for the "
+                       "internal bitmap (bytes %u to %" PRIu64 "): use "
+                       "--bitmap none or a larger --data-offset",
+                       tool_human (p->doff * 512, room, sizeof room),
+                       CREATE_BITMAP_OFFSET, end);
+  return 0;
+}
+
+/* Check every disk and work out what to write.  Returns 0 or TOOL_FAIL. */
+static int
+plan_create (struct create_plan *p)
+{
+  if (open_disks (p) != 0 || choose_size (p) != 0 ||
+      check_old_superblocks (p) != 0 || choose_bitmap (p) != 0 ||
+      create_fill_sb (p) != 0)
+    return TOOL_FAIL;
+  return 0;
+}
+
+static void
+close_disks (struct create_plan *p)
+{
+  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
+    io_member_close (&p->m[i]);
+}
+
+static void
+log_array (enum array_log_level level, const char *msg)
+{
+  if (level == ARRAY_LOG_ERROR)
+    tool_error ("%s", msg);
+}
+
+/* Open the new array from its superblocks and resync it, as the plugin
+ * would in the background; closing it marks it clean.
+ */
+static int
+sync_parity (struct create_plan *p, uint64_t *mismatches)
+{
+  /* The superblocks decide; the raw geometry must only be valid. */
+  struct array_config cfg = { .members = p->opts->n,
+                              .metadata = ARRAY_META_AUTO,
+                              .chunk = p->opts->chunk,
+                              .layout = p->opts->layout,
+                              .data_offset = p->doff * 512 };
+  struct array_sync st;
+  struct array_err err;
+  struct progress prog;
+  struct array *a;
+  char note[80];
+  int r;
+
+  for (unsigned i = 0; i < p->opts->n; i++)
+    cfg.paths[i] = p->opts->disks[i];
+  if (array_open (&cfg, log_array, &a, &err) < 0)
+    return tool_error ("superblocks written, but the new array does not "
+                       "open: %s", err.msg);
+  progress_init (&prog, "resync", p->opts->chunk);
+  r = array_resync (a, progress_update, &prog, &err);
+  array_get_sync (a, &st);
+  *mismatches = st.mismatches;
+  snprintf (note, sizeof note, ", %" PRIu64 " mismatched sectors rewritten",
+            st.mismatches);
+  if (r == 0)
+    progress_finish (&prog, note);
+  array_close (a);
+  if (r < 0)
+    return tool_error ("resync failed: %s (the array stays marked as "
+                       "needing one)", err.msg);
+  return 0;
+}
+
+int
+create_main (int argc, char **argv)
+{
+  struct create_opts o;
+  struct create_plan *p;
+  uint64_t mismatches = 0;
+  int r;
+
+  if ((r = parse_args (argc, argv, &o)) != 0)
+    return r < 0 ? TOOL_OK : r;
+  p = create_plan_new (&o);
+  if (p == NULL)
+    return tool_error ("out of memory");
+  r = plan_create (p);
+  if (r == 0)
+    r = create_write (p);
+  close_disks (p);
+  if (r == 0 && !o.assume_clean)
+    r = sync_parity (p, &mismatches);
+  if (r == 0)
+    create_summary (p, mismatches);
+  create_plan_free (p);
+  return r;
+}

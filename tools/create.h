@@ -1,0 +1,77 @@
+/* tools/create.h -- raid5ctl create, internal: the plan that create.c
+ * (options, checks, parity sync) and create-md.c (superblock and bitmap
+ * bytes, writing them, the summary) share.
+ *
+ * A plan is filled in order by create.c: disks opened and locked, sizes
+ * chosen and checked, then create_fill_sb(); only then create_write()
+ * touches the disks.  All on one thread.
+ */
+#ifndef TOOLS_CREATE_H
+#define TOOLS_CREATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "io/member.h"
+#include "raid/geom.h"
+#include "raid/mdbitmap.h"
+#include "raid/mdsb.h"
+
+/* mdadm puts the bitmap 8 sectors after a v1.2 superblock: byte 8192. */
+#define CREATE_BITMAP_SECTORS 8
+#define CREATE_BITMAP_OFFSET 8192u
+
+enum create_bitmap {
+  CREATE_BITMAP_AUTO,         /* internal if members hold > 100 GiB */
+  CREATE_BITMAP_INTERNAL,
+  CREATE_BITMAP_NONE,
+};
+
+struct create_opts {
+  uint64_t chunk;             /* bytes */
+  enum r5_layout layout;
+  const char *name;           /* NULL: the default (see create.c) */
+  bool assume_clean;
+  enum create_bitmap bitmap;
+  uint64_t data_offset;       /* bytes; 0: mdadm's default */
+  bool force;
+  unsigned n;                 /* disks, R5_MIN_MEMBERS..R5_MAX_MEMBERS */
+  char **disks;               /* in slot order; argv's */
+};
+
+struct create_plan {
+  const struct create_opts *opts;
+  struct io_member m[R5_MAX_MEMBERS];   /* open and locked until written */
+  uint64_t doff;              /* data offset, sectors */
+  uint64_t size;              /* component size, sectors (chunk multiple) */
+  bool bitmap;
+  struct md_bitmap_sb bm;
+  uint64_t bm_bytes;          /* on-disk bitmap area, 4 KiB multiple */
+  struct md_sb sb;            /* array-wide fields; per-member at write */
+  uint8_t dev_uuid[R5_MAX_MEMBERS][16];
+  void *block;                /* MD_SB_BLOCK bytes of scratch, aligned */
+};
+
+/* A zeroed plan for o (members not open), or NULL without memory. */
+struct create_plan *create_plan_new (const struct create_opts *o)
+  __attribute__((nonnull));
+/* Frees p (members must be closed); NULL is fine. */
+void create_plan_free (struct create_plan *p);
+
+/* The superblock fields: random UUIDs, name, times, geometry from the
+ * plan.  Returns 0, or TOOL_FAIL (message printed).
+ */
+int create_fill_sb (struct create_plan *p) __attribute__((nonnull));
+
+/* Write the bitmap (if any) to every member, then every superblock, each
+ * followed by fdatasync.  Returns 0, or TOOL_FAIL (message printed).
+ */
+int create_write (struct create_plan *p) __attribute__((nonnull));
+
+/* What was made, and how to serve it, on stdout.  mismatches: sectors the
+ * parity sync rewrote.
+ */
+void create_summary (const struct create_plan *p, uint64_t mismatches)
+  __attribute__((nonnull));
+
+#endif /* TOOLS_CREATE_H */

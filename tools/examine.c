@@ -1,0 +1,302 @@
+/* tools/examine.c -- raid5ctl examine: the md superblock of each disk, in
+ * mdadm --examine's words (examine-text.c) or as JSON (examine-json.c),
+ * plus whether the raid5 plugin can serve the disk and, if not, why.
+ *
+ * Read-only: disks are opened O_RDONLY and never locked, so a member in
+ * service can be examined.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/disk.h"
+#include "tools/examine.h"
+#include "tools/raid5ctl.h"
+
+#define MAX_BITMAP_AREA (64u << 20)     /* md's own limit is far smaller */
+
+static void
+usage (FILE *fp)
+{
+  fprintf (fp,
+"usage: raid5ctl examine [--json] DISK...\n"
+"\n"
+"Show the md v1.2 superblock of each disk (file or block device) in the\n"
+"words of mdadm --examine, then whether the raid5 plugin can serve it and,\n"
+"if not, why.  Nothing is written, so members in service can be examined.\n"
+"\n"
+"  --json       print a JSON array, one object per disk (stable keys,\n"
+"               md's units in the key names, numbers as numbers)\n"
+"  -h, --help   this text\n"
+"\n"
+"Exit status: 0 if at least one disk holds an md superblock and every disk\n"
+"could be read; 1 otherwise.\n");
+}
+
+/* Returns 0 to go on, -1 when done (help printed: exit 0), or TOOL_FAIL. */
+static int
+parse_args (int argc, char **argv, bool *json)
+{
+  static const struct option longopts[] = {
+    { "json", no_argument, NULL, 'j' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  int c;
+
+  *json = false;
+  while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
+    if (c == 'h') {
+      usage (stdout);
+      return -1;
+    }
+    if (c == '?')
+      return TOOL_FAIL;
+    *json = true;
+  }
+  if (optind >= argc)
+    return tool_error ("no disk given (see raid5ctl examine --help)");
+  return 0;
+}
+
+static uint32_t
+le32 (const uint8_t *p)
+{
+  return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16
+    | (uint32_t) p[3] << 24;
+}
+
+static void
+put_le32 (uint8_t *p, uint32_t v)
+{
+  for (unsigned i = 0; i < 4; i++, v >>= 8)
+    p[i] = (uint8_t) v;
+}
+
+/* Every field of the superblock, even one md_sb_decode() refuses: decode
+ * a copy whose frame (version, pads, max_dev, checksum) is made valid.
+ * md_sb_decode() has filled every field by the time it checks anything
+ * past the frame; the verdict comes from decoding the real bytes.
+ */
+static void
+decode_for_display (struct exam *e, const uint8_t *block)
+{
+  uint8_t *copy = malloc (MD_SB_BLOCK);
+
+  e->major = le32 (block + 4);
+  e->csum = le32 (block + 216);
+  e->csum_expected = md_sb_csum (block);
+  if (copy == NULL)
+    return;
+  memcpy (copy, block, MD_SB_BLOCK);
+  put_le32 (copy + 4, 1);
+  memset (copy + 12, 0, 4);
+  memset (copy + 224, 0, 32);
+  if (le32 (copy + 220) > MD_SB_MAX_DEV)
+    put_le32 (copy + 220, MD_SB_MAX_DEV);
+  put_le32 (copy + 216, md_sb_csum (copy));
+  if (md_sb_decode (copy, UINT64_MAX / 512, &e->sb, NULL, 0) < 0) {
+    /* The fields are filled; what is wrong is judged below. */
+  }
+  free (copy);
+}
+
+static void
+count_bits (struct exam *e, const uint8_t *area)
+{
+  e->bm_bits = md_bitmap_bits (&e->bm);
+  e->bm_set = 0;
+  for (uint64_t k = 0; k < e->bm_bits; k++)
+    e->bm_set += (uint64_t) md_bitmap_test (area + MD_BITMAP_HEADER, k);
+}
+
+static int
+bitmap_fail (struct exam *e, int err, const char *fmt, ...)
+  __attribute__((format (printf, 3, 4)));
+
+static int
+bitmap_fail (struct exam *e, int err, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (e->bm_why, sizeof e->bm_why, fmt, ap);
+  va_end (ap);
+  return err;
+}
+
+/* The bitmap header at byte off, and the size of its area, checked as the
+ * plugin checks it.  Returns 0 or -errno (e->bm_why says why).
+ */
+static int
+load_header (struct exam *e, int fd, uint64_t off, uint64_t *bytes)
+{
+  uint8_t *hdr = malloc (4096);
+  int r;
+
+  if (hdr == NULL)
+    return bitmap_fail (e, -ENOMEM, "out of memory");
+  r = disk_pread (fd, hdr, 4096, off);
+  if (r < 0)
+    bitmap_fail (e, r, "cannot read it at byte %" PRIu64 ": %s", off,
+                 strerror (-r));
+  else
+    r = md_bitmap_decode (hdr, e->sb.set_uuid, &e->bm, e->bm_why,
+                          sizeof e->bm_why);
+  free (hdr);
+  if (r < 0)
+    return r;
+  *bytes = md_bitmap_area_bytes (&e->bm);
+  if (off + *bytes > e->sb.data_offset * 512 || *bytes > MAX_BITMAP_AREA)
+    return bitmap_fail (e, -EBADMSG, "its %" PRIu64 " bytes at byte %"
+                        PRIu64 " overlap the data", *bytes, off);
+  if (e->bm.sync_size < e->sb.size)
+    return bitmap_fail (e, -EBADMSG, "it covers %" PRIu64 " sectors of "
+                        "each member, the array uses %" PRIu64,
+                        e->bm.sync_size, e->sb.size);
+  return 0;
+}
+
+/* Read the bitmap and count its set bits. */
+static void
+read_bitmap (struct exam *e, int fd)
+{
+  int64_t sector = (int64_t) e->sb.super_offset + e->sb.bitmap_offset;
+  uint64_t off = (uint64_t) sector * 512, bytes = 0;
+  uint8_t *area;
+
+  e->has_bitmap = true;
+  if (sector <= 0) {
+    e->bm_err = bitmap_fail (e, -EBADMSG, "bitmap offset %" PRId32
+                             " points before the disk", e->sb.bitmap_offset);
+    return;
+  }
+  if ((e->bm_err = load_header (e, fd, off, &bytes)) < 0)
+    return;
+  if ((area = malloc (bytes)) == NULL)
+    e->bm_err = bitmap_fail (e, -ENOMEM, "out of memory");
+  else if ((e->bm_err = disk_pread (fd, area, bytes, off)) < 0)
+    bitmap_fail (e, e->bm_err, "cannot read it at byte %" PRIu64 ": %s",
+                 off, strerror (-e->bm_err));
+  else
+    count_bits (e, area);
+  free (area);
+}
+
+static void
+verdict (struct exam *e, bool ok, const char *fmt, ...)
+  __attribute__((format (printf, 3, 4)));
+
+static void
+verdict (struct exam *e, bool ok, const char *fmt, ...)
+{
+  va_list ap;
+
+  e->servable = ok;
+  va_start (ap, fmt);
+  vsnprintf (e->verdict, sizeof e->verdict, fmt, ap);
+  va_end (ap);
+}
+
+/* Would the plugin take this member into its array?  Its own checks:
+ * md_sb_decode() on the real bytes, the member's role, the bitmap.
+ */
+static void
+judge (struct exam *e, const uint8_t *block)
+{
+  struct md_sb sb;
+  char why[200];
+  unsigned role;
+
+  if (md_sb_decode (block, e->size / 512, &sb, why, sizeof why) < 0)
+    return verdict (e, false, "no: %s", why);
+  if (e->has_bitmap && e->bm_err < 0)
+    return verdict (e, false, "no: md bitmap: %s", e->bm_why);
+  role = md_sb_role (&sb);
+  if (role == MD_ROLE_FAULTY)
+    return verdict (e, false, "not this member: it is marked faulty");
+  if (role >= sb.raid_disks)
+    return verdict (e, false, "not this member: it is a spare");
+  if (sb.feature_map & MD_FEATURE_RECOVERY_OFFSET)
+    return verdict (e, false, "not this member: it is only partly rebuilt "
+                    "(recovery offset %" PRIu64 ")", sb.recovery_offset);
+  if (sb.resync_offset != MD_MAX_SECTOR)
+    return verdict (e, true, "yes, as slot %u of %" PRIu32 " (parity needs "
+                    "a resync from sector %" PRIu64 ", which the plugin "
+                    "runs in the background)", role, sb.raid_disks,
+                    sb.resync_offset);
+  verdict (e, true, "yes, as slot %u of %" PRIu32 " (clean)", role,
+           sb.raid_disks);
+}
+
+static void
+examine_one (struct exam *e, const char *path, uint8_t *block)
+{
+  struct disk d;
+  int r;
+
+  memset (e, 0, sizeof *e);
+  e->path = path;
+  if ((r = disk_open_ro (&d, path)) < 0) {
+    e->err = r, e->err_what = "cannot open";
+    return;
+  }
+  e->size = d.size;
+  if ((r = disk_read_sb (d.fd, d.size, block)) < 0)
+    e->err = r, e->err_what = "cannot read its superblock";
+  e->magic = le32 (block);
+  e->has_sb = r == 1;
+  if (e->has_sb) {
+    decode_for_display (e, block);
+    if (e->sb.feature_map & MD_FEATURE_BITMAP_OFFSET)
+      read_bitmap (e, d.fd);
+    judge (e, block);
+  }
+  disk_close (&d);
+}
+
+int
+examine_main (int argc, char **argv)
+{
+  struct exam *ex;
+  uint8_t *block;
+  unsigned n, found = 0, failed = 0;
+  bool json;
+  int r;
+
+  if ((r = parse_args (argc, argv, &json)) != 0)
+    return r < 0 ? TOOL_OK : r;
+  n = (unsigned) (argc - optind);
+  ex = calloc (n, sizeof *ex);
+  block = malloc (MD_SB_BLOCK);
+  if (ex == NULL || block == NULL) {
+    free (ex);
+    free (block);
+    return tool_error ("out of memory");
+  }
+  for (unsigned i = 0; i < n; i++) {
+    examine_one (&ex[i], argv[optind + i], block);
+    found += ex[i].has_sb;
+    failed += ex[i].err < 0;
+  }
+  if (json)
+    examine_print_json (ex, n);
+  else
+    for (unsigned i = 0; i < n; i++)
+      examine_print_text (&ex[i]);
+  for (unsigned i = 0; i < n; i++)
+    if (ex[i].err < 0)
+      tool_error ("%s: %s: %s", ex[i].path, ex[i].err_what,
+                  disk_strerror (ex[i].err));
+  if (found == 0 && failed == 0)
+    tool_error ("no md superblock on %s", n == 1 ? argv[optind]
+                                                 : "any of the disks");
+  free (ex);
+  free (block);
+  return found > 0 && failed == 0 ? TOOL_OK : TOOL_FAIL;
+}

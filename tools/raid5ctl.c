@@ -1,0 +1,217 @@
+/* tools/raid5ctl.c -- raid5ctl: create, inspect and look after arrays of
+ * nbdkit-raid5 (md v1.2 RAID-5 members).  Dispatch to the subcommands and
+ * the helpers they share (see raid5ctl.h).
+ */
+#include <config.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/raid5ctl.h"
+
+static const struct tool_cmd commands[] = {
+  { "create", "write md v1.2 superblocks to new members and sync parity",
+    create_main },
+  { "examine", "show the md superblock of each member, as mdadm --examine",
+    examine_main },
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const char *running = "";
+
+const char *
+tool_sub (void)
+{
+  return running;
+}
+
+int
+tool_error (const char *fmt, ...)
+{
+  va_list ap;
+
+  fflush (stdout);
+  fprintf (stderr, "raid5ctl%s%s: ", *running ? " " : "", running);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+  return TOOL_FAIL;
+}
+
+int
+tool_getopt (int argc, char **argv, const char *shortopts,
+             const struct option *longopts)
+{
+  char opts[64];
+  int c;
+
+  snprintf (opts, sizeof opts, ":%s", shortopts);
+  opterr = 0;
+  c = getopt_long (argc, argv, opts, longopts, NULL);
+  if (c == '?') {
+    if (optopt != 0)
+      tool_error ("unknown option -%c (see raid5ctl %s --help)", optopt,
+                  running);
+    else
+      tool_error ("unknown option %s (see raid5ctl %s --help)",
+                  argv[optind - 1], running);
+  }
+  else if (c == ':') {
+    if (optopt != 0 && argv[optind - 1][1] != '-')
+      tool_error ("option -%c needs a value", optopt);
+    else
+      tool_error ("option %s needs a value", argv[optind - 1]);
+    c = '?';
+  }
+  return c;
+}
+
+/* Bytes per unit of a size suffix at *p (advanced past it), 0 if none. */
+static uint64_t
+suffix_unit (const char **p)
+{
+  static const char powers[] = "bkmgt";
+  const char *s = *p, *at;
+  uint64_t unit;
+
+  if (*s == 's' || *s == 'S') {
+    *p = s + 1;
+    return 512;
+  }
+  if (*s == '\0' || (at = strchr (powers, tolower ((unsigned char) *s))) == NULL)
+    return 0;
+  unit = UINT64_C (1) << (10 * (at - powers));
+  s++;
+  if (unit > 1 && (strcmp (s, "iB") == 0 || strcmp (s, "B") == 0))
+    s += strlen (s);
+  *p = s;
+  return unit;
+}
+
+int
+tool_parse_size (const char *s, uint64_t unit, uint64_t *out)
+{
+  const char *p;
+  char *end;
+  unsigned long long v;
+  uint64_t u;
+
+  if (!isdigit ((unsigned char) s[0]))
+    return -EINVAL;
+  errno = 0;
+  v = strtoull (s, &end, 10);
+  if (errno != 0)
+    return -EINVAL;
+  p = end;
+  u = *p == '\0' ? unit : suffix_unit (&p);
+  if (u == 0 || *p != '\0' || (v != 0 && v > UINT64_MAX / u))
+    return -EINVAL;
+  *out = (uint64_t) v * u;
+  return 0;
+}
+
+const char *
+tool_human (uint64_t bytes, char *buf, size_t len)
+{
+  static const char *units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+  unsigned i = 0;
+  uint64_t scale = 1024;
+
+  if (bytes < 1024) {
+    snprintf (buf, len, "%" PRIu64 " bytes", bytes);
+    return buf;
+  }
+  while (i + 1 < sizeof units / sizeof units[0] && bytes / scale >= 1024)
+    scale *= 1024, i++;
+  if (bytes % scale == 0)
+    snprintf (buf, len, "%" PRIu64 " %s", bytes / scale, units[i]);
+  else
+    snprintf (buf, len, "%.2f %s", (double) bytes / (double) scale, units[i]);
+  return buf;
+}
+
+void
+tool_print_shell_word (const char *s)
+{
+  if (*s != '\0' && strspn (s, "abcdefghijklmnopqrstuvwxyz"
+                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                            "@%+=:,./_-") == strlen (s)) {
+    fputs (s, stdout);
+    return;
+  }
+  putchar ('\'');
+  for (; *s; s++)
+    if (*s == '\'')
+      fputs ("'\\''", stdout);
+    else
+      putchar (*s);
+  putchar ('\'');
+}
+
+static void
+usage (FILE *fp)
+{
+  fprintf (fp,
+           "usage: raid5ctl COMMAND [OPTIONS] ...\n"
+           "\n"
+           "Create and inspect nbdkit-raid5 arrays: RAID-5 members laid out "
+           "as Linux md\n"
+           "does, with md v1.2 superblocks (served by `nbdkit raid5 "
+           "disk=...`).\n"
+           "\n"
+           "Commands:\n");
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf (fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf (fp,
+           "\n"
+           "`raid5ctl COMMAND --help` describes a command.  Sizes take a "
+           "suffix\n"
+           "(s = 512-byte sectors, K, M, G, T); a bare number is KiB, as in "
+           "mdadm.\n");
+}
+
+static const struct tool_cmd *
+find_command (const char *name)
+{
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp (name, commands[i].name) == 0)
+      return &commands[i];
+  return NULL;
+}
+
+int
+main (int argc, char **argv)
+{
+  const struct tool_cmd *cmd;
+
+  if (argc < 2) {
+    usage (stderr);
+    return TOOL_FAIL;
+  }
+  if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ||
+      strcmp (argv[1], "help") == 0) {
+    if (argc > 2 && strcmp (argv[1], "help") == 0 &&
+        (cmd = find_command (argv[2])) != NULL) {
+      char *help[] = { argv[2], (char *) "--help", NULL };
+
+      running = cmd->name;
+      return cmd->run (2, help);
+    }
+    usage (stdout);
+    return TOOL_OK;
+  }
+  if (strcmp (argv[1], "--version") == 0) {
+    printf ("raid5ctl %s\n", PACKAGE_VERSION);
+    return TOOL_OK;
+  }
+  if ((cmd = find_command (argv[1])) == NULL)
+    return tool_error ("unknown command '%s' (see raid5ctl --help)", argv[1]);
+  running = cmd->name;
+  return cmd->run (argc - 1, argv + 1);
+}

@@ -1,0 +1,71 @@
+/* tools/raid5ctl.h -- what the subcommands of raid5ctl share.
+ *
+ * raid5ctl.c holds main(): it picks the subcommand named by argv[1] from
+ * its table and calls its run function with argv[0] = the subcommand's
+ * name.  Each subcommand lives in its own file (create.c, examine.c, ...)
+ * and parses its own options with tool_getopt().
+ *
+ * Conventions every subcommand keeps:
+ *  - --help prints its usage to stdout and exits 0;
+ *  - an error prints exactly one line to stderr, "raid5ctl SUB: WHAT:
+ *    WHY" (tool_error), and the exit status is non-zero;
+ *  - everything is checked before anything is written.
+ * Reports go to stdout; progress of long jobs to stderr.
+ */
+#ifndef TOOLS_RAID5CTL_H
+#define TOOLS_RAID5CTL_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit statuses. */
+#define TOOL_OK 0
+#define TOOL_FAIL 1             /* the job failed, or bad usage */
+
+struct tool_cmd {
+  const char *name;
+  const char *summary;        /* one line for raid5ctl --help */
+  int (*run) (int argc, char **argv);   /* returns an exit status */
+};
+
+/* The subcommands (one file each). */
+int create_main (int argc, char **argv);
+int examine_main (int argc, char **argv);
+
+/* The running subcommand's name, for messages ("create"); set by main. */
+const char *tool_sub (void);
+
+/* Print "raid5ctl SUB: MESSAGE" and a newline to stderr.  Returns
+ * TOOL_FAIL so that callers can `return tool_error (...)`.
+ */
+int tool_error (const char *fmt, ...) __attribute__((format (printf, 1, 2)));
+
+/* getopt_long() with one-line errors: returns the option's value, -1 at
+ * the end of the options, or '?' after printing "raid5ctl SUB: unknown
+ * option --x (see raid5ctl SUB --help)" or "... --x needs a value".
+ * shortopts need not start with ':'; it is added here.
+ */
+int tool_getopt (int argc, char **argv, const char *shortopts,
+                 const struct option *longopts);
+
+/* Parse a size: digits and an optional suffix, s (512-byte sectors) or
+ * b k m g t (powers of 1024, either case; an "iB" or "B" after k..t is
+ * accepted).  A bare number is in units of `unit` bytes (raid5ctl takes
+ * KiB there, as mdadm does).  Returns 0, or -EINVAL if s is not a size
+ * or does not fit 64 bits.
+ */
+int tool_parse_size (const char *s, uint64_t unit, uint64_t *out)
+  __attribute__((nonnull, warn_unused_result));
+
+/* bytes as a short human size: "512 KiB", "1.50 GiB", "7 bytes".
+ * Writes into buf (len >= 32 is always enough) and returns buf.
+ */
+const char *tool_human (uint64_t bytes, char *buf, size_t len)
+  __attribute__((nonnull));
+
+/* Write s to stdout quoted for a POSIX shell when it needs quoting. */
+void tool_print_shell_word (const char *s) __attribute__((nonnull));
+
+#endif /* TOOLS_RAID5CTL_H */
