@@ -1,0 +1,220 @@
+# tests/integration/md-functions.sh -- helpers for the md v1.2 metadata
+# tests (test-md-*.sh): arrays made by raid5ctl create, their superblocks
+# read back with mdadm --examine (an independent reader of md's format, with
+# its own checksum check), and a server in the background that can be
+# killed.  Source it after functions.sh.
+#
+# Environment: RAID5CTL (default: $abs_top_builddir/tools/raid5ctl).
+
+: "${RAID5CTL:=$abs_top_builddir/tools/raid5ctl}"
+
+# requires_md: skip until raid5ctl is built; skip without mdadm.
+requires_md ()
+{
+  [ -x "$RAID5CTL" ] || skip "raid5ctl is not built yet ($RAID5CTL)"
+  command -v mdadm >/dev/null || skip "needs mdadm (mdadm --examine reads the superblocks)"
+}
+
+# requires_nbd_python: NBD_PYTHON = a python3 with libnbd's bindings.
+requires_nbd_python ()
+{
+  local p
+  for p in python3 /usr/bin/python3; do
+    if "$p" -c 'import nbd' 2>/dev/null; then NBD_PYTHON=$p; return 0; fi
+  done
+  skip "needs libnbd's Python bindings (python3-libnbd)"
+}
+
+# md_create NAME N SIZE RAID5CTL-CREATE-OPTIONS...: N sparse members
+# $tmpdir/NAME.0.. (MEMBERS), then raid5ctl create OPTIONS on them; sets
+# MD_CHUNK, MD_LAYOUT and MD_DOFF from what mdadm --examine says.
+md_create ()
+{
+  local name=$1 n=$2 size=$3
+  shift 3
+  make_members "$name" "$n" "$size"
+  "$RAID5CTL" create "$@" "${MEMBERS[@]}" >"$tmpdir/create.log" 2>&1 ||
+    { cat "$tmpdir/create.log" >&2; fail "raid5ctl create $* failed"; }
+  md_geometry "${MEMBERS[0]}"
+}
+
+# md_field FILE NAME: the value of one "NAME : value" line of mdadm
+# --examine FILE (NAME anchored at the line start, so State is not Array
+# State).
+md_field ()
+{
+  mdadm --examine "$1" 2>/dev/null |
+    sed -n "s/^ *$2 : \(.*\)\$/\1/p" | head -n 1
+}
+
+# md_geometry FILE: MD_CHUNK (64K), MD_LAYOUT, MD_DOFF (bytes), MD_EVENTS.
+md_geometry ()
+{
+  local doff
+  MD_CHUNK=$(md_field "$1" 'Chunk Size')
+  MD_LAYOUT=$(md_field "$1" Layout)
+  doff=$(md_field "$1" 'Data Offset')
+  MD_DOFF=$(( ${doff% sectors} * 512 ))
+  MD_EVENTS=$(md_field "$1" Events)
+  [ -n "$MD_CHUNK" ] && [ -n "$MD_LAYOUT" ] && [ -n "$MD_EVENTS" ] ||
+    fail "mdadm --examine $1: no md superblock: $(mdadm --examine "$1" 2>&1 | head -n 3)"
+}
+
+# md_events FILE: its events counter.
+md_events () { md_field "$1" Events; }
+
+# md_show FILE...: one line per member: events, state, array state.
+md_show ()
+{
+  local f
+  for f in "$@"; do
+    echo "  ${f##*/}: events $(md_field "$f" Events), state" \
+         "$(md_field "$f" State), role '$(md_field "$f" 'Device Role')'," \
+         "array state $(md_field "$f" 'Array State' | cut -d' ' -f1)," \
+         "checksum $(md_field "$f" Checksum)"
+  done >&2
+}
+
+# md_expect STATE ARRAY_STATE FILE...: every superblock has a correct
+# checksum, State STATE (clean|active), Array State ARRAY_STATE (e.g. AAA)
+# and the same events counter, which goes to MD_EVENTS.
+md_expect ()
+{
+  local state=$1 astate=$2 f ev=
+  shift 2
+  md_show "$@"
+  for f in "$@"; do
+    md_field "$f" Checksum | grep -q -- '- correct$' ||
+      fail "${f##*/}: superblock checksum: $(md_field "$f" Checksum)"
+    [ "$(md_field "$f" State)" = "$state" ] ||
+      fail "${f##*/}: State is '$(md_field "$f" State)', expected $state"
+    [ "$(md_field "$f" 'Array State' | cut -d' ' -f1)" = "$astate" ] ||
+      fail "${f##*/}: Array State is '$(md_field "$f" 'Array State')', expected $astate"
+    [ -z "$ev" ] || [ "$(md_events "$f")" = "$ev" ] ||
+      fail "${f##*/}: events $(md_events "$f"), the others $ev"
+    ev=$(md_events "$f")
+  done
+  MD_EVENTS=$ev
+}
+
+# all_a N: N letters A.
+all_a () { printf 'A%.0s' $(seq 1 "$1"); }
+
+# serve_bg LOG PLUGIN_ARGS...: nbdkit in the foreground of a background
+# job on $tmpdir/sock, log in LOG; waits until it serves.  Sets SERVER
+# (pid) and URI.  Returns 1 if nbdkit exited instead.
+serve_bg ()
+{
+  local log=$1 i
+  shift
+  rm -f "$tmpdir/sock" "$tmpdir/pid"
+  "$NBDKIT" -f -U "$tmpdir/sock" -P "$tmpdir/pid" "$PLUGIN" "$@" \
+    >"$log" 2>&1 &
+  SERVER=$!
+  cleanup_fn "kill -9 $SERVER 2>/dev/null"
+  URI="nbd+unix:///?socket=$tmpdir/sock"
+  for (( i = 0; i < 300; i++ )); do
+    [ -s "$tmpdir/pid" ] && [ -S "$tmpdir/sock" ] && return 0
+    kill -0 "$SERVER" 2>/dev/null || break
+    sleep 0.05
+  done
+  cat "$log" >&2
+  return 1
+}
+
+# stop_server: SIGTERM (a clean stop); fails the test unless nbdkit exits 0
+# within 30 s.
+stop_server ()
+{
+  local i status=0
+  kill -TERM "$SERVER" 2>/dev/null || :
+  for (( i = 0; i < 300; i++ )); do
+    kill -0 "$SERVER" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$SERVER" 2>/dev/null && fail "nbdkit did not stop on SIGTERM within 30 s"
+  wait "$SERVER" || status=$?
+  [ $status -eq 0 ] || fail "nbdkit exited with status $status on SIGTERM"
+}
+
+# crash_server: kill -9.
+crash_server ()
+{
+  kill -9 "$SERVER" 2>/dev/null || :
+  wait "$SERVER" 2>/dev/null || :
+}
+
+# wait_log LOG REGEX SECONDS: wait until LOG has a line matching REGEX.
+wait_log ()
+{
+  local i
+  for (( i = 0; i < $3 * 10; i++ )); do
+    grep -Eq "$2" "$1" && return 0
+    kill -0 "$SERVER" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -Eq "$2" "$1"
+}
+
+# wait_active FILE: wait (up to 20 s) until FILE's superblock says active:
+# the first write after a clean state has marked the array dirty (a FUA
+# write, which can take a while on a busy disk).
+wait_active ()
+{
+  local i
+  for (( i = 0; i < 200; i++ )); do
+    [ "$(md_field "$1" State)" = active ] && return 0
+    kill -0 "$SERVER" 2>/dev/null || break
+    sleep 0.1
+  done
+  fail "${1##*/}: the superblock did not become active during writes"
+}
+
+# write_until_killed MODEL_IN MODEL_OUT DELAY_TENTHS RANDOM-IO-ARGS...:
+# random-io (--crash-ok) against the background server; once it runs, wait
+# DELAY_TENTHS tenths of a second after the array is marked dirty (the
+# superblock of ${m[0]} says active), kill -9 the server.  The workload
+# must have been running (not finished) at the kill.
+write_until_killed ()
+{
+  local min=$1 mout=$2 delay=$3 rio status=0 i
+  shift 3
+  next_seed
+  "$RANDOM_IO" "$URI" auto --seed "$RIO_SEED" --ops 100000000 --crash-ok \
+    ${min:+--model-in "$min"} --model-out "$mout" "$@" \
+    >"$tmpdir/rio.out" 2>&1 &
+  rio=$!
+  for (( i = 0; i < 300; i++ )); do
+    grep -q running "$tmpdir/rio.out" && break
+    sleep 0.05
+  done
+  wait_active "${m[0]}"
+  sleep "$(( delay / 10 )).$(( delay % 10 ))"
+  crash_server
+  wait "$rio" || status=$?
+  [ $status -eq 0 ] || { cat "$tmpdir/rio.out" >&2; fail "random-io failed before the kill"; }
+  grep -q 'server went away' "$tmpdir/rio.out" ||
+    { cat "$tmpdir/rio.out" >&2; fail "the workload ended before the kill"; }
+}
+
+# parity_byte_off STRIPE N CHUNK_BYTES DOFF_BYTES LAYOUT: "MEMBER OFFSET" of
+# the first byte of the parity chunk of STRIPE (md's layouts).
+parity_byte_off ()
+{
+  local s=$1 n=$2 c=$3 doff=$4 pd
+  case $5 in
+    left-*) pd=$(( n - 1 - s % n )) ;;
+    right-*) pd=$(( s % n )) ;;
+    *) fail "parity_byte_off: layout $5" ;;
+  esac
+  echo "$pd $(( doff + s * c ))"
+}
+
+# flip_byte FILE OFFSET: invert one byte in place.
+flip_byte ()
+{
+  local b
+  b=$(od -An -tu1 -j "$2" -N 1 "$1" | tr -d ' ')
+  printf "\\$(printf %03o $(( b ^ 255 )))" |
+    dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}

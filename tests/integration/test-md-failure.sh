@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# A member of an md v1.2 array (raid5ctl create) fails during a write load:
+# the plugin's test-only fault injection (nbdkit -D raid5.fail_member=SLOT
+# -D raid5.fail_after=N) makes every I/O of that member fail after N more.
+# For several slots and N:
+#   - the client sees no error (random-io passes, every read = the model)
+#     and the plugin logs the failure once;
+#   - on disk, the survivors' superblocks (mdadm --examine) are clean, with
+#     a correct checksum, '.' in Array State for that slot and its role
+#     0xfffe (faulty) in dev_roles; the failed member's own superblock is
+#     older (fewer events);
+#   - member-check with that member given as missing: the data are intact;
+#   - served again with all members listed (in another order), the failed
+#     member is left out with a log line, never written, reads return the
+#     model, and more writes keep it so.
+# The last case fails the member on its very first I/O, which is the
+# superblock write that marks the array dirty before the first write.
+
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+requires_plugin
+requires_md
+
+# role_in SURVIVOR FAILED: the role (4 hex digits) that SURVIVOR's superblock
+# gives FAILED's dev_number (v1.2: superblock at 4096, dev_number at +160,
+# dev_roles at +256, little-endian).
+role_in ()
+{
+  local dn
+  dn=$(od -An -tu4 -j $(( 4096 + 160 )) -N 4 "$2" | tr -d ' ')
+  od -An -tx2 -j $(( 4096 + 256 + 2 * dn )) -N 2 "$1" | tr -d ' '
+}
+
+# fail_case N SLOT AFTER RAID5CTL-OPTIONS...
+fail_case ()
+{
+  local n=$1 slot=$2 after=$3 name i astate surv=() ev
+  shift 3
+  name=f$slot-$after
+  echo "== $n members, member $slot fails after $after I/Os ($*)"
+  md_create "$name" "$n" 16M --chunk 64K --assume-clean "$@"
+  m=("${MEMBERS[@]}")
+  mapfile -t disks < <(disk_args "${m[@]}")
+  geom=(--chunk "$MD_CHUNK" --layout "$MD_LAYOUT" --data-offset "$MD_DOFF")
+  allow_nbdkit_errors=1
+  next_seed
+  raid5_captive "${disks[@]}" -D raid5.fail_member="$slot" \
+      -D raid5.fail_after="$after" -- \
+    "$RANDOM_IO" @URI@ auto --seed "$RIO_SEED" --ops 1200 --chunk 64K \
+      --disks "$n" --model-out "$tmpdir/model" ||
+    fail "member $slot failing after $after I/Os: the client saw an error"
+  [ "$(grep -c "member $slot (.*).*marked faulty" "$tmpdir/nbdkit.log")" = 1 ] ||
+    fail "the failure of member $slot was not logged exactly once"
+
+  astate=
+  for (( i = 0; i < n; i++ )); do
+    if [ $i = "$slot" ]; then astate+=.; else astate+=A; surv+=("${m[$i]}"); fi
+  done
+  echo "   survivors:"
+  md_expect clean "$astate" "${surv[@]}"
+  ev=$MD_EVENTS
+  echo "   the failed member:"
+  md_show "${m[$slot]}"
+  [ "$(md_events "${m[$slot]}")" -lt "$ev" ] ||
+    fail "the failed member's events ($(md_events "${m[$slot]}")) are not behind the survivors' ($ev)"
+  for f in "${surv[@]}"; do
+    [ "$(role_in "$f" "${m[$slot]}")" = fffe ] ||
+      fail "${f##*/}: role of the failed member is $(role_in "$f" "${m[$slot]}"), not fffe (faulty)"
+  done
+  mapfile -t mm < <(with_missing "$slot" "${m[@]}")
+  member_check "${geom[@]}" --model "$tmpdir/model" "${mm[@]}"
+
+  echo "   served again with every member listed, in reverse order"
+  sum=$(sha256sum < "${m[$slot]}")
+  rev=()
+  for (( i = n - 1; i >= 0; i-- )); do rev+=("${disks[$i]}"); done
+  next_seed
+  raid5_captive "${rev[@]}" -- sh -c '
+    "$0" "$1" auto --verify-only --chunk 64K --disks "$2" --model-in "$3" &&
+    "$0" "$1" auto --seed "$4" --ops 300 --chunk 64K --disks "$2" \
+      --model-in "$3" --model-out "$3"' \
+    "$RANDOM_IO" @URI@ "$n" "$tmpdir/model" "$RIO_SEED" ||
+    fail "served again: reads or writes do not match the model"
+  grep -E "member $(( n - 1 - slot )) \(.*/$name\.$slot\) is (stale|marked faulty).*left out" \
+    "$tmpdir/nbdkit.log" || fail "no log line leaving the failed member out"
+  [ "$(sha256sum < "${m[$slot]}")" = "$sum" ] || fail "the failed member was written to"
+  md_expect clean "$astate" "${surv[@]}"
+  member_check "${geom[@]}" --model "$tmpdir/model" "${mm[@]}"
+  allow_nbdkit_errors=0
+  rm -f "${m[@]}"
+}
+
+start=$SECONDS
+fail_case 3 0 40 --bitmap none
+fail_case 3 2 700 --bitmap internal
+fail_case 4 1 2500 --bitmap none
+fail_case 4 3 5 --bitmap internal
+# The first I/O of member 1 is the superblock write marking the array dirty.
+fail_case 3 1 0 --bitmap none
+echo "$test_name: OK ($(( SECONDS - start )) s)"
