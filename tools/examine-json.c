@@ -103,8 +103,8 @@ json_role (struct json *j, const struct md_sb *sb)
   bool slot = word[0] == 'a' || word[0] == 'r';     /* active, replacement */
   char state[EXAMINE_STATE_MAX];
 
-  json_str (j, "layout", sb->level == 5 ? examine_layout_name (sb->layout)
-                                         : NULL);
+  json_str (j, "layout", sb->level == 5 || sb->level == 6
+                         ? examine_layout_name (sb->level, sb->layout) : NULL);
   json_u64 (j, "layout_number", sb->layout);
   json_u64 (j, "chunk_kib", sb->chunksize / 2);
   json_u64 (j, "dev_number", sb->dev_number);

@@ -32,16 +32,22 @@ examine_level_name (int32_t level)
   }
 }
 
+/* mdadm's r5layout and r6layout maps (RAID-6 adds 16..20). */
 const char *
-examine_layout_name (uint32_t layout)
+examine_layout_name (int32_t level, uint32_t layout)
 {
   static const char *names[] = {
     "left-asymmetric", "right-asymmetric", "left-symmetric",
     "right-symmetric", "parity-first", "parity-last",
+    [8] = "ddf-zero-restart", "ddf-N-restart", "ddf-N-continue",
+    [16] = "left-asymmetric-6", "right-asymmetric-6", "left-symmetric-6",
+    "right-symmetric-6", "parity-first-6",
   };
 
-  return layout < sizeof names / sizeof names[0] ? names[layout]
-                                                 : "-unknown-";
+  if (layout >= sizeof names / sizeof names[0] || names[layout] == NULL ||
+      (level == 5 && layout > 10))
+    return "-unknown-";
+  return names[layout];
 }
 
 const char *
@@ -248,8 +254,9 @@ print_checksum (const struct exam *e)
 static void
 print_geometry (const struct md_sb *sb)
 {
-  if (sb->level == 5)
-    printf ("         Layout : %s\n", examine_layout_name (sb->layout));
+  if (sb->level == 5 || sb->level == 6)
+    printf ("         Layout : %s\n",
+            examine_layout_name (sb->level, sb->layout));
   if (sb->level == 0 || sb->level == 4 || sb->level == 5 || sb->level == 6 ||
       sb->level == 10)
     printf ("     Chunk Size : %" PRIu32 "K\n", sb->chunksize / 2);

@@ -41,7 +41,7 @@ struct exam {
 
 /* md's words, as mdadm --examine prints them. */
 const char *examine_level_name (int32_t level);
-const char *examine_layout_name (uint32_t layout);
+const char *examine_layout_name (int32_t level, uint32_t layout);
 const char *examine_role_word (const struct md_sb *sb);   /* "active", ... */
 void examine_array_state (const struct md_sb *sb, char *out, size_t len);
 

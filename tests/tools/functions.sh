@@ -1,0 +1,64 @@
+# tests/tools/functions.sh -- helpers for the raid5ctl tests.  Source it
+# first thing:   . "${0%/*}/functions.sh"
+#
+# Builds on tests/integration/functions.sh (skip, fail, requires, $tmpdir
+# removed on exit, checksum_members, raid5_captive, member_check, ...) and
+# adds:
+#   RAID5CTL           the built raid5ctl
+#   requires_raid5ctl  skip (77) unless raid5ctl, mdadm, nbdkit, the plugin
+#                      and member-check are all there
+#   md_field FILE KEY  the value of the "KEY : value" line of an
+#                      mdadm --examine style report
+#   expect_refused REGEX ARGS...  raid5ctl ARGS must fail with one line on
+#                      stderr matching REGEX and leave $DISKS byte-identical
+
+. "${0%/*}/../integration/functions.sh"
+
+RAID5CTL="$abs_top_builddir/tools/raid5ctl"
+
+requires_raid5ctl ()
+{
+  [ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+  requires mdadm --version
+  requires_plugin
+  requires nbdinfo --version
+}
+
+md_field ()
+{
+  sed -n "s/^ *$2 : //p" "$1" | head -n 1
+}
+
+# md_lines_agree MDADM_REPORT OUR_REPORT: every line mdadm printed about a
+# disk (but its first, which names the disk) is also in ours, verbatim.
+md_lines_agree ()
+{
+  local line
+  while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    grep -qxF -- "$line" "$2" ||
+      fail "raid5ctl examine lacks mdadm's line '$line' (see $2)"
+  done < <(tail -n +2 "$1")
+}
+
+failures=0
+expect_refused ()
+{
+  ( check_refused "$@" ) || failures=$(( failures + 1 ))
+}
+
+check_refused ()
+{
+  local re=$1 status=0 sums lines
+  shift
+  sums=$(checksum_members "${DISKS[@]}")
+  "$RAID5CTL" "$@" >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
+  echo "raid5ctl ${*//$tmpdir\//} -> exit $status: $(head -c 300 "$tmpdir/err")"
+  [ $status -ne 0 ] || fail "accepted: raid5ctl $*"
+  lines=$(grep -c . "$tmpdir/err" || :)
+  [ "$lines" -eq 1 ] ||
+    fail "raid5ctl $*: expected one line on stderr, got $lines"
+  grep -Eq -- "$re" "$tmpdir/err" || fail "raid5ctl $*: error lacks '$re'"
+  [ "$(checksum_members "${DISKS[@]}")" = "$sums" ] ||
+    fail "raid5ctl $*: a disk changed"
+}

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# raid5ctl create, judged by others: mdadm --examine (the superblocks, as
+# mdadm and kernel md read them), member-check (parity = XOR of the data
+# after the resync), and the plugin (serves the array with no geometry
+# parameters, at the size create reported, whatever the disk= order).
+# Then every refusal: non-zero exit, one line on stderr, disks unchanged.
+
+. "${0%/*}/functions.sh"
+requires_raid5ctl
+requires nbdcopy --version
+
+# md_data_offset MEMBER_SECTORS CHUNK_SECTORS: mdadm's default data offset
+# (super1.c validate_geometry1), written out again here.
+md_data_offset ()
+{
+  local dev=$1 chunk=$2 bm head=262144
+  if (( dev < 128 )); then bm=0
+  elif (( dev - 128 >= 419430400 )); then bm=256
+  elif (( dev - 8 > 16777216 )); then bm=128
+  else bm=8
+  fi
+  while (( head * 1024 > dev && head / 2 >= 2 * chunk )); do
+    head=$(( head / 2 ))
+  done
+  echo $(( (24 + bm + head + 2047) / 2048 * 2048 ))
+}
+
+# check_members N CHUNK_K LAYOUT DOFF STATE FEATURE DISK...: mdadm reads
+# every member as slot i of the expected array, and raid5ctl examine
+# prints every line mdadm prints.
+check_members ()
+{
+  local n=$1 chunk_k=$2 layout=$3 doff=$4 state=$5 feature=$6 slot=0 d
+  local sectors kib aaa
+  shift 6
+  sectors=$(( $(stat -c %s "$1") / 512 ))
+  kib=$(( (sectors - doff) / (chunk_k * 2) * chunk_k * (n - 1) ))
+  aaa=$(printf 'A%.0s' $(seq "$n"))
+  for d in "$@"; do
+    mdadm --examine "$d" >"$tmpdir/md.txt" 2>&1 ||
+      fail "mdadm --examine $d: $(cat "$tmpdir/md.txt")"
+    "$RAID5CTL" examine "$d" >"$tmpdir/ours.txt" || fail "examine $d"
+    expect_field Checksum '[0-9a-f]+ - correct'
+    expect_field 'Raid Level' raid5
+    expect_field 'Raid Devices' "$n"
+    expect_field Layout "$layout"
+    expect_field 'Chunk Size' "${chunk_k}K"
+    expect_field 'Data Offset' "$doff sectors"
+    expect_field 'Array Size' "$kib KiB.*"
+    expect_field State "$state"
+    expect_field 'Feature Map' "$feature"
+    expect_field 'Device Role' "Active device $slot"
+    expect_field 'Array State' "$aaa .*"
+    md_lines_agree "$tmpdir/md.txt" "$tmpdir/ours.txt"
+    grep -q "raid5 plugin : yes, as slot $slot of $n" "$tmpdir/ours.txt" ||
+      fail "$d: raid5ctl examine does not say the plugin serves it"
+    slot=$(( slot + 1 ))
+  done
+  echo "mdadm agrees: $n members, ${chunk_k}K $layout, data offset $doff," \
+       "$kib KiB, $state, feature map $feature"
+}
+
+expect_field ()
+{
+  local got
+  got=$(md_field "$tmpdir/md.txt" "$1")
+  [[ $got =~ ^$2$ ]] || fail "mdadm --examine: $1 is '$got', expected '$2'"
+}
+
+# examine_bitmap DISK: mdadm -X of the internal bitmap.  (mdadm -X reads
+# a regular file as an external bitmap file, so copy the area out.)
+examine_bitmap ()
+{
+  dd if="$1" of="$tmpdir/bitmap" bs=4096 skip=2 count=1 status=none
+  mdadm -X "$tmpdir/bitmap" 2>&1 || fail "mdadm -X: bitmap of $1"
+}
+
+# export_sum DISK...: sha256 of the array served from these disks.
+export_sum ()
+{
+  local disks
+  mapfile -t disks < <(disk_args "$@")
+  raid5_captive "${disks[@]}" -- nbdcopy @URI@ "$tmpdir/export" ||
+    fail "serving $*"
+  sha256sum <"$tmpdir/export" | cut -d' ' -f1
+}
+
+served_size ()
+{
+  local disks
+  mapfile -t disks < <(disk_args "$@")
+  raid5_captive "${disks[@]}" -- nbdinfo --size @URI@
+}
+
+# --- A: 3 members of random bytes; create syncs parity -----------------
+for i in 0 1 2; do head -c 32M /dev/urandom >"$tmpdir/a$i"; done
+A=("$tmpdir"/a0 "$tmpdir"/a1 "$tmpdir"/a2)
+doff=$(md_data_offset 65536 128)
+! "$MEMBER_CHECK" -q --chunk 64K --data-offset $(( doff * 512 )) "${A[@]}" \
+  2>/dev/null || fail "random members already have consistent parity?"
+"$RAID5CTL" create --chunk 64K "${A[@]}" >"$tmpdir/create.out" ||
+  fail "create A"
+cat "$tmpdir/create.out"
+check_members 3 64 left-symmetric "$doff" clean 0x0 "${A[@]}"
+member_check --chunk 64K --data-offset $(( doff * 512 )) "${A[@]}"
+echo "A: parity is the XOR of the data in every stripe"
+
+bytes=$(sed -n 's/^ *Array Size : .*, \([0-9]*\) bytes)$/\1/p' \
+          "$tmpdir/create.out")
+[ "$bytes" = $(( (65536 - doff) / 128 * 128 * 2 * 512 )) ] ||
+  fail "create reported $bytes bytes"
+[ "$(served_size "${A[@]}")" = "$bytes" ] || fail "served size differs"
+# The command create printed serves it (with the built plugin for raid5).
+read -r -a cmd < <(grep -A1 '^Serve it:' "$tmpdir/create.out" | tail -n 1)
+[ "${cmd[0]} ${cmd[1]}" = "nbdkit raid5" ] || fail "serve line: ${cmd[*]}"
+raid5_captive "${cmd[@]:2}" -- nbdinfo --size @URI@ >/dev/null ||
+  fail "the printed command does not serve"
+sum=$(export_sum "${A[@]}")
+[ "$(export_sum "${A[2]}" "${A[0]}" "${A[1]}")" = "$sum" ] ||
+  fail "disk= order changes the bytes served"
+[ "$(export_sum "${A[1]}" "${A[2]}" "${A[0]}")" = "$sum" ] ||
+  fail "disk= order changes the bytes served"
+echo "A: served at $bytes bytes, same bytes in every disk= order"
+uuid_a=$(md_field "$tmpdir/md.txt" 'Array UUID')
+[ -n "$uuid_a" ] || fail "no Array UUID"
+
+# --- B: 4 zero members, --assume-clean, internal bitmap ----------------
+make_members b 4 16M
+B=("${MEMBERS[@]}")
+doff=$(md_data_offset 32768 256)
+"$RAID5CTL" create --assume-clean --bitmap internal --layout ra \
+  --chunk 128K --name test-b "${B[@]}" >"$tmpdir/create.out" ||
+  fail "create B"
+check_members 4 128 right-asymmetric "$doff" clean 0x1 "${B[@]}"
+expect_field 'Internal Bitmap' '8 sectors from superblock'
+name=$(md_field "$tmpdir/md.txt" Name)
+[[ $name == *test-b* ]] || fail "name is '$name'"
+examine_bitmap "${B[0]}" >"$tmpdir/bitmap.txt"
+[ "$(md_field "$tmpdir/bitmap.txt" UUID)" = \
+  "$(md_field "$tmpdir/md.txt" 'Array UUID')" ] || fail "bitmap UUID"
+md_bits=$(sed -n 's/^ *Bitmap : \([0-9]*\) bits (chunks), \([0-9]*\) dirty.*/\1 \2/p' \
+            "$tmpdir/bitmap.txt")
+our_bits=$(sed -n 's/^ *Bitmap : \([0-9]*\) bits of .*, \([0-9]*\) set .*/\1 \2/p' \
+             "$tmpdir/ours.txt")
+[ -n "$md_bits" ] && [ "$md_bits" = "$our_bits" ] ||
+  fail "bitmap: mdadm -X says '$md_bits', raid5ctl '$our_bits'"
+grep -q '^ *Chunksize : 64 MB' "$tmpdir/bitmap.txt" || fail "bitmap chunk"
+member_check --layout ra --chunk 128K --data-offset $(( doff * 512 )) "${B[@]}"
+[ "$(served_size "${B[@]}")" = $(( (32768 - doff) / 256 * 256 * 3 * 512 )) ] ||
+  fail "B: served size"
+echo "B: bitmap bits (total, set): $md_bits; served"
+
+# --- C: members over 100 GiB get a bitmap by default (sparse files) ----
+for i in 0 1 2; do truncate -s 101G "$tmpdir/c$i"; done
+C=("$tmpdir"/c0 "$tmpdir"/c1 "$tmpdir"/c2)
+doff=$(md_data_offset $(( 101 << 21 )) 1024)
+"$RAID5CTL" create --assume-clean "${C[@]}" >/dev/null || fail "create C"
+check_members 3 512 left-symmetric "$doff" clean 0x1 "${C[0]}"
+examine_bitmap "${C[0]}" | grep -q '^ *Chunksize : 64 MB' ||
+  fail "C: bitmap chunk"
+[ -n "$(served_size "${C[@]}")" ] || fail "C: not served"
+for i in 0 1 2; do rm -f "$tmpdir/c$i"; truncate -s 100G "$tmpdir/c$i"; done
+"$RAID5CTL" create --assume-clean "${C[@]}" >/dev/null || fail "create C'"
+check_members 3 512 left-symmetric "$(md_data_offset $(( 100 << 21 )) 1024)" \
+  clean 0x0 "${C[0]}"
+rm -f "${C[@]}"
+
+# --- Refusals: one line, non-zero exit, nothing written ----------------
+# Small disks (each case checksums them all before and after): R holds
+# an array of its own, the others are random bytes.
+for i in 0 1 2; do head -c 4M /dev/urandom >"$tmpdir/r$i"; done
+R=("$tmpdir"/r0 "$tmpdir"/r1 "$tmpdir"/r2)
+"$RAID5CTL" create --assume-clean --chunk 64K --name test-r "${R[@]}" \
+  >/dev/null || fail "create R"
+uuid_r=$(mdadm --examine "${R[0]}" | sed -n 's/^ *Array UUID : //p')
+for i in 0 1 2; do head -c 4M /dev/urandom >"$tmpdir/f$i"; done
+F=("$tmpdir"/f0 "$tmpdir"/f1 "$tmpdir"/f2)
+head -c 1M /dev/urandom >"$tmpdir/tiny"
+mkdir "$tmpdir/adir"
+ln -s "${F[0]}" "$tmpdir/link-to-f0"
+DISKS=("${R[@]}" "${F[@]}" "$tmpdir/tiny")
+many=()
+for i in $(seq 0 32); do many+=("$tmpdir/many.$i"); done
+expect_refused 'at least 3 disks' create "${F[0]}" "${F[1]}"
+expect_refused '33 disks' create --force "${many[@]}"
+expect_refused 'chunk 3K' create --chunk 3K "${F[@]}"
+expect_refused 'chunk 128M' create --chunk 128M "${F[@]}"
+expect_refused 'layout parity-first' create --layout parity-first "${F[@]}"
+expect_refused 'bitmap sometimes' create --bitmap sometimes "${F[@]}"
+expect_refused 'data-offset 6K' create --data-offset 6K "${F[@]}"
+expect_refused "name" create --name 0123456789abcdef0123456789abcdef "${F[@]}"
+expect_refused 'unknown option --frobnicate' create --frobnicate "${F[@]}"
+expect_refused 'nonexistent: No such file' create "${F[0]}" "${F[1]}" \
+  "$tmpdir/nonexistent"
+expect_refused 'adir: is a directory' create "${F[@]}" "$tmpdir/adir"
+expect_refused 'null: is not a regular file' create "${F[@]}" /dev/null
+expect_refused 'tiny is too small' create --chunk 64K "${F[0]}" \
+  "$tmpdir/tiny" "${F[1]}"
+expect_refused 'f0: given twice' create "${F[@]}" "${F[0]}"
+expect_refused 'link-to-f0: given twice' create "${F[@]}" \
+  "$tmpdir/link-to-f0"
+expect_refused "r1 already holds an md superblock.*$uuid_r.*test-r" create \
+  --chunk 64K "${F[0]}" "${R[1]}" "${F[1]}"
+expect_refused 'no room for the internal bitmap' create --force \
+  --data-offset 8K --bitmap internal "${F[@]}"
+# A member being served is locked by the plugin: not even --force.
+mapfile -t disks < <(disk_args "${R[@]}")
+"$NBDKIT" -U "$tmpdir/sock" -P "$tmpdir/pid" "$PLUGIN" "${disks[@]}" ||
+  fail "cannot serve R"
+cleanup_fn 'kill "$(cat "$tmpdir/pid")" 2>/dev/null'
+expect_refused 'r1: in use.*being served' create --force --chunk 64K \
+  "${F[0]}" "${R[1]}" "${F[1]}"
+pid=$(cat "$tmpdir/pid")
+kill "$pid"
+while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+[ "$failures" -eq 0 ] || fail "$failures refusal cases failed"
+
+# --force makes a new array over an old one.
+"$RAID5CTL" create --force --assume-clean "${A[@]}" >/dev/null ||
+  fail "create --force"
+[ "$(mdadm --examine "${A[0]}" | sed -n 's/^ *Array UUID : //p')" != \
+  "$uuid_a" ] || fail "--force kept the old array"
+"$RAID5CTL" create --help | grep -q '^usage: raid5ctl create' ||
+  fail "create --help"
+echo "refusals and --force: ok"

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# raid5ctl examine against mdadm --examine: the text has every line mdadm
+# prints, the JSON holds the same values field by field, on a healthy
+# array and on superblocks the plugin refuses (bad checksum, RAID-6).  Then
+# the verdict line, disks without a superblock, errors and exit statuses.
+
+. "${0%/*}/functions.sh"
+requires_raid5ctl
+requires python3 -c 'import json'
+
+# compare.py MDADM_REPORT JSON INDEX [BITMAP_REPORT]: the JSON object of
+# disk INDEX says what mdadm says.
+cat >"$tmpdir/compare.py" <<'EOF'
+import json, re, sys, time
+
+md = {}
+for line in open(sys.argv[1]).read().splitlines()[1:]:
+    m = re.match(r'^ *([A-Za-z\' ]+?) : (.*)$', line)
+    if m:
+        md[m.group(1)] = m.group(2)
+d = json.load(open(sys.argv[2]))[int(sys.argv[3])]
+bad = []
+
+def same(key, want):
+    if md.get(key) != want:
+        bad.append('%s: mdadm %r, json gives %r' % (key, md.get(key), want))
+
+def prefix(key, want):
+    if not md.get(key, '').startswith(want):
+        bad.append('%s: mdadm %r, json gives %r' % (key, md.get(key), want))
+
+same('Magic', d['magic'])
+same('Version', d['version'])
+same('Feature Map', '0x%x' % d['feature_map'])
+same('Array UUID', d['array_uuid'])
+prefix('Name', d['name'])
+same('Creation Time', time.ctime(d['creation_time']))
+same('Raid Level', d['raid_level_name'])
+same('Raid Devices', str(d['raid_devices']))
+prefix('Avail Dev Size', '%d sectors' % d['avail_dev_sectors'])
+if d['array_size_kib'] is not None:
+    prefix('Array Size', '%d KiB' % d['array_size_kib'])
+if d['used_dev_sectors'] != d['avail_dev_sectors']:
+    prefix('Used Dev Size', '%d sectors' % d['used_dev_sectors'])
+same('Data Offset', '%d sectors' % d['data_offset_sectors'])
+same('Super Offset', '%d sectors' % d['super_offset_sectors'])
+if d['unused_before_sectors'] is not None:
+    same('Unused Space', 'before=%d sectors, after=%d sectors'
+         % (d['unused_before_sectors'], d['unused_after_sectors']))
+same('State', d['state'])
+if (d['state'] == 'clean') != (d['resync_offset_sectors'] is None):
+    bad.append('resync_offset_sectors %r with state %s'
+               % (d['resync_offset_sectors'], d['state']))
+same('Device UUID', d['device_uuid'])
+if d['bitmap'] is not None:
+    same('Internal Bitmap', '%d sectors from superblock'
+         % d['bitmap']['offset_sectors'])
+same('Update Time', time.ctime(d['update_time']))
+same('Checksum', '%x - correct' % d['checksum'] if d['checksum_correct']
+     else '%x - expected %x' % (d['checksum'], d['checksum_expected']))
+same('Events', str(d['events']))
+same('Layout', d['layout'])
+same('Chunk Size', '%dK' % d['chunk_kib'])
+if d['device_role'] == 'active':
+    same('Device Role', 'Active device %d' % d['slot'])
+prefix('Array State', d['array_state'] + ' ')
+if len(sys.argv) > 4:
+    bm = {}
+    for line in open(sys.argv[4]):
+        m = re.match(r'^ *([A-Za-z ]+?) : (.*)$', line)
+        if m:
+            bm[m.group(1)] = m.group(2)
+    b = d['bitmap']
+    want = '%d bits (chunks), %d dirty' % (b['bits'], b['bits_set'])
+    if not bm.get('Bitmap', '').startswith(want) or \
+       bm.get('Events') != str(b['events']) or \
+       bm.get('UUID') != d['array_uuid'] or \
+       not bm.get('Sync Size', '').startswith('%d ' % (b['sync_size_sectors'] // 2)):
+        bad.append('bitmap: mdadm -X %r, json %r' % (bm, b))
+if bad:
+    print('\n'.join(bad))
+    sys.exit(1)
+EOF
+
+# examine_both DISK INDEX: mdadm and raid5ctl (text and JSON) on DISK; the
+# JSON of all of $EX is in $tmpdir/all.json.
+examine_both ()
+{
+  mdadm --examine "$1" >"$tmpdir/md.txt" 2>&1 || :
+  grep -q 'Magic' "$tmpdir/md.txt" || fail "mdadm --examine $1: $(cat "$tmpdir/md.txt")"
+  "$RAID5CTL" examine "$1" >"$tmpdir/ours.txt" || fail "examine $1"
+  md_lines_agree "$tmpdir/md.txt" "$tmpdir/ours.txt"
+  python3 "$tmpdir/compare.py" "$tmpdir/md.txt" "$tmpdir/all.json" "$2" \
+    "${@:3}" || fail "JSON of $1 differs from mdadm --examine"
+}
+
+json_get ()
+{
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[int(sys.argv[2])][sys.argv[3]])' "$@"
+}
+
+# patch_sb DISK PYTHON: run PYTHON on the superblock bytes (a bytearray
+# `sb`), then store it with a correct checksum.
+patch_sb ()
+{
+  python3 - "$1" "$2" <<'EOF'
+import struct, sys
+path, code = sys.argv[1], sys.argv[2]
+with open(path, 'r+b') as f:
+    f.seek(4096)
+    sb = bytearray(f.read(4096))
+    exec(code)
+    sb[216:220] = b'\0\0\0\0'
+    n = 256 + 2 * struct.unpack_from('<I', sb, 220)[0]
+    acc = sum(struct.unpack_from('<%dI' % (n // 4), sb, 0))
+    if n % 4:
+        acc += struct.unpack_from('<H', sb, n - 2)[0]
+    struct.pack_into('<I', sb, 216, ((acc & 0xffffffff) + (acc >> 32)) & 0xffffffff)
+    f.seek(4096)
+    f.write(sb)
+EOF
+}
+
+# --- A healthy array: 3 members, bitmap, not yet clean -----------------
+make_members e 3 32M
+EX=("${MEMBERS[@]}")
+"$RAID5CTL" create --assume-clean --bitmap internal --chunk 32K \
+  --layout rs --name ex "${EX[@]}" >/dev/null || fail "create"
+patch_sb "${EX[2]}" "struct.pack_into('<Q', sb, 208, 4096)"
+"$RAID5CTL" examine --json "${EX[@]}" >"$tmpdir/all.json" ||
+  fail "examine --json"
+[ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' \
+     "$tmpdir/all.json")" = 3 ] || fail "JSON: not 3 disks"
+for i in 0 1 2; do
+  dd if="${EX[$i]}" of="$tmpdir/bitmap" bs=4096 skip=2 count=1 status=none
+  mdadm -X "$tmpdir/bitmap" >"$tmpdir/bitmap.txt" 2>&1 || fail "mdadm -X"
+  examine_both "${EX[$i]}" "$i" "$tmpdir/bitmap.txt"
+  [ "$(json_get "$tmpdir/all.json" "$i" servable)" = True ] ||
+    fail "member $i: not servable?"
+  grep -q "raid5 plugin : yes, as slot $i of 3" "$tmpdir/ours.txt" ||
+    fail "member $i: verdict"
+done
+grep -q 'resync from sector 4096' "$tmpdir/ours.txt" ||
+  fail "member 2 is active (resync_offset 4096): verdict does not say so"
+echo "healthy: text and JSON agree with mdadm on 3 members"
+
+# Examining a member that is being served (and so locked) works.
+mapfile -t disks < <(disk_args "${EX[@]}")
+raid5_captive "${disks[@]}" -- "$RAID5CTL" examine "${EX[0]}" \
+  >"$tmpdir/served.txt" || fail "examine while served"
+grep -q 'Array UUID' "$tmpdir/served.txt" || fail "examine while served"
+
+# --- Superblocks the plugin refuses ------------------------------------
+# A wrong checksum: mdadm and raid5ctl still show every field.
+printf '\x55' | dd of="${EX[1]}" bs=1 seek=$(( 4096 + 170 )) conv=notrunc \
+  status=none
+"$RAID5CTL" examine --json "${EX[@]}" >"$tmpdir/all.json" || fail "examine"
+examine_both "${EX[1]}" 1
+grep -q 'raid5 plugin : no: superblock checksum' "$tmpdir/ours.txt" ||
+  fail "bad checksum: verdict: $(grep 'raid5 plugin' "$tmpdir/ours.txt")"
+[ "$(json_get "$tmpdir/all.json" 1 servable)" = False ] ||
+  fail "bad checksum: servable"
+[ "$(json_get "$tmpdir/all.json" 1 checksum_correct)" = False ] ||
+  fail "bad checksum: checksum_correct"
+# RAID-6, checksum correct.
+patch_sb "${EX[0]}" "struct.pack_into('<I', sb, 72, 6)"
+"$RAID5CTL" examine --json "${EX[@]}" >"$tmpdir/all.json" || fail "examine"
+examine_both "${EX[0]}" 0
+grep -q 'raid5 plugin : no: RAID level 6' "$tmpdir/ours.txt" ||
+  fail "raid6: verdict: $(grep 'raid5 plugin' "$tmpdir/ours.txt")"
+echo "refused superblocks: shown as mdadm shows them, with the reason"
+
+# --- No superblock, errors, exit statuses ------------------------------
+head -c 1M /dev/urandom >"$tmpdir/plain"
+truncate -s 4K "$tmpdir/short"
+run ()
+{
+  status=0
+  "$RAID5CTL" "$@" >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
+  echo "raid5ctl ${*//$tmpdir\//} -> exit $status $(head -c 200 "$tmpdir/err")"
+}
+one_line ()
+{
+  [ "$(grep -c . "$tmpdir/err")" = 1 ] && grep -Eq -- "$1" "$tmpdir/err" ||
+    fail "stderr is not one line matching '$1': $(cat "$tmpdir/err")"
+}
+run examine "$tmpdir/plain"
+[ $status -ne 0 ] || fail "no superblock: exit 0"
+one_line 'no md superblock on .*plain'
+grep -q 'No md superblock' "$tmpdir/out" || fail "no superblock: not said"
+run examine --json "$tmpdir/short" "$tmpdir/plain"
+[ $status -ne 0 ] || fail "no superblock: exit 0"
+one_line 'no md superblock on any'
+[ "$(json_get "$tmpdir/out" 0 superblock)" = False ] || fail "JSON superblock"
+run examine "$tmpdir/plain" "${EX[2]}"
+[ $status -eq 0 ] || fail "one disk with a superblock: exit $status"
+run examine "${EX[2]}" "$tmpdir/nonexistent"
+[ $status -ne 0 ] || fail "nonexistent disk: exit 0"
+one_line 'nonexistent: cannot open: No such file'
+run examine
+[ $status -ne 0 ] || fail "no disk: exit 0"
+one_line 'no disk given'
+run examine --frobnicate "${EX[2]}"
+[ $status -ne 0 ] || fail "bad option: exit 0"
+one_line 'unknown option --frobnicate'
+run examine --help
+[ $status -eq 0 ] && grep -q '^usage: raid5ctl examine' "$tmpdir/out" ||
+  fail "examine --help"
+run frobnicate
+[ $status -ne 0 ] || fail "unknown command: exit 0"
+one_line "unknown command 'frobnicate'"
+echo "errors and exit statuses: ok"
