@@ -25,7 +25,7 @@ requires nbdcopy --version
 
 start=$SECONDS
 N=4
-md_create a $N 16M --chunk 64K --assume-clean
+md_create a $N 16M --chunk 64K --name mdtest
 m=("${MEMBERS[@]}")
 mapfile -t disks < <(disk_args "${m[@]}")
 geom=(--chunk "$MD_CHUNK" --layout "$MD_LAYOUT" --data-offset "$MD_DOFF")
