@@ -13,7 +13,7 @@ R5_BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config
     nbdkit nbdkit-plugin-dev liburing-dev libisal-dev libnbd-dev libnbd-bin
     libcriterion-dev)
 R5_TEST_PACKAGES=(e2fsprogs fuse3 util-linux fio mdadm nbd-client
-    qemu-system-x86 busybox-static cpio kmod python3-libnbd)
+    qemu-system-x86 busybox-static cpio kmod xz-utils python3-libnbd)
 
 # configure arguments of the main build in build/ (check.sh and demo.sh
 # share that folder, so they must agree).

@@ -54,6 +54,11 @@ kernel_pkg() {
     if [[ -z $refresh && -s $cur && -s $(cache_root)/$(cat "$cur")/vmlinux ]]; then cat "$cur"; return; fi
     pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
           sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1)
+    if [[ -z $pkg && $(id -u) == 0 ]]; then
+        apt-get update -q >/dev/null 2>&1 || true   # package lists never fetched here
+        pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+              sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1)
+    fi
     if [[ -z $pkg ]]; then
         pkg=$(ls -1 "$(cache_root)" 2>/dev/null | grep '^linux-image-' | sort -V | tail -n1)
     fi
@@ -107,6 +112,12 @@ prepare() (
     if ! ls "$dir"/*.deb >/dev/null 2>&1; then
         echo "vm.sh: fetching $pkg with apt-get download" >&2
         (cd "$tmp" && apt-get download -q "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) || true
+        if ! ls "$tmp"/*.deb >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
+            # A machine whose package lists were never fetched (or were cleaned).
+            echo "vm.sh: apt-get download failed; running apt-get update and retrying" >&2
+            apt-get update -q >/dev/null 2>&1 || true
+            (cd "$tmp" && apt-get download -q "$pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) || true
+        fi
         ls "$tmp"/*.deb >/dev/null 2>&1 || die "apt-get download $pkg failed"
         mv "$tmp"/*.deb "$dir/"
     fi
