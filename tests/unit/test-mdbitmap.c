@@ -414,5 +414,6 @@ Test (mdbitmap_bounds, why_may_be_null)
 
   load (mdfx_get ("ls3-64-bitmap"), 0, &m);
   m.bmb[4] = 3;
-  cr_expect_eq (md_bitmap_decode (m.bmb, m.sb.set_uuid, &bm, NULL, 0), -ENOTSUP);
+  cr_expect_eq (md_bitmap_decode (m.bmb, m.sb.set_uuid, &bm, NULL, 0),
+                -ENOTSUP);
 }

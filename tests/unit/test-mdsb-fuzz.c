@@ -16,6 +16,7 @@
  * that decode to the same struct.
  *
  * Runs: a fixed seed, then $R5_FUZZ_SEED (or a random seed, printed).
+ * (fuzz-md.c is the same for libFuzzer, run by hand.)
  * Each run stops after ITERATIONS blocks or $R5_FUZZ_SECONDS (default 4)
  * seconds (bitmaps: half), whichever comes first.  A failure names the
  * seed and the block number: R5_FUZZ_SEED=S reproduces it.
@@ -222,8 +223,8 @@ splice (uint8_t *b, size_t len, int bitmap)
 static void
 features (uint8_t *b)
 {
-  uint32_t f = below (4) ? (uint32_t) below (MD_FEATURE_ALL + 1)
-                         : (uint32_t) (below (2) | 2 * below (2) | 128 * below (2));
+  uint32_t f = (uint32_t) (below (4) ? below (MD_FEATURE_ALL + 1)
+                          : below (2) | 2 * below (2) | 128 * below (2));
 
   put (b + 8, 4, below (8) ? f : (uint32_t) rnd ());
   if (f & MD_FEATURE_RECOVERY_OFFSET)
@@ -323,35 +324,30 @@ check_sb_bounds (const struct md_sb *sb, const uint8_t *b, uint64_t member)
   CHECK (md_sb_role (sb) == sb->dev_roles[sb->dev_number], "role");
 }
 
-/* The bytes after the name's first NUL are not compared: md_sb_encode
- * writes the name only (see test-mdsb.c, name_tail_round_trip).
- */
-static void
-normalize_name (struct md_sb *sb)
-{
-  size_t n = strnlen (sb->set_name, sizeof sb->set_name);
-
-  memset (sb->set_name + n, 0, sizeof sb->set_name - n);
-}
-
 static void
 check_sb_round_trip (const struct md_sb *sb, const uint8_t *b, uint64_t member)
 {
   static const uint8_t zero[MD_SB_BLOCK];
-  uint8_t *again = malloc (MD_SB_BLOCK);
-  struct md_sb one = *sb, two;
+  uint8_t *again = malloc (MD_SB_BLOCK), *third = malloc (MD_SB_BLOCK);
+  struct md_sb two;
   size_t used = 256 + 2 * (size_t) sb->max_dev;
   char why[128] = "";
   int r;
 
-  CHECK (again != NULL, "malloc");
+  CHECK (again != NULL && third != NULL, "malloc");
   md_sb_encode (sb, again);
   r = md_sb_decode (again, member, &two, why, sizeof why);
   CHECK (r == 0, "re-encoded: %d (%s)", r, why);
-  normalize_name (&one);
-  normalize_name (&two);
-  CHECK (memcmp (&one, &two, sizeof one) == 0, "decode (encode (sb)) != sb");
-  /* Byte for byte, but for the name after its NUL and so the checksum. */
+  /* decode (encode (sb)) == sb, compared through the encoder (field by
+   * field, blind to padding), which the bytes below check against b.
+   */
+  md_sb_encode (&two, third);
+  CHECK (memcmp (again, third, MD_SB_BLOCK) == 0, "decode (encode (sb)) != sb");
+  CHECK (memcmp (two.dev_roles, sb->dev_roles, sizeof two.dev_roles) == 0,
+         "roles");
+  /* Byte for byte, but for the name after its NUL (md_sb_encode writes the
+   * name only: test-mdsb.c, name_tail_round_trip) and so the checksum.
+   */
   CHECK (memcmp (again, b, 32) == 0, "bytes 0-31");
   CHECK (strncmp ((char *) again + 32, (char *) b + 32, 32) == 0, "name");
   CHECK (memcmp (again + 64, b + 64, 216 - 64) == 0, "bytes 64-215");
@@ -360,6 +356,7 @@ check_sb_round_trip (const struct md_sb *sb, const uint8_t *b, uint64_t member)
     CHECK (memcmp (again + 216, b + 216, 4) == 0, "checksum bytes");
   CHECK (memcmp (again + used, zero, MD_SB_BLOCK - used) == 0, "tail");
   free (again);
+  free (third);
 }
 
 /* ---- the runs ---- */
@@ -383,7 +380,6 @@ static const char *const bm_checks[] = {
 
 struct tally {
   unsigned long blocks, ok, einval, ebadmsg, enotsup;
-  unsigned long deep;               /* refused after the checksum */
   const char *const *checks;
   unsigned long reached[MAX_CHECKS];
 };
@@ -398,9 +394,6 @@ check_error (int r, const char *why, size_t wl, struct tally *t)
   if (wl > 0) {
     CHECK (strnlen (why, wl) < wl, "why not terminated");
     CHECK (wl == 1 || why[0] != '\0', "no why");
-    if (wl > 64 && r != -EINVAL && !strstr (why, "checksum") &&
-        !strstr (why, "version") && !strstr (why, "max_dev"))
-      t->deep++;
     for (size_t i = 0; wl > 64 && t->checks[i]; i++)
       if (strstr (why, t->checks[i])) {
         t->reached[i]++;
@@ -464,6 +457,18 @@ fuzz_sb (uint64_t seed, struct tally *t)
   free (why);
 }
 
+/* Field by field: the struct has padding. */
+static int
+bm_same (const struct md_bitmap_sb *a, const struct md_bitmap_sb *b)
+{
+  return a->version == b->version && !memcmp (a->uuid, b->uuid, 16) &&
+    a->events == b->events && a->events_cleared == b->events_cleared &&
+    a->sync_size == b->sync_size && a->state == b->state &&
+    a->chunksize == b->chunksize && a->daemon_sleep == b->daemon_sleep &&
+    a->write_behind == b->write_behind &&
+    a->sectors_reserved == b->sectors_reserved && a->nodes == b->nodes;
+}
+
 static void
 check_bm (const struct md_bitmap_sb *bm, const uint8_t *h, const uint8_t *uuid)
 {
@@ -486,7 +491,7 @@ check_bm (const struct md_bitmap_sb *bm, const uint8_t *h, const uint8_t *uuid)
   md_bitmap_encode (bm, again);
   CHECK (memcmp (again, h, 72) == 0, "bitmap bytes");
   CHECK (md_bitmap_decode (again, uuid, &two, NULL, 0) == 0, "re-encoded");
-  CHECK (memcmp (&two, bm, sizeof two) == 0, "decode (encode (bm)) != bm");
+  CHECK (bm_same (&two, bm), "decode (encode (bm)) != bm");
   free (again);
 }
 
@@ -583,12 +588,11 @@ run_sb (uint64_t seed, int fixed)
   load_seeds ();
   fuzz_sb (seed, &t);
   report ("md_sb_decode", seed, &t, now () - start);
-  /* Not vacuous: past the checksum, every outcome was reached. */
+  /* Not vacuous: every check, past the checksum too, refused blocks. */
   cr_expect_gt (t.blocks, 20000, "too few blocks in the time allowed");
   if (fixed) {
     cr_expect_gt (t.ok, t.blocks / 50, "too few blocks accepted");
     cr_expect_gt (t.enotsup, t.blocks / 100, "too few -ENOTSUP");
-    cr_expect_gt (t.deep, t.blocks / 20, "too few refused after the checksum");
     cr_expect_gt (t.einval, 0);
     expect_reached (&t);
   }

@@ -311,7 +311,11 @@ Test (mdsb, default_data_offset_matches_mdadm)
 /* The reference's computed examples (section 1.5). */
 Test (mdsb, default_data_offset_examples)
 {
-  static const struct { uint64_t member; uint32_t chunk; uint64_t want; } t[] = {
+  static const struct {
+    uint64_t member;
+    uint32_t chunk;
+    uint64_t want;
+  } t[] = {
     { 131072, 128, 2048 },              /* 64 MiB, 64K chunk */
     { 131072, 1024, 4096 },             /* 64 MiB, 512K */
     { 1 * GiB, 1024, 4096 },
