@@ -196,8 +196,9 @@ check_not_held (const char *path, const struct io_member *m)
     return 0;
   fd = open (path, O_RDONLY | O_EXCL | O_CLOEXEC);
   if (fd == -1 && errno == EBUSY)
-    return tool_error ("%s: in use by the kernel (mounted, or part of an md "
-                       "or device-mapper device)", path);
+    return tool_error ("%s: in use: something holds the device exclusively "
+                       "(mounted, or part of an md or device-mapper "
+                       "device?)", path);
   if (fd >= 0)
     close (fd);
   return 0;

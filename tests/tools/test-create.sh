@@ -33,7 +33,9 @@ check_members ()
   local n=$1 chunk_k=$2 layout=$3 doff=$4 state=$5 feature=$6 slot=0 d
   local sectors kib aaa
   shift 6
-  sectors=$(( $(stat -c %s "$1") / 512 ))
+  if [ -b "$1" ]; then sectors=$(( $(blockdev --getsize64 "$1") / 512 ))
+  else sectors=$(( $(stat -c %s "$1") / 512 ))
+  fi
   kib=$(( (sectors - doff) / (chunk_k * 2) * chunk_k * (n - 1) ))
   aaa=$(printf 'A%.0s' $(seq "$n"))
   for d in "$@"; do
@@ -214,6 +216,42 @@ pid=$(cat "$tmpdir/pid")
 kill "$pid"
 while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
 [ "$failures" -eq 0 ] || fail "$failures refusal cases failed"
+
+# --- Block devices (loop devices; root only) ----------------------------
+if [ "$(id -u)" = 0 ] && losetup --version >/dev/null 2>&1; then
+  L=()
+  for i in 0 1 2; do
+    truncate -s 20M "$tmpdir/loop$i"
+    dev=$(losetup -f --show "$tmpdir/loop$i" 2>/dev/null) || break
+    cleanup_fn "losetup -d $dev"
+    L+=("$dev")
+  done
+fi
+if [ "${#L[@]}" = 3 ]; then
+  "$RAID5CTL" create --chunk 64K "${L[@]}" >/dev/null || fail "create on ${L[*]}"
+  check_members 3 64 left-symmetric "$(md_data_offset 40960 128)" clean 0x0 \
+    "${L[@]}"
+  [ "$(served_size "${L[@]}")" = $(( (40960 - 2048) / 128 * 128 * 2 * 512 )) ] ||
+    fail "loop devices: served size"
+  # A device someone holds exclusively (as a mount or md would).
+  python3 -c 'import os, sys, time
+os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL); print("held", flush=True)
+time.sleep(60)' "${L[1]}" >"$tmpdir/held" &
+  holder=$!
+  cleanup_fn "kill $holder 2>/dev/null"
+  while ! grep -q held "$tmpdir/held"; do
+    kill -0 $holder 2>/dev/null || fail "cannot hold ${L[1]}"
+    sleep 0.1
+  done
+  DISKS=("$tmpdir"/loop?)
+  expect_refused "${L[1]}: in use: something holds the device exclusively" \
+    create --force "${L[@]}"
+  kill $holder
+  [ "$failures" -eq 0 ] || fail "the held loop device was not refused"
+  echo "loop devices: created, served, held one refused"
+else
+  echo "loop devices: not tried (needs root and free loop devices)"
+fi
 
 # --force makes a new array over an old one.
 "$RAID5CTL" create --force --assume-clean "${A[@]}" >/dev/null ||
