@@ -94,6 +94,9 @@ md_bitmap_decode (const void *header, const uint8_t uuid[16],
   if (bm->daemon_sleep == 0 || bm->daemon_sleep > 15 * 60)
     return bad (why, wl, -EBADMSG, "bitmap daemon sleep %" PRIu32 " s is "
                 "out of range", bm->daemon_sleep);
+  if (bm->sync_size > MD_BITMAP_MAX_SYNC)
+    return bad (why, wl, -EBADMSG, "bitmap covers %" PRIu64 " sectors, more "
+                "than any array", bm->sync_size);
   if (bm->write_behind > 16383 || bm->nodes > 1)
     return bad (why, wl, -ENOTSUP, "bitmap uses write-behind or clustering");
   if (memcmp (bm->uuid, uuid, 16) != 0)
@@ -106,7 +109,7 @@ md_bitmap_bits (const struct md_bitmap_sb *bm)
 {
   uint64_t per_bit = bm->chunksize / 512;
 
-  return (bm->sync_size + per_bit - 1) / per_bit;
+  return bm->sync_size / per_bit + (bm->sync_size % per_bit != 0);
 }
 
 uint64_t
@@ -136,7 +139,8 @@ md_bitmap_default_chunk (uint64_t sync_size, uint64_t room_sectors)
     ? (room_sectors * 512 - MD_BITMAP_HEADER) * 8 : 1;
   uint64_t chunk = MD_BITMAP_MIN_CHUNK;
 
-  while ((sync_size * 512 + chunk - 1) / chunk > bits && chunk < (1u << 31))
+  /* mdadm counts one bit more than a whole number of chunks needs. */
+  while (sync_size * 512 / chunk + 1 > bits && chunk < (1u << 31))
     chunk *= 2;
   return (uint32_t) chunk;
 }

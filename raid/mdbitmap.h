@@ -24,6 +24,7 @@
 #define MD_BITMAP_STALE       2u          /* state mask: forces full resync */
 #define MD_BITMAP_MIN_CHUNK   (64u << 20) /* mdadm's default floor */
 #define MD_BITMAP_DAEMON_SLEEP 5u         /* seconds, mdadm's default */
+#define MD_BITMAP_MAX_SYNC    (UINT64_C (1) << 54)  /* sectors: 8 EiB */
 
 struct md_bitmap_sb {
   uint32_t version;
@@ -57,14 +58,17 @@ uint64_t md_bitmap_area_bytes (const struct md_bitmap_sb *bm)
   __attribute__((nonnull));
 
 /* mdadm's default bitmap chunk (bytes) for a component of sync_size
- * sectors with room_sectors reserved for the bitmap: the smallest power
- * of two >= MD_BITMAP_MIN_CHUNK whose bits fit the room after the header.
+ * sectors (sb.size) with room_sectors reserved for the bitmap: the
+ * smallest power of two >= MD_BITMAP_MIN_CHUNK whose bits fit the room
+ * after the header, counting bits as mdadm does (size / chunk + 1).
  */
 uint32_t md_bitmap_default_chunk (uint64_t sync_size, uint64_t room_sectors)
   __attribute__((const));
 
-/* Sectors mdadm reserves for the bitmap of a member of member_sectors
- * (choose_bm_space: 8, 128 or 256).
+/* Sectors mdadm reserves for the bitmap (choose_bm_space: 8, 128 or
+ * 256).  mdadm passes the member size when it computes the data offset
+ * and the component size (sb.size) when it sizes the bitmap and places the
+ * bad-block log; pass whichever of the two the question is about.
  */
 uint64_t md_bitmap_room (uint64_t member_sectors) __attribute__((const));
 

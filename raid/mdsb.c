@@ -129,7 +129,7 @@ md_sb_encode (const struct md_sb *sb, void *block)
   put_le (b + 0, 4, MD_SB_MAGIC);
   put_le (b + 4, 4, 1);
   memcpy (b + 16, sb->set_uuid, 16);
-  memcpy (b + 32, sb->set_name, strnlen (sb->set_name, 32));
+  memcpy (b + 32, sb->set_name, 32);     /* all 32 bytes, as decoded */
   memcpy (b + 168, sb->device_uuid, 16);
   for (size_t i = 0; i < NFIELDS; i++)
     put_le (b + fields[i].disk, fields[i].size, host_load (sb, &fields[i]));

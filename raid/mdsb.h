@@ -58,7 +58,9 @@ struct md_sb {
   uint64_t ctime;             /* low 40 bits seconds, high 24 microseconds */
   int32_t level;
   uint32_t layout;
-  uint64_t size;              /* sectors used per member (chunk multiple) */
+  uint64_t size;              /* sectors used per member; mdadm makes it a
+                                 chunk multiple, md (and r5_geom) round it
+                                 down to one */
   uint32_t chunksize;         /* sectors */
   uint32_t raid_disks;
   int32_t bitmap_offset;      /* sectors from the superblock, if feature 1 */
@@ -104,7 +106,10 @@ int md_sb_decode (const void *block, uint64_t member_sectors,
 void md_sb_encode (const struct md_sb *sb, void *block)
   __attribute__((nonnull));
 
-/* Role of this member (dev_roles[dev_number]). */
+/* Role of this member (dev_roles[dev_number]).  A role at or beyond
+ * raid_disks (but below MD_ROLE_MAX) is not a data slot; md ignores such
+ * a member and so does array/ (it is left out, like a spare).
+ */
 unsigned md_sb_role (const struct md_sb *sb) __attribute__((nonnull));
 
 /* UUID as md prints it ("a1b2c3d4:...", 35 characters plus NUL). */

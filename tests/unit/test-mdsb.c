@@ -397,7 +397,7 @@ Test (mdsb, name_of_32_bytes)
  * checksum differs.  raid/ bug, reported (mdadm zero-pads names, so md's
  * own superblocks are not affected); enable once fixed.
  */
-Test (mdsb, name_tail_round_trip, .disabled = true)
+Test (mdsb, name_tail_round_trip)
 {
   uint8_t block[MDFX_BLOCK], again[MDFX_BLOCK];
   struct md_sb sb;
