@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "array/array.h"
 #include "array/meta.h"
@@ -70,6 +71,16 @@ struct worker {
   struct io_op *ops;
   size_t ops_cap;
 };
+
+/* Monotonic time in nanoseconds. */
+static inline uint64_t
+array_now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
 
 /* Format one line into err (printf-style). */
 void array_set_err (struct array_err *err, const char *fmt, ...)

@@ -12,15 +12,6 @@
 
 #include "array/internal.h"
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
-
 static uint8_t *
 bitmap_bits (struct meta *m)
 {
@@ -171,7 +162,7 @@ meta_write_end (struct array *a)
 {
   if (!a->meta.enabled)
     return;
-  a->meta.last_write_ns = now_ns ();
+  a->meta.last_write_ns = array_now_ns ();
   pthread_rwlock_unlock (&a->meta.gate);
 }
 
@@ -215,7 +206,7 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
   if (!m->enabled || !m->dirty)
     return 0;
   if (only_if_idle) {
-    if (now_ns () - m->last_write_ns < ARRAY_SAFE_MODE_MS * 1000000ULL ||
+    if (array_now_ns () - m->last_write_ns < ARRAY_SAFE_MODE_MS * 1000000ULL ||
         pthread_rwlock_trywrlock (&m->gate) != 0)
       return 0;
   }

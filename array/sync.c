@@ -24,15 +24,6 @@
 #define UNIT 4096u                /* md's stripe_head unit */
 #define IDLE_TICK_MS 50
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
-
 static void
 sleep_ns (uint64_t ns)
 {
@@ -154,7 +145,7 @@ throttle (struct array *a, uint64_t started_ns)
 {
   uint64_t kib = a->sync.inflight > 0 ? a->sync.speed_min : a->sync.speed_max;
   uint64_t want = a->geom.chunk * 1000000000ULL / (kib * 1024);
-  uint64_t spent = now_ns () - started_ns;
+  uint64_t spent = array_now_ns () - started_ns;
 
   if (want > spent)
     sleep_ns (want - spent < 100000000ULL ? want - spent : 100000000ULL);
@@ -196,7 +187,7 @@ background (void *arg)
   char *buf = NULL;
 
   while (!a->sync.stop) {
-    uint64_t t0 = now_ns ();
+    uint64_t t0 = array_now_ns ();
     int r;
 
     if (meta_mark_clean (a, true, &err) < 0)

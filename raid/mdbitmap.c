@@ -7,24 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "raid/le.h"
 #include "raid/mdbitmap.h"
-
-static uint64_t
-get_le (const uint8_t *p, unsigned size)
-{
-  uint64_t v = 0;
-
-  for (unsigned i = size; i-- > 0;)
-    v = v << 8 | p[i];
-  return v;
-}
-
-static void
-put_le (uint8_t *p, unsigned size, uint64_t v)
-{
-  for (unsigned i = 0; i < size; i++, v >>= 8)
-    p[i] = (uint8_t) v;
-}
 
 void
 md_bitmap_encode (const struct md_bitmap_sb *bm, void *header)
@@ -32,18 +16,18 @@ md_bitmap_encode (const struct md_bitmap_sb *bm, void *header)
   uint8_t *h = header;
 
   memset (h, 0, MD_BITMAP_HEADER);
-  put_le (h + 0, 4, MD_BITMAP_MAGIC);
-  put_le (h + 4, 4, bm->version);
+  le_put (h + 0, 4, MD_BITMAP_MAGIC);
+  le_put (h + 4, 4, bm->version);
   memcpy (h + 8, bm->uuid, 16);
-  put_le (h + 24, 8, bm->events);
-  put_le (h + 32, 8, bm->events_cleared);
-  put_le (h + 40, 8, bm->sync_size);
-  put_le (h + 48, 4, bm->state);
-  put_le (h + 52, 4, bm->chunksize);
-  put_le (h + 56, 4, bm->daemon_sleep);
-  put_le (h + 60, 4, bm->write_behind);
-  put_le (h + 64, 4, bm->sectors_reserved);
-  put_le (h + 68, 4, bm->nodes);
+  le_put (h + 24, 8, bm->events);
+  le_put (h + 32, 8, bm->events_cleared);
+  le_put (h + 40, 8, bm->sync_size);
+  le_put (h + 48, 4, bm->state);
+  le_put (h + 52, 4, bm->chunksize);
+  le_put (h + 56, 4, bm->daemon_sleep);
+  le_put (h + 60, 4, bm->write_behind);
+  le_put (h + 64, 4, bm->sectors_reserved);
+  le_put (h + 68, 4, bm->nodes);
 }
 
 static int
@@ -70,18 +54,18 @@ md_bitmap_decode (const void *header, const uint8_t uuid[16],
   const uint8_t *h = header;
   uint32_t c;
 
-  if (get_le (h, 4) != MD_BITMAP_MAGIC)
+  if (le_get (h, 4) != MD_BITMAP_MAGIC)
     return bad (why, wl, -EINVAL, "no bitmap (magic %08" PRIx64 ")",
-                get_le (h, 4));
+                le_get (h, 4));
   *bm = (struct md_bitmap_sb) {
-    .version = (uint32_t) get_le (h + 4, 4),
-    .events = get_le (h + 24, 8), .events_cleared = get_le (h + 32, 8),
-    .sync_size = get_le (h + 40, 8), .state = (uint32_t) get_le (h + 48, 4),
-    .chunksize = (uint32_t) get_le (h + 52, 4),
-    .daemon_sleep = (uint32_t) get_le (h + 56, 4),
-    .write_behind = (uint32_t) get_le (h + 60, 4),
-    .sectors_reserved = (uint32_t) get_le (h + 64, 4),
-    .nodes = (uint32_t) get_le (h + 68, 4),
+    .version = (uint32_t) le_get (h + 4, 4),
+    .events = le_get (h + 24, 8), .events_cleared = le_get (h + 32, 8),
+    .sync_size = le_get (h + 40, 8), .state = (uint32_t) le_get (h + 48, 4),
+    .chunksize = (uint32_t) le_get (h + 52, 4),
+    .daemon_sleep = (uint32_t) le_get (h + 56, 4),
+    .write_behind = (uint32_t) le_get (h + 60, 4),
+    .sectors_reserved = (uint32_t) le_get (h + 64, 4),
+    .nodes = (uint32_t) le_get (h + 68, 4),
   };
   memcpy (bm->uuid, h + 8, 16);
   c = bm->chunksize;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "raid/geom.h"
+#include "raid/le.h"
 #include "raid/mdsb.h"
 
 #define ROLES_OFFSET 256u
@@ -50,23 +51,6 @@ static const struct field {
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
-static uint64_t
-get_le (const uint8_t *p, unsigned size)
-{
-  uint64_t v = 0;
-
-  for (unsigned i = size; i-- > 0;)
-    v = v << 8 | p[i];
-  return v;
-}
-
-static void
-put_le (uint8_t *p, unsigned size, uint64_t v)
-{
-  for (unsigned i = 0; i < size; i++, v >>= 8)
-    p[i] = (uint8_t) v;
-}
-
 /* Each host field has its disk field's size (signed or not: the bits are
  * the same), so values move through an integer of exactly that size.
  */
@@ -103,7 +87,7 @@ uint32_t
 md_sb_csum (const void *block)
 {
   const uint8_t *b = block;
-  uint32_t max_dev = (uint32_t) get_le (b + 220, 4);
+  uint32_t max_dev = (uint32_t) le_get (b + 220, 4);
   size_t len, i;
   uint64_t acc = 0;
 
@@ -112,9 +96,9 @@ md_sb_csum (const void *block)
   len = ROLES_OFFSET + 2 * (size_t) max_dev;
   for (i = 0; i + 4 <= len; i += 4)
     if (i != CSUM_OFFSET)
-      acc += get_le (b + i, 4);
+      acc += le_get (b + i, 4);
   if (i + 2 <= len)
-    acc += get_le (b + i, 2);
+    acc += le_get (b + i, 2);
   return (uint32_t) ((acc & 0xffffffff) + (acc >> 32));
 }
 
@@ -126,16 +110,16 @@ md_sb_encode (const struct md_sb *sb, void *block)
                                                    : MD_SB_MAX_DEV;
 
   memset (b, 0, MD_SB_BLOCK);
-  put_le (b + 0, 4, MD_SB_MAGIC);
-  put_le (b + 4, 4, 1);
+  le_put (b + 0, 4, MD_SB_MAGIC);
+  le_put (b + 4, 4, 1);
   memcpy (b + 16, sb->set_uuid, 16);
   memcpy (b + 32, sb->set_name, 32);     /* all 32 bytes, as decoded */
   memcpy (b + 168, sb->device_uuid, 16);
   for (size_t i = 0; i < NFIELDS; i++)
-    put_le (b + fields[i].disk, fields[i].size, host_load (sb, &fields[i]));
+    le_put (b + fields[i].disk, fields[i].size, host_load (sb, &fields[i]));
   for (unsigned i = 0; i < max_dev; i++)
-    put_le (b + ROLES_OFFSET + 2 * i, 2, sb->dev_roles[i]);
-  put_le (b + CSUM_OFFSET, 4, md_sb_csum (b));
+    le_put (b + ROLES_OFFSET + 2 * i, 2, sb->dev_roles[i]);
+  le_put (b + CSUM_OFFSET, 4, md_sb_csum (b));
 }
 
 unsigned
@@ -197,21 +181,21 @@ bad (char *why, size_t len, int err, const char *fmt, ...)
 static int
 check_frame (const uint8_t *b, const struct md_sb *sb, char *why, size_t wl)
 {
-  uint32_t stored = (uint32_t) get_le (b + CSUM_OFFSET, 4), csum;
+  uint32_t stored = (uint32_t) le_get (b + CSUM_OFFSET, 4), csum;
 
-  if (get_le (b, 4) != MD_SB_MAGIC)
+  if (le_get (b, 4) != MD_SB_MAGIC)
     return bad (why, wl, -EINVAL, "no md superblock at byte %u (magic "
-                "%08" PRIx64 ")", MD_SB_OFFSET, get_le (b, 4));
-  if (get_le (b + 4, 4) != 1)
+                "%08" PRIx64 ")", MD_SB_OFFSET, le_get (b, 4));
+  if (le_get (b + 4, 4) != 1)
     return bad (why, wl, -EBADMSG, "superblock major version %" PRIu64
-                ", expected 1", get_le (b + 4, 4));
+                ", expected 1", le_get (b + 4, 4));
   if (sb->max_dev > MD_SB_MAX_DEV)
     return bad (why, wl, -EBADMSG, "max_dev %" PRIu32 " exceeds %u",
                 sb->max_dev, MD_SB_MAX_DEV);
   if ((csum = md_sb_csum (b)) != stored)
     return bad (why, wl, -EBADMSG, "superblock checksum %08" PRIx32
                 " does not match its contents (%08" PRIx32 ")", stored, csum);
-  if (get_le (b + 12, 4) != 0)
+  if (le_get (b + 12, 4) != 0)
     return bad (why, wl, -EBADMSG, "pad0 is not zero");
   for (unsigned i = 224; i < 256; i++)
     if (b[i] != 0)
@@ -306,14 +290,14 @@ md_sb_decode (const void *block, uint64_t member_sectors, struct md_sb *sb,
 
   memset (sb, 0, sizeof *sb);
   for (size_t i = 0; i < NFIELDS; i++)
-    host_store (sb, &fields[i], get_le (b + fields[i].disk, fields[i].size));
+    host_store (sb, &fields[i], le_get (b + fields[i].disk, fields[i].size));
   if ((r = check_frame (b, sb, why, why_len)) < 0)
     return r;
   memcpy (sb->set_uuid, b + 16, 16);
   memcpy (sb->set_name, b + 32, 32);
   memcpy (sb->device_uuid, b + 168, 16);
   for (unsigned i = 0; i < sb->max_dev; i++)
-    sb->dev_roles[i] = (uint16_t) get_le (b + ROLES_OFFSET + 2 * i, 2);
+    sb->dev_roles[i] = (uint16_t) le_get (b + ROLES_OFFSET + 2 * i, 2);
   if ((r = check_placement (sb, member_sectors, why, why_len)) < 0 ||
       (r = check_features (sb, why, why_len)) < 0)
     return r;
