@@ -152,6 +152,29 @@ member_check --layout ra --chunk 128K --data-offset $(( doff * 512 )) "${B[@]}"
   fail "B: served size"
 echo "B: bitmap bits (total, set): $md_bits; served"
 
+# --- Members of different sizes: the smallest decides, as in mdadm -------
+truncate -s 20M "$tmpdir/m0"; truncate -s 16M "$tmpdir/m1"
+truncate -s 18M "$tmpdir/m2"
+M=("$tmpdir"/m0 "$tmpdir"/m1 "$tmpdir"/m2)
+"$RAID5CTL" create --assume-clean --chunk 64K "${M[@]}" >/dev/null ||
+  fail "create M"
+doff=$(md_data_offset 40960 128)         # mdadm's rule, first disk's size
+size=$(( (32768 - doff) / 128 * 128 ))   # the smallest member's room
+for i in 0 1 2; do
+  mdadm --examine "${M[$i]}" >"$tmpdir/md.txt" 2>&1
+  expect_field Checksum '[0-9a-f]+ - correct'
+  expect_field 'Data Offset' "$doff sectors"
+  expect_field 'Array Size' "$(( size * 2 / 2 )) KiB.*"
+  avail=$(( $(stat -c %s "${M[$i]}") / 512 - doff ))
+  expect_field 'Avail Dev Size' "$avail sectors.*"
+  if [ "$avail" != "$size" ]; then
+    expect_field 'Used Dev Size' "$size sectors.*"
+  fi
+done
+[ "$(served_size "${M[@]}")" = $(( size * 2 * 512 )) ] ||
+  fail "members of different sizes: served size"
+echo "different sizes: component $size sectors from the smallest member"
+
 # --- C: members over 100 GiB get a bitmap by default (sparse files) ----
 for i in 0 1 2; do truncate -s 101G "$tmpdir/c$i"; done
 C=("$tmpdir"/c0 "$tmpdir"/c1 "$tmpdir"/c2)
