@@ -306,31 +306,6 @@ choose_size (struct create_plan *p)
   return 0;
 }
 
-/* Bytes per bit, exactly as mdadm's add_internal_bitmap1 picks it when
- * creating: the room is choose_bm_space(component size), at most 128 KiB;
- * counting starts at size / 4 KiB + 1 bits, halved (rounding up) while
- * the chunk doubles from 4 KiB until they fit; then at least 64 MiB.  0
- * if no bitmap fits.  (md_bitmap_default_chunk() differs at the exact
- * boundary: see the edge-64t-bitmap fixture, where mdadm chose 128 MiB.)
- */
-static uint32_t
-bitmap_chunk (uint64_t size)
-{
-  uint64_t room = md_bitmap_room (size), max_bits, bits, chunk = 4096;
-
-  if (room * 512 <= MD_BITMAP_HEADER)
-    return 0;
-  max_bits = (room * 512 - MD_BITMAP_HEADER) * 8;
-  bits = size * 512 / 4096 + 1;
-  while (bits > max_bits) {
-    chunk *= 2;
-    bits = (bits + 1) / 2;
-  }
-  if (chunk < MD_BITMAP_MIN_CHUNK)
-    chunk = MD_BITMAP_MIN_CHUNK;
-  return chunk <= UINT32_C (1) << 31 ? (uint32_t) chunk : 0;
-}
-
 /* The internal bitmap, sized as mdadm's add_internal_bitmap1: it sits
  * 8 sectors after the superblock and must end before the data.
  */
@@ -338,29 +313,31 @@ static int
 choose_bitmap (struct create_plan *p)
 {
   const struct create_opts *o = p->opts;
-  uint64_t end;
-  char room[32];
+  uint64_t end, room;
+  char doff[32];
 
   p->bitmap = o->bitmap == CREATE_BITMAP_INTERNAL ||
     (o->bitmap == CREATE_BITMAP_AUTO && p->size * 512 > BITMAP_AUTO_ABOVE);
   if (!p->bitmap)
     return 0;
+  /* mdadm sizes the bitmap for the component size, not the member's. */
+  room = md_bitmap_room (p->size);
   p->bm = (struct md_bitmap_sb) {
     .version = MD_BITMAP_VERSION, .sync_size = p->size,
-    .chunksize = bitmap_chunk (p->size),
+    .chunksize = md_bitmap_default_chunk (p->size, room),
     .daemon_sleep = MD_BITMAP_DAEMON_SLEEP,
   };
-  if (p->bm.chunksize == 0)
-    return tool_error ("--bitmap internal: %" PRIu64 " sectors per member "
-                       "is too small for md's bitmap (use --bitmap none)",
-                       p->size);
+  if (room * 512 <= MD_BITMAP_HEADER ||
+      md_bitmap_bits (&p->bm) > (room * 512 - MD_BITMAP_HEADER) * 8)
+    return tool_error ("--bitmap internal: md has no bitmap for %" PRIu64
+                       " sectors per member (use --bitmap none)", p->size);
   p->bm_bytes = md_bitmap_area_bytes (&p->bm);
   end = CREATE_BITMAP_OFFSET + p->bm_bytes;
   if (end > p->doff * 512)
     return tool_error ("a data offset of %s leaves no room for the "
                        "internal bitmap (bytes %u to %" PRIu64 "): use "
                        "--bitmap none or a larger --data-offset",
-                       tool_human (p->doff * 512, room, sizeof room),
+                       tool_human (p->doff * 512, doff, sizeof doff),
                        CREATE_BITMAP_OFFSET, end);
   return 0;
 }

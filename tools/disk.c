@@ -77,11 +77,13 @@ disk_pread (int fd, void *buf, size_t len, uint64_t off)
   return 0;
 }
 
-static uint32_t
-le32 (const uint8_t *p)
+uint32_t
+disk_le32 (const void *p)
 {
-  return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16
-    | (uint32_t) p[3] << 24;
+  const uint8_t *b = p;
+
+  return (uint32_t) b[0] | (uint32_t) b[1] << 8 | (uint32_t) b[2] << 16
+    | (uint32_t) b[3] << 24;
 }
 
 int
@@ -94,7 +96,7 @@ disk_read_sb (int fd, uint64_t size, void *block)
     return 0;
   if ((r = disk_pread (fd, block, MD_SB_BLOCK, MD_SB_OFFSET)) < 0)
     return r;
-  return le32 (block) == MD_SB_MAGIC;
+  return disk_le32 (block) == MD_SB_MAGIC;
 }
 
 void

@@ -47,6 +47,9 @@ int disk_read_sb (int fd, uint64_t size, void *block)
 void disk_sb_identity (const void *block, char uuid[36], char name[33])
   __attribute__((nonnull));
 
+/* The little-endian 32-bit integer at p (md's metadata is little-endian). */
+uint32_t disk_le32 (const void *p) __attribute__((nonnull));
+
 /* An error number in words, for messages about a disk: strerror, except
  * "is a directory" (-EISDIR) and "is not a regular file or block device"
  * (-ENODEV, as io_member_open and disk_open_ro say it).

@@ -64,13 +64,6 @@ parse_args (int argc, char **argv, bool *json)
   return 0;
 }
 
-static uint32_t
-le32 (const uint8_t *p)
-{
-  return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16
-    | (uint32_t) p[3] << 24;
-}
-
 static void
 put_le32 (uint8_t *p, uint32_t v)
 {
@@ -88,8 +81,8 @@ decode_for_display (struct exam *e, const uint8_t *block)
 {
   uint8_t *copy = malloc (MD_SB_BLOCK);
 
-  e->major = le32 (block + 4);
-  e->csum = le32 (block + 216);
+  e->major = disk_le32 (block + 4);
+  e->csum = disk_le32 (block + 216);
   e->csum_expected = md_sb_csum (block);
   if (copy == NULL)
     return;
@@ -97,7 +90,7 @@ decode_for_display (struct exam *e, const uint8_t *block)
   put_le32 (copy + 4, 1);
   memset (copy + 12, 0, 4);
   memset (copy + 224, 0, 32);
-  if (le32 (copy + 220) > MD_SB_MAX_DEV)
+  if (disk_le32 (copy + 220) > MD_SB_MAX_DEV)
     put_le32 (copy + 220, MD_SB_MAX_DEV);
   put_le32 (copy + 216, md_sb_csum (copy));
   if (md_sb_decode (copy, UINT64_MAX / 512, &e->sb, NULL, 0) < 0) {
@@ -249,7 +242,7 @@ examine_one (struct exam *e, const char *path, uint8_t *block)
   e->size = d.size;
   if ((r = disk_read_sb (d.fd, d.size, block)) < 0)
     e->err = r, e->err_what = "cannot read its superblock";
-  e->magic = le32 (block);
+  e->magic = disk_le32 (block);
   e->has_sb = r == 1;
   if (e->has_sb) {
     decode_for_display (e, block);
