@@ -13,8 +13,13 @@
 #   - served again with all members listed (in another order), the failed
 #     member is left out with a log line, never written, reads return the
 #     model, and more writes keep it so.
-# The last case fails the member on its very first I/O, which is the
-# superblock write that marks the array dirty before the first write.
+# Then the metadata's own I/O, deterministically: one 4K write at offset 0
+# of a 3-member array, then idle.  Member 1's I/Os are then: the
+# superblock write marking the array dirty, the read for reconstruct-write,
+# the fdatasync and superblock write marking it clean (200 ms later).  Each
+# in turn fails (fail_after 0, 2, 3): the client must see no error, and
+# within a second of idling the survivors must say clean with member 1
+# faulty, and the failure must be logged once (not once per idle tick).
 
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
@@ -90,11 +95,48 @@ fail_case ()
   rm -f "${m[@]}"
 }
 
+# idle_case AFTER WHAT: one write, idle; checked while still served.
+idle_case ()
+{
+  local after=$1 what=$2 n
+  echo "== member 1 fails after $after I/Os: on $what"
+  md_create i$after 3 16M --chunk 64K --assume-clean --bitmap none
+  m=("${MEMBERS[@]}")
+  mapfile -t disks < <(disk_args "${m[@]}")
+  allow_nbdkit_errors=1
+  raid5_captive "${disks[@]}" -D raid5.fail_member=1 -D raid5.fail_after="$after" -- \
+    sh -c '"$0" -c "
+import nbd, sys, time
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(b\"w\" * 4096, 0); time.sleep(1.2)
+assert h.pread(4096, 0) == b\"w\" * 4096
+" "$1" && mdadm --examine "$2" "$3" > "$4"' \
+    "$NBD_PYTHON" @URI@ "${m[0]}" "${m[2]}" "$tmpdir/examine" ||
+    fail "member 1 failing on $what: the client saw an error"
+  echo "   survivors after 1.2 s idle, still served:"
+  sed -n 's/^ *\(State\|Array State\|Events\) : /   \1: /p' "$tmpdir/examine"
+  [ "$(grep -c '^ *State : clean' "$tmpdir/examine")" = 2 ] ||
+    fail "member 1 failing on $what: the survivors are not marked clean after idling"
+  [ "$(grep -c '^ *Array State : A\.A ' "$tmpdir/examine")" = 2 ] ||
+    fail "member 1 failing on $what: the survivors do not record it as failed"
+  n=$(grep -c 'error:' "$tmpdir/nbdkit.log" || :)
+  [ "$n" -le 2 ] || fail "member 1 failing on $what: $n error lines (one per idle tick?)"
+  allow_nbdkit_errors=0
+  rm -f "${m[@]}"
+}
+
 start=$SECONDS
 fail_case 3 0 40 --bitmap none
 fail_case 3 2 700 --bitmap internal
 fail_case 4 1 2500 --bitmap none
 fail_case 4 3 5 --bitmap internal
-# The first I/O of member 1 is the superblock write marking the array dirty.
-fail_case 3 1 0 --bitmap none
+fail_case 3 1 1 --bitmap none
+requires_nbd_python
+bad=0
+for c in "0 the superblock write marking the array dirty" \
+         "2 the fdatasync before marking the array clean" \
+         "3 the superblock write marking the array clean"; do
+  ( idle_case "${c%% *}" "${c#* }" ) || bad=$(( bad + 1 ))
+done
+[ $bad = 0 ] || fail "$bad of 3 metadata I/O failure cases failed (see above)"
 echo "$test_name: OK ($(( SECONDS - start )) s)"
