@@ -12,7 +12,10 @@
 #   - member-check with that member given as missing: the data are intact;
 #   - served again with all members listed (in another order), the failed
 #     member is left out with a log line, never written, reads return the
-#     model, and more writes keep it so.
+#     model, and more writes keep it so;
+#   - killed right after a failure (the failed member one event behind,
+#     within md's margin), its faulty role keeps it out, and the dirty
+#     degraded array needs force=true.
 # Then the metadata's own I/O, deterministically: one 4K write at offset 0
 # of a 3-member array, then idle.  Member 1's I/Os are then: the
 # superblock write marking the array dirty, the read for reconstruct-write,
@@ -25,6 +28,7 @@
 . "${0%/*}/md-functions.sh"
 requires_plugin
 requires_md
+requires_nbd_python
 
 # role_in SURVIVOR FAILED: the role (4 hex digits) that SURVIVOR's superblock
 # gives FAILED's dev_number (v1.2: superblock at 4096, dev_number at +160,
@@ -125,13 +129,57 @@ assert h.pread(4096, 0) == b\"w\" * 4096
   rm -f "${m[@]}"
 }
 
+# crash_after_failure: member 1 fails on the first write, kill -9 before
+# the array is marked clean: the failed member is then one event behind
+# (within md's margin), so it is its faulty role in the survivors'
+# superblocks that must keep it out.  The array is dirty and degraded:
+# refused, then started with force=true, reading what was written.
+crash_after_failure ()
+{
+  echo "== member 1 fails, then kill -9 before the array is marked clean"
+  md_create k 3 16M --chunk 64K --assume-clean --bitmap none
+  m=("${MEMBERS[@]}")
+  mapfile -t disks < <(disk_args "${m[@]}")
+  serve_bg "$tmpdir/k.log" "${disks[@]}" -D raid5.fail_member=1 \
+    -D raid5.fail_after=1 || fail "serve"
+  # The kill comes from the client right after the reply, well within the
+  # 200 ms after which the array would be marked clean.
+  "$NBD_PYTHON" -c '
+import nbd, os, signal, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1]); h.pwrite(b"q" * 4096, 0)
+os.kill(int(sys.argv[2]), signal.SIGKILL)
+' "$URI" "$SERVER" || fail "the client saw the failure"
+  crash_server
+  grep 'marked faulty' "$tmpdir/k.log" || fail "the failure was not logged"
+  md_expect active A.A "${m[0]}" "${m[2]}"
+  md_show "${m[1]}"
+  [ "$(md_events "${m[1]}")" = $(( MD_EVENTS - 1 )) ] ||
+    fail "expected the failed member exactly one event behind"
+  "$NBDKIT" -U - "$PLUGIN" "${disks[2]}" "${disks[1]}" "${disks[0]}" \
+    --run 'echo SERVED' > "$tmpdir/out" 2> "$tmpdir/err" &&
+    fail "dirty, member 1 faulty: started without force=true"
+  cat "$tmpdir/err"
+  grep -q 'dirty and degraded' "$tmpdir/err" || fail "not refused as dirty and degraded"
+  allow_nbdkit_errors=1
+  raid5_captive "${disks[2]}" "${disks[1]}" "${disks[0]}" force=true -- \
+    "$NBD_PYTHON" -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+assert h.pread(4096, 0) == b"q" * 4096, "data written before the crash"
+' @URI@ || fail "force=true: reads"
+  grep -E "member 1 \(.*/k\.1\) is marked faulty.*left out" "$tmpdir/nbdkit.log" ||
+    fail "no log line leaving the faulty member out"
+  allow_nbdkit_errors=0
+  rm -f "${m[@]}"
+}
+
 start=$SECONDS
+crash_after_failure
 fail_case 3 0 40 --bitmap none
 fail_case 3 2 700 --bitmap internal
 fail_case 4 1 2500 --bitmap none
 fail_case 4 3 5 --bitmap internal
 fail_case 3 1 1 --bitmap none
-requires_nbd_python
 bad=0
 for c in "0 the superblock write marking the array dirty" \
          "2 the fdatasync before marking the array clean" \

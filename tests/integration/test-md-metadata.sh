@@ -6,10 +6,13 @@
 #      all members active in their own slot, the events counter advanced;
 #      the members hold the model where md's layout puts it (member-check
 #      with mdadm's chunk, layout and data offset)
-#   2. disk= order does not matter: a shuffled order serves the same bytes
+#   2. disk= order does not matter: a shuffled order serves the same bytes,
+#      and disk=missing may stand anywhere
 #   3. chunk=, layout= or data-offset= that contradict the superblocks are
 #      refused with one error line naming the parameter, members unchanged;
-#      the same parameters agreeing with them are accepted
+#      the same parameters agreeing with them are accepted; a member of
+#      another array, a copy claiming a taken slot, a member without a
+#      superblock: one line each
 #   4. a stale member (a copy from before more writes put back) is left out
 #      with a log line, reads return the new data, and mdadm --examine
 #      shows why: its events counter is behind
@@ -60,6 +63,11 @@ reversed=("${disks[3]}" "${disks[2]}" "${disks[1]}" "${disks[0]}")
 raid5_captive "${reversed[@]}" -- "$RANDOM_IO" @URI@ auto --verify-only \
   --chunk 64K --disks $N --model-in "$tmpdir/model" ||
   fail "reversed disk= order does not read the model"
+# disk=missing in any position: the superblocks say which slot is absent.
+raid5_captive disk=missing "${disks[3]}" "${disks[0]}" "${disks[2]}" -- \
+  "$RANDOM_IO" @URI@ auto --verify-only --chunk 64K --disks $N \
+    --model-in "$tmpdir/model" ||
+  fail "member 1 missing, listed first, others shuffled: reads differ"
 rm -f "$tmpdir"/export.*
 
 echo "== 3. geometry parameters that contradict the superblocks"
@@ -87,6 +95,29 @@ refused chunk=512K
 refused layout=$other
 refused data-offset=0
 refused data-offset=$(( MD_DOFF + 1048576 ))
+# Members that cannot form the array: one line naming the culprit.
+refused_members ()
+{
+  local re=$1 status=0 sums
+  shift
+  sums=$(checksum_members "${m[@]}")
+  "$NBDKIT" -U - "$PLUGIN" "$@" --run 'echo SERVED' \
+    >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
+  echo "${*//$tmpdir\//} -> exit $status: $(cat "$tmpdir/err")"
+  [ $status -ne 0 ] && ! grep -q SERVED "$tmpdir/out" || fail "accepted: $*"
+  [ "$(grep -c . "$tmpdir/err")" -eq 1 ] || fail "$*: expected one line on stderr"
+  grep -Eq "$re" "$tmpdir/err" || fail "$*: the error does not say '$re'"
+  [ "$(checksum_members "${m[@]}")" = "$sums" ] || fail "$*: a member changed"
+}
+make_members other 3 16M
+"$RAID5CTL" create --chunk 64K --assume-clean "${MEMBERS[@]}" >/dev/null 2>&1 ||
+  fail "raid5ctl create (a second array)"
+refused_members 'another array' "${disks[0]}" "${disks[1]}" "disk=${MEMBERS[2]}" "${disks[3]}"
+cp --sparse=always "${m[2]}" "$tmpdir/copy.2"
+refused_members 'slot 2' "${disks[@]:0:3}" "disk=$tmpdir/copy.2"
+truncate -s 16M "$tmpdir/raw"
+refused_members 'no md superblock' "${disks[@]:0:3}" "disk=$tmpdir/raw"
+rm -f "${MEMBERS[@]}" "$tmpdir/copy.2" "$tmpdir/raw"
 # The same parameters, agreeing with the superblocks, are accepted.
 raid5_captive "${disks[@]}" chunk=64K layout="$MD_LAYOUT" data-offset="$MD_DOFF" \
   -- nbdinfo --size @URI@ > "$tmpdir/size" ||
