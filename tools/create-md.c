@@ -191,12 +191,27 @@ encode_member (struct create_plan *p, unsigned i)
   md_sb_encode (sb, p->block);
 }
 
+/* Zero old superblocks of other versions (with --force). */
+static int
+wipe_old (struct create_plan *p)
+{
+  int r = 0;
+
+  memset (p->block, 0, MD_SB_BLOCK);
+  for (unsigned i = 0; i < p->opts->n && r == 0; i++)
+    for (unsigned k = 0; k < p->nwipe[i] && r == 0; k++)
+      r = write_at (p, i, p->block, MD_SB_BLOCK, p->wipe[i][k]);
+  return r;
+}
+
 int
 create_write (struct create_plan *p)
 {
   uint8_t *area = NULL;
-  int r = 0;
+  int r;
 
+  if ((r = wipe_old (p)) != 0)
+    return r;
   if (p->bitmap && (area = bitmap_area (p)) == NULL)
     return tool_error ("out of memory for the bitmap");
   for (unsigned i = 0; area && i < p->opts->n && r == 0; i++)

@@ -5,6 +5,8 @@
  * then makes parity consistent by running the array's resync (unless
  * --assume-clean).  Every disk is opened, locked and checked before the
  * first byte is written: a refused create leaves every disk as it was.
+ * A disk holding an md superblock of any version (1.2, 1.1, 1.0, 0.90) is
+ * refused without --force; with it, the old ones are zeroed first.
  *
  * Where this departs from mdadm, and why:
  *  - every slot is created active and the array dirty (resync_offset 0),
@@ -228,23 +230,58 @@ open_disks (struct create_plan *p)
 }
 
 static int
+refuse_old (const char *disk, const char *version, uint64_t off,
+            const void *block)
+{
+  char uuid[36], name[33];
+
+  if (version[0] == '0')
+    return tool_error ("%s already holds an md superblock (v0.90, at byte "
+                       "%" PRIu64 ") (--force overwrites it)", disk, off);
+  disk_sb_identity (block, uuid, name);
+  return tool_error ("%s already holds an md superblock (v%s, at byte %"
+                     PRIu64 "): it belongs to array UUID %s, name '%s' "
+                     "(--force overwrites it)", disk, version, off, uuid,
+                     name);
+}
+
+/* With --force, an old superblock inside the new data area is zeroed
+ * only if the resync will make parity agree again; with --assume-clean
+ * it stays until the array's own data overwrites it (md and mdadm read
+ * the new v1.2 superblock, the newest).
+ */
+static bool
+may_wipe (const struct create_plan *p, uint64_t off)
+{
+  return !p->opts->assume_clean || off + 4096 <= p->doff * 512 ||
+    off >= (p->doff + p->size) * 512;
+}
+
+/* md superblocks of any version on a disk are refused without --force
+ * (the one at byte 4096 is overwritten; others are wiped).
+ */
+static int
 check_old_superblocks (struct create_plan *p)
 {
   const struct create_opts *o = p->opts;
-  char uuid[36], name[33];
-  int r;
+  struct disk_md other[3];
+  int r, n = 0;
 
   for (unsigned i = 0; i < o->n; i++) {
-    r = disk_read_sb (p->m[i].fd, p->m[i].size, p->block);
+    const struct io_member *m = &p->m[i];
+
+    if ((r = disk_read_sb (m->fd, m->size, p->block)) == 1 && !o->force)
+      return refuse_old (o->disks[i], "1.2", MD_SB_OFFSET, p->block);
+    if (r >= 0 && (n = r = disk_find_other_md (m->fd, m->size, other,
+                                               p->block)) > 0 && !o->force)
+      return refuse_old (o->disks[i], other[0].version, other[0].offset,
+                         p->block);
     if (r < 0)
-      return tool_error ("%s: read at %u: %s", o->disks[i], MD_SB_OFFSET,
+      return tool_error ("%s: cannot read it: %s", o->disks[i],
                          strerror (-r));
-    if (r == 0 || o->force)
-      continue;
-    disk_sb_identity (p->block, uuid, name);
-    return tool_error ("%s already holds an md superblock: it belongs to "
-                       "array UUID %s, name '%s' (--force overwrites it)",
-                       o->disks[i], uuid, name);
+    for (int k = 0; k < n; k++)
+      if (may_wipe (p, other[k].offset))
+        p->wipe[i][p->nwipe[i]++] = other[k].offset;
   }
   return 0;
 }

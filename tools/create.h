@@ -49,6 +49,11 @@ struct create_plan {
   uint64_t bm_bytes;          /* on-disk bitmap area, 4 KiB multiple */
   struct md_sb sb;            /* array-wide fields; per-member at write */
   uint8_t dev_uuid[R5_MAX_MEMBERS][16];
+  /* With --force: byte offsets of 4 KiB blocks holding md superblocks of
+   * other versions, zeroed before the new metadata is written.
+   */
+  uint64_t wipe[R5_MAX_MEMBERS][3];
+  unsigned nwipe[R5_MAX_MEMBERS];
   void *block;                /* MD_SB_BLOCK bytes of scratch, aligned */
 };
 
@@ -63,8 +68,9 @@ void create_plan_free (struct create_plan *p);
  */
 int create_fill_sb (struct create_plan *p) __attribute__((nonnull));
 
-/* Write the bitmap (if any) to every member, then every superblock, each
- * followed by fdatasync.  Returns 0, or TOOL_FAIL (message printed).
+/* Zero the plan's old superblocks of other versions, write the bitmap
+ * (if any) to every member, then every superblock, each followed by
+ * fdatasync.  Returns 0, or TOOL_FAIL (message printed).
  */
 int create_write (struct create_plan *p) __attribute__((nonnull));
 

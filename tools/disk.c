@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -97,6 +98,55 @@ disk_read_sb (int fd, uint64_t size, void *block)
   if ((r = disk_pread (fd, block, MD_SB_BLOCK, MD_SB_OFFSET)) < 0)
     return r;
   return disk_le32 (block) == MD_SB_MAGIC;
+}
+
+static uint64_t
+le64 (const uint8_t *p)
+{
+  return (uint64_t) disk_le32 (p) | (uint64_t) disk_le32 (p + 4) << 32;
+}
+
+/* Is there an md superblock of this version at byte off? */
+static int
+probe_md (int fd, uint64_t off, const char *version, uint8_t *b)
+{
+  bool v1 = version[0] == '1';
+  int r = disk_pread (fd, b, 4096, off);
+
+  if (r < 0)
+    return r;
+  if (disk_le32 (b) != MD_SB_MAGIC || disk_le32 (b + 4) != (v1 ? 1 : 0))
+    return 0;
+  return !v1 || le64 (b + 144) == off / 512;
+}
+
+int
+disk_find_other_md (int fd, uint64_t size, struct disk_md found[3],
+                    void *block)
+{
+  uint64_t sectors = size / 512;
+  struct disk_md where[3] = {
+    { "1.1", 0 },
+    { "1.0", sectors >= 24 ? ((sectors - 16) & ~UINT64_C (7)) * 512 : 0 },
+    { "0.90", sectors >= 256 ? ((sectors & ~UINT64_C (127)) - 128) * 512
+                             : 0 },
+  };
+  uint8_t *b = malloc (4096);
+  int n = 0, r = 0;
+
+  if (b == NULL)
+    return -ENOMEM;
+  for (unsigned i = 0; i < 3 && r >= 0; i++) {
+    if (size < 4096 || (i > 0 && where[i].offset == 0))
+      continue;
+    if ((r = probe_md (fd, where[i].offset, where[i].version, b)) == 1) {
+      if (n == 0)
+        memcpy (block, b, 4096);
+      found[n++] = where[i];
+    }
+  }
+  free (b);
+  return r < 0 ? r : n;
 }
 
 void

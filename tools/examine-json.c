@@ -4,8 +4,9 @@
  * Keys are stable; a key's name carries its unit (_sectors, _kib,
  * _bytes); times are seconds since the epoch; "none" is null (md's
  * MaxSector resync offset of a clean array is null, not 2^64-1).  A disk
- * without a superblock has only "disk", "size_bytes", "error",
- * "superblock": false and "magic".
+ * without a v1.2 superblock has only "disk", "size_bytes", "error",
+ * "superblock": false, "magic" (at byte 4096) and "other_superblock"
+ * (an md superblock of another version: {"version", "offset_bytes"}).
  */
 #include <config.h>
 
@@ -153,6 +154,14 @@ json_disk (struct json *j, const struct exam *e)
   json_bool (j, "superblock", e->has_sb);
   snprintf (magic, sizeof magic, "%08x", e->magic);
   json_str (j, "magic", e->err < 0 ? NULL : magic);
+  if (e->other) {
+    json_open (j, "other_superblock", '{');
+    json_str (j, "version", e->other);
+    json_u64 (j, "offset_bytes", e->other_offset);
+    json_close (j, '{');
+  }
+  else
+    json_null (j, "other_superblock");
   if (e->has_sb)
     json_superblock (j, e);
   json_close (j, '{');

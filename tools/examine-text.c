@@ -306,6 +306,12 @@ examine_print_text (const struct exam *e)
   printf ("%s:\n", e->path);
   if (e->err < 0)
     return;
+  if (!e->has_sb && e->other) {
+    printf ("   No md v1.2 superblock, but an md v%s superblock at byte %"
+            PRIu64 "\n   raid5 plugin : no: it reads md v1.2 superblocks "
+            "only\n\n", e->other, e->other_offset);
+    return;
+  }
   if (!e->has_sb) {
     printf ("   No md superblock (the 4 bytes at byte 4096 are %08x)\n\n",
             e->magic);

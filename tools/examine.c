@@ -227,6 +227,23 @@ judge (struct exam *e, const uint8_t *block)
            sb.raid_disks);
 }
 
+/* No v1.2 superblock: is there one of a version we do not read? */
+static void
+find_other_version (struct exam *e, int fd, uint8_t *block)
+{
+  struct disk_md other[3];
+  int r = disk_find_other_md (fd, e->size, other, block);
+
+  if (r < 0) {
+    e->err = r, e->err_what = "cannot read it";
+    return;
+  }
+  if (r > 0) {
+    e->other = other[0].version;
+    e->other_offset = other[0].offset;
+  }
+}
+
 static void
 examine_one (struct exam *e, const char *path, uint8_t *block)
 {
@@ -244,6 +261,8 @@ examine_one (struct exam *e, const char *path, uint8_t *block)
     e->err = r, e->err_what = "cannot read its superblock";
   e->magic = disk_le32 (block);
   e->has_sb = r == 1;
+  if (r == 0)
+    find_other_version (e, d.fd, block);
   if (e->has_sb) {
     decode_for_display (e, block);
     if (e->sb.feature_map & MD_FEATURE_BITMAP_OFFSET)
@@ -286,9 +305,12 @@ examine_main (int argc, char **argv)
     if (ex[i].err < 0)
       tool_error ("%s: %s: %s", ex[i].path, ex[i].err_what,
                   disk_strerror (ex[i].err));
-  if (found == 0 && failed == 0)
-    tool_error ("no md superblock on %s", n == 1 ? argv[optind]
-                                                 : "any of the disks");
+  if (found == 0 && failed == 0 && n == 1 && ex[0].other)
+    tool_error ("no md v1.2 superblock on %s (it has an md v%s superblock, "
+                "which raid5ctl does not read)", argv[optind], ex[0].other);
+  else if (found == 0 && failed == 0)
+    tool_error ("no md v1.2 superblock on %s", n == 1 ? argv[optind]
+                                                    : "any of the disks");
   free (ex);
   free (block);
   return found > 0 && failed == 0 ? TOOL_OK : TOOL_FAIL;

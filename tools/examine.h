@@ -19,6 +19,8 @@ struct exam {
   const char *err_what;       /* "cannot open", "read at 4096", ... */
   bool has_sb;                /* md's magic at byte 4096 */
   uint32_t magic;             /* what is there, superblock or not */
+  const char *other;          /* without: an md superblock of another */
+  uint64_t other_offset;      /* version ("1.0"), or NULL, and where */
   /* With has_sb: every field as stored, even if the superblock is
    * corrupt (see examine.c), and the checksum stored and computed.
    */

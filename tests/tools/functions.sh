@@ -62,3 +62,29 @@ check_refused ()
   [ "$(checksum_members "${DISKS[@]}")" = "$sums" ] ||
     fail "raid5ctl $*: a disk changed"
 }
+
+plant_md ()
+{
+  python3 - "$@" <<'EOF'
+import os, struct, sys
+version, src, dst = sys.argv[1:4]
+sectors = os.path.getsize(dst) // 512
+with open(dst, 'r+b') as f:
+    if version == '0.90':
+        off = ((sectors & ~127) - 128) * 512
+        f.seek(off)
+        f.write(struct.pack('<II', 0xa92b4efc, 0))
+    else:
+        off = ((sectors - 16) & ~7) * 512
+        sb = bytearray(open(src, 'rb').read()[4096:8192])
+        struct.pack_into('<QQQ', sb, 128, 0, off // 512, off // 512)
+        sb[216:220] = bytes(4)
+        n = 256 + 2 * struct.unpack_from('<I', sb, 220)[0]
+        acc = sum(struct.unpack_from('<%dI' % (n // 4), sb, 0))
+        struct.pack_into('<I', sb, 216,
+                         ((acc & 0xffffffff) + (acc >> 32)) & 0xffffffff)
+        f.seek(off)
+        f.write(sb)
+print(off)
+EOF
+}

@@ -226,6 +226,13 @@ expect_refused 'link-to-f0: given twice' create "${F[@]}" \
   "$tmpdir/link-to-f0"
 expect_refused "r1 already holds an md superblock.*$uuid_r.*test-r" create \
   --chunk 64K "${F[0]}" "${R[1]}" "${F[1]}"
+# Superblocks of the other md versions, where those versions keep them.
+off10=$(plant_md 1.0 "${R[0]}" "${F[2]}")
+off09=$(plant_md 0.90 - "${F[1]}")
+expect_refused "f1 already holds an md superblock \\(v0.90, at byte $off09\\)" \
+  create --chunk 64K "${F[@]}"
+expect_refused "f2 already holds an md superblock \\(v1.0, at byte $off10\\).*test-r" \
+  create --chunk 64K "${F[0]}" "${F[2]}" "${F[1]}"
 expect_refused 'no room for the internal bitmap' create --force \
   --data-offset 8K --bitmap internal "${F[@]}"
 # A member being served is locked by the plugin: not even --force.
@@ -275,6 +282,14 @@ time.sleep(60)' "${L[1]}" >"$tmpdir/held" &
 else
   echo "loop devices: not tried (needs root and free loop devices)"
 fi
+
+# --force wipes them (a resync follows, so even inside the data area).
+"$RAID5CTL" create --force --chunk 64K "${F[@]}" >/dev/null 2>&1 ||
+  fail "create --force over old v1.0 and v0.90 superblocks"
+[ "$(od -An -tx4 -j "$off10" -N4 "${F[2]}")" = " 00000000" ] &&
+  [ "$(od -An -tx4 -j "$off09" -N4 "${F[1]}")" = " 00000000" ] ||
+  fail "--force left an old superblock"
+member_check --chunk 64K --data-offset 1048576 "${F[@]}"
 
 # --force makes a new array over an old one.
 "$RAID5CTL" create --force --assume-clean "${A[@]}" >/dev/null ||

@@ -228,12 +228,26 @@ one_line ()
 }
 run examine "$tmpdir/plain"
 [ $status -ne 0 ] || fail "no superblock: exit 0"
-one_line 'no md superblock on .*plain'
+one_line 'no md v1.2 superblock on .*plain'
 grep -q 'No md superblock' "$tmpdir/out" || fail "no superblock: not said"
 run examine --json "$tmpdir/short" "$tmpdir/plain"
 [ $status -ne 0 ] || fail "no superblock: exit 0"
-one_line 'no md superblock on any'
+one_line 'no md v1.2 superblock on any'
 [ "$(json_get "$tmpdir/out" 0 superblock)" = False ] || fail "JSON superblock"
+# An md v1.0 superblock (at the end; mdadm reads it): named, not read.
+truncate -s 8M "$tmpdir/v10"
+off=$(plant_md 1.0 "${EX[2]}" "$tmpdir/v10")
+mdadm --examine "$tmpdir/v10" 2>&1 | grep -q 'Version : 1.0' ||
+  fail "the planted v1.0 superblock is not one for mdadm"
+run examine --json "$tmpdir/v10"
+[ $status -ne 0 ] || fail "v1.0 only: exit 0"
+one_line 'no md v1.2 superblock on .*v10 \(it has an md v1.0 superblock'
+[ "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))[0]
+print(d["other_superblock"]["version"], d["other_superblock"]["offset_bytes"])' \
+     "$tmpdir/out")" = "1.0 $off" ] || fail "v1.0: JSON other_superblock"
+run examine "$tmpdir/v10"
+grep -q "No md v1.2 superblock, but an md v1.0 superblock at byte $off" \
+  "$tmpdir/out" || fail "v1.0: text"
 run examine "$tmpdir/plain" "${EX[2]}"
 [ $status -eq 0 ] || fail "one disk with a superblock: exit $status"
 run examine "${EX[2]}" "$tmpdir/nonexistent"
