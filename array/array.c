@@ -57,6 +57,11 @@ array_check_config (const struct array_config *cfg, struct array_err *err)
                    "of one member only", missing);
     return -EINVAL;
   }
+  /* With metadata=auto the superblocks may decide everything; then a
+   * caller that leaves the geometry out (chunk 0) is judged later.
+   */
+  if (cfg->metadata == ARRAY_META_AUTO && cfg->chunk == 0)
+    return 0;
   /* Everything but the member size, judged against a member just big
    * enough for one stripe.
    */
@@ -253,7 +258,8 @@ array_open (const struct array_config *cfg, array_log_fn log,
   for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
     io_member_init (&a->members[i]);
   if ((r = open_members (a, cfg, err)) < 0 ||
-      (r = alloc_runtime (a, err)) < 0) {
+      (r = alloc_runtime (a, err)) < 0 ||
+      (r = meta_start (a, err)) < 0) {
     array_close (a);
     return r;
   }

@@ -99,62 +99,122 @@ freshest (const struct io_member *opened, const struct found *f, unsigned n)
   return best;
 }
 
-/* The slot member i takes, or -1 (with a log line saying why not). */
+/* The slot member i takes, or -1 with the reason in why. */
 static int
-slot_of (struct array *a, const struct io_member *m, unsigned i,
-         const struct md_sb *sb, const struct md_sb *fresh)
+slot_of (const struct io_member *m, unsigned i, const struct md_sb *sb,
+         const struct md_sb *fresh, char *why, size_t len)
 {
   unsigned role = sb->dev_number < fresh->max_dev
     ? fresh->dev_roles[sb->dev_number] : MD_ROLE_SPARE;
-  const char *why = NULL;
+  const char *what = NULL;
 
   if (sb->events + 1 < fresh->events)
-    why = "is stale (its events counter is behind the array's)";
+    what = "is stale (its events counter is behind the array's)";
   else if (role == MD_ROLE_FAULTY)
-    why = "is marked faulty in the array's superblocks";
+    what = "is marked faulty in the array's superblocks";
   else if (role >= fresh->raid_disks)
-    why = "is a spare or has no data role";
+    what = "is a spare or has no data role";
   else if (sb->feature_map & MD_FEATURE_RECOVERY_OFFSET)
-    why = "is only partly rebuilt";
-  if (why == NULL)
+    what = "is only partly rebuilt";
+  if (what == NULL)
     return (int) role;
-  array_log (a, ARRAY_LOG_ERROR, "member %u (%s) %s (events %" PRIu64
-             ", array %" PRIu64 "): left out", i, m->path, why, sb->events,
-             fresh->events);
+  snprintf (why, len, "member %u (%s) %s (events %" PRIu64 ", array %"
+            PRIu64 ")", i, m->path, what, sb->events, fresh->events);
   return -1;
 }
 
-/* Move each usable member into its slot; close the rest. */
-static int
-place_members (struct array *a, struct io_member *opened,
-               const struct found *f, unsigned n, const struct md_sb *fresh,
-               struct array_err *err)
-{
-  int owner[R5_MAX_MEMBERS];
-  unsigned have = 0;
+/* Members that found no slot, for the log or for the refusal. */
+struct left_out {
+  char why[R5_MAX_MEMBERS][160];
+  unsigned n;
+};
 
+/* Say why members were left out; a missing slot is news (an error line)
+ * unless the user said disk=missing.
+ */
+static void
+log_left_out (struct array *a, const struct array_config *cfg,
+              const struct left_out *lo)
+{
+  bool said_missing = false;
+
+  for (unsigned i = 0; i < cfg->members; i++)
+    said_missing |= cfg->paths[i] == NULL;
+  for (unsigned k = 0; k < lo->n; k++)
+    array_log (a, ARRAY_LOG_ERROR, "%s: left out", lo->why[k]);
+  if (a->out >= 0)
+    array_log (a, lo->n || !said_missing ? ARRAY_LOG_ERROR : ARRAY_LOG_DEBUG,
+               "slot %d has no usable member: the array runs degraded on %u "
+               "of %u members", a->out, a->geom.members - 1,
+               a->geom.members);
+}
+
+/* Assign slots; returns the owner (index into opened) of every slot. */
+static int
+assign_slots (const struct io_member *opened, const struct found *f,
+              unsigned n, const struct md_sb *fresh, int *owner,
+              struct left_out *lo, struct array_err *err)
+{
   for (unsigned s = 0; s < R5_MAX_MEMBERS; s++)
     owner[s] = -1;
+  lo->n = 0;
   for (unsigned i = 0; i < n; i++) {
-    int s = opened[i].fd < 0 ? -1 : slot_of (a, &opened[i], i, &f[i].sb,
-                                               fresh);
+    int s;
 
-    if (s >= 0 && owner[s] >= 0) {
+    if (opened[i].fd < 0)
+      continue;
+    s = slot_of (&opened[i], i, &f[i].sb, fresh, lo->why[lo->n],
+                 sizeof lo->why[0]);
+    if (s < 0)
+      lo->n++;
+    else if (owner[s] >= 0) {
       array_set_err (err, "members %d (%s) and %u (%s) both claim slot %d",
                      owner[s], opened[owner[s]].path, i, opened[i].path, s);
       return -EINVAL;
     }
-    if (s >= 0)
+    else
       owner[s] = (int) i;
   }
+  return 0;
+}
+
+/* The one error line when too few members are usable: which slots, and
+ * why the members that were given could not fill them.
+ */
+static int
+too_few (const struct left_out *lo, int first, unsigned second,
+         struct array_err *err)
+{
+  char why[ARRAY_ERR_LEN] = "";
+
+  for (unsigned k = 0; k < lo->n && strlen (why) < sizeof why - 4; k++)
+    snprintf (why + strlen (why), sizeof why - strlen (why), "%s%s",
+              k ? "; " : " (", lo->why[k]);
+  if (lo->n)
+    snprintf (why + strlen (why), sizeof why - strlen (why), ")");
+  array_set_err (err, "cannot start: slots %d and %u have no usable member, "
+                 "and RAID-5 survives the loss of one%s", first, second, why);
+  return -EINVAL;
+}
+
+/* Move each usable member into its slot; the rest stay in opened (and
+ * are closed by the caller).
+ */
+static int
+place_members (struct array *a, struct io_member *opened,
+               const struct found *f, unsigned n, const struct md_sb *fresh,
+               struct left_out *lo, struct array_err *err)
+{
+  int owner[R5_MAX_MEMBERS];
+  int r;
+
+  if ((r = assign_slots (opened, f, n, fresh, owner, lo, err)) < 0)
+    return r;
   a->out = -1;
   for (unsigned s = 0; s < fresh->raid_disks; s++) {
     if (owner[s] < 0) {
-      if (a->out >= 0) {
-        array_set_err (err, "cannot start: slots %d and %u have no usable "
-                       "member (RAID-5 survives the loss of one)", a->out, s);
-        return -EINVAL;
-      }
+      if (a->out >= 0)
+        return too_few (lo, a->out, s, err);
       a->out = (int) s;
       a->state[s] = MEMBER_MISSING;
       continue;
@@ -165,9 +225,8 @@ place_members (struct array *a, struct io_member *opened,
     memcpy (a->meta.device_uuid[s], f[owner[s]].sb.device_uuid, 16);
     a->meta.data_size[s] = f[owner[s]].sb.data_size;
     a->state[s] = MEMBER_ACTIVE;
-    have++;
   }
-  return have > 0 ? 0 : -EINVAL;
+  return 0;
 }
 
 /* Parameters given by the user must agree with the superblocks. */
@@ -198,23 +257,26 @@ check_given (const struct array_config *cfg, const struct md_sb *sb,
 
 static int
 check_startable (struct array *a, const struct array_config *cfg,
-                 const struct md_sb *fresh, struct array_err *err)
+                 const struct md_sb *fresh, const struct left_out *lo,
+                 struct array_err *err)
 {
   bool dirty = fresh->resync_offset != MD_MAX_SECTOR;
 
   if (!dirty || a->out < 0)
     return 0;
   if (!cfg->force) {
-    array_set_err (err, "cannot start a dirty and degraded array (slot %d "
-                   "is missing and parity may be stale where writes were in "
-                   "flight when it stopped): force=true starts it anyway",
-                   a->out);
+    array_set_err (err, "cannot start a dirty and degraded array: slot %d "
+                   "has no usable member%s%s, and parity may be stale where "
+                   "writes were in flight when it stopped; force=true starts "
+                   "it anyway", a->out, lo->n ? ": " : "",
+                   lo->n ? lo->why[0] : "");
     return -EINVAL;
   }
   array_log (a, ARRAY_LOG_ERROR, "starting a dirty and degraded array "
              "(force=true): data in stripes written at the crash may be "
              "wrong");
   a->meta.common.resync_offset = MD_MAX_SECTOR;
+  a->meta.forced = true;
   return 0;
 }
 
@@ -237,6 +299,7 @@ meta_assemble (struct array *a, const struct array_config *cfg,
                struct io_member *opened, struct array_err *err)
 {
   struct found f[R5_MAX_MEMBERS];
+  struct left_out lo;
   int first = -1, best, r;
 
   if (cfg->metadata == ARRAY_META_NONE)
@@ -260,9 +323,11 @@ meta_assemble (struct array *a, const struct array_config *cfg,
   a->meta.enabled = true;
   a->meta.common = f[best].sb;
   if ((r = check_given (cfg, &f[best].sb, err)) < 0 ||
-      (r = place_members (a, opened, f, cfg->members, &f[best].sb,
+      (r = place_members (a, opened, f, cfg->members, &f[best].sb, &lo,
                           err)) < 0 ||
-      (r = check_startable (a, cfg, &f[best].sb, err)) < 0)
+      (r = check_startable (a, cfg, &f[best].sb, &lo, err)) < 0 ||
+      (r = set_geometry (a, &f[best].sb, err)) < 0)
     return r;
-  return set_geometry (a, &f[best].sb, err);
+  log_left_out (a, cfg, &lo);
+  return 0;
 }

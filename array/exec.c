@@ -163,99 +163,6 @@ execute (struct request *rq, size_t *nops)
   return run_phase (rq, false, nops);
 }
 
-static const char *
-op_name (enum io_kind kind)
-{
-  switch (kind) {
-  case IO_READ: return "read";
-  case IO_WRITE: return "write";
-  case IO_ZERO: return "zero";
-  case IO_PUNCH: return "punch";
-  case IO_FSYNC: return "fdatasync";
-  }
-  return "io";
-}
-
-/* The first op that blames its member, or NULL (batch could not run). */
-static const struct io_op *
-first_member_error (const struct io_op *ops, size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    if (ops[i].result < 0 && ops[i].result != -ECANCELED)
-      return &ops[i];
-  return NULL;
-}
-
-static bool
-other_member_failed (const struct io_op *ops, size_t n, unsigned member)
-{
-  for (size_t i = 0; i < n; i++)
-    if (ops[i].result < 0 && ops[i].result != -ECANCELED &&
-        ops[i].member != member)
-      return true;
-  return false;
-}
-
-static int
-array_failed (struct array *a, struct array_err *err, const char *why,
-              const char *what)
-{
-  a->failed = true;
-  array_set_err (err, "array has failed: %s %s", why, what);
-  return -EIO;
-}
-
-/* Take member m out of service after op failed on it.  Returns 0 if the
- * request may be redone degraded, -EIO if the array cannot go on.
- */
-static int
-fail_member (struct array *a, const struct io_op *op, bool others,
-             struct array_err *err)
-{
-  const char *path = a->members[op->member].path;
-  int expected = -1, m = (int) op->member;
-  char what[ARRAY_ERR_LEN];
-
-  snprintf (what, sizeof what, "member %d (%s): %s at %" PRIu64 ": %s", m,
-            path, op_name (op->kind), op->off, strerror (-op->result));
-  if (others)
-    return array_failed (a, err, "several members failed at once, first",
-                         what);
-  if (atomic_compare_exchange_strong (&a->out, &expected, m)) {
-    struct array_err merr;
-
-    a->state[m] = MEMBER_FAULTY;
-    a->count.member_failures++;
-    array_log (a, ARRAY_LOG_ERROR, "%s; member marked faulty, array "
-               "continues degraded on %u members", what,
-               a->geom.members - 1);
-    if (meta_member_failed (a, (unsigned) m, &merr) < 0)
-      array_log (a, ARRAY_LOG_ERROR, "recording the failure in the "
-                 "superblocks: %s", merr.msg);
-    return 0;
-  }
-  if (expected == m)
-    return 0;                 /* another request got there first */
-  snprintf (what + strlen (what), sizeof what - strlen (what),
-            ", and member %d (%s) is already out of service", expected,
-            a->members[expected].path ? a->members[expected].path
-                                      : "missing");
-  return array_failed (a, err, "a second member failed:", what);
-}
-
-int
-array_io_failed (struct array *a, const struct io_op *ops, size_t n, int r,
-                 struct array_err *err)
-{
-  const struct io_op *op = first_member_error (ops, n);
-
-  if (op == NULL) {
-    array_set_err (err, "cannot run member I/O: %s", strerror (-r));
-    return r;
-  }
-  return fail_member (a, op, other_member_failed (ops, n, op->member), err);
-}
-
 static int
 handle_failure (struct request *rq, size_t nops, int r)
 {
@@ -316,7 +223,7 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
     bool lock;
 
     if (a->failed)
-      return array_failed (a, rq->err, "two members are out of service", "");
+      return array_mark_failed (a, rq->err, "two members are out of service", "");
     if ((r = plan_batch (rq, pos, out, done)) < 0)
       return r;
     mode = lock_mode (rq, &lock);
@@ -410,27 +317,20 @@ int
 array_flush (struct array *a, struct array_err *err)
 {
   struct io_op ops[R5_MAX_MEMBERS];
-  int r = 0;
+  int r;
 
   a->count.flushes++;
-  for (bool redo = true; redo && r == 0;) {
-    const struct io_op *bad;
+  for (;;) {
     size_t n = 0;
 
     if (a->failed)
-      return array_failed (a, err, "two members are out of service", "");
+      return array_mark_failed (a, err, "two members are out of service",
+                                "");
     for (unsigned m = 0; m < a->geom.members; m++)
       if ((int) m != a->out)
         ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = m };
     r = io_run (a->members, ops, n, 0);
-    redo = false;
-    if (r < 0 && (bad = first_member_error (ops, n)) != NULL) {
-      r = fail_member (a, bad, other_member_failed (ops, n, bad->member),
-                       err);
-      redo = r == 0;
-    }
-    else if (r < 0)
-      array_set_err (err, "cannot run fdatasync: %s", strerror (-r));
+    if (r == 0 || (r = array_io_failed (a, ops, n, r, err)) < 0)
+      return r;
   }
-  return r;
 }

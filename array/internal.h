@@ -92,13 +92,25 @@ void array_log (const struct array *a, enum array_log_level level,
   __attribute__((format (printf, 3, 4)));
 
 /* After io_run() failed with r on ops: take the member it blames out of
- * service (md's rules, persisted in the superblocks).  Returns 0 if the
- * array goes on degraded and the work may be redone, else -errno (err
- * set): no member to blame, or the array has failed.
+ * service (fail.c).  Returns 1 if this call took it out, 0 if it already
+ * was, or -errno with err set: nothing to blame (the batch could not
+ * run), or the array has failed.  The superblocks are not touched.
+ */
+int array_take_out (struct array *a, const struct io_op *ops, size_t n,
+                    int r, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* array_take_out(), then record the failure in the superblocks.  Returns
+ * 0 if the array goes on degraded and the work may be redone, else -errno.
  */
 int array_io_failed (struct array *a, const struct io_op *ops, size_t n,
                      int r, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
+
+/* Fail the whole array; returns -EIO with err = "array has failed: WHY WHAT". */
+int array_mark_failed (struct array *a, struct array_err *err,
+                       const char *why, const char *what)
+  __attribute__((nonnull));
 
 /* Worker of the calling thread, created on first use; NULL if out of
  * memory.

@@ -88,24 +88,13 @@ encode_for_slot (struct array *a, unsigned s)
   free (sb);
 }
 
-/* Write superblock (and bitmap) to every member in service; meta.lock
- * held.  events+1, as md does on every superblock update.
- */
-static int
-write_sbs (struct array *a, bool dirty, struct array_err *err)
+/* Queue the superblock (and bitmap) writes for every member in service. */
+static size_t
+queue_sb_writes (struct array *a, struct io_op *ops)
 {
   struct meta *m = &a->meta;
-  struct io_op ops[2 * R5_MAX_MEMBERS];
   size_t n = 0;
-  int r;
 
-  m->common.events++;
-  m->common.utime = (uint64_t) time (NULL);
-  m->common.resync_offset = dirty ? 0 : m->resync_cp;
-  if (m->has_bitmap) {
-    m->bm.events = m->common.events;
-    md_bitmap_encode (&m->bm, m->bm_area);
-  }
   for (unsigned s = 0; s < a->geom.members; s++) {
     if ((int) s == a->out)
       continue;
@@ -118,17 +107,38 @@ write_sbs (struct array *a, bool dirty, struct array_err *err)
                                   .buf = m->bm_area, .off = m->bm_offset,
                                   .len = m->bm_area_bytes };
   }
-  r = io_run (a->members, ops, n, IO_FUA);
-  for (size_t i = 0; r < 0 && i < n; i++)
-    if (ops[i].result < 0 && ops[i].result != -ECANCELED) {
-      array_set_err (err, "member %u (%s): superblock write at %" PRIu64
-                     ": %s", ops[i].member, a->members[ops[i].member].path,
-                     ops[i].off, strerror (-ops[i].result));
-      return r;
+  return n;
+}
+
+/* Write superblock (and bitmap) to every member in service; meta.lock
+ * held.  events+1, as md does on every superblock update.  A member that
+ * fails the write is taken out of service and the superblocks are
+ * written again, recording it as faulty.
+ */
+static int
+write_sbs (struct array *a, bool dirty, struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  struct io_op ops[2 * R5_MAX_MEMBERS];
+
+  for (;;) {
+    size_t n;
+    int r;
+
+    if (a->out >= 0 && a->state[a->out] == MEMBER_FAULTY)
+      m->common.dev_roles[m->dev_number[a->out]] = MD_ROLE_FAULTY;
+    m->common.events++;
+    m->common.utime = (uint64_t) time (NULL);
+    m->common.resync_offset = dirty ? 0 : m->resync_cp;
+    if (m->has_bitmap) {
+      m->bm.events = m->common.events;
+      md_bitmap_encode (&m->bm, m->bm_area);
     }
-  if (r < 0)
-    array_set_err (err, "cannot write superblocks: %s", strerror (-r));
-  return r;
+    n = queue_sb_writes (a, ops);
+    r = io_run (a->members, ops, n, IO_FUA);
+    if (r == 0 || (r = array_take_out (a, ops, n, r, err)) < 0)
+      return r;
+  }
 }
 
 int
@@ -166,21 +176,25 @@ meta_write_end (struct array *a)
   pthread_rwlock_unlock (&a->meta.gate);
 }
 
+/* Sync every member in service; one that fails is taken out of service
+ * (the superblock write that follows records it).
+ */
 static int
 sync_members (struct array *a, struct array_err *err)
 {
   struct io_op ops[R5_MAX_MEMBERS];
-  size_t n = 0;
-  int r;
 
-  for (unsigned s = 0; s < a->geom.members; s++)
-    if ((int) s != a->out)
-      ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = s };
-  r = io_run (a->members, ops, n, 0);
-  if (r < 0)
-    array_set_err (err, "cannot sync the members before marking the array "
-                   "clean: %s", strerror (-r));
-  return r;
+  for (;;) {
+    size_t n = 0;
+    int r;
+
+    for (unsigned s = 0; s < a->geom.members; s++)
+      if ((int) s != a->out)
+        ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = s };
+    r = io_run (a->members, ops, n, 0);
+    if (r == 0 || (r = array_take_out (a, ops, n, r, err)) < 0)
+      return r;
+  }
 }
 
 /* Bits can go once the data they guard is synced, unless a resync still
@@ -231,12 +245,21 @@ meta_resync_done (struct array *a, struct array_err *err)
 
   if (!m->enabled)
     return 0;
+  /* With no write in flight (the gate is free) the bits can go now;
+   * otherwise the next mark-clean clears them.
+   */
+  bool idle = pthread_rwlock_trywrlock (&m->gate) == 0;
+
   pthread_mutex_lock (&m->lock);
   m->resync_cp = MD_MAX_SECTOR;
   free (m->resync_bits);
   m->resync_bits = NULL;
+  if (idle && !m->dirty)
+    clear_bits (a);
   r = write_sbs (a, m->dirty, err);
   pthread_mutex_unlock (&m->lock);
+  if (idle)
+    pthread_rwlock_unlock (&m->gate);
   return r;
 }
 
@@ -332,18 +355,35 @@ meta_init (struct array *a, struct array_err *err)
     goto nomem;
   }
   m->locks_made = true;
-  if (!(m->common.feature_map & MD_FEATURE_BITMAP_OFFSET))
-    return 0;
-  if ((r = load_bitmap (a, err)) < 0)
-    return r;
-  m->has_bitmap = true;
-  if (m->resync_cp != MD_MAX_SECTOR && (r = take_resync_bits (a)) < 0)
-    goto nomem;
+  if (m->common.feature_map & MD_FEATURE_BITMAP_OFFSET) {
+    if ((r = load_bitmap (a, err)) < 0)
+      return r;
+    m->has_bitmap = true;
+    if (m->resync_cp != MD_MAX_SECTOR && (r = take_resync_bits (a)) < 0)
+      goto nomem;
+  }
   return 0;
 
  nomem:
   array_set_err (err, "out of memory for the md metadata");
   return -ENOMEM;
+}
+
+int
+meta_start (struct array *a, struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  int r;
+
+  if (!m->forced)
+    return 0;
+  /* Like mdadm --assemble --force: the array is recorded clean at once,
+   * so the next start does not refuse it again.
+   */
+  pthread_mutex_lock (&m->lock);
+  r = write_sbs (a, false, err);
+  pthread_mutex_unlock (&m->lock);
+  return r;
 }
 
 void

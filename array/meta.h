@@ -47,6 +47,7 @@ struct meta {
   pthread_mutex_t lock;
   pthread_rwlock_t gate;
   bool locks_made;
+  bool forced;                /* force=true started it dirty and degraded */
   _Atomic bool dirty;         /* on disk: resync_offset != MaxSector */
   uint64_t resync_cp;         /* member sectors known in sync from 0 */
   _Atomic uint64_t last_write_ns;
@@ -74,6 +75,12 @@ int meta_assemble (struct array *a, const struct array_config *cfg,
 
 /* After meta_assemble: resync checkpoint, buffers, locks, bitmap. */
 int meta_init (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Once the members are locked: the first superblock write, if assembly
+ * asked for one (force=true records the array clean, as mdadm --force).
+ */
+int meta_start (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 /* Runtime; see the header comment.  Return 0 or -errno (err set). */
