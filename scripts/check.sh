@@ -70,6 +70,7 @@ layer_of ()
     case $1 in
         tests/unit/*) echo unit ;;
         tests/integration/*) echo integration ;;
+        tests/tools/*) echo tools ;;
         tests/kernel/*) echo kernel ;;
         tests/vm/*) echo vm-tests ;;
         *) echo other ;;
@@ -121,7 +122,7 @@ collect ()
         done < <(sed -n 's/^:test-result: *\([A-Z]*\).*/\1/p' "$trs")
     done < <(find "$b/tests" -name '*.trs' 2>/dev/null | sort)
     local any=0 anyfail=0 st
-    for layer in unit integration kernel vm-tests other; do
+    for layer in unit integration tools kernel vm-tests other; do
         [ -n "${pass[$layer]+x}" ] || continue
         any=1 st=PASS
         if [ "${fail[$layer]}" != 0 ]; then st=FAIL anyfail=1
@@ -276,8 +277,8 @@ sanitizer_layer ()
     if [ -f "$plugin" ] && ! ldd "$plugin" | grep -q libasan; then
         record "plugin instrumented" FAIL "$plugin does not link libasan"
     fi
-    local keep='^tests/(unit|integration)/'
-    [ $sanitize_kernel = 1 ] && keep='^tests/(unit|integration|kernel)/'
+    local keep='^tests/(unit|integration|tools)/'
+    [ $sanitize_kernel = 1 ] && keep='^tests/(unit|integration|tools|kernel)/'
     tests=$(make_var "$sbuild" TESTS | tr ' ' '\n' | grep -E "$keep" | tr '\n' ' ')
     if [ -z "${tests// /}" ]; then
         record "tests (asan+ubsan)" SKIP "no tests in TESTS yet"
