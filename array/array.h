@@ -167,4 +167,29 @@ int array_resync (struct array *a, array_progress_fn progress, void *opaque,
                   struct array_err *err)
   __attribute__((nonnull (1, 4), warn_unused_result));
 
+/* check / repair, in the calling thread (raid5ctl offline), stripe by
+ * stripe under the stripe locks: compare every parity chunk with the XOR
+ * of its data; repair rewrites wrong parity from the data (data is never
+ * changed).  Counts like md's mismatch_cnt (8 sectors per 4 KiB unit)
+ * and, unlike md, says where: found() is called for each stripe with a
+ * mismatch.  A degraded array cannot be checked (-ENODEV).
+ */
+struct array_mismatch {
+  uint64_t stripe;
+  unsigned parity;            /* member holding the stripe's parity */
+  uint64_t member_off;        /* bytes: first wrong 4 KiB unit of parity */
+  unsigned units;             /* wrong 4 KiB units in the chunk */
+  uint64_t array_off, array_len;  /* array bytes the stripe holds */
+};
+typedef void (*array_mismatch_fn) (void *opaque,
+                                   const struct array_mismatch *mm);
+struct array_check_result {
+  uint64_t mismatches;        /* sectors, as md's mismatch_cnt */
+  uint64_t stripes_bad, stripes_done;
+};
+int array_check (struct array *a, bool repair, array_progress_fn progress,
+                 array_mismatch_fn found, void *opaque,
+                 struct array_check_result *res, struct array_err *err)
+  __attribute__((nonnull (1, 6, 7), warn_unused_result));
+
 #endif /* ARRAY_ARRAY_H */

@@ -58,13 +58,15 @@ bitmap_skips (const struct array *a, uint64_t stripe)
   return !((m->resync_bits[k >> 3] >> (k & 7)) & 1);
 }
 
-/* Recompute the parity of a stripe from its data; buf holds N+1 chunks.
- * Returns the 4 KiB units whose parity was wrong (then rewritten), or
- * -errno.
+/* Compare the parity of a stripe with the XOR of its data; buf holds
+ * N+1 chunks.  With repair, wrong parity is rewritten from the data (md
+ * never changes data).  Returns the number of 4 KiB units whose parity
+ * was wrong, with the first one's offset in the chunk in *first, or
+ * -errno (-ENODEV: a member failed and was taken out of service).
  */
 static int
-resync_locked (struct array *a, uint64_t stripe, char *buf,
-               struct array_err *err)
+scrub_locked (struct array *a, uint64_t stripe, char *buf, bool repair,
+              uint64_t *first, struct array_err *err)
 {
   const struct r5_geom *g = &a->geom;
   unsigned n = g->members, pd = r5_parity_member (g, stripe);
@@ -86,15 +88,34 @@ resync_locked (struct array *a, uint64_t stripe, char *buf,
     return array_io_failed (a, ops, n, r, err) < 0 ? -EIO : -ENODEV;
   v[nv++] = fresh;
   r5_xor_gen (nv, g->chunk, v);
-  for (uint64_t off = 0; off < g->chunk; off += UNIT)
-    bad += memcmp (fresh + off, (char *) ops[pd].buf + off, UNIT) != 0;
-  if (bad == 0)
-    return 0;
+  for (uint64_t off = g->chunk; off > 0; off -= UNIT)
+    if (memcmp (fresh + off - UNIT, (char *) ops[pd].buf + off - UNIT,
+                UNIT) != 0) {
+      bad++;
+      *first = off - UNIT;
+    }
+  if (bad == 0 || !repair)
+    return bad;
   ops[0] = (struct io_op) { .kind = IO_WRITE, .member = pd, .buf = fresh,
                             .off = ops[pd].off, .len = g->chunk };
   if ((r = io_run (a->members, ops, 1, 0)) < 0)
     return array_io_failed (a, ops, 1, r, err) < 0 ? -EIO : -ENODEV;
   return bad;
+}
+
+/* Scrub one stripe under its lock; degraded arrays cannot be checked. */
+static int
+scrub_stripe (struct array *a, uint64_t stripe, char *buf, bool repair,
+              uint64_t *first, struct array_err *err)
+{
+  struct stripe_range range;
+  int r;
+
+  stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &range);
+  r = a->out >= 0 ? -ENODEV : scrub_locked (a, stripe, buf, repair, first,
+                                            err);
+  stripe_unlock_range (&a->locks, &range);
+  return r;
 }
 
 /* One step: the stripe at the cursor.  Returns 0, -ENODEV if the array
@@ -103,14 +124,11 @@ resync_locked (struct array *a, uint64_t stripe, char *buf,
 static int
 resync_step (struct array *a, char *buf, struct array_err *err)
 {
-  uint64_t stripe = a->sync.cursor;
-  struct stripe_range range;
+  uint64_t stripe = a->sync.cursor, first;
   int r = 0;
 
   if (!bitmap_skips (a, stripe)) {
-    stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &range);
-    r = a->out >= 0 ? -ENODEV : resync_locked (a, stripe, buf, err);
-    stripe_unlock_range (&a->locks, &range);
+    r = scrub_stripe (a, stripe, buf, true, &first, err);
     if (r > 0) {
       a->sync.mismatches += (uint64_t) r * (UNIT / 512);
       r = 0;
@@ -243,6 +261,49 @@ array_set_sync_speed (struct array *a, uint64_t min_kib, uint64_t max_kib)
   a->sync.speed_min = min_kib ? min_kib : 1;
   a->sync.speed_max = max_kib >= a->sync.speed_min ? max_kib
                                                    : a->sync.speed_min;
+}
+
+int
+array_check (struct array *a, bool repair, array_progress_fn progress,
+             array_mismatch_fn found, void *opaque,
+             struct array_check_result *res, struct array_err *err)
+{
+  const struct r5_geom *g = &a->geom;
+  size_t len = (size_t) (g->members + 1) * g->chunk;
+  char *buf;
+  int r = 0;
+
+  memset (res, 0, sizeof *res);
+  if (posix_memalign ((void **) &buf, 4096, len) != 0) {
+    array_set_err (err, "out of memory for the check");
+    return -ENOMEM;
+  }
+  for (uint64_t s = 0; s < g->stripes && r >= 0; s++) {
+    uint64_t first = 0;
+
+    r = scrub_stripe (a, s, buf, repair, &first, err);
+    if (r > 0 && found) {
+      struct array_mismatch mm = {
+        .stripe = s, .parity = r5_parity_member (g, s),
+        .member_off = r5_stripe_member_off (g, s) + first,
+        .units = (unsigned) r, .array_off = s * g->stripe_data,
+        .array_len = g->stripe_data,
+      };
+      found (opaque, &mm);
+    }
+    if (r > 0) {
+      res->mismatches += (uint64_t) r * (UNIT / 512);
+      res->stripes_bad++;
+    }
+    res->stripes_done = s + 1;
+    if (progress && (s % 64 == 63 || s + 1 == g->stripes))
+      progress (opaque, s + 1, g->stripes);
+  }
+  free (buf);
+  if (r == -ENODEV)
+    array_set_err (err, "the array is degraded (slot %d out of service): "
+                   "parity cannot be checked", a->out);
+  return r < 0 ? r : 0;
 }
 
 void

@@ -19,6 +19,9 @@ static const struct tool_cmd commands[] = {
     create_main },
   { "examine", "show the md superblock of each member, as mdadm --examine",
     examine_main },
+  { "check", "count parity mismatches like md, and say where they are",
+    check_main },
+  { "repair", "rewrite wrong parity from the data", repair_main },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -33,6 +33,8 @@ struct tool_cmd {
 /* The subcommands (one file each). */
 int create_main (int argc, char **argv);
 int examine_main (int argc, char **argv);
+int check_main (int argc, char **argv);
+int repair_main (int argc, char **argv);
 
 /* The running subcommand's name, for messages ("create"); set by main. */
 const char *tool_sub (void);

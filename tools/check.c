@@ -1,0 +1,208 @@
+/* tools/check.c -- raid5ctl check / repair: offline scrub of an array's
+ * members (nothing may be serving them: the members' locks say so).
+ *
+ * check counts parity mismatches exactly as md does (mismatch_cnt, in
+ * 512-byte sectors, 8 per wrong 4 KiB unit) and, unlike md, says where:
+ * stripe, array bytes, the parity member and its offset.  repair rewrites
+ * the parity where it is wrong; data is never changed (parity cannot
+ * tell which member is wrong, so md and this tool trust the data).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/array.h"
+#include "tools/json.h"
+#include "tools/progress.h"
+#include "tools/raid5ctl.h"
+
+#define DEFAULT_LIST 20
+
+struct check_opts {
+  bool repair, json;
+  unsigned max_list;
+  unsigned n;
+  const char *disks[R5_MAX_MEMBERS];
+};
+
+/* Mismatches found, kept for the report (at most max_list of them). */
+struct findings {
+  const struct check_opts *o;
+  struct progress prog;
+  struct array_mismatch *list;
+  unsigned n;
+};
+
+static void
+usage (bool repair)
+{
+  const char *name = repair ? "repair" : "check";
+
+  printf ("usage: raid5ctl %s [--json] [--list N] DISK...\n\n", name);
+  printf ("%s every stripe of an array whose members carry md superblocks "
+          "(in any\norder; 'missing' is not allowed: a degraded array has "
+          "no parity to check).\n", repair ? "Repair" : "Check");
+  printf ("%s\n", repair
+          ? "Wrong parity is rewritten from the data; data is never changed."
+          : "Nothing is written.  The count is md's mismatch_cnt (512-byte\n"
+            "sectors, 8 per wrong 4 KiB unit); each stripe found is listed.");
+  printf ("\n  --json     the report as JSON\n"
+          "  --list N   list at most N stripes (default %d)\n"
+          "The members must not be served while this runs.\n", DEFAULT_LIST);
+}
+
+static int
+parse (int argc, char **argv, struct check_opts *o)
+{
+  static const struct option longopts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "json", no_argument, NULL, 'j' },
+    { "list", required_argument, NULL, 'l' },
+    { NULL, 0, NULL, 0 },
+  };
+  char *end;
+  int c;
+
+  while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
+    switch (c) {
+    case 'h': usage (o->repair); exit (TOOL_OK);
+    case 'j': o->json = true; break;
+    case 'l':
+      o->max_list = (unsigned) strtoul (optarg, &end, 10);
+      if (*optarg == '\0' || *end != '\0')
+        return tool_error ("--list %s: not a number", optarg);
+      break;
+    default: return TOOL_FAIL;
+    }
+  }
+  if (argc - optind < 3 || argc - optind > R5_MAX_MEMBERS)
+    return tool_error ("%d disks given: an array has 3 to %u members",
+                       argc - optind, R5_MAX_MEMBERS);
+  for (o->n = 0; optind < argc; o->n++)
+    o->disks[o->n] = argv[optind++];
+  return TOOL_OK;
+}
+
+static void
+on_log (enum array_log_level level, const char *msg)
+{
+  if (level == ARRAY_LOG_ERROR)
+    fprintf (stderr, "raid5ctl %s: %s\n", tool_sub (), msg);
+}
+
+static void
+on_mismatch (void *opaque, const struct array_mismatch *mm)
+{
+  struct findings *f = opaque;
+
+  if (f->n < f->o->max_list)
+    f->list[f->n++] = *mm;
+}
+
+static void
+report_text (const struct findings *f, const struct array_check_result *res)
+{
+  printf ("%s: %" PRIu64 " stripes checked, %" PRIu64 " with wrong parity, "
+          "mismatch_cnt %" PRIu64 "%s\n", tool_sub (), res->stripes_done,
+          res->stripes_bad, res->mismatches,
+          f->o->repair && res->stripes_bad ? " (parity rewritten)" : "");
+  for (unsigned i = 0; i < f->n; i++) {
+    const struct array_mismatch *m = &f->list[i];
+
+    printf ("  stripe %" PRIu64 ": array bytes [%" PRIu64 ", %" PRIu64 "), "
+            "parity on member %u from offset %" PRIu64 ", %u x 4 KiB "
+            "wrong\n", m->stripe, m->array_off, m->array_off + m->array_len,
+            m->parity, m->member_off, m->units);
+  }
+  if (res->stripes_bad > f->n)
+    printf ("  ... and %" PRIu64 " more stripes (--list N shows more)\n",
+            res->stripes_bad - f->n);
+}
+
+static void
+report_json (const struct findings *f, const struct array_check_result *res)
+{
+  struct json j;
+
+  json_init (&j, stdout);
+  json_open (&j, NULL, '{');
+  json_str (&j, "action", tool_sub ());
+  json_u64 (&j, "stripes_checked", res->stripes_done);
+  json_u64 (&j, "stripes_bad", res->stripes_bad);
+  json_u64 (&j, "mismatch_sectors", res->mismatches);
+  json_bool (&j, "repaired", f->o->repair && res->stripes_bad > 0);
+  json_open (&j, "mismatches", '[');
+  for (unsigned i = 0; i < f->n; i++) {
+    json_open (&j, NULL, '{');
+    json_u64 (&j, "stripe", f->list[i].stripe);
+    json_u64 (&j, "array_offset", f->list[i].array_off);
+    json_u64 (&j, "array_length", f->list[i].array_len);
+    json_u64 (&j, "parity_member", f->list[i].parity);
+    json_u64 (&j, "member_offset", f->list[i].member_off);
+    json_u64 (&j, "units_4k", f->list[i].units);
+    json_close (&j, '}');
+  }
+  json_close (&j, ']');
+  json_close (&j, '}');
+  fputc ('\n', stdout);
+}
+
+static int
+run (const struct check_opts *o)
+{
+  struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO };
+  struct findings f = { .o = o };
+  struct array_check_result res;
+  struct array_err err;
+  struct array *a;
+  int r;
+
+  for (unsigned i = 0; i < o->n; i++)
+    cfg.paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
+  if (array_open (&cfg, on_log, &a, &err) < 0)
+    return tool_error ("%s", err.msg);
+  f.list = calloc (o->max_list ? o->max_list : 1, sizeof *f.list);
+  if (f.list == NULL) {
+    array_close (a);
+    return tool_error ("out of memory");
+  }
+  progress_init (&f.prog, tool_sub (), array_geom (a)->chunk);
+  r = array_check (a, o->repair, progress_update, on_mismatch, &f, &res,
+                   &err);
+  if (r == 0)
+    progress_finish (&f.prog, "");
+  array_close (a);
+  if (r == 0)
+    o->json ? report_json (&f, &res) : report_text (&f, &res);
+  free (f.list);
+  if (r < 0)
+    return tool_error ("%s", err.msg);
+  /* Like a test: a check that finds wrong parity exits 2. */
+  return !o->repair && res.stripes_bad ? 2 : TOOL_OK;
+}
+
+static int
+scrub_main (int argc, char **argv, bool repair)
+{
+  struct check_opts o = { .repair = repair, .max_list = DEFAULT_LIST };
+
+  if (parse (argc, argv, &o) != TOOL_OK)
+    return TOOL_FAIL;
+  return run (&o);
+}
+
+int
+check_main (int argc, char **argv)
+{
+  return scrub_main (argc, argv, false);
+}
+
+int
+repair_main (int argc, char **argv)
+{
+  return scrub_main (argc, argv, true);
+}
