@@ -52,6 +52,19 @@ restart_verify ()
   stop_server
   md_expect clean AAA "${m[@]}"
   member_check "${geom[@]}" --model "$model" "${m[@]}"
+  raid5ctl_check_clean "${m[@]}"
+}
+
+# raid5ctl_check_clean MEMBER...: raid5ctl check (md's mismatch count)
+# must find nothing after the resync.
+raid5ctl_check_clean ()
+{
+  local out
+  [ -x "${RAID5CTL:-}" ] || return 0
+  out=$("$RAID5CTL" check "$@" 2>/dev/null) ||
+    fail "raid5ctl check after the resync (exit $?): $out"
+  grep -q "mismatch_cnt 0$" <<<"$out" || fail "raid5ctl check: $out"
+  echo "  raid5ctl check: mismatch_cnt 0"
 }
 
 # crash_loop NAME RAID5CTL-OPTIONS...
@@ -277,6 +290,7 @@ ext4_crash ()
   attach_cleanup
   md_expect clean AAA "${m[@]}"
   member_check --chunk 64K --data-offset "$MD_DOFF" --layout "$MD_LAYOUT" "${m[@]}"
+  raid5ctl_check_clean "${m[@]}"
 }
 ext4_crash
 echo "$test_name: OK ($(( SECONDS - start )) s)"
