@@ -6,6 +6,9 @@
 # everything back, clean up, and say how to serve the array again.
 #
 #   scripts/demo.sh [--no-install]     work folder: $DEMO_DIR or ./demo-work
+#
+# The members get Linux md superblocks (raid5ctl create), so the array
+# serves with no geometry parameters and kernel md could assemble it too.
 
 set -eu -o pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -55,15 +58,25 @@ for (( i = 0; i < N; i++ )); do
     disks+=("disk=$work/disk$i.img")
 done
 
+step "Write Linux md superblocks on them (raid5ctl create)"
+say "Each member gets an md v1.2 superblock at 4 KiB saying the array's UUID,"
+say "geometry and this member's slot, exactly as mdadm --create writes it, so"
+say "kernel md could assemble these members too.  The images are all zeroes,"
+say "and the XOR of zeroes is zero: parity is already right (--assume-clean)."
+run "$top/build/tools/raid5ctl" create --chunk ${CHUNK_KIB}K --assume-clean \
+    "$work"/disk?.img | sed 's/^/    /'
+run "$top/build/tools/raid5ctl" examine "$work/disk1.img" | grep -E 'Raid Devices|Layout|Chunk Size|Data Offset|Device Role|Array State' | sed 's/^/    /'
+
 attach_trap
 # On failure, show what the server said.
 ATTACH_ON_FAILURE='echo "--- nbdkit log:" >&2; cat "$work/nbdkit.log" >&2'
-args=("$plugin" "${disks[@]}" chunk=${CHUNK_KIB}K layout=left-symmetric metadata=none)
+args=("$plugin" "${disks[@]}")
 
 step "Serve the three images as one RAID-5 over NBD (a unix socket)"
-say "disk= order is the member's role; chunk=${CHUNK_KIB}K, md's left-symmetric"
-say "layout: each stripe holds $((N - 1)) data chunks and 1 parity chunk, and the"
-say "parity chunk moves one member to the left on every stripe."
+say "The superblocks say everything (chunk ${CHUNK_KIB}K, md's left-symmetric"
+say "layout, each member's slot): no geometry parameters, any disk= order.  Each"
+say "stripe holds $((N - 1)) data chunks and 1 parity chunk, and the parity chunk"
+say "moves one member to the left on every stripe."
 echo "    \$ nbdkit -U $sock -f ${args[*]} &"
 attach_serve "$sock" "$work/nbdkit.pid" "$work/nbdkit.log" "${args[@]}"
 echo "    \$ nbdinfo --size 'nbd+unix:///?socket=$sock'"
@@ -130,8 +143,7 @@ say "its share of the data plus parity)"
 
 step "Lose a member: serve with disk1 missing and read everything back"
 say "Any lost chunk is the XOR of the other chunks of its stripe."
-degraded=("$plugin" "disk=$work/disk0.img" disk=missing "disk=$work/disk2.img"
-          chunk=${CHUNK_KIB}K layout=left-symmetric metadata=none)
+degraded=("$plugin" "disk=$work/disk0.img" disk=missing "disk=$work/disk2.img")
 echo "    \$ nbdkit -U $sock -f ${degraded[*]} &"
 attach_serve "$sock" "$work/nbdkit.pid" "$work/nbdkit.log" "${degraded[@]}"
 attach_dev "$sock" "$work"
@@ -157,8 +169,7 @@ say "(nothing was written while disk1 was missing, so all three are in sync)"
 echo
 echo "    nbdkit -U $sock -P $work/nbdkit.pid \\"
 echo "        $plugin \\"
-echo "        disk=$work/disk0.img disk=$work/disk1.img disk=$work/disk2.img \\"
-echo "        chunk=${CHUNK_KIB}K layout=left-symmetric metadata=none"
+echo "        disk=$work/disk0.img disk=$work/disk1.img disk=$work/disk2.img"
 echo
 say "(after 'make -C build install', 'nbdkit raid5 ...' finds the plugin by name)"
 say "Then, as root, with the kernel's nbd driver:"
