@@ -22,6 +22,9 @@ static const struct tool_cmd commands[] = {
   { "check", "count parity mismatches like md, and say where they are",
     check_main },
   { "repair", "rewrite wrong parity from the data", repair_main },
+  { "layout", "draw which member holds each data and parity chunk",
+    layout_main },
+  { "map", "where an array byte (or range) lives on the members", map_main },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

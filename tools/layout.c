@@ -1,0 +1,220 @@
+/* tools/layout.c -- raid5ctl layout: a table of stripes x members showing
+ * where each data chunk (D0, D1, ...) and each parity chunk (P) lives,
+ * with the member offset and array bytes of every stripe, and the rule of
+ * the layout in words.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raid/layout.h"
+#include "tools/raid5ctl.h"
+#include "tools/teach.h"
+
+#define MAX_ROWS 4096u
+
+static void
+usage (void)
+{
+  printf (
+"usage: raid5ctl layout [--stripes K] [GEOMETRY] [--json] [--from DISK...]\n"
+"\n"
+"Draw the first K stripes (default: twice the members, so the pattern is\n"
+"seen once and then repeating): which member holds each data chunk\n"
+"D0, D1, ... (numbered in array order) and each stripe's parity P, where\n"
+"each stripe sits on the members and which array bytes it holds.\n"
+"\n"
+"  --stripes K          rows to draw, 1 to %u\n"
+TEACH_OPTIONS_HELP
+"\n"
+"Examples:\n"
+"  raid5ctl layout                                  3 members, md's default\n"
+"  raid5ctl layout --disks 4 --layout la --chunk 64K\n"
+"  raid5ctl layout --from d0.img d1.img d2.img      an array's own layout\n",
+          MAX_ROWS);
+}
+
+static int
+parse_args (int argc, char **argv, struct teach *t, uint64_t *rows)
+{
+  static const struct option longopts[] = {
+    TEACH_LONGOPTS,
+    { "stripes", required_argument, NULL, 's' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  char *end;
+  int c;
+
+  if (teach_split_from (t, &argc, argv) != 0)
+    return TOOL_FAIL;
+  while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
+    if (c == 'h') {
+      usage ();
+      exit (TOOL_OK);
+    }
+    if (c == 's') {
+      *rows = strtoull (optarg, &end, 10);
+      if (*optarg < '0' || *optarg > '9' || *end != '\0' || *rows < 1 ||
+          *rows > MAX_ROWS)
+        return tool_error ("--stripes %s: expected 1 to %u", optarg,
+                           MAX_ROWS);
+      continue;
+    }
+    if (c == '?' || teach_option (t, c, optarg) != 0)
+      return TOOL_FAIL;
+  }
+  if (optind < argc)
+    return tool_error ("unexpected argument '%s' (see raid5ctl layout "
+                       "--help)", argv[optind]);
+  return teach_geometry (t);
+}
+
+/* Cells are 6 wide but the last, so that no line ends in blanks. */
+static void
+print_cells (const char *const *cell, unsigned n)
+{
+  for (unsigned m = 0; m < n; m++)
+    printf (m + 1 < n ? " %-6s" : " %s", cell[m]);
+  printf ("\n");
+}
+
+static void
+print_titles (const struct teach *t)
+{
+  const struct r5_geom *g = &t->g;
+  char name[R5_MAX_MEMBERS][16];
+  const char *cell[R5_MAX_MEMBERS];
+
+  printf ("%6s  %-13s  %-21s", "stripe", "member offset", "array bytes");
+  for (unsigned m = 0; m < g->members; m++) {
+    snprintf (name[m], sizeof name[m], "m%u%s", m,
+              (int) m == t->missing ? "*" : "");
+    cell[m] = name[m];
+  }
+  print_cells (cell, g->members);
+}
+
+static void
+print_row (const struct teach *t, uint64_t s)
+{
+  const struct r5_geom *g = &t->g;
+  char mo[32], a[32], b[32], range[64], name[R5_MAX_MEMBERS][24];
+  const char *cell[R5_MAX_MEMBERS];
+
+  snprintf (range, sizeof range, "[%s, %s)",
+            teach_size (s * g->stripe_data, a, sizeof a),
+            teach_size ((s + 1) * g->stripe_data, b, sizeof b));
+  printf ("%6" PRIu64 "  %-13s  %-21s", s,
+          teach_size (r5_stripe_member_off (g, s), mo, sizeof mo), range);
+  for (unsigned m = 0; m < g->members; m++)
+    cell[m] = teach_cell (g, s, m, name[m], sizeof name[m]);
+  print_cells (cell, g->members);
+}
+
+/* The layout's rule, each line indented. */
+static void
+print_rule (enum r5_layout layout)
+{
+  const char *p = teach_layout_rule (layout), *nl;
+
+  for (; *p; p = *nl ? nl + 1 : nl) {
+    nl = strchrnul (p, '\n');
+    printf ("  %.*s\n", (int) (nl - p), p);
+  }
+}
+
+static void
+print_legend (const struct teach *t)
+{
+  const struct r5_geom *g = &t->g;
+  char c[32];
+
+  teach_size (g->chunk, c, sizeof c);
+  printf ("\nDk = array chunk k, array bytes [k x %s, (k+1) x %s).  P = "
+          "parity, the XOR of\nthe stripe's %u data chunks.  Member offsets "
+          "include the data offset.\n", c, c, g->data_members);
+  printf ("%s (md layout %d):\n", r5_layout_name (g->layout),
+          (int) g->layout);
+  print_rule (g->layout);
+  printf ("  Parity of stripe s is on member %s.\n",
+          g->layout == R5_LEFT_SYMMETRIC || g->layout == R5_LEFT_ASYMMETRIC
+          ? "N-1 - (s mod N)" : "s mod N");
+  if (t->missing >= 0)
+    printf ("m%d* is missing: reading its chunks means XOR-ing the other %u "
+            "members' chunks\nof the same stripe.\n", t->missing,
+            g->members - 1);
+}
+
+static void
+print_text (const struct teach *t, uint64_t rows)
+{
+  const struct r5_geom *g = &t->g;
+  char c[32], sd[32];
+
+  teach_print_geometry (t);
+  printf ("A stripe is one %s chunk at the same offset on every member: "
+          "%u data + 1 parity,\nholding %s of array data.\n\n",
+          teach_size (g->chunk, c, sizeof c), g->data_members,
+          teach_size (g->stripe_data, sd, sizeof sd));
+  print_titles (t);
+  for (uint64_t s = 0; s < rows; s++) {
+    if (s > 0 && s % g->members == 0)
+      printf ("%6s  -- stripe %" PRIu64 ": the pattern of stripe 0 again "
+              "(it repeats every %u stripes) --\n", "", s, g->members);
+    print_row (t, s);
+  }
+  print_legend (t);
+}
+
+static void
+print_json (const struct teach *t, uint64_t rows)
+{
+  const struct r5_geom *g = &t->g;
+  struct json j;
+  char cell[32];
+
+  json_init (&j, stdout);
+  json_open (&j, NULL, '{');
+  teach_json_geometry (&j, t);
+  json_u64 (&j, "period", g->members);
+  json_open (&j, "stripes", '[');
+  for (uint64_t s = 0; s < rows; s++) {
+    json_open (&j, NULL, '{');
+    json_u64 (&j, "stripe", s);
+    json_u64 (&j, "member_offset", r5_stripe_member_off (g, s));
+    json_u64 (&j, "array_offset", s * g->stripe_data);
+    json_u64 (&j, "array_end", (s + 1) * g->stripe_data);
+    json_u64 (&j, "parity", r5_parity_member (g, s));
+    json_open (&j, "cells", '[');
+    for (unsigned m = 0; m < g->members; m++)
+      json_str (&j, NULL, teach_cell (g, s, m, cell, sizeof cell));
+    json_close (&j, '[');
+    json_close (&j, '{');
+  }
+  json_close (&j, '[');
+  json_close (&j, '{');
+}
+
+int
+layout_main (int argc, char **argv)
+{
+  struct teach t;
+  uint64_t rows = 0;
+
+  teach_init (&t);
+  if (parse_args (argc, argv, &t, &rows) != 0)
+    return TOOL_FAIL;
+  if (rows == 0)
+    rows = 2 * (uint64_t) t.g.members;
+  if (rows > t.g.stripes)
+    rows = t.g.stripes;
+  if (t.json)
+    print_json (&t, rows);
+  else
+    print_text (&t, rows);
+  return TOOL_OK;
+}

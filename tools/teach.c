@@ -1,0 +1,303 @@
+/* tools/teach.c -- the geometry raid5ctl's teaching commands talk about,
+ * and the words they share (see teach.h).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raid/layout.h"
+#include "tools/raid5ctl.h"
+#include "tools/teach.h"
+
+void
+teach_init (struct teach *t)
+{
+  memset (t, 0, sizeof *t);
+  t->members = 3;
+  t->chunk = 512 * 1024;
+  t->layout = R5_LEFT_SYMMETRIC;
+  t->missing = -1;
+}
+
+int
+teach_split_from (struct teach *t, int *argc, char **argv)
+{
+  for (int i = 1; i < *argc; i++) {
+    if (strcmp (argv[i], "--") == 0)
+      break;
+    if (strcmp (argv[i], "--from") != 0)
+      continue;
+    t->from = argv + i + 1;
+    t->nfrom = (unsigned) (*argc - i - 1);
+    *argc = i;
+    if (t->nfrom == 0)
+      return tool_error ("--from needs the member disks after it");
+    return 0;
+  }
+  return 0;
+}
+
+static int
+parse_members (struct teach *t, const char *arg)
+{
+  char *end;
+  unsigned long n = strtoul (arg, &end, 10);
+
+  if (*arg < '0' || *arg > '9' || *end != '\0' || n < R5_MIN_MEMBERS ||
+      n > R5_MAX_MEMBERS)
+    return tool_error ("--disks %s: must be a number from %u to %u", arg,
+                       R5_MIN_MEMBERS, R5_MAX_MEMBERS);
+  t->members = (unsigned) n;
+  return 0;
+}
+
+static int
+parse_chunk (struct teach *t, const char *arg)
+{
+  uint64_t c;
+
+  if (tool_parse_size (arg, 1024, &c) < 0 || c < R5_MIN_CHUNK ||
+      c > R5_MAX_CHUNK || (c & (c - 1)) != 0)
+    return tool_error ("--chunk %s: must be a power of two from 4K to 64M",
+                       arg);
+  t->chunk = c;
+  return 0;
+}
+
+static int
+parse_data_offset (struct teach *t, const char *arg)
+{
+  uint64_t d;
+
+  if (tool_parse_size (arg, 1024, &d) < 0 || d % R5_SECTOR != 0 ||
+      d > (UINT64_C (1) << 50))
+    return tool_error ("--data-offset %s: must be a multiple of 512 bytes "
+                       "(at most 1P)", arg);
+  t->data_offset = d;
+  return 0;
+}
+
+static int
+parse_missing (struct teach *t, const char *arg)
+{
+  char *end;
+  unsigned long n = strtoul (arg, &end, 10);
+
+  if (*arg < '0' || *arg > '9' || *end != '\0' || n >= R5_MAX_MEMBERS)
+    return tool_error ("--missing %s: expected a member slot (0, 1, ...)",
+                       arg);
+  t->missing = (int) n;
+  return 0;
+}
+
+int
+teach_option (struct teach *t, int c, const char *arg)
+{
+  if (c == 'M')
+    return parse_missing (t, arg);
+  if (c == 'J') {
+    t->json = true;
+    return 0;
+  }
+  if (c != 'N' && c != 'C' && c != 'L' && c != 'O')
+    return 1;
+  t->flags_given = true;
+  switch (c) {
+  case 'N': return parse_members (t, arg);
+  case 'C': return parse_chunk (t, arg);
+  case 'O': return parse_data_offset (t, arg);
+  default:
+    if (r5_layout_parse (arg, &t->layout) < 0)
+      return tool_error ("--layout %s: expected left-symmetric, "
+                         "left-asymmetric, right-symmetric or "
+                         "right-asymmetric", arg);
+    return 0;
+  }
+}
+
+/* Without members there is no size: make the array as large as NBD's
+ * signed 64-bit sizes allow, so that any offset a learner picks maps.
+ */
+static int
+geometry_from_flags (struct teach *t)
+{
+  uint64_t stripe_data = t->chunk * (t->members - 1);
+  uint64_t member = t->data_offset + (INT64_MAX / stripe_data) * t->chunk;
+  char why[160];
+
+  if (r5_geom_init (&t->g, t->members, t->chunk, t->layout, t->data_offset,
+                    member) < 0)
+    return tool_error ("%s", r5_geom_explain (why, sizeof why, t->members,
+                                              t->chunk, t->layout,
+                                              t->data_offset, member));
+  return 0;
+}
+
+int
+teach_geometry (struct teach *t)
+{
+  int r;
+
+  if (t->from != NULL && t->flags_given)
+    return tool_error ("--from takes the geometry from the superblocks: "
+                       "drop --disks, --chunk, --layout and --data-offset");
+  r = t->from != NULL ? teach_from_members (t) : geometry_from_flags (t);
+  if (r != 0)
+    return r;
+  if (t->missing >= (int) t->g.members)
+    return tool_error ("--missing %d: the array has members 0 to %u",
+                       t->missing, t->g.members - 1);
+  return 0;
+}
+
+int
+teach_parse_bytes (const char *what, const char *arg, uint64_t *out)
+{
+  if (tool_parse_size (arg, 1, out) < 0)
+    return tool_error ("%s '%s': expected a size in bytes (suffixes s, K, "
+                       "M, G, T)", what, arg);
+  return 0;
+}
+
+const char *
+teach_size (uint64_t bytes, char *buf, size_t len)
+{
+  static const char units[] = "KMGTPE";
+  unsigned i = 0;
+
+  if (bytes == 0 || bytes % 1024 != 0) {
+    snprintf (buf, len, "%" PRIu64, bytes);
+    return buf;
+  }
+  bytes /= 1024;
+  while (bytes % 1024 == 0 && units[i + 1] != '\0')
+    bytes /= 1024, i++;
+  snprintf (buf, len, "%" PRIu64 "%c", bytes, units[i]);
+  return buf;
+}
+
+uint64_t
+teach_chunk_number (const struct r5_geom *g, uint64_t stripe, unsigned dd)
+{
+  return stripe * g->data_members + dd;
+}
+
+const char *
+teach_cell (const struct r5_geom *g, uint64_t stripe, unsigned member,
+            char *buf, size_t len)
+{
+  int dd = r5_data_index (g, stripe, member);
+
+  if (dd < 0)
+    snprintf (buf, len, "P");
+  else
+    snprintf (buf, len, "D%" PRIu64,
+              teach_chunk_number (g, stripe, (unsigned) dd));
+  return buf;
+}
+
+static void
+print_slots (const struct teach *t)
+{
+  printf ("members:");
+  for (unsigned m = 0; m < t->g.members; m++) {
+    printf ("%s %u ", m ? "," : "", m);
+    if (t->slot_path[m] == NULL)
+      printf ("missing");
+    else
+      tool_print_shell_word (t->slot_path[m]);
+  }
+  printf ("\n");
+}
+
+void
+teach_print_geometry (const struct teach *t)
+{
+  const struct r5_geom *g = &t->g;
+  char c[32], d[32], cap[32];
+
+  printf ("%u members, %s, chunk %s, data offset %s", g->members,
+          r5_layout_name (g->layout), teach_size (g->chunk, c, sizeof c),
+          teach_size (g->data_offset, d, sizeof d));
+  if (g->data_offset != 0)
+    printf (" (sector %" PRIu64 ")", g->data_offset / R5_SECTOR);
+  if (t->sized)
+    printf (", capacity %s", tool_human (g->capacity, cap, sizeof cap));
+  printf ("\n");
+  if (t->from != NULL)
+    print_slots (t);
+  if (t->missing >= 0)
+    printf ("member %d is missing%s%s\n", t->missing,
+            *t->missing_why ? ": " : " (--missing)", t->missing_why);
+}
+
+void
+teach_json_geometry (struct json *j, const struct teach *t)
+{
+  const struct r5_geom *g = &t->g;
+
+  json_open (j, "geometry", '{');
+  json_u64 (j, "members", g->members);
+  json_str (j, "layout", r5_layout_name (g->layout));
+  json_u64 (j, "md_layout", (uint64_t) g->layout);
+  json_u64 (j, "chunk", g->chunk);
+  json_u64 (j, "data_offset", g->data_offset);
+  json_u64 (j, "stripe_data", g->stripe_data);
+  if (t->sized)
+    json_u64 (j, "capacity", g->capacity);
+  else
+    json_null (j, "capacity");
+  if (t->missing >= 0)
+    json_i64 (j, "missing", t->missing);
+  else
+    json_null (j, "missing");
+  json_close (j, '{');
+}
+
+void
+teach_json_ratio (struct json *j, const char *key, uint64_t num,
+                  uint64_t den, unsigned decimals)
+{
+  uint64_t scale = 1;
+  unsigned __int128 scaled;
+
+  for (unsigned i = 0; i < decimals; i++)
+    scale *= 10;
+  scaled = ((unsigned __int128) num * scale + den / 2) / den;
+  json_u64 (j, key, (uint64_t) (scaled / scale));
+  if (decimals > 0)
+    fprintf (j->fp, ".%0*" PRIu64, (int) decimals,
+             (uint64_t) (scaled % scale));
+}
+
+const char *
+teach_layout_rule (enum r5_layout layout)
+{
+  switch (layout) {
+  case R5_LEFT_SYMMETRIC:
+    return "Parity starts on the last member and moves one member LEFT "
+      "each stripe.\nData starts on the member just after parity and wraps "
+      "around (SYMMETRIC),\nso D0, D1, D2, ... fall on consecutive members "
+      "and a long read keeps all busy.";
+  case R5_LEFT_ASYMMETRIC:
+    return "Parity starts on the last member and moves one member LEFT "
+      "each stripe.\nData fills the other members in member order, "
+      "skipping parity (ASYMMETRIC),\nso each stripe's first chunk is on "
+      "member 0 unless member 0 holds parity.";
+  case R5_RIGHT_SYMMETRIC:
+    return "Parity starts on member 0 and moves one member RIGHT each "
+      "stripe.\nData starts on the member just after parity and wraps "
+      "around (SYMMETRIC),\nso D0, D1, D2, ... fall on consecutive members "
+      "and a long read keeps all busy.";
+  case R5_RIGHT_ASYMMETRIC:
+    return "Parity starts on member 0 and moves one member RIGHT each "
+      "stripe.\nData fills the other members in member order, skipping "
+      "parity (ASYMMETRIC),\nso each stripe's first chunk is on member 0 "
+      "unless member 0 holds parity.";
+  }
+  return "";
+}
