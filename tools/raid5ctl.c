@@ -25,6 +25,8 @@ static const struct tool_cmd commands[] = {
   { "layout", "draw which member holds each data and parity chunk",
     layout_main },
   { "map", "where an array byte (or range) lives on the members", map_main },
+  { "explain", "what a read/write/zero/trim does on the members, and why",
+    explain_main },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

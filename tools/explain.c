@@ -1,0 +1,466 @@
+/* tools/explain.c -- raid5ctl explain: what a read, write, zero or trim of
+ * an array range does on the members, and why.
+ *
+ * The request is planned by the real planner (r5_plan_range), one stripe
+ * at a time so that each stripe's plan can be shown on its own; each
+ * stripe is taken apart by explain-stripe.c.  Then the cost: member I/Os
+ * and bytes, write amplification, reads per client byte; and for writes
+ * the classic lesson, computed by the same planner.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raid/layout.h"
+#include "tools/explain.h"
+#include "tools/raid5ctl.h"
+
+#define SCRATCH_BUDGET (UINT64_C (1) << 30)
+#define DEFAULT_SHOW 8u
+#define MAX_STRIPES (UINT64_C (1) << 22)
+#define LESSON_WRITE 4096u
+
+struct explain_req {
+  enum r5_op op;
+  uint64_t off, len;
+  uint64_t show;              /* stripes described in detail */
+};
+
+/* What the whole request costs (indexed by enum r5_io_kind). */
+struct explain_cost {
+  uint64_t ios[4], bytes[4];
+  uint64_t xors, xor_bytes;
+  uint64_t segs[R5_SEG_KINDS];
+  uint64_t stripes, hidden_segs[R5_SEG_KINDS];
+  bool agrees;
+};
+
+static const char *const op_names[] = {
+  [R5_OP_READ] = "read", [R5_OP_WRITE] = "write",
+  [R5_OP_ZERO] = "zero", [R5_OP_TRIM] = "trim",
+};
+
+static void
+usage (void)
+{
+  printf (
+"usage: raid5ctl explain read|write|zero|trim OFFSET LENGTH [--stripes K]\n"
+"                        [GEOMETRY] [--missing SLOT] [--json] [--from DISK...]\n"
+"\n"
+"Run the planner on a request and say, per stripe and per segment (a run\n"
+"of chunk offsets where the same data chunks are touched), which strategy\n"
+"it chose and why: full-stripe write, reconstruct-write (RCW: read the\n"
+"untouched chunks), read-modify-write (RMW: read old data and old parity),\n"
+"degraded read or write, data-only, zero-stripe, trim-stripe.  Then every\n"
+"member I/O in the order it runs (reads, XOR steps, writes: member, member\n"
+"offset, length, what it carries), and the cost: bytes read and written,\n"
+"member I/Os, write amplification and reads per client byte.\n"
+"OFFSET and LENGTH are bytes; suffixes s (512-byte sectors), K, M, G, T.\n"
+"\n"
+"  --stripes K          describe at most K stripes in detail (%u)\n"
+TEACH_OPTIONS_HELP
+"\n"
+"Examples:\n"
+"  raid5ctl explain write 0 4K --chunk 64K             RCW: 1 read, 2 writes\n"
+"  raid5ctl explain write 0 4K --chunk 64K --disks 5   RMW: 2 reads, 2 writes\n"
+"  raid5ctl explain write 0 128K --chunk 64K           full stripe: no reads\n"
+"  raid5ctl explain read 64K 4K --chunk 64K --missing 1   degraded read\n",
+          DEFAULT_SHOW);
+}
+
+static int
+parse_op (const char *s, enum r5_op *op)
+{
+  for (unsigned i = 0; i < sizeof op_names / sizeof op_names[0]; i++)
+    if (strcmp (s, op_names[i]) == 0) {
+      *op = (enum r5_op) i;
+      return 0;
+    }
+  return tool_error ("'%s': expected read, write, zero or trim", s);
+}
+
+static int
+parse_show (const char *arg, uint64_t *show)
+{
+  char *end;
+
+  *show = strtoull (arg, &end, 10);
+  if (*arg < '0' || *arg > '9' || *end != '\0')
+    return tool_error ("--stripes %s: expected a number", arg);
+  return 0;
+}
+
+static int
+parse_args (int argc, char **argv, struct teach *t, struct explain_req *q)
+{
+  static const struct option longopts[] = {
+    TEACH_LONGOPTS,
+    { "stripes", required_argument, NULL, 's' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  int c;
+
+  if (teach_split_from (t, &argc, argv) != 0)
+    return TOOL_FAIL;
+  while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
+    if (c == 'h') {
+      usage ();
+      exit (TOOL_OK);
+    }
+    if (c == '?' || (c == 's' ? parse_show (optarg, &q->show)
+                              : teach_option (t, c, optarg)) != 0)
+      return TOOL_FAIL;
+  }
+  if (argc - optind != 3)
+    return tool_error ("expected read|write|zero|trim OFFSET LENGTH (see "
+                       "raid5ctl explain --help)");
+  if (parse_op (argv[optind], &q->op) != 0 ||
+      teach_parse_bytes ("OFFSET", argv[optind + 1], &q->off) != 0 ||
+      teach_parse_bytes ("LENGTH", argv[optind + 2], &q->len) != 0)
+    return TOOL_FAIL;
+  if (q->len == 0)
+    return tool_error ("LENGTH 0: nothing to explain");
+  return teach_geometry (t);
+}
+
+static int
+check_range (const struct teach *t, const struct explain_req *q)
+{
+  const struct r5_geom *g = &t->g;
+  char cap[32];
+
+  if (q->off >= g->capacity || q->len > g->capacity - q->off)
+    return t->sized
+      ? tool_error ("[%" PRIu64 ", +%" PRIu64 ") is beyond the end of the "
+                    "array (%" PRIu64 " bytes, %s)", q->off, q->len,
+                    g->capacity, tool_human (g->capacity, cap, sizeof cap))
+      : tool_error ("[%" PRIu64 ", +%" PRIu64 ") is beyond the largest array "
+                    "this geometry can describe", q->off, q->len);
+  if ((q->off + q->len - 1) / g->stripe_data - q->off / g->stripe_data >=
+      MAX_STRIPES)
+    return tool_error ("LENGTH %" PRIu64 " spans more than %" PRIu64
+                       " stripes; explain a smaller range", q->len,
+                       MAX_STRIPES);
+  return 0;
+}
+
+/* Plan [pos, stop), one stripe's part of the request, into p. */
+static int
+plan_stripe (struct r5_plan *p, const struct teach *t,
+             const struct explain_req *q, uint64_t pos, uint64_t stop)
+{
+  uint64_t planned;
+
+  r5_plan_reset (p);
+  while (pos < stop) {
+    if (r5_plan_range (p, &t->g, q->op, pos, stop - pos, q->off, t->missing,
+                       SCRATCH_BUDGET, &planned) < 0)
+      return tool_error ("out of memory");
+    pos += planned;
+  }
+  return 0;
+}
+
+static void
+add_cost (struct explain_cost *c, const struct explain_stripe *s, bool shown)
+{
+  const struct r5_plan *p = s->p;
+
+  for (size_t i = 0; i < p->nios; i++) {
+    c->ios[p->ios[i].kind]++;
+    c->bytes[p->ios[i].kind] += p->ios[i].len;
+  }
+  for (size_t i = 0; i < p->nxors; i++) {
+    c->xors++;
+    c->xor_bytes += p->xors[i].len;
+  }
+  for (unsigned k = 0; k < R5_SEG_KINDS; k++) {
+    c->segs[k] += p->segs[k];
+    if (!shown)
+      c->hidden_segs[k] += p->segs[k];
+  }
+  c->stripes++;
+  c->agrees &= s->agrees;
+}
+
+/* Plan the request stripe by stripe, adding to *c; describe the first
+ * q->show stripes as text (j NULL, print true), as JSON (j), or not.
+ */
+static int
+walk (const struct teach *t, const struct explain_req *q,
+      struct explain_cost *c, struct json *j, bool print)
+{
+  const struct r5_geom *g = &t->g;
+  uint64_t end = q->off + q->len, stop;
+  struct r5_plan p;
+  int r = 0;
+
+  r5_plan_init (&p);
+  *c = (struct explain_cost) { .agrees = true };
+  for (uint64_t pos = q->off; pos < end && r == 0; pos = stop) {
+    uint64_t index = pos / g->stripe_data, base = index * g->stripe_data;
+    struct explain_stripe s = { .t = t, .p = &p, .op = q->op,
+                                .index = index, .req_off = q->off };
+    bool shown = c->stripes < q->show;
+
+    stop = end - base < g->stripe_data ? end : base + g->stripe_data;
+    if ((r = plan_stripe (&p, t, q, pos, stop)) != 0)
+      break;
+    s.a = pos - base;
+    s.b = stop - base;
+    explain_analyse (&s);
+    if (shown && j != NULL)
+      explain_json_stripe (j, &s);
+    else if (shown && print)
+      explain_print_stripe (&s);
+    add_cost (c, &s, shown);
+  }
+  r5_plan_free (&p);
+  return r;
+}
+
+static uint64_t
+total_ios (const struct explain_cost *c)
+{
+  return c->ios[0] + c->ios[1] + c->ios[2] + c->ios[3];
+}
+
+/* Bytes the members take: written, zeroed or punched. */
+static uint64_t
+out_bytes (const struct explain_cost *c)
+{
+  return c->bytes[R5_IO_WRITE] + c->bytes[R5_IO_ZERO] + c->bytes[R5_IO_TRIM];
+}
+
+static void
+print_kinds (const uint64_t *segs)
+{
+  bool first = true;
+
+  for (unsigned k = 0; k < R5_SEG_KINDS; k++)
+    if (segs[k] > 0) {
+      printf ("%s%s x %" PRIu64, first ? "" : ", ", r5_seg_kind_name (k),
+              segs[k]);
+      first = false;
+    }
+  if (first)
+    printf ("none");
+}
+
+static void
+print_out_bytes (const struct explain_cost *c)
+{
+  char b[32];
+
+  printf (", writes %" PRIu64 " (%s)", c->ios[R5_IO_WRITE],
+          teach_size (c->bytes[R5_IO_WRITE], b, sizeof b));
+  if (c->ios[R5_IO_ZERO])
+    printf (", zeroes %" PRIu64 " (%s)", c->ios[R5_IO_ZERO],
+            teach_size (c->bytes[R5_IO_ZERO], b, sizeof b));
+  if (c->ios[R5_IO_TRIM])
+    printf (", trims %" PRIu64 " (%s)", c->ios[R5_IO_TRIM],
+            teach_size (c->bytes[R5_IO_TRIM], b, sizeof b));
+  printf ("\n");
+}
+
+static void
+print_cost (const struct explain_req *q, const struct explain_cost *c)
+{
+  char a[32], b[32], l[32];
+
+  if (c->stripes > q->show) {
+    printf ("... and %" PRIu64 " more stripes (--stripes shows them): ",
+            c->stripes - q->show);
+    print_kinds (c->hidden_segs);
+    printf ("\n\n");
+  }
+  teach_size (q->len, l, sizeof l);
+  printf ("cost of this %s of %s over %" PRIu64 " stripe%s:\n",
+          op_names[q->op], l, c->stripes, c->stripes == 1 ? "" : "s");
+  printf ("  reads %" PRIu64 " (%s)", c->ios[R5_IO_READ],
+          teach_size (c->bytes[R5_IO_READ], a, sizeof a));
+  if (q->op != R5_OP_READ)
+    print_out_bytes (c);
+  else
+    printf ("\n");
+  printf ("  member I/Os %" PRIu64, total_ios (c));
+  if (c->xors > 0)
+    printf (", XOR steps %" PRIu64 " over %s\n", c->xors,
+            teach_size (c->xor_bytes, a, sizeof a));
+  else
+    printf (", no XOR\n");
+  if (q->op == R5_OP_WRITE || q->op == R5_OP_ZERO)
+    printf ("  write amplification %.2f: %s to the members for %s from the "
+            "client\n", (double) out_bytes (c) / (double) q->len,
+            teach_size (out_bytes (c), b, sizeof b), l);
+  else if (q->op == R5_OP_TRIM)
+    printf ("  punched on the members: %s for %s asked (parts of stripes "
+            "are left alone)\n", teach_size (out_bytes (c), b, sizeof b), l);
+  printf ("  reads per client byte %.2f\n",
+          (double) c->bytes[R5_IO_READ] / (double) q->len);
+  printf ("  strategies: ");
+  print_kinds (c->segs);
+  printf ("\n");
+  if (!c->agrees)
+    printf ("  note: for some stripes the planner's count of strategies "
+            "differs from what its I/Os show\n");
+}
+
+/* The cost of op [off, off+len) on this chunk and layout with `members`
+ * members, none missing.
+ */
+static int
+lesson_case (const struct teach *t, unsigned members, uint64_t off,
+             uint64_t len, struct explain_cost *c)
+{
+  struct teach v = *t;
+  uint64_t sd = t->g.chunk * (members - 1);
+  struct explain_req q = { R5_OP_WRITE, off, len, 0 };
+
+  v.missing = -1;
+  if (r5_geom_init (&v.g, members, t->g.chunk, t->g.layout, 0,
+                    (INT64_MAX / sd) * t->g.chunk) < 0)
+    return tool_error ("lesson: no geometry for %u members", members);
+  return walk (&v, &q, c, NULL, false);
+}
+
+static const char *
+only_kind (const struct explain_cost *c)
+{
+  if (c->segs[R5_SEG_RCW] > 0)
+    return "RCW:";
+  if (c->segs[R5_SEG_RMW] > 0)
+    return "RMW:";
+  return "full-stripe:";
+}
+
+static int
+print_small_write (const struct teach *t, unsigned members, const char *note)
+{
+  struct explain_cost c;
+
+  if (lesson_case (t, members, 0, LESSON_WRITE, &c) != 0)
+    return TOOL_FAIL;
+  printf ("  a 4K write, %2u members: %s %" PRIu64 " read%s + %" PRIu64
+          " writes%s\n", members, only_kind (&c), c.ios[R5_IO_READ],
+          c.ios[R5_IO_READ] == 1 ? "" : "s", c.ios[R5_IO_WRITE], note);
+  return 0;
+}
+
+static int
+print_lesson (const struct teach *t)
+{
+  const struct r5_geom *g = &t->g;
+  struct explain_cost c;
+  char sd[32];
+
+  printf ("\nthe lesson: parity changes with the data, so a write smaller "
+          "than a stripe reads first\n");
+  if (print_small_write (t, 3, " (RCW reads the other data chunk)") != 0 ||
+      print_small_write (t, 5, " (RMW reads old data + old parity, at any "
+                         "width)") != 0 ||
+      (g->members != 3 && g->members != 5 &&
+       print_small_write (t, g->members, " (this array)") != 0) ||
+      lesson_case (t, g->members, 0, g->stripe_data, &c) != 0)
+    return TOOL_FAIL;
+  teach_size (g->stripe_data, sd, sizeof sd);
+  printf ("  a full stripe (%s at a multiple of %s), %u members: %" PRIu64
+          " reads + %" PRIu64 " writes, amplification %.2f = %u/%u\n", sd, sd,
+          g->members, c.ios[R5_IO_READ], c.ios[R5_IO_WRITE],
+          (double) g->members / (double) g->data_members, g->members,
+          g->data_members);
+  return 0;
+}
+
+static int
+print_text (const struct teach *t, const struct explain_req *q)
+{
+  struct explain_cost c;
+  char l[32];
+
+  teach_print_geometry (t);
+  printf ("%s %s (%" PRIu64 " bytes) at array offset %" PRIu64 ":\n\n",
+          op_names[q->op], teach_size (q->len, l, sizeof l), q->len, q->off);
+  if (walk (t, q, &c, NULL, true) != 0)
+    return TOOL_FAIL;
+  print_cost (q, &c);
+  if (q->op == R5_OP_WRITE || q->op == R5_OP_ZERO)
+    return print_lesson (t);
+  if (q->op == R5_OP_READ)
+    printf ("\nthe lesson: a healthy read moves only the bytes asked for, "
+            "with no parity;\n  bytes of a missing member cost a read of "
+            "each of the other %u members.\n", t->g.members - 1);
+  return 0;
+}
+
+static void
+json_cost (struct json *j, const struct explain_req *q,
+           const struct explain_cost *c)
+{
+  json_open (j, "cost", '{');
+  json_u64 (j, "reads", c->ios[R5_IO_READ]);
+  json_u64 (j, "read_bytes", c->bytes[R5_IO_READ]);
+  json_u64 (j, "writes", c->ios[R5_IO_WRITE]);
+  json_u64 (j, "write_bytes", c->bytes[R5_IO_WRITE]);
+  json_u64 (j, "zeroes", c->ios[R5_IO_ZERO]);
+  json_u64 (j, "zero_bytes", c->bytes[R5_IO_ZERO]);
+  json_u64 (j, "trims", c->ios[R5_IO_TRIM]);
+  json_u64 (j, "trim_bytes", c->bytes[R5_IO_TRIM]);
+  json_u64 (j, "member_ios", total_ios (c));
+  json_u64 (j, "xors", c->xors);
+  json_u64 (j, "xor_bytes", c->xor_bytes);
+  if (q->op == R5_OP_READ || q->op == R5_OP_TRIM)
+    json_null (j, "write_amplification");
+  else
+    teach_json_ratio (j, "write_amplification", out_bytes (c), q->len, 3);
+  teach_json_ratio (j, "reads_per_client_byte", c->bytes[R5_IO_READ], q->len,
+                    3);
+  json_open (j, "strategies", '{');
+  for (unsigned k = 0; k < R5_SEG_KINDS; k++)
+    if (c->segs[k] > 0)
+      json_u64 (j, r5_seg_kind_name (k), c->segs[k]);
+  json_close (j, '{');
+  json_close (j, '{');
+}
+
+static int
+print_json (const struct teach *t, const struct explain_req *q)
+{
+  struct explain_cost c;
+  struct json j;
+
+  json_init (&j, stdout);
+  json_open (&j, NULL, '{');
+  teach_json_geometry (&j, t);
+  json_str (&j, "op", op_names[q->op]);
+  json_u64 (&j, "offset", q->off);
+  json_u64 (&j, "length", q->len);
+  json_open (&j, "stripes", '[');
+  if (walk (t, q, &c, &j, false) != 0)
+    return TOOL_FAIL;
+  json_close (&j, '[');
+  json_u64 (&j, "stripes_total", c.stripes);
+  json_u64 (&j, "stripes_listed", c.stripes < q->show ? c.stripes : q->show);
+  json_cost (&j, q, &c);
+  json_bool (&j, "planner_agrees", c.agrees);
+  json_close (&j, '{');
+  return 0;
+}
+
+int
+explain_main (int argc, char **argv)
+{
+  struct teach t;
+  struct explain_req q = { .show = DEFAULT_SHOW };
+
+  teach_init (&t);
+  if (parse_args (argc, argv, &t, &q) != 0 || check_range (&t, &q) != 0)
+    return TOOL_FAIL;
+  if (t.json)
+    return print_json (&t, &q) == 0 ? TOOL_OK : TOOL_FAIL;
+  return print_text (&t, &q) == 0 ? TOOL_OK : TOOL_FAIL;
+}
