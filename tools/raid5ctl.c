@@ -27,6 +27,8 @@ static const struct tool_cmd commands[] = {
   { "map", "where an array byte (or range) lives on the members", map_main },
   { "explain", "what a read/write/zero/trim does on the members, and why",
     explain_main },
+  { "mkfs-hint", "mkfs.ext4/xfs stripe options and alignment for a geometry",
+    mkfs_hint_main },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
