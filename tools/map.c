@@ -89,13 +89,19 @@ check_range (const struct teach *t, const struct map_req *q)
     return tool_error ("LENGTH %" PRIu64 " touches more than %u chunks; "
                        "map lists at most that many", len, MAX_PIECES);
   }
-  if (t->sized)
-    return tool_error ("[%" PRIu64 ", +%" PRIu64 ") is beyond the end of "
-                       "the array (%" PRIu64 " bytes, %s)", q->off, len,
-                       t->g.capacity, tool_human (t->g.capacity, cap,
-                                                  sizeof cap));
-  return tool_error ("[%" PRIu64 ", +%" PRIu64 ") is beyond the largest "
-                     "array this geometry can describe", q->off, len);
+  if (q->len == 0)
+    return t->sized
+      ? tool_error ("offset %" PRIu64 " is beyond the end of the array (%"
+                    PRIu64 " bytes, %s)", q->off, t->g.capacity,
+                    tool_human (t->g.capacity, cap, sizeof cap))
+      : tool_error ("offset %" PRIu64 " is beyond the largest array this "
+                    "geometry can describe", q->off);
+  return t->sized
+    ? tool_error ("[%" PRIu64 ", +%" PRIu64 ") is beyond the end of the array "
+                  "(%" PRIu64 " bytes, %s)", q->off, len, t->g.capacity,
+                  tool_human (t->g.capacity, cap, sizeof cap))
+    : tool_error ("[%" PRIu64 ", +%" PRIu64 ") is beyond the largest array "
+                  "this geometry can describe", q->off, len);
 }
 
 static bool
