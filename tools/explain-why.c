@@ -129,11 +129,13 @@ why_read (const struct explain_stripe *s, const struct explain_seg *seg,
   else if (m < 0)
     snprintf (out, EXPLAIN_WHY, "straight from the members into the "
               "client's buffer; parity is not involved");
+  else if (lost_dd (s) < 0)
+    snprintf (out, EXPLAIN_WHY, "straight from the members; member %d is "
+              "missing, but holds only this stripe's parity", m);
   else
     snprintf (out, EXPLAIN_WHY, "straight from the members; member %d is "
-              "missing but holds %s%s, not needed here", m,
-              lost_dd (s) < 0 ? "this stripe's parity" : "",
-              lost_dd (s) < 0 ? "" : explain_cell (s, (unsigned) m, c));
+              "missing, but none of its %s bytes is asked for here", m,
+              explain_cell (s, (unsigned) m, c));
 }
 
 const char *
