@@ -213,6 +213,37 @@ open_members (struct array *a, const struct array_config *cfg,
   return r < 0 ? r : probe_and_lock (a, err);
 }
 
+/* The hot spare: usable by this array, and ours alone. */
+static int
+open_spare (struct array *a, const struct array_config *cfg,
+            struct array_err *err)
+{
+  struct io_member *m = &a->spare;
+  int r;
+
+  if (cfg->spare == NULL)
+    return 0;
+  if ((r = io_member_open (m, cfg->spare, cfg->direct)) < 0)
+    return member_err (err, cfg->spare, 0, "spare: cannot open", r);
+  for (unsigned s = 0; s < a->geom.members; s++)
+    if (a->members[s].fd >= 0 && io_member_same (&a->members[s], m)) {
+      array_set_err (err, "spare=%s is member %u already", cfg->spare, s);
+      return -EINVAL;
+    }
+  if (m->size < a->geom.data_offset + a->geom.member_data) {
+    array_set_err (err, "spare=%s is too small: %" PRIu64 " bytes, each "
+                   "member needs %" PRIu64, cfg->spare, m->size,
+                   a->geom.data_offset + a->geom.member_data);
+    return -ENOSPC;
+  }
+  if ((r = io_member_lock (m)) < 0) {
+    array_set_err (err, "spare=%s: in use: another process holds its lock",
+                   cfg->spare);
+    return r;
+  }
+  return 0;
+}
+
 static int
 alloc_runtime (struct array *a, struct array_err *err)
 {
@@ -257,13 +288,18 @@ array_open (const struct array_config *cfg, array_log_fn log,
   a->out = -1;
   for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
     io_member_init (&a->members[i]);
+  io_member_init (&a->spare);
+  err->msg[0] = '\0';
   if ((r = open_members (a, cfg, err)) < 0 ||
+      (r = open_spare (a, cfg, err)) < 0 ||
       (r = alloc_runtime (a, err)) < 0 ||
+      (r = job_init (a)) < 0 ||
       (r = meta_start (a, err)) < 0) {
+    if (r == -ENOMEM && err->msg[0] == '\0')
+      array_set_err (err, "out of memory");
     array_close (a);
     return r;
   }
-  sync_init (a);
   *out = a;
   return 0;
 }
@@ -276,9 +312,13 @@ array_close (struct array *a)
   if (a == NULL)
     return;
   array_stop_background (a);
+  if (a->job.kind == ARRAY_JOB_REBUILD && meta_checkpoint (a, &err) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
   if (meta_mark_clean (a, false, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
   meta_free (&a->meta);
+  job_destroy (a);
+  io_member_close (&a->spare);
   for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
     io_member_close (&a->members[i]);
   if (a->zero)

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "raid/geom.h"
 #include "raid/plan.h"
@@ -33,6 +34,7 @@ enum member_state {
   MEMBER_ACTIVE,
   MEMBER_MISSING,             /* absent from the start (disk=missing) */
   MEMBER_FAULTY,              /* failed an I/O while serving */
+  MEMBER_REBUILDING,          /* valid below the rebuild cursor only */
 };
 
 enum array_metadata {
@@ -61,6 +63,7 @@ struct array_config {
   enum array_metadata metadata;
   unsigned given;             /* ARRAY_GIVEN_* */
   bool force;                 /* start even if dirty and degraded */
+  const char *spare;          /* hot spare, or NULL */
 };
 
 enum array_log_level { ARRAY_LOG_DEBUG, ARRAY_LOG_ERROR };
@@ -131,49 +134,64 @@ struct array_stats {
 void array_get_stats (const struct array *a, struct array_stats *out)
   __attribute__((nonnull));
 
-/* Test-only: member in slot fails every I/O after `after` more ops. */
-void array_inject_failure (struct array *a, unsigned slot, int64_t after)
-  __attribute__((nonnull));
-
-/* Background work (md superblocks only): a thread that marks the array
- * clean when idle and runs a pending resync at the sync speed.  Start it
- * after any fork; stop it before array_close().  Returns 0 or -errno.
+/* Background work: a thread that marks the array clean when idle (md
+ * superblocks only) and runs the array's job (resync, check, repair,
+ * rebuild) at the sync speed.  Start it after any fork; stop it before
+ * array_close().  Returns 0 or -errno.
  */
 int array_start_background (struct array *a) __attribute__((nonnull));
 void array_stop_background (struct array *a) __attribute__((nonnull));
 
-/* Resync speed limits in KiB/s per member (md's sync_speed_min/max):
- * max while clients are idle, min while they are busy.
+/* Jobs: at most one at a time, as md's sync_action.  A resync starts by
+ * itself after an unclean stop; a rebuild starts when a member is
+ * replaced (or a spare takes a failed member's place).
+ */
+enum array_job_kind {
+  ARRAY_JOB_NONE,
+  ARRAY_JOB_RESYNC,           /* parity from data after an unclean stop */
+  ARRAY_JOB_CHECK,            /* count parity mismatches, write nothing */
+  ARRAY_JOB_REPAIR,           /* rewrite wrong parity from the data */
+  ARRAY_JOB_REBUILD,          /* reconstruct a replaced member */
+};
+const char *array_job_name (enum array_job_kind kind);
+
+/* Resync/rebuild speed limits in KiB/s per member (md's sync_speed_min
+ * and _max): max while clients are idle, min while they are busy.
+ * Changeable at any time; 0 keeps the current value.
  */
 void array_set_sync_speed (struct array *a, uint64_t min_kib,
                            uint64_t max_kib)
   __attribute__((nonnull));
 
-struct array_sync {
-  bool pending;               /* a resync is (still) needed */
-  uint64_t done, total;       /* stripes */
-  uint64_t mismatches;        /* sectors, as md's mismatch_cnt */
-};
-void array_get_sync (const struct array *a, struct array_sync *out)
-  __attribute__((nonnull));
-
-/* Run a pending resync to completion in the calling thread, unthrottled
- * (raid5ctl create, offline use).  progress, if not NULL, is called now
- * and then with stripes done and total.  Returns 0 or -errno (err set).
+/* Start a check or repair in the background.  Returns 0, -EBUSY if a job
+ * is running (err names it), -ENODEV if the array is degraded.
  */
-typedef void (*array_progress_fn) (void *opaque, uint64_t done,
-                                   uint64_t total);
-int array_resync (struct array *a, array_progress_fn progress, void *opaque,
-                  struct array_err *err)
+int array_job_start (struct array *a, enum array_job_kind kind,
+                     struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Pause or resume the running job (it keeps its place). */
+void array_job_pause (struct array *a, bool pause) __attribute__((nonnull));
+
+/* Replace the member in slot (which must be out of service) by the file
+ * or device at path -- or, path NULL, by the member already there (a
+ * re-add) or the hot spare -- and start rebuilding it.  The new member
+ * gets a superblock at once; progress is kept in it (md's
+ * recovery_offset), so a restart resumes.  Returns 0 or -errno (err).
+ */
+int array_rebuild_start (struct array *a, unsigned slot, const char *path,
+                         struct array_err *err)
   __attribute__((nonnull (1, 4), warn_unused_result));
 
-/* check / repair, in the calling thread (raid5ctl offline), stripe by
- * stripe under the stripe locks: compare every parity chunk with the XOR
- * of its data; repair rewrites wrong parity from the data (data is never
- * changed).  Counts like md's mismatch_cnt (8 sectors per 4 KiB unit)
- * and, unlike md, says where: found() is called for each stripe with a
- * mismatch.  A degraded array cannot be checked (-ENODEV).
+/* Take the member in slot out of service by hand (md's --fail). */
+int array_fail (struct array *a, unsigned slot, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Where the job stands; mismatch_cnt as md counts it (512-byte sectors,
+ * 8 per wrong 4 KiB unit).  found[] lists the first stripes with wrong
+ * parity of the running or last check/repair/resync.
  */
+#define ARRAY_FOUND_MAX 64
 struct array_mismatch {
   uint64_t stripe;
   unsigned parity;            /* member holding the stripe's parity */
@@ -181,15 +199,57 @@ struct array_mismatch {
   unsigned units;             /* wrong 4 KiB units in the chunk */
   uint64_t array_off, array_len;  /* array bytes the stripe holds */
 };
+struct array_job_status {
+  enum array_job_kind kind;   /* running, or NONE */
+  bool paused;
+  int slot;                   /* rebuild target, or -1 */
+  uint64_t done, total;       /* stripes */
+  uint64_t stripe_bytes;      /* member bytes per stripe (the chunk) */
+  uint64_t speed_kib;         /* recent speed, KiB/s per member */
+  uint64_t speed_min, speed_max;
+  uint64_t mismatches;        /* sectors */
+  uint64_t stripes_bad;
+  unsigned nfound;
+  struct array_mismatch found[ARRAY_FOUND_MAX];
+  enum array_job_kind last_kind;  /* the last job that ended */
+  int last_result;            /* 0 or -errno */
+  uint64_t last_mismatches, last_stripes_bad;
+};
+void array_job_status (struct array *a, struct array_job_status *out)
+  __attribute__((nonnull));
+
+/* Offline use (raid5ctl, nothing serving the members): run a job to its
+ * end in the calling thread, unthrottled.  ARRAY_JOB_RESYNC runs the
+ * pending resync (if any); CHECK and REPAIR scrub every stripe; REBUILD
+ * continues what array_rebuild_start() began.  progress, if not NULL, is
+ * called now and then; found for each stripe with wrong parity.
+ * Returns 0 or -errno (err set).
+ */
+typedef void (*array_progress_fn) (void *opaque, uint64_t done,
+                                   uint64_t total);
 typedef void (*array_mismatch_fn) (void *opaque,
                                    const struct array_mismatch *mm);
-struct array_check_result {
-  uint64_t mismatches;        /* sectors, as md's mismatch_cnt */
-  uint64_t stripes_bad, stripes_done;
-};
-int array_check (struct array *a, bool repair, array_progress_fn progress,
-                 array_mismatch_fn found, void *opaque,
-                 struct array_check_result *res, struct array_err *err)
-  __attribute__((nonnull (1, 6, 7), warn_unused_result));
+int array_job_run (struct array *a, enum array_job_kind kind,
+                   array_progress_fn progress, array_mismatch_fn found,
+                   void *opaque, struct array_err *err)
+  __attribute__((nonnull (1, 6), warn_unused_result));
+
+/* Carry out one control command line (see array/control.c for the
+ * commands) and return the reply: its output, then "OK" or "ERROR: why",
+ * each line ending in a newline.  malloc'd; the caller frees it.  Safe
+ * from any thread while the array serves requests.
+ */
+char *array_control (struct array *a, const char *line)
+  __attribute__((nonnull, malloc));
+
+/* The status report: md-style members line, job progress, speed,
+ * counters; as text or as one JSON object.
+ */
+void array_status_print (struct array *a, bool json, FILE *out)
+  __attribute__((nonnull));
+
+/* Test-only: member in slot fails every I/O after `after` more ops. */
+void array_inject_failure (struct array *a, unsigned slot, int64_t after)
+  __attribute__((nonnull));
 
 #endif /* ARRAY_ARRAY_H */

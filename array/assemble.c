@@ -114,8 +114,6 @@ slot_of (const struct io_member *m, unsigned i, const struct md_sb *sb,
     what = "is marked faulty in the array's superblocks";
   else if (role >= fresh->raid_disks)
     what = "is a spare or has no data role";
-  else if (sb->feature_map & MD_FEATURE_RECOVERY_OFFSET)
-    what = "is only partly rebuilt";
   if (what == NULL)
     return (int) role;
   snprintf (why, len, "member %u (%s) %s (events %" PRIu64 ", array %"
@@ -142,7 +140,12 @@ log_left_out (struct array *a, const struct array_config *cfg,
     said_missing |= cfg->paths[i] == NULL;
   for (unsigned k = 0; k < lo->n; k++)
     array_log (a, ARRAY_LOG_ERROR, "%s: left out", lo->why[k]);
-  if (a->out >= 0)
+  if (a->out >= 0 && a->state[a->out] == MEMBER_REBUILDING)
+    array_log (a, ARRAY_LOG_DEBUG, "slot %d (%s) is partly rebuilt "
+               "(%" PRIu64 " of %" PRIu64 " stripes): the rebuild resumes",
+               a->out, a->members[a->out].path, a->meta.rebuild_from,
+               a->geom.stripes);
+  else if (a->out >= 0)
     array_log (a, lo->n || !said_missing ? ARRAY_LOG_ERROR : ARRAY_LOG_DEBUG,
                "slot %d has no usable member: the array runs degraded on %u "
                "of %u members", a->out, a->geom.members - 1,
@@ -212,19 +215,26 @@ place_members (struct array *a, struct io_member *opened,
     return r;
   a->out = -1;
   for (unsigned s = 0; s < fresh->raid_disks; s++) {
-    if (owner[s] < 0) {
+    const struct md_sb *sb = owner[s] >= 0 ? &f[owner[s]].sb : NULL;
+    bool partial = sb && (sb->feature_map & MD_FEATURE_RECOVERY_OFFSET);
+
+    if (sb == NULL || partial) {      /* out of service, or only partly */
       if (a->out >= 0)
         return too_few (lo, a->out, s, err);
       a->out = (int) s;
       a->state[s] = MEMBER_MISSING;
-      continue;
     }
+    if (sb == NULL)
+      continue;
     a->members[s] = opened[owner[s]];
     io_member_init (&opened[owner[s]]);
-    a->meta.dev_number[s] = f[owner[s]].sb.dev_number;
-    memcpy (a->meta.device_uuid[s], f[owner[s]].sb.device_uuid, 16);
-    a->meta.data_size[s] = f[owner[s]].sb.data_size;
-    a->state[s] = MEMBER_ACTIVE;
+    a->meta.dev_number[s] = sb->dev_number;
+    memcpy (a->meta.device_uuid[s], sb->device_uuid, 16);
+    a->meta.data_size[s] = sb->data_size;
+    a->state[s] = partial ? MEMBER_REBUILDING : MEMBER_ACTIVE;
+    if (partial)        /* md resumes the recovery where it stopped */
+      a->meta.rebuild_from = sb->recovery_offset * 512 /
+        (sb->chunksize * 512ULL);
   }
   return 0;
 }

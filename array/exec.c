@@ -185,17 +185,24 @@ count_segments (struct array *a, const struct r5_plan *p)
       a->count.segs[k] += p->segs[k];
 }
 
+/* Plan the stripes from pos, with member out treated as absent; a batch
+ * stops at limit (a stripe), where a rebuilt region ends.
+ */
 static int
-plan_batch (struct request *rq, uint64_t pos, int out, uint64_t *planned)
+plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
+            uint64_t *planned)
 {
+  struct array *a = rq->a;
   struct worker *w = rq->w;
+  uint64_t len = rq->off + rq->len - pos;
   int r;
 
+  if (limit != UINT64_MAX && limit * a->geom.stripe_data - pos < len)
+    len = limit * a->geom.stripe_data - pos;
   r5_plan_reset (&w->plan);
-  if (rq->a->sync.pending)
-    w->plan.rcw_from = rq->a->sync.cursor;
-  r = r5_plan_range (&w->plan, &rq->a->geom, rq->op, pos,
-                     rq->off + rq->len - pos, rq->off, out,
+  if (a->job.kind == ARRAY_JOB_RESYNC)
+    w->plan.rcw_from = a->job.cursor;
+  r = r5_plan_range (&w->plan, &a->geom, rq->op, pos, len, rq->off, out,
                      ARRAY_SCRATCH_BUDGET, planned);
   if (r == 0)
     r = reserve (w, w->plan.scratch, w->plan.nios);
@@ -216,21 +223,24 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
   int r = 0;
 
   while (redo && r == 0) {
-    int out = a->out;
     struct stripe_range range = { 0, 0, false };
+    uint64_t limit, limit2;
+    int out = job_missing_for (a, pos / sd, &limit);
     enum stripe_lock_mode mode;
     size_t nops = 0;
     bool lock;
 
     if (a->failed)
-      return array_mark_failed (a, rq->err, "two members are out of service", "");
-    if ((r = plan_batch (rq, pos, out, done)) < 0)
+      return array_mark_failed (a, rq->err, "two members are out of service",
+                                "");
+    if ((r = plan_batch (rq, pos, out, limit, done)) < 0)
       return r;
     mode = lock_mode (rq, &lock);
     if (lock)
       stripe_lock_range (&a->locks, pos / sd, (pos + *done - 1) / sd, mode,
                          &range);
-    redo = out != a->out;     /* health changed while we planned */
+    /* Health (or the rebuild cursor) changed while we planned? */
+    redo = out != job_missing_for (a, pos / sd, &limit2);
     if (!redo && (r = execute (rq, &nops)) < 0) {
       r = handle_failure (rq, nops, r);
       redo = r == 0;
@@ -266,13 +276,13 @@ run_request (struct array *a, enum r5_op op, unsigned flags, char *buf,
       (r = meta_write_begin (a, off / a->geom.stripe_data,
                              (off + len - 1) / a->geom.stripe_data, err)) < 0)
     return r;
-  a->sync.inflight++;
+  a->job.inflight++;
   r = 0;
   while (r == 0 && pos < off + len) {
     r = run_batch (&rq, pos, &done);
     pos += r == 0 ? done : 0;
   }
-  a->sync.inflight--;
+  a->job.inflight--;
   if (op != R5_OP_READ)
     meta_write_end (a);
   return r;

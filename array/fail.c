@@ -58,23 +58,14 @@ array_mark_failed (struct array *a, struct array_err *err, const char *why,
   return -EIO;
 }
 
-int
-array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
-                struct array_err *err)
+/* Take member m out of service (what says why); see array_take_out. */
+static int
+take_out (struct array *a, int m, bool others, char *what, size_t len,
+          struct array_err *err)
 {
-  const struct io_op *op = first_member_error (ops, n);
-  int expected = -1, m;
-  char what[ARRAY_ERR_LEN];
+  int expected = -1;
 
-  if (op == NULL) {
-    array_set_err (err, "cannot run member I/O: %s", strerror (-r));
-    return r < 0 ? r : -EIO;
-  }
-  m = (int) op->member;
-  snprintf (what, sizeof what, "member %d (%s): %s at %" PRIu64 ": %s", m,
-            a->members[m].path, op_name (op->kind), op->off,
-            strerror (-op->result));
-  if (other_member_failed (ops, n, op->member))
+  if (others)
     return array_mark_failed (a, err, "several members failed at once, "
                               "first", what);
   if (atomic_compare_exchange_strong (&a->out, &expected, m)) {
@@ -85,9 +76,17 @@ array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
                a->geom.members - 1);
     return 1;
   }
+  if (expected == m && a->state[m] == MEMBER_REBUILDING) {
+    a->state[m] = MEMBER_FAULTY;    /* the new member failed: stop */
+    job_abort_rebuild (a);
+    a->count.member_failures++;
+    array_log (a, ARRAY_LOG_ERROR, "%s; the member being rebuilt failed: "
+               "rebuild stopped, slot %d out of service", what, m);
+    return 1;
+  }
   if (expected == m)
     return 0;                 /* another request got there first */
-  snprintf (what + strlen (what), sizeof what - strlen (what),
+  snprintf (what + strlen (what), len - strlen (what),
             ", and member %d (%s) is already out of service", expected,
             a->members[expected].path ? a->members[expected].path
                                       : "missing");
@@ -95,16 +94,67 @@ array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
 }
 
 int
+array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
+                struct array_err *err)
+{
+  const struct io_op *op = first_member_error (ops, n);
+  char what[ARRAY_ERR_LEN];
+
+  if (op == NULL) {
+    array_set_err (err, "cannot run member I/O: %s", strerror (-r));
+    return r < 0 ? r : -EIO;
+  }
+  snprintf (what, sizeof what, "member %u (%s): %s at %" PRIu64 ": %s",
+            op->member, a->members[op->member].path, op_name (op->kind),
+            op->off, strerror (-op->result));
+  return take_out (a, (int) op->member, other_member_failed (ops, n,
+                                                             op->member),
+                   what, sizeof what, err);
+}
+
+/* Record a member just taken out in the superblocks. */
+static void
+record_failure (struct array *a, int slot)
+{
+  struct array_err merr;
+
+  if (meta_member_failed (a, (unsigned) slot, &merr) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "recording the failure in the "
+               "superblocks: %s", merr.msg);
+}
+
+int
+array_fail (struct array *a, unsigned slot, struct array_err *err)
+{
+  char what[ARRAY_ERR_LEN];
+  int t;
+
+  if (slot >= a->geom.members) {
+    array_set_err (err, "slot %u: the array has slots 0 to %u", slot,
+                   a->geom.members - 1);
+    return -EINVAL;
+  }
+  if (a->out == (int) slot && a->state[slot] != MEMBER_REBUILDING) {
+    array_set_err (err, "slot %u is out of service already", slot);
+    return -EINVAL;
+  }
+  snprintf (what, sizeof what, "member %u (%s): failed by hand", slot,
+            a->members[slot].path ? a->members[slot].path : "missing");
+  t = take_out (a, (int) slot, false, what, sizeof what, err);
+  if (t == 1)
+    record_failure (a, (int) slot);
+  return t < 0 ? t : 0;
+}
+
+int
 array_io_failed (struct array *a, const struct io_op *ops, size_t n, int r,
                  struct array_err *err)
 {
-  struct array_err merr;
   int t = array_take_out (a, ops, n, r, err);
 
   if (t < 0)
     return t;
-  if (t == 1 && meta_member_failed (a, (unsigned) a->out, &merr) < 0)
-    array_log (a, ARRAY_LOG_ERROR, "recording the failure in the "
-               "superblocks: %s", merr.msg);
+  if (t == 1)
+    record_failure (a, a->out);
   return 0;
 }

@@ -27,15 +27,33 @@ struct array_counters {
 #define ARRAY_SYNC_SPEED_MIN 1000
 #define ARRAY_SYNC_SPEED_MAX 200000
 
-/* Resync state (sync.c).  cursor is written only by the one thread
- * running the resync, under the stripe lock of the stripe it finishes.
+/* The array's job (job.c, scrub.c).  kind, cursor and slot change only
+ * under job.lock; cursor also only while the job's thread holds the
+ * stripe locks of the stripes it finished, so a request that holds a
+ * stripe's lock sees whether that stripe is done.
  */
-struct sync {
-  _Atomic bool pending;       /* parity from cursor on may be stale */
-  _Atomic uint64_t cursor;    /* next stripe to resync */
-  _Atomic uint64_t mismatches;  /* sectors rewritten, as md counts */
+struct job {
+  pthread_mutex_t lock;       /* guards changes of kind, found[], last */
+  bool lock_made;
+  _Atomic int kind;           /* enum array_job_kind */
+  _Atomic bool paused;
+  _Atomic bool abort;         /* stop the job at the next step */
+  _Atomic uint64_t cursor;    /* next stripe */
+  _Atomic int slot;           /* rebuild target, or -1 */
+  _Atomic uint64_t mismatches;    /* sectors */
+  uint64_t stripes_bad;
+  unsigned nfound;
+  struct array_mismatch found[ARRAY_FOUND_MAX];
   _Atomic uint64_t speed_min, speed_max;  /* KiB/s per member */
-  _Atomic uint64_t inflight;  /* client requests running */
+  _Atomic uint64_t speed_kib;     /* measured */
+  uint64_t mark_ns, mark_cursor;  /* speed window (job thread only) */
+  uint64_t next_ns;               /* token bucket: next step allowed */
+  uint64_t checkpoint_ns;         /* last progress written to superblocks */
+  _Atomic uint64_t inflight;      /* client requests running */
+  _Atomic uint64_t checked, rebuilt;  /* stripes, since open */
+  enum array_job_kind last_kind;
+  int last_result;
+  uint64_t last_mismatches, last_stripes_bad;
   pthread_t thread;
   bool started;
   _Atomic bool stop;
@@ -57,11 +75,47 @@ struct array {
   bool key_made, locks_made;
   struct array_counters count;
   struct meta meta;           /* md superblocks, if the members have them */
-  struct sync sync;
+  struct job job;
+  struct io_member spare;     /* hot spare (spare=PATH), fd -1 if none */
 };
 
-/* Set up the resync state from the metadata (after meta_init). */
-void sync_init (struct array *a) __attribute__((nonnull));
+/* Set up the job state; a resync if the metadata asks for one, a rebuild
+ * if a member was partly rebuilt (after meta_init).  Returns 0 or -errno.
+ */
+int job_init (struct array *a) __attribute__((nonnull));
+void job_destroy (struct array *a) __attribute__((nonnull));
+
+/* The member treated as absent for a batch of stripes starting at first,
+ * and (in *limit) the stripe the batch must not reach: a member being
+ * rebuilt is present below the rebuild cursor and absent from it on.
+ */
+int job_missing_for (struct array *a, uint64_t first, uint64_t *limit)
+  __attribute__((nonnull));
+
+/* The rebuilding member failed: stop the rebuild (fail.c). */
+void job_abort_rebuild (struct array *a) __attribute__((nonnull));
+
+/* With job.lock held: start kind at stripe 0 (slot for a rebuild, else
+ * -1); end the running job as cancelled.
+ */
+void job_begin (struct array *a, enum array_job_kind kind, int slot)
+  __attribute__((nonnull));
+void job_preempt (struct array *a) __attribute__((nonnull));
+
+/* The rebuild reached the end (rebuild.c); job.lock held. */
+int rebuild_done (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* One step of the running job (scrub.c): up to a batch of stripes from
+ * the cursor, under their stripe locks; job.lock held by the caller.  buf is scratch of
+ * job_buf_bytes(a).  Returns 0, -ENODEV when the array became degraded
+ * (a scrub can go no further), or -errno.
+ */
+size_t job_buf_bytes (const struct array *a) __attribute__((nonnull));
+unsigned job_batch_stripes (const struct array *a) __attribute__((nonnull));
+int job_step (struct array *a, enum array_job_kind kind, char *buf,
+              array_mismatch_fn found, void *opaque, struct array_err *err)
+  __attribute__((nonnull (1, 3, 6)));
 
 /* Per-thread reusable memory for executing requests. */
 struct worker {

@@ -8,9 +8,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "array/internal.h"
+
+/* A random UUID, as mdadm gives each device. */
+static void
+random_uuid (uint8_t uuid[16])
+{
+  if (getrandom (uuid, 16, 0) != 16)
+    for (unsigned i = 0; i < 16; i++)
+      uuid[i] = (uint8_t) rand ();
+}
 
 static uint8_t *
 bitmap_bits (struct meta *m)
@@ -84,6 +94,11 @@ encode_for_slot (struct array *a, unsigned s)
   sb->feature_map &= ~(uint32_t) (MD_FEATURE_RECOVERY_OFFSET |
                                   MD_FEATURE_RECOVERY_BITMAP);
   sb->recovery_offset = 0;
+  if (a->state[s] == MEMBER_REBUILDING) {
+    /* md's partly recovered member: its own superblock says how far. */
+    sb->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
+    sb->recovery_offset = a->job.cursor * a->geom.chunk / 512;
+  }
   md_sb_encode (sb, a->meta.sb_buf[s]);
   free (sb);
 }
@@ -96,7 +111,8 @@ queue_sb_writes (struct array *a, struct io_op *ops)
   size_t n = 0;
 
   for (unsigned s = 0; s < a->geom.members; s++) {
-    if ((int) s == a->out)
+    if (((int) s == a->out && a->state[s] != MEMBER_REBUILDING) ||
+        a->members[s].fd < 0)
       continue;
     encode_for_slot (a, s);
     ops[n++] = (struct io_op) { .kind = IO_WRITE, .member = s,
@@ -260,6 +276,74 @@ meta_resync_done (struct array *a, struct array_err *err)
   pthread_mutex_unlock (&m->lock);
   if (idle)
     pthread_rwlock_unlock (&m->gate);
+  return r;
+}
+
+void
+meta_set_resync_cp (struct array *a, uint64_t sectors)
+{
+  if (!a->meta.enabled)
+    return;
+  pthread_mutex_lock (&a->meta.lock);
+  a->meta.resync_cp = sectors;
+  pthread_mutex_unlock (&a->meta.lock);
+}
+
+int
+meta_checkpoint (struct array *a, struct array_err *err)
+{
+  int r;
+
+  if (!a->meta.enabled)
+    return 0;
+  pthread_mutex_lock (&a->meta.lock);
+  r = write_sbs (a, a->meta.dirty, err);
+  pthread_mutex_unlock (&a->meta.lock);
+  return r;
+}
+
+/* A dev_number no member uses: one past the highest in use, as md
+ * numbers new devices.
+ */
+static int
+new_dev_number (struct array *a, struct array_err *err)
+{
+  uint32_t next = 0;
+
+  for (unsigned s = 0; s < a->geom.members; s++)
+    if (a->meta.dev_number[s] + 1 > next)
+      next = a->meta.dev_number[s] + 1;
+  for (uint32_t i = next; i < a->meta.common.max_dev; i++)
+    if (a->meta.common.dev_roles[i] >= MD_ROLE_MAX)
+      return (int) i;
+  array_set_err (err, "no free device number in the superblock (max_dev "
+                 "%" PRIu32 ")", a->meta.common.max_dev);
+  return -ENOSPC;
+}
+
+int
+meta_add_member (struct array *a, unsigned slot, bool fresh,
+                 struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  int r = 0, dev;
+
+  if (!m->enabled)
+    return 0;
+  pthread_mutex_lock (&m->lock);
+  if (fresh) {
+    if ((dev = new_dev_number (a, err)) < 0) {
+      pthread_mutex_unlock (&m->lock);
+      return dev;
+    }
+    m->common.dev_roles[m->dev_number[slot]] = MD_ROLE_FAULTY;
+    m->dev_number[slot] = (uint32_t) dev;
+    random_uuid (m->device_uuid[slot]);
+    m->data_size[slot] = a->members[slot].size / 512 - m->common.data_offset;
+  }
+  m->common.dev_roles[m->dev_number[slot]] = (uint16_t) slot;
+  r = write_sbs (a, m->dirty, err);
+  pthread_mutex_unlock (&m->lock);
   return r;
 }
 

@@ -57,6 +57,7 @@ struct meta {
   uint64_t bm_area_bytes;
   uint64_t bm_offset;         /* bytes from the member start */
   uint8_t *resync_bits;       /* bits a pending resync must visit, or NULL */
+  uint64_t rebuild_from;      /* stripes: a partly rebuilt member's progress */
   void *sb_buf[R5_MAX_MEMBERS];   /* MD_SB_BLOCK aligned buffers */
 };
 
@@ -99,6 +100,22 @@ int meta_member_failed (struct array *a, unsigned slot,
  */
 int meta_resync_done (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
+/* A resync's progress, written with the next superblock update. */
+void meta_set_resync_cp (struct array *a, uint64_t sectors)
+  __attribute__((nonnull));
+
+/* Write the superblocks now (rebuild progress, the end of a rebuild). */
+int meta_checkpoint (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* A member (a new one if fresh, else the one that was there) takes slot
+ * and is rebuilt: new device number and uuid, role = slot, superblocks
+ * written (its own says how far it is rebuilt).
+ */
+int meta_add_member (struct array *a, unsigned slot, bool fresh,
+                     struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 void meta_free (struct meta *m) __attribute__((nonnull));
 
 #endif /* ARRAY_META_H */

@@ -139,6 +139,13 @@ params_config (struct params *p, const char *key, const char *value)
     return parse_bool (key, value, &p->array.direct);
   if (strcmp (key, "force") == 0)
     return parse_bool (key, value, &p->array.force);
+  if (strcmp (key, "control") == 0 || strcmp (key, "spare") == 0) {
+    char **dst = key[0] == 'c' ? &p->control : (char **) &p->array.spare;
+
+    free (*dst);
+    *dst = nbdkit_absolute_path (value);
+    return *dst ? 0 : -1;
+  }
   if (strcmp (key, "sync-speed-min") == 0)
     return nbdkit_parse_uint64_t (key, value, &p->sync_speed_min);
   if (strcmp (key, "sync-speed-max") == 0)
@@ -173,5 +180,7 @@ params_free (struct params *p)
 {
   for (unsigned i = 0; i < p->array.members; i++)
     free ((char *) p->array.paths[i]);
+  free (p->control);
+  free ((char *) p->array.spare);
   params_init (p);
 }

@@ -11,6 +11,7 @@
 struct params {
   struct array_config array;  /* paths are owned here (NULL = missing) */
   uint64_t sync_speed_min, sync_speed_max;  /* KiB/s per member, 0 = md's */
+  char *control;              /* control socket path, or NULL */
 };
 
 /* Set the defaults (mdadm's: 512K chunk, left-symmetric). */
@@ -40,6 +41,10 @@ void params_free (struct params *p);
   "                   member (default 1000, as md).\n" \
   "sync-speed-max=KIB Resync speed while clients are idle (default\n" \
   "                   200000).\n" \
-  "direct=BOOL        Use O_DIRECT member I/O (default false)."
+  "direct=BOOL        Use O_DIRECT member I/O (default false).\n" \
+  "control=PATH       A control socket (mode 0600) for raid5ctl --control:\n" \
+  "                   status, check, repair, rebuild, fail, pause, resume,\n" \
+  "                   speed.\n" \
+  "spare=PATH         A hot spare: a failed member is rebuilt onto it."
 
 #endif /* PLUGIN_PARAMS_H */

@@ -16,6 +16,7 @@
 
 #include "array/array.h"
 #include "io/uring.h"
+#include "plugin/control.h"
 #include "plugin/params.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
@@ -85,6 +86,8 @@ raid5_get_ready (void)
     nbdkit_error ("%s", err.msg);
     return -1;
   }
+  if (params.control && control_open (params.control) < 0)
+    return -1;
   if (raid5_debug_fail_member >= 0) {
     nbdkit_debug ("test: member %d fails after %d more I/Os",
                   raid5_debug_fail_member, raid5_debug_fail_after);
@@ -110,12 +113,13 @@ raid5_after_fork (void)
     nbdkit_error ("cannot start the background thread: %m");
     return -1;
   }
-  return 0;
+  return control_start (array);
 }
 
 static void
 raid5_cleanup (void)
 {
+  control_close ();
   array_close (array);
   array = NULL;
 }

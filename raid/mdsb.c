@@ -291,14 +291,13 @@ md_sb_decode (const void *block, uint64_t member_sectors, struct md_sb *sb,
   memset (sb, 0, sizeof *sb);
   for (size_t i = 0; i < NFIELDS; i++)
     host_store (sb, &fields[i], le_get (b + fields[i].disk, fields[i].size));
-  if ((r = check_frame (b, sb, why, why_len)) < 0)
-    return r;
   memcpy (sb->set_uuid, b + 16, 16);
   memcpy (sb->set_name, b + 32, 32);
   memcpy (sb->device_uuid, b + 168, 16);
-  for (unsigned i = 0; i < sb->max_dev; i++)
+  for (unsigned i = 0; i < sb->max_dev && i < MD_SB_MAX_DEV; i++)
     sb->dev_roles[i] = (uint16_t) le_get (b + ROLES_OFFSET + 2 * i, 2);
-  if ((r = check_placement (sb, member_sectors, why, why_len)) < 0 ||
+  if ((r = check_frame (b, sb, why, why_len)) < 0 ||
+      (r = check_placement (sb, member_sectors, why, why_len)) < 0 ||
       (r = check_features (sb, why, why_len)) < 0)
     return r;
   return check_geometry (sb, why, why_len);

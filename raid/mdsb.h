@@ -94,7 +94,9 @@ uint32_t md_sb_csum (const void *block) __attribute__((nonnull));
 
 /* Decode and check the MD_SB_BLOCK bytes found at sector MD_SB_SECTOR of a
  * member of member_sectors sectors.  Returns 0, or -EINVAL / -EBADMSG /
- * -ENOTSUP as described above (sb is then unspecified).
+ * -ENOTSUP as described above.  Whatever the result, *sb holds every
+ * field as found in the block (dev_roles up to max_dev, at most
+ * MD_SB_MAX_DEV), so tools can show what could not be used.
  */
 int md_sb_decode (const void *block, uint64_t member_sectors,
                   struct md_sb *sb, char *why, size_t why_len)

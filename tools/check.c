@@ -104,12 +104,12 @@ on_mismatch (void *opaque, const struct array_mismatch *mm)
 }
 
 static void
-report_text (const struct findings *f, const struct array_check_result *res)
+report_text (const struct findings *f, const struct array_job_status *res)
 {
   printf ("%s: %" PRIu64 " stripes checked, %" PRIu64 " with wrong parity, "
-          "mismatch_cnt %" PRIu64 "%s\n", tool_sub (), res->stripes_done,
-          res->stripes_bad, res->mismatches,
-          f->o->repair && res->stripes_bad ? " (parity rewritten)" : "");
+          "mismatch_cnt %" PRIu64 "%s\n", tool_sub (), res->total,
+          res->last_stripes_bad, res->last_mismatches,
+          f->o->repair && res->last_stripes_bad ? " (parity rewritten)" : "");
   for (unsigned i = 0; i < f->n; i++) {
     const struct array_mismatch *m = &f->list[i];
 
@@ -118,23 +118,23 @@ report_text (const struct findings *f, const struct array_check_result *res)
             "wrong\n", m->stripe, m->array_off, m->array_off + m->array_len,
             m->parity, m->member_off, m->units);
   }
-  if (res->stripes_bad > f->n)
+  if (res->last_stripes_bad > f->n)
     printf ("  ... and %" PRIu64 " more stripes (--list N shows more)\n",
-            res->stripes_bad - f->n);
+            res->last_stripes_bad - f->n);
 }
 
 static void
-report_json (const struct findings *f, const struct array_check_result *res)
+report_json (const struct findings *f, const struct array_job_status *res)
 {
   struct json j;
 
   json_init (&j, stdout);
   json_open (&j, NULL, '{');
   json_str (&j, "action", tool_sub ());
-  json_u64 (&j, "stripes_checked", res->stripes_done);
-  json_u64 (&j, "stripes_bad", res->stripes_bad);
-  json_u64 (&j, "mismatch_sectors", res->mismatches);
-  json_bool (&j, "repaired", f->o->repair && res->stripes_bad > 0);
+  json_u64 (&j, "stripes_checked", res->total);
+  json_u64 (&j, "stripes_bad", res->last_stripes_bad);
+  json_u64 (&j, "mismatch_sectors", res->last_mismatches);
+  json_bool (&j, "repaired", f->o->repair && res->last_stripes_bad > 0);
   json_open (&j, "mismatches", '[');
   for (unsigned i = 0; i < f->n; i++) {
     json_open (&j, NULL, '{');
@@ -156,7 +156,7 @@ run (const struct check_opts *o)
 {
   struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO };
   struct findings f = { .o = o };
-  struct array_check_result res;
+  struct array_job_status res;
   struct array_err err;
   struct array *a;
   int r;
@@ -171,8 +171,9 @@ run (const struct check_opts *o)
     return tool_error ("out of memory");
   }
   progress_init (&f.prog, tool_sub (), array_geom (a)->chunk);
-  r = array_check (a, o->repair, progress_update, on_mismatch, &f, &res,
-                   &err);
+  r = array_job_run (a, o->repair ? ARRAY_JOB_REPAIR : ARRAY_JOB_CHECK,
+                     progress_update, on_mismatch, &f, &err);
+  array_job_status (a, &res);
   if (r == 0)
     progress_finish (&f.prog, "");
   array_close (a);
@@ -182,7 +183,7 @@ run (const struct check_opts *o)
   if (r < 0)
     return tool_error ("%s", err.msg);
   /* Like a test: a check that finds wrong parity exits 2. */
-  return !o->repair && res.stripes_bad ? 2 : TOOL_OK;
+  return !o->repair && res.last_stripes_bad ? 2 : TOOL_OK;
 }
 
 static int

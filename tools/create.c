@@ -416,7 +416,7 @@ sync_parity (struct create_plan *p, uint64_t *mismatches)
                               .chunk = p->opts->chunk,
                               .layout = p->opts->layout,
                               .data_offset = p->doff * 512 };
-  struct array_sync st;
+  struct array_job_status st;
   struct array_err err;
   struct progress prog;
   struct array *a;
@@ -429,11 +429,11 @@ sync_parity (struct create_plan *p, uint64_t *mismatches)
     return tool_error ("superblocks written, but the new array does not "
                        "open: %s", err.msg);
   progress_init (&prog, "resync", p->opts->chunk);
-  r = array_resync (a, progress_update, &prog, &err);
-  array_get_sync (a, &st);
-  *mismatches = st.mismatches;
+  r = array_job_run (a, ARRAY_JOB_RESYNC, progress_update, NULL, &prog, &err);
+  array_job_status (a, &st);
+  *mismatches = st.last_mismatches;
   snprintf (note, sizeof note, ", %" PRIu64 " mismatched sectors rewritten",
-            st.mismatches);
+            st.last_mismatches);
   if (r == 0)
     progress_finish (&prog, note);
   array_close (a);

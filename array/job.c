@@ -1,0 +1,401 @@
+/* array/job.c -- the array's one job at a time (md's sync_action):
+ * resync after an unclean stop, check, repair, rebuild of a replaced
+ * member; and the background thread that runs it at the sync speed and
+ * marks the array clean when idle.
+ *
+ * Speed, as md: at most speed_max KiB/s per member while clients are
+ * idle, falling back to speed_min while they are busy (client I/O goes
+ * first above min); a token bucket turns that into a pause after each
+ * step.  A rebuild keeps its progress in the new member's superblock
+ * (md's recovery_offset) every few seconds and at shutdown, so a restart
+ * resumes it; a resync keeps its checkpoint the same way (resync_offset).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "array/internal.h"
+
+#define IDLE_TICK_NS (50 * 1000000ULL)
+#define SPEED_WINDOW_NS (1000 * 1000000ULL)
+#define CHECKPOINT_NS (2000 * 1000000ULL)
+#define BURST_NS (200 * 1000000ULL)
+
+static const char *const job_names[] = {
+  [ARRAY_JOB_NONE] = "idle", [ARRAY_JOB_RESYNC] = "resync",
+  [ARRAY_JOB_CHECK] = "check", [ARRAY_JOB_REPAIR] = "repair",
+  [ARRAY_JOB_REBUILD] = "rebuild",
+};
+
+const char *
+array_job_name (enum array_job_kind kind)
+{
+  return (unsigned) kind <= ARRAY_JOB_REBUILD ? job_names[kind] : "unknown";
+}
+
+static void
+sleep_ns (uint64_t ns)
+{
+  struct timespec ts = { (time_t) (ns / 1000000000), (long) (ns % 1000000000) };
+
+  nanosleep (&ts, NULL);
+}
+
+int
+job_init (struct array *a)
+{
+  struct job *j = &a->job;
+
+  if (pthread_mutex_init (&j->lock, NULL) != 0)
+    return -ENOMEM;
+  j->lock_made = true;
+  j->slot = -1;
+  j->speed_min = ARRAY_SYNC_SPEED_MIN;
+  j->speed_max = ARRAY_SYNC_SPEED_MAX;
+  if (a->out >= 0 && a->state[a->out] == MEMBER_REBUILDING) {
+    j->kind = ARRAY_JOB_REBUILD;
+    j->slot = a->out;
+    j->cursor = a->meta.rebuild_from;
+  }
+  else if (a->meta.enabled && a->meta.resync_cp != MD_MAX_SECTOR &&
+           a->out < 0) {
+    j->kind = ARRAY_JOB_RESYNC;
+    j->cursor = a->meta.resync_cp * 512 / a->geom.chunk;
+  }
+  return 0;
+}
+
+void
+job_destroy (struct array *a)
+{
+  if (a->job.lock_made)
+    pthread_mutex_destroy (&a->job.lock);
+  a->job.lock_made = false;
+}
+
+int
+job_missing_for (struct array *a, uint64_t first, uint64_t *limit)
+{
+  int out = a->out;
+
+  *limit = UINT64_MAX;
+  if (out < 0 || a->state[out] != MEMBER_REBUILDING)
+    return out;
+  if (first < a->job.cursor) {
+    *limit = a->job.cursor;   /* rebuilt: the member is in service */
+    return -1;
+  }
+  return out;
+}
+
+void
+array_set_sync_speed (struct array *a, uint64_t min_kib, uint64_t max_kib)
+{
+  if (min_kib)
+    a->job.speed_min = min_kib;
+  if (max_kib)
+    a->job.speed_max = max_kib;
+  if (a->job.speed_max < a->job.speed_min)
+    a->job.speed_max = a->job.speed_min;
+}
+
+void
+array_job_pause (struct array *a, bool pause)
+{
+  a->job.paused = pause;
+}
+
+/* Start kind at stripe 0; job.lock held.  The cursor is reset before
+ * anything else changes: requests read it to tell a rebuilt stripe.
+ */
+void
+job_begin (struct array *a, enum array_job_kind kind, int slot)
+{
+  struct job *j = &a->job;
+
+  j->cursor = 0;
+  j->slot = slot;
+  j->mismatches = 0;
+  j->stripes_bad = 0;
+  j->nfound = 0;
+  j->paused = false;
+  j->abort = false;
+  j->mark_ns = j->next_ns = j->checkpoint_ns = array_now_ns ();
+  j->mark_cursor = 0;
+  j->speed_kib = 0;
+  j->kind = kind;
+}
+
+int
+array_job_start (struct array *a, enum array_job_kind kind,
+                 struct array_err *err)
+{
+  struct job *j = &a->job;
+  int r = 0;
+
+  if (kind != ARRAY_JOB_CHECK && kind != ARRAY_JOB_REPAIR) {
+    array_set_err (err, "only check and repair are started by hand");
+    return -EINVAL;
+  }
+  pthread_mutex_lock (&j->lock);
+  if (j->kind != ARRAY_JOB_NONE) {
+    array_set_err (err, "busy: a %s is running (%" PRIu64 "/%" PRIu64
+                   " stripes)", array_job_name (j->kind),
+                   (uint64_t) j->cursor, a->geom.stripes);
+    r = -EBUSY;
+  }
+  else if (a->out >= 0 || a->failed) {
+    array_set_err (err, "the array is degraded (slot %d out of service): "
+                   "there is no parity to %s", a->out, array_job_name (kind));
+    r = -ENODEV;
+  }
+  else
+    job_begin (a, kind, -1);
+  pthread_mutex_unlock (&j->lock);
+  return r;
+}
+
+void
+array_job_status (struct array *a, struct array_job_status *st)
+{
+  struct job *j = &a->job;
+
+  pthread_mutex_lock (&j->lock);
+  *st = (struct array_job_status) {
+    .kind = j->kind, .paused = j->paused, .slot = j->slot,
+    .done = j->cursor, .total = a->geom.stripes,
+    .stripe_bytes = a->geom.chunk, .speed_kib = j->speed_kib,
+    .speed_min = j->speed_min, .speed_max = j->speed_max,
+    .mismatches = j->mismatches, .stripes_bad = j->stripes_bad,
+    .nfound = j->nfound, .last_kind = j->last_kind,
+    .last_result = j->last_result, .last_mismatches = j->last_mismatches,
+    .last_stripes_bad = j->last_stripes_bad,
+  };
+  memcpy (st->found, j->found, j->nfound * sizeof j->found[0]);
+  pthread_mutex_unlock (&j->lock);
+}
+
+/* The job is over (r: 0, or why it stopped); job.lock held. */
+static void
+finish_locked (struct array *a, enum array_job_kind kind, int r)
+{
+  struct job *j = &a->job;
+  struct array_err err;
+
+  j->last_kind = kind;
+  j->last_result = r;
+  j->last_mismatches = j->mismatches;
+  j->last_stripes_bad = j->stripes_bad;
+  if (kind == ARRAY_JOB_REBUILD && r == 0)
+    r = rebuild_done (a, &err);
+  else if (kind == ARRAY_JOB_REBUILD)
+    a->state[j->slot] = MEMBER_FAULTY;    /* stays out of service */
+  else if (kind == ARRAY_JOB_RESYNC && (r == 0 || r == -ENODEV))
+    r = meta_resync_done (a, &err);
+  else if (r < 0)
+    snprintf (err.msg, sizeof err.msg, "%s", strerror (-r));
+  if (r < 0)
+    array_log (a, ARRAY_LOG_ERROR, "%s stopped at stripe %" PRIu64 ": %s",
+               array_job_name (kind), (uint64_t) j->cursor, err.msg);
+  else
+    array_log (a, ARRAY_LOG_DEBUG, "%s done: %" PRIu64 " stripes, "
+               "mismatch_cnt %" PRIu64, array_job_name (kind),
+               a->geom.stripes, (uint64_t) j->mismatches);
+  j->kind = ARRAY_JOB_NONE;
+  j->slot = -1;
+  /* A resync that waited for a whole array (md does recovery first). */
+  if (kind == ARRAY_JOB_REBUILD && r == 0 && a->meta.enabled &&
+      a->meta.resync_cp != MD_MAX_SECTOR) {
+    job_begin (a, ARRAY_JOB_RESYNC, -1);
+    j->cursor = a->meta.resync_cp * 512 / a->geom.chunk;
+  }
+}
+
+void
+job_preempt (struct array *a)
+{
+  if (a->job.kind != ARRAY_JOB_NONE)
+    finish_locked (a, a->job.kind, -ECANCELED);
+}
+
+/* Keep progress in the superblocks now and then. */
+static void
+checkpoint (struct array *a, enum array_job_kind kind, bool now)
+{
+  struct array_err err;
+  uint64_t t = array_now_ns ();
+
+  if (kind == ARRAY_JOB_RESYNC)
+    meta_set_resync_cp (a, a->job.cursor * a->geom.chunk / 512);
+  if (kind != ARRAY_JOB_REBUILD ||
+      (!now && t - a->job.checkpoint_ns < CHECKPOINT_NS))
+    return;
+  a->job.checkpoint_ns = t;
+  if (meta_checkpoint (a, &err) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "keeping rebuild progress: %s", err.msg);
+}
+
+static void
+measure (struct job *j, uint64_t chunk)
+{
+  uint64_t t = array_now_ns ();
+
+  if (t - j->mark_ns < SPEED_WINDOW_NS)
+    return;
+  j->speed_kib = (j->cursor - j->mark_cursor) * chunk * 1000000000ULL /
+    (t - j->mark_ns) / 1024;
+  j->mark_ns = t;
+  j->mark_cursor = j->cursor;
+}
+
+/* Token bucket: after a step of bytes per member, wait until the speed
+ * limit allows the next (max while clients are idle, min while busy).
+ */
+static void
+throttle (struct array *a, uint64_t bytes)
+{
+  struct job *j = &a->job;
+  uint64_t kib = j->inflight > 0 ? j->speed_min : j->speed_max;
+  uint64_t t = array_now_ns ();
+
+  if (j->next_ns + BURST_NS < t)
+    j->next_ns = t - BURST_NS;    /* no credit for time spent idle */
+  j->next_ns += bytes * 1000000000ULL / (kib * 1024);
+  while (!j->stop && (t = array_now_ns ()) < j->next_ns)
+    sleep_ns (j->next_ns - t < IDLE_TICK_NS ? j->next_ns - t : IDLE_TICK_NS);
+}
+
+/* A spare takes the place of a failed member by itself. */
+static void
+maybe_use_spare (struct array *a)
+{
+  struct array_err err;
+  int out = a->out;
+
+  if (out < 0 || a->spare.fd < 0 || a->failed || a->job.kind != 0 ||
+      a->state[out] != MEMBER_FAULTY)
+    return;
+  if (array_rebuild_start (a, (unsigned) out, NULL, &err) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "rebuilding onto the spare: %s", err.msg);
+}
+
+/* Run one step of the current job; returns false when there was none.
+ * job.lock is held across the step, so that nobody changes the job (and
+ * its cursor) under a step in progress.
+ */
+static bool
+step_once (struct array *a, char **buf, array_mismatch_fn found, void *opaque)
+{
+  struct job *j = &a->job;
+  enum array_job_kind kind;
+  struct array_err err;
+  int r;
+
+  pthread_mutex_lock (&j->lock);
+  kind = j->kind;
+  if (kind == ARRAY_JOB_NONE || j->paused || a->failed) {
+    pthread_mutex_unlock (&j->lock);
+    return false;
+  }
+  if (*buf == NULL &&
+      posix_memalign ((void **) buf, 4096, job_buf_bytes (a)) != 0) {
+    *buf = NULL;
+    r = -ENOMEM;
+  }
+  else
+    r = j->abort ? -ECANCELED : job_step (a, kind, *buf, found, opaque, &err);
+  if (r < 0 && r != -ENODEV && r != -ECANCELED && r != -ENOMEM)
+    array_log (a, ARRAY_LOG_ERROR, "%s: %s", array_job_name (kind), err.msg);
+  checkpoint (a, kind, r < 0 || j->cursor >= a->geom.stripes);
+  if (r < 0 || j->cursor >= a->geom.stripes)
+    finish_locked (a, kind, r);
+  pthread_mutex_unlock (&j->lock);
+  return true;
+}
+
+static void *
+background (void *arg)
+{
+  struct array *a = arg;
+  struct array_err err;
+  char *buf = NULL;
+
+  while (!a->job.stop) {
+    uint64_t before = a->job.cursor;
+
+    if (meta_mark_clean (a, true, &err) < 0)
+      array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+    maybe_use_spare (a);
+    if (!step_once (a, &buf, NULL, NULL)) {
+      sleep_ns (IDLE_TICK_NS);
+      continue;
+    }
+    measure (&a->job, a->geom.chunk);
+    if (a->job.cursor > before)
+      throttle (a, (a->job.cursor - before) * a->geom.chunk);
+  }
+  free (buf);
+  return NULL;
+}
+
+int
+array_start_background (struct array *a)
+{
+  int r;
+
+  if (a->job.started)
+    return 0;
+  a->job.stop = false;
+  r = pthread_create (&a->job.thread, NULL, background, a);
+  if (r != 0)
+    return -r;
+  a->job.started = true;
+  return 0;
+}
+
+void
+array_stop_background (struct array *a)
+{
+  if (!a->job.started)
+    return;
+  a->job.stop = true;
+  pthread_join (a->job.thread, NULL);
+  a->job.started = false;
+  if (a->job.kind == ARRAY_JOB_REBUILD)
+    checkpoint (a, ARRAY_JOB_REBUILD, true);
+}
+
+
+int
+array_job_run (struct array *a, enum array_job_kind kind,
+               array_progress_fn progress, array_mismatch_fn found,
+               void *opaque, struct array_err *err)
+{
+  struct job *j = &a->job;
+  char *buf = NULL;
+  int r = 0;
+
+  if ((kind == ARRAY_JOB_CHECK || kind == ARRAY_JOB_REPAIR) &&
+      (r = array_job_start (a, kind, err)) < 0)
+    return r;
+  if (j->kind != (int) kind)
+    return 0;                 /* no resync or rebuild pending */
+  while (j->kind == (int) kind) {
+    if (!step_once (a, &buf, found, opaque))
+      break;
+    if (progress && (j->cursor % 64 == 0 || j->kind != (int) kind))
+      progress (opaque, j->cursor, a->geom.stripes);
+  }
+  free (buf);
+  r = j->last_result;
+  if (r < 0)
+    array_set_err (err, "%s stopped at stripe %" PRIu64 ": %s",
+                   array_job_name (kind), (uint64_t) j->cursor,
+                   r == -ENODEV ? "the array is degraded" : strerror (-r));
+  return r;
+}
