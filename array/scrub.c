@@ -21,12 +21,17 @@
 #include "raid/parity.h"
 
 #define UNIT 4096u                /* md's stripe_head unit */
-#define STEP_BYTES (1u << 20)     /* member bytes per step */
+/* Scratch for one step: all members' chunks of a batch of stripes plus
+ * one computed chunk each.  16 MiB keeps several MiB in flight on every
+ * member of a small array (deep enough for disks to stream) and bounds
+ * memory on wide ones.
+ */
+#define STEP_BUFFER (16u << 20)
 
 unsigned
 job_batch_stripes (const struct array *a)
 {
-  uint64_t b = STEP_BYTES / a->geom.chunk;
+  uint64_t b = STEP_BUFFER / ((a->geom.members + 1) * a->geom.chunk);
 
   return b ? (unsigned) b : 1;
 }
@@ -140,21 +145,28 @@ compare_stripe (struct array *a, char *buf, unsigned i, uint64_t stripe,
                 array_mismatch_fn found, void *opaque)
 {
   unsigned pd = r5_parity_member (&a->geom, stripe), bad = 0;
-  char *fresh = col (a, buf, i, a->geom.members), *old = col (a, buf, i, pd);
+  void *v[R5_MAX_MEMBERS];
   uint64_t first = 0;
 
-  xor_others (a, buf, i, pd);
-  for (uint64_t off = a->geom.chunk; off > 0; off -= UNIT)
-    if (memcmp (fresh + off - UNIT, old + off - UNIT, UNIT) != 0)
+  /* Data and parity together XOR to zero where parity is right: one pass
+   * over the members' chunks, nothing written (ISA-L's xor_check).
+   */
+  for (uint64_t off = a->geom.chunk; off > 0; off -= UNIT) {
+    for (unsigned m = 0; m < a->geom.members; m++)
+      v[m] = col (a, buf, i, m) + off - UNIT;
+    if (r5_xor_check (a->geom.members, UNIT, v) != UNIT)
       bad++, first = off - UNIT;
+  }
   if (bad == 0)
     return 0;
   record (a, stripe, pd, first, bad, found, opaque);
-  if (fix)
+  if (fix) {
+    xor_others (a, buf, i, pd);
     ops[(*k)++] = (struct io_op) {
-      .kind = IO_WRITE, .member = pd, .buf = fresh,
+      .kind = IO_WRITE, .member = pd, .buf = col (a, buf, i, a->geom.members),
       .off = r5_stripe_member_off (&a->geom, stripe), .len = a->geom.chunk,
     };
+  }
   return bad;
 }
 
