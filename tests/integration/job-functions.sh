@@ -1,0 +1,170 @@
+# tests/integration/job-functions.sh -- helpers of the background-job tests
+# (test-rebuild, test-rebuild-resume, test-spare, test-check-online,
+# test-rate): the control socket (through ctl.py, not raid5ctl), a client
+# load that runs until told to stop, and md's layout arithmetic.  Source it
+# after functions.sh and md-functions.sh.
+
+CTL_PY="$abs_top_srcdir/tests/integration/ctl.py"
+CTL_SOCK=
+
+# requires_jobs: everything these tests need.
+requires_jobs ()
+{
+  requires_plugin
+  requires_md
+  [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3 (control socket client)"
+  [ -f "$CTL_PY" ] || skip "missing $CTL_PY"
+}
+
+# serve_ctl LOG PLUGIN_ARGS...: serve_bg with control=$tmpdir/ctl; waits
+# until the control socket answers.
+serve_ctl ()
+{
+  local log=$1 i
+  shift
+  CTL_SOCK=$tmpdir/ctl
+  serve_bg "$log" control="$CTL_SOCK" "$@" || return 1
+  for (( i = 0; i < 100; i++ )); do
+    [ -S "$CTL_SOCK" ] && ctl_quiet status && return 0
+    sleep 0.05
+  done
+  cat "$log" >&2
+  fail "the control socket $CTL_SOCK does not answer"
+}
+
+# ctl WORD...: one control command; its reply on stdout; returns 1 on an
+# ERROR reply (the line on stderr), 2 when the socket does not answer.
+ctl () { /usr/bin/python3 "$CTL_PY" "$CTL_SOCK" cmd "$@"; }
+ctl_quiet () { ctl "$@" >/dev/null 2>&1; }
+
+# ctl_ok WORD...: the command must succeed; prints the reply indented.
+ctl_ok ()
+{
+  local out
+  out=$(ctl "$@" 2>&1) || fail "control '$*': $out"
+  sed 's/^/   > /' <<<"$out"
+}
+
+# ctl_refused REGEX WORD...: the command must get "ERROR: ..." matching REGEX.
+ctl_refused ()
+{
+  local re=$1 out status=0
+  shift
+  out=$(ctl "$@" 2>&1) || status=$?
+  [ $status = 1 ] || fail "control '$*' was not refused (exit $status): $out"
+  grep -Eq "^ERROR: .*$re" <<<"$out" ||
+    fail "control '$*': refused, but not for '$re': $out"
+  echo "   '$*' refused: ${out#ERROR: }"
+}
+
+# ctl_get EXPR: a value of status --json (python expression on s).
+ctl_get () { /usr/bin/python3 "$CTL_PY" "$CTL_SOCK" get "$1"; }
+
+# ctl_wait EXPR SECONDS: wait until EXPR holds; fail the test otherwise.
+ctl_wait ()
+{
+  /usr/bin/python3 "$CTL_PY" "$CTL_SOCK" wait "$1" "$2" ||
+    fail "status never showed $1 within $2 s"
+}
+
+# ctl_progress KIND SECONDS [MIN_SAMPLES]: follow the running job KIND to
+# its end (see ctl.py progress); fails unless it progressed visibly and
+# ended with result 0.
+ctl_progress ()
+{
+  /usr/bin/python3 "$CTL_PY" "$CTL_SOCK" progress "$1" "$2" "${3:-3}" ||
+    fail "the $1 did not progress and end well within $2 s"
+}
+
+# load_start MODEL N RANDOM-IO-ARGS...: random-io over 4 connections
+# against $URI, run after run (LOAD_OPS requests each, default 400, no
+# final read), the model carried from run to run, until load_stop.  The
+# first run starts from MODEL if it exists, else from zeros.  Sets LOAD.
+load_start ()
+{
+  local model=$1 n=$2
+  shift 2
+  rm -f "$tmpdir/load.stop" "$tmpdir/load.out"
+  (
+    set +e
+    runs=0
+    while [ ! -e "$tmpdir/load.stop" ]; do
+      in=()
+      [ -f "$model" ] && in=(--model-in "$model")
+      "$RANDOM_IO" "$URI" auto --seed $(( SEED * 100 + 50 + runs )) \
+        --ops "${LOAD_OPS:-400}" --threads 4 --chunk 64K --disks "$n" \
+        --no-final "${in[@]}" --model-out "$model" "$@" \
+        >>"$tmpdir/load.out" 2>&1 ||
+        { echo "load: random-io run $runs FAILED" >>"$tmpdir/load.out"; exit 1; }
+      runs=$(( runs + 1 ))
+    done
+    echo "load: $runs runs" >>"$tmpdir/load.out"
+  ) &
+  LOAD=$!
+  LOAD_MODEL=$model
+  LOAD_N=$n
+  cleanup_fn "touch $tmpdir/load.stop; kill $LOAD 2>/dev/null; wait $LOAD 2>/dev/null"
+}
+
+# load_alive: is the load still running (and has it not failed)?
+load_alive ()
+{
+  kill -0 "$LOAD" 2>/dev/null && ! grep -q FAILED "$tmpdir/load.out"
+}
+
+# load_stop: end the load; fail the test if any request failed or read
+# what the model did not expect; then read the whole export against the
+# model (random-io --verify-only).
+load_stop ()
+{
+  touch "$tmpdir/load.stop"
+  wait "$LOAD" ||
+    { tail -n 30 "$tmpdir/load.out" >&2; fail "the client load saw an error (random-io)"; }
+  echo "   $(tail -n 1 "$tmpdir/load.out"), $(grep -c ': OK$' "$tmpdir/load.out") passed"
+  "$RANDOM_IO" "$URI" auto --verify-only --model-in "$LOAD_MODEL" \
+    --model-out "$LOAD_MODEL" >"$tmpdir/verify.out" 2>&1 ||
+    { cat "$tmpdir/verify.out" >&2; fail "the export does not read back as the model"; }
+}
+
+# data_byte_off STRIPE K N CHUNK_BYTES DOFF_BYTES LAYOUT: "MEMBER OFFSET"
+# of the first byte of data chunk K (0..N-2) of STRIPE (md's layouts).
+data_byte_off ()
+{
+  local s=$1 k=$2 n=$3 c=$4 doff=$5 pd dd
+  case $6 in
+    left-*) pd=$(( n - 1 - s % n )) ;;
+    right-*) pd=$(( s % n )) ;;
+    *) fail "data_byte_off: layout $6" ;;
+  esac
+  case $6 in
+    *-symmetric) dd=$(( (pd + 1 + k) % n )) ;;
+    *) dd=$(( k < pd ? k : k + 1 )) ;;
+  esac
+  echo "$dd $(( doff + s * c ))"
+}
+
+# raid5ctl_check_json OUT MEMBER...: offline raid5ctl check --json into OUT;
+# exit status 0 (clean) or 2 (mismatches) accepted.
+raid5ctl_check_json ()
+{
+  local out=$1 status=0
+  shift
+  "$RAID5CTL" check --json --list 1000 "$@" >"$out" 2>"$out.err" || status=$?
+  [ $status = 0 ] || [ $status = 2 ] ||
+    { cat "$out" "$out.err" >&2; fail "raid5ctl check exited $status"; }
+}
+
+# raid5ctl_clean MEMBER...: offline check finds mismatch_cnt 0.
+raid5ctl_clean ()
+{
+  raid5ctl_check_json "$tmpdir/offline.json" "$@"
+  /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+if r["mismatch_sectors"] != 0 or r["stripes_bad"] != 0:
+    sys.exit("raid5ctl check: mismatch_cnt %d in %d stripes: %s" % (
+        r["mismatch_sectors"], r["stripes_bad"],
+        [m["stripe"] for m in r["mismatches"]]))
+print("   raid5ctl check: %d stripes, mismatch_cnt 0" % r["stripes_checked"])
+' "$tmpdir/offline.json" || fail "raid5ctl check is not clean"
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# A rebuild interrupted by kill -9 resumes where its superblock says.
+# An array made by raid5ctl create is filled by random-io (model kept),
+# member 1 is failed by hand and a blank file rebuilt in its place at a
+# low sync speed (control socket).  Once status shows the rebuild between
+# 20% and 60%, nbdkit is killed (-9).  Asserts:
+#   - mdadm --examine of the new member: role 'Active device 1', Feature
+#     Map with the recovery offset bit, Recovery Offset > 0 and not past
+#     where status last saw the rebuild; the superblocks agree on events;
+#   - served again with the new member and the old one (left out: faulty
+#     or stale) (no rebuild
+#     command): the very first status says rebuild of slot 1, member
+#     'rebuilding', done_stripes >= the recorded recovery offset (in
+#     stripes) and well above 0, i.e. it resumed and did not restart;
+#     the rebuild then ends ([UUU], last_job rebuild 0) while random-io
+#     writes and reads (no client error, model matches);
+#   - after a clean stop: superblocks clean with equal events, the new
+#     member active in slot 1 without a recovery offset; member-check with
+#     all members: data = model where md's layout puts it, parity = XOR;
+#     raid5ctl check: mismatch_cnt 0.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+start=$SECONDS
+
+slot=1
+md_create rr 3 48M --chunk 64K --assume-clean --bitmap none
+m=("${MEMBERS[@]}")
+geom=(--chunk "$MD_CHUNK" --layout "$MD_LAYOUT" --data-offset "$MD_DOFF")
+model=$tmpdir/model
+mapfile -t disks < <(disk_args "${m[@]}")
+
+echo "== fill the array, fail slot $slot, rebuild onto a blank file slowly"
+serve_ctl "$tmpdir/serve.log" -v -D nbdkit.backend.datapath=0 "${disks[@]}" \
+  sync-speed-min=4000 sync-speed-max=4000 || fail "the server did not start"
+next_seed
+"$RANDOM_IO" "$URI" auto --seed "$RIO_SEED" --ops 600 --threads 4 --chunk 64K \
+  --model-out "$model" || fail "random-io (fill)"
+ctl_ok fail "$slot"
+new=$tmpdir/rr.new
+truncate -s 48M "$new"
+ctl_ok rebuild "$slot" "$new"
+total=$(ctl_get 's["job"]["total_stripes"]')
+ctl_wait "s['job']['kind'] == 'rebuild' and s['job']['done_stripes'] >= 0.25 * $total" 30
+# Past a checkpoint (every 2 s or so), with room to spare before 60%.
+sleep 2.2
+seen=$(ctl_get 's["job"]["done_stripes"] if s["job"]["kind"] == "rebuild" else -1')
+crash_server
+echo "   killed at about $seen of $total stripes"
+(( seen > total / 5 && seen < total * 6 / 10 )) ||
+  fail "the rebuild was at $seen of $total stripes at the kill, not 20-60%"
+
+echo "== the superblocks after the kill"
+m2=("${m[@]}")
+m2[$slot]=$new
+md_show "${m2[@]}"
+mdadm --examine "$new" | grep -E 'Feature Map|Recovery Offset|Device Role' | sed 's/^/   /'
+[ "$(md_field "$new" 'Device Role')" = "Active device $slot" ] ||
+  fail "the new member's role: '$(md_field "$new" 'Device Role')'"
+fm=$(md_field "$new" 'Feature Map')
+(( (fm & 2) != 0 )) || fail "the new member's Feature Map ($fm) lacks the recovery offset bit"
+ro=$(md_field "$new" 'Recovery Offset')
+ro=${ro% sectors}
+[ -n "$ro" ] || fail "mdadm --examine shows no Recovery Offset on the new member"
+ro_stripes=$(( ro * 512 / 65536 ))
+echo "   recovery offset $ro sectors = $ro_stripes stripes (status saw $seen)"
+(( ro > 0 )) || fail "Recovery Offset is 0 after a rebuild at $seen of $total stripes"
+(( ro_stripes <= seen )) ||
+  fail "Recovery Offset ($ro_stripes stripes) is past where the rebuild was ($seen)"
+(( ro * 512 % 65536 == 0 )) || fail "Recovery Offset $ro is not a whole chunk"
+for f in "${m2[@]}"; do
+  [ "$(md_events "$f")" = "$(md_events "$new")" ] ||
+    fail "${f##*/}: events $(md_events "$f"), the new member $(md_events "$new")"
+done
+
+echo "== restart without a rebuild command: the rebuild resumes"
+echo "   (the old member listed too: it is faulty or stale, it must be left out)"
+mapfile -t disks2 < <(disk_args "${m2[@]}" "${m[$slot]}")
+serve_ctl "$tmpdir/restart.log" -v -D nbdkit.backend.datapath=0 "${disks2[@]}" \
+  sync-speed-min=4000 sync-speed-max=4000 || fail "the restart"
+first=$(/usr/bin/python3 "$CTL_PY" "$CTL_SOCK" get \
+  '"%s %d %s %s %s" % (s["job"]["kind"], s["job"]["done_stripes"], s["job"]["slot"], s["members"]['"$slot"']["state"], s["health"])')
+echo "   first status: $first"
+read -r k d sl st h <<<"$first"
+[ "$k" = rebuild ] && [ "$sl" = "$slot" ] && [ "$st" = rebuilding ] ||
+  fail "first status after the restart: '$first', expected a rebuild of slot $slot"
+(( d >= ro_stripes )) ||
+  fail "the rebuild restarted at $d stripes, below the recovery offset ($ro_stripes)"
+(( d <= ro_stripes + 64 )) ||
+  fail "the first status after the restart is at $d stripes, far past the recovery offset ($ro_stripes): not resumed from it?"
+grep -q "partly rebuilt" "$tmpdir/restart.log" || fail "no 'partly rebuilt' line in the log"
+grep -Eq "${m[$slot]}\) is (marked faulty|stale).*left out" "$tmpdir/restart.log" ||
+  fail "the old member was not left out (as faulty or stale)"
+[ "$(ctl_get 's["members"]['"$slot"']["path"]')" = "$new" ] ||
+  fail "slot $slot is not the new member: $(ctl_get 's["members"]['"$slot"']["path"]')"
+load_start "$model" 3
+ctl_progress rebuild 40 2
+ctl_wait "s['health'] == '[UUU]' and s['job']['kind'] == 'idle'" 10
+sleep 0.3
+load_stop
+stop_server
+
+echo "== after a clean stop"
+md_expect clean AAA "${m2[@]}"
+! mdadm --examine "$new" | grep -q 'Recovery Offset' ||
+  fail "the new member still has a recovery offset"
+member_check "${geom[@]}" --model "$model" "${m2[@]}"
+raid5ctl_clean "${m2[@]}"
+echo "$test_name: OK ($(( SECONDS - start )) s)"
