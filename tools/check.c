@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "array/array.h"
+#include "tools/check.h"
 #include "tools/json.h"
 #include "tools/progress.h"
 #include "tools/raid5ctl.h"
@@ -42,7 +43,9 @@ usage (bool repair)
 {
   const char *name = repair ? "repair" : "check";
 
-  printf ("usage: raid5ctl %s [--json] [--list N] DISK...\n\n", name);
+  printf ("usage: raid5ctl %s [--json] [--list N] DISK...\n"
+          "       raid5ctl %s --control SOCKET [--wait [--json] [--list N]]"
+          "\n\n", name, name);
   printf ("%s every stripe of an array whose members carry md superblocks "
           "(in any\norder; 'missing' is not allowed: a degraded array has "
           "no parity to check).\n", repair ? "Repair" : "Check");
@@ -53,6 +56,12 @@ usage (bool repair)
   printf ("\n  --json     the report as JSON\n"
           "  --list N   list at most N stripes (default %d)\n"
           "The members must not be served while this runs.\n", DEFAULT_LIST);
+  printf ("\nWith --control SOCKET, the server of the array (nbdkit raid5 "
+          "... control=SOCKET)\nruns the %s in the background while it "
+          "serves; --wait follows its\nprogress and prints the same report "
+          "(at most %d stripes listed).\n", name, ARRAY_FOUND_MAX);
+  printf ("Exit status: 0; 2 when a check found wrong parity; 1 on "
+          "error.\n");
 }
 
 static int
@@ -104,51 +113,66 @@ on_mismatch (void *opaque, const struct array_mismatch *mm)
 }
 
 static void
-report_text (const struct findings *f, const struct array_job_status *res)
+report_text (const struct check_result *r)
 {
   printf ("%s: %" PRIu64 " stripes checked, %" PRIu64 " with wrong parity, "
-          "mismatch_cnt %" PRIu64 "%s\n", tool_sub (), res->total,
-          res->last_stripes_bad, res->last_mismatches,
-          f->o->repair && res->last_stripes_bad ? " (parity rewritten)" : "");
-  for (unsigned i = 0; i < f->n; i++) {
-    const struct array_mismatch *m = &f->list[i];
+          "mismatch_cnt %" PRIu64 "%s\n", r->repair ? "repair" : "check",
+          r->stripes, r->stripes_bad, r->mismatches,
+          r->repair && r->stripes_bad ? " (parity rewritten)" : "");
+  for (unsigned i = 0; i < r->n; i++) {
+    const struct array_mismatch *m = &r->list[i];
 
     printf ("  stripe %" PRIu64 ": array bytes [%" PRIu64 ", %" PRIu64 "), "
             "parity on member %u from offset %" PRIu64 ", %u x 4 KiB "
             "wrong\n", m->stripe, m->array_off, m->array_off + m->array_len,
             m->parity, m->member_off, m->units);
   }
-  if (res->last_stripes_bad > f->n)
-    printf ("  ... and %" PRIu64 " more stripes (--list N shows more)\n",
-            res->last_stripes_bad - f->n);
+  if (r->stripes_bad > r->n)
+    printf ("  ... and %" PRIu64 " more stripes%s\n", r->stripes_bad - r->n,
+            r->more_listable ? " (--list N shows more)" : "");
 }
 
 static void
-report_json (const struct findings *f, const struct array_job_status *res)
+report_json (const struct check_result *r)
 {
   struct json j;
 
   json_init (&j, stdout);
   json_open (&j, NULL, '{');
-  json_str (&j, "action", tool_sub ());
-  json_u64 (&j, "stripes_checked", res->total);
-  json_u64 (&j, "stripes_bad", res->last_stripes_bad);
-  json_u64 (&j, "mismatch_sectors", res->last_mismatches);
-  json_bool (&j, "repaired", f->o->repair && res->last_stripes_bad > 0);
+  json_str (&j, "action", r->repair ? "repair" : "check");
+  json_u64 (&j, "stripes_checked", r->stripes);
+  json_u64 (&j, "stripes_bad", r->stripes_bad);
+  json_u64 (&j, "mismatch_sectors", r->mismatches);
+  json_bool (&j, "repaired", r->repair && r->stripes_bad > 0);
   json_open (&j, "mismatches", '[');
-  for (unsigned i = 0; i < f->n; i++) {
+  for (unsigned i = 0; i < r->n; i++) {
     json_open (&j, NULL, '{');
-    json_u64 (&j, "stripe", f->list[i].stripe);
-    json_u64 (&j, "array_offset", f->list[i].array_off);
-    json_u64 (&j, "array_length", f->list[i].array_len);
-    json_u64 (&j, "parity_member", f->list[i].parity);
-    json_u64 (&j, "member_offset", f->list[i].member_off);
-    json_u64 (&j, "units_4k", f->list[i].units);
+    json_u64 (&j, "stripe", r->list[i].stripe);
+    json_u64 (&j, "array_offset", r->list[i].array_off);
+    json_u64 (&j, "array_length", r->list[i].array_len);
+    json_u64 (&j, "parity_member", r->list[i].parity);
+    json_u64 (&j, "member_offset", r->list[i].member_off);
+    json_u64 (&j, "units_4k", r->list[i].units);
     json_close (&j, '}');
   }
   json_close (&j, ']');
   json_close (&j, '}');
   fputc ('\n', stdout);
+}
+
+void
+check_report (const struct check_result *r, bool json)
+{
+  if (json)
+    report_json (r);
+  else
+    report_text (r);
+}
+
+int
+check_status (const struct check_result *r)
+{
+  return !r->repair && r->stripes_bad ? 2 : TOOL_OK;
 }
 
 static int
@@ -157,6 +181,7 @@ run (const struct check_opts *o)
   struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO };
   struct findings f = { .o = o };
   struct array_job_status res;
+  struct check_result result;
   struct array_err err;
   struct array *a;
   int r;
@@ -177,13 +202,17 @@ run (const struct check_opts *o)
   if (r == 0)
     progress_finish (&f.prog, "");
   array_close (a);
+  result = (struct check_result) {
+    .repair = o->repair, .stripes = res.total,
+    .stripes_bad = res.last_stripes_bad, .mismatches = res.last_mismatches,
+    .list = f.list, .n = f.n, .more_listable = true,
+  };
   if (r == 0)
-    o->json ? report_json (&f, &res) : report_text (&f, &res);
+    check_report (&result, o->json);
   free (f.list);
   if (r < 0)
     return tool_error ("%s", err.msg);
-  /* Like a test: a check that finds wrong parity exits 2. */
-  return !o->repair && res.last_stripes_bad ? 2 : TOOL_OK;
+  return check_status (&result);
 }
 
 static int

@@ -30,14 +30,27 @@ progress_init (struct progress *p, const char *what, uint64_t step_bytes)
   };
 }
 
+void
+progress_resume (struct progress *p, uint64_t done)
+{
+  p->base = p->done = done;
+  p->start_ns = now_ns ();
+}
+
+/* Member bytes of this run. */
+static uint64_t
+run_bytes (const struct progress *p)
+{
+  return (p->done > p->base ? p->done - p->base : 0) * p->step_bytes;
+}
+
 /* Member bytes per second so far, 0 before any time has passed. */
 static uint64_t
 speed (const struct progress *p, uint64_t now)
 {
   double secs = (double) (now - p->start_ns) / 1e9;
 
-  return secs > 0 ? (uint64_t) ((double) (p->done * p->step_bytes) / secs)
-                  : 0;
+  return secs > 0 ? (uint64_t) ((double) run_bytes (p) / secs) : 0;
 }
 
 static void
@@ -73,16 +86,23 @@ progress_update (void *opaque, uint64_t done, uint64_t total)
 }
 
 void
+progress_clear (struct progress *p)
+{
+  if (p->drawn)
+    fputs ("\r\033[K", stderr);
+  p->drawn = false;
+}
+
+void
 progress_finish (struct progress *p, const char *note)
 {
   uint64_t now = now_ns ();
   char sz[32], sp[32];
 
-  if (p->drawn)
-    fputs ("\r\033[K", stderr);
+  progress_clear (p);
   fprintf (stderr, "raid5ctl %s: %s: %s of each member in %.1f s (%s/s per "
            "member)%s\n", tool_sub (), p->what,
-           tool_human (p->done * p->step_bytes, sz, sizeof sz),
+           tool_human (run_bytes (p), sz, sizeof sz),
            (double) (now - p->start_ns) / 1e9, tool_human (speed (p, now), sp,
                                                            sizeof sp), note);
 }

@@ -19,10 +19,17 @@ struct progress {
   bool drawn;                 /* a bar is on the screen */
   uint64_t start_ns, last_ns;
   uint64_t done, total;       /* steps */
+  uint64_t base;              /* steps done before this run (a job that
+                                 resumes): counted in the bar, not in the
+                                 speed or in the final line's size */
 };
 
 void progress_init (struct progress *p, const char *what,
                     uint64_t step_bytes) __attribute__((nonnull));
+
+/* The job resumes at step done: time and speed count from here. */
+void progress_resume (struct progress *p, uint64_t done)
+  __attribute__((nonnull));
 
 /* An array_progress_fn: opaque is the struct progress.  Redraws at most
  * five times a second.
@@ -30,9 +37,13 @@ void progress_init (struct progress *p, const char *what,
 void progress_update (void *opaque, uint64_t done, uint64_t total);
 
 /* Clear the bar and print "raid5ctl SUB: WHAT: SIZE of each member in
- * T s (SPEED per member)NOTE" on stderr; note may be "".
+ * T s (SPEED per member)NOTE" on stderr (SIZE: the steps since base);
+ * note may be "".
  */
 void progress_finish (struct progress *p, const char *note)
   __attribute__((nonnull));
+
+/* Clear the bar, if one is drawn (the job failed: no final line). */
+void progress_clear (struct progress *p) __attribute__((nonnull));
 
 #endif /* TOOLS_PROGRESS_H */

@@ -12,23 +12,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/ctl.h"
 #include "tools/raid5ctl.h"
 
 static const struct tool_cmd commands[] = {
   { "create", "write md v1.2 superblocks to new members and sync parity",
-    create_main },
+    create_main, false },
   { "examine", "show the md superblock of each member, as mdadm --examine",
-    examine_main },
+    examine_main, false },
   { "check", "count parity mismatches like md, and say where they are",
-    check_main },
-  { "repair", "rewrite wrong parity from the data", repair_main },
+    check_main, true },
+  { "repair", "rewrite wrong parity from the data", repair_main, true },
+  { "rebuild", "compute the member of a slot out of service (resumable)",
+    rebuild_main, true },
+  { "status", "a served array's state: health, job, speed, counters",
+    ctl_only_main, true },
+  { "fail", "take a member of a served array out of service",
+    ctl_only_main, true },
+  { "pause", "hold a served array's running job", ctl_only_main, true },
+  { "resume", "continue a served array's held job", ctl_only_main, true },
+  { "speed", "a served array's sync speed limits (min, max)",
+    ctl_only_main, true },
   { "layout", "draw which member holds each data and parity chunk",
-    layout_main },
-  { "map", "where an array byte (or range) lives on the members", map_main },
+    layout_main, false },
+  { "map", "where an array byte (or range) lives on the members", map_main,
+    false },
   { "explain", "what a read/write/zero/trim does on the members, and why",
-    explain_main },
+    explain_main, false },
   { "mkfs-hint", "mkfs.ext4/xfs stripe options and alignment for a geometry",
-    mkfs_hint_main },
+    mkfs_hint_main, false },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -168,17 +180,22 @@ static void
 usage (FILE *fp)
 {
   fprintf (fp,
-           "usage: raid5ctl COMMAND [OPTIONS] ...\n"
+           "usage: raid5ctl [--control SOCKET] COMMAND [OPTIONS] ...\n"
            "\n"
-           "Create and inspect nbdkit-raid5 arrays: RAID-5 members laid out "
-           "as Linux md\n"
-           "does, with md v1.2 superblocks (served by `nbdkit raid5 "
-           "disk=...`).\n"
+           "Create, inspect, check, repair and rebuild nbdkit-raid5 arrays: "
+           "RAID-5\nmembers laid out as Linux md does, with md v1.2 "
+           "superblocks (served by\n`nbdkit raid5 disk=...`).\n"
            "\n"
            "Commands:\n");
   for (size_t i = 0; i < NCOMMANDS; i++)
-    fprintf (fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf (fp, "  %-10s%s %s\n", commands[i].name,
+             commands[i].online ? "*" : " ", commands[i].summary);
   fprintf (fp,
+           "\n"
+           "* With --control SOCKET (before or after the command), the "
+           "server of the\narray carries it out: `nbdkit raid5 ... "
+           "control=SOCKET`.  Without it, check,\nrepair and rebuild work "
+           "on the members (nothing may serve them).\n"
            "\n"
            "`raid5ctl COMMAND --help` describes a command.  Sizes take a "
            "suffix\n"
@@ -195,33 +212,112 @@ find_command (const char *name)
   return NULL;
 }
 
+/* --control SOCKET or --control=SOCKET at argv[i]: how many words it
+ * takes (0: not that option), or -1 after an error line.
+ */
+static int
+control_opt (int argc, char **argv, int i, const char **path)
+{
+  if (strncmp (argv[i], "--control=", 10) == 0) {
+    *path = argv[i] + 10;
+    return 1;
+  }
+  if (strcmp (argv[i], "--control") != 0)
+    return 0;
+  if (i + 1 >= argc) {
+    tool_error ("option --control needs a value (the server's control "
+                "socket)");
+    return -1;
+  }
+  *path = argv[i + 1];
+  return 2;
+}
+
+/* Take --control out of a command's arguments (up to "--"). */
+static int
+take_control (int *argc, char **argv, const char **path)
+{
+  for (int i = 1, n; i < *argc && strcmp (argv[i], "--") != 0; ) {
+    if ((n = control_opt (*argc, argv, i, path)) < 0)
+      return TOOL_FAIL;
+    if (n == 0) {
+      i++;
+      continue;
+    }
+    memmove (&argv[i], &argv[i + n], (size_t) (*argc - i - n + 1) *
+             sizeof argv[0]);
+    *argc -= n;
+  }
+  return TOOL_OK;
+}
+
+static bool
+wants_help (int argc, char **argv)
+{
+  for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
+    if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
+      return true;
+  return false;
+}
+
+/* Run cmd with its arguments (argv[0] = its name). */
+static int
+run_command (const struct tool_cmd *cmd, const char *control, int argc,
+             char **argv)
+{
+  running = cmd->name;
+  if (cmd->online && take_control (&argc, argv, &control) != TOOL_OK)
+    return TOOL_FAIL;
+  if (control && !cmd->online)
+    return tool_error ("--control: only status, check, repair, rebuild, "
+                       "fail, pause, resume and speed talk to a server");
+  if (control && !wants_help (argc, argv))
+    return ctl_main (control, argc, argv);
+  return cmd->run (argc, argv);
+}
+
+static int
+help (int argc, char **argv)
+{
+  const struct tool_cmd *cmd;
+
+  if (argc > 2 && strcmp (argv[1], "help") == 0 &&
+      (cmd = find_command (argv[2])) != NULL) {
+    char *args[] = { argv[2], (char *) "--help", NULL };
+
+    return run_command (cmd, NULL, 2, args);
+  }
+  usage (stdout);
+  return TOOL_OK;
+}
+
 int
 main (int argc, char **argv)
 {
   const struct tool_cmd *cmd;
+  const char *control = NULL;
+  int first = 1, n;
 
+  while (first < argc &&
+         (n = control_opt (argc, argv, first, &control)) != 0) {
+    if (n < 0)
+      return TOOL_FAIL;
+    first += n;
+  }
+  argc -= first - 1;
+  argv += first - 1;
   if (argc < 2) {
     usage (stderr);
     return TOOL_FAIL;
   }
   if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ||
-      strcmp (argv[1], "help") == 0) {
-    if (argc > 2 && strcmp (argv[1], "help") == 0 &&
-        (cmd = find_command (argv[2])) != NULL) {
-      char *help[] = { argv[2], (char *) "--help", NULL };
-
-      running = cmd->name;
-      return cmd->run (2, help);
-    }
-    usage (stdout);
-    return TOOL_OK;
-  }
+      strcmp (argv[1], "help") == 0)
+    return help (argc, argv);
   if (strcmp (argv[1], "--version") == 0) {
     printf ("raid5ctl %s\n", PACKAGE_VERSION);
     return TOOL_OK;
   }
   if ((cmd = find_command (argv[1])) == NULL)
     return tool_error ("unknown command '%s' (see raid5ctl --help)", argv[1]);
-  running = cmd->name;
-  return cmd->run (argc - 1, argv + 1);
+  return run_command (cmd, control, argc - 1, argv + 1);
 }

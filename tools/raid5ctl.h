@@ -2,7 +2,8 @@
  *
  * raid5ctl.c holds main(): it picks the subcommand named by argv[1] from
  * its table and calls its run function with argv[0] = the subcommand's
- * name.  Each subcommand lives in its own file (create.c, examine.c, ...)
+ * name.  With --control SOCKET (before the subcommand, or among its
+ * arguments) a subcommand the server knows goes to ctl_main() instead.  Each subcommand lives in its own file (create.c, examine.c, ...)
  * and parses its own options with tool_getopt().
  *
  * Conventions every subcommand keeps:
@@ -28,6 +29,7 @@ struct tool_cmd {
   const char *name;
   const char *summary;        /* one line for raid5ctl --help */
   int (*run) (int argc, char **argv);   /* returns an exit status */
+  bool online;                /* with --control, a server runs it (ctl.h) */
 };
 
 /* The subcommands (one file each). */
@@ -35,6 +37,7 @@ int create_main (int argc, char **argv);
 int examine_main (int argc, char **argv);
 int check_main (int argc, char **argv);
 int repair_main (int argc, char **argv);
+int rebuild_main (int argc, char **argv);
 int layout_main (int argc, char **argv);       /* teaching: teach.h */
 int map_main (int argc, char **argv);
 int explain_main (int argc, char **argv);

@@ -1,0 +1,286 @@
+/* tools/ctl.c -- raid5ctl --control SOCKET COMMAND: parse the command's
+ * options, send the command line, print the reply (see ctl.h).
+ *
+ * The line sent is the server's own syntax; raid5ctl checks what it can
+ * first (options, slot numbers, sizes), makes a PATH absolute (the
+ * server's working directory is not ours) and refuses white space in it
+ * (the protocol splits words on it).
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/ctl.h"
+#include "tools/raid5ctl.h"
+
+/* Options a command may take. */
+enum {
+  OPT_JSON = 1, OPT_WAIT = 2, OPT_LIST = 4, OPT_SLOT = 8, OPT_NEW = 16,
+  OPT_MIN = 32, OPT_MAX = 64,
+};
+static const char *const opt_names[] = {
+  "--json", "--wait", "--list", "--slot", "--new", "--min", "--max",
+};
+
+struct ctl_cmd {
+  const char *name;
+  unsigned opts;              /* OPT_* allowed */
+  unsigned args;              /* positional arguments at most */
+  const char *synopsis;       /* after "raid5ctl NAME --control SOCKET" */
+  const char *text;           /* the rest of --help, for the server-only */
+};
+
+static const struct ctl_cmd cmds[] = {
+  { "status", OPT_JSON, 0, "[--json]",
+    "The state of the array as the server sees it: health ([UUU] as md\n"
+    "shows it), members, the running job's progress and speed, the sync\n"
+    "speed limits, the last job's result and the request counters; with\n"
+    "--json, one JSON object.\n" },
+  { "check", OPT_WAIT | OPT_JSON | OPT_LIST, 0,
+    "[--wait [--json] [--list N]]", NULL },
+  { "repair", OPT_WAIT | OPT_JSON | OPT_LIST, 0,
+    "[--wait [--json] [--list N]]", NULL },
+  { "rebuild", OPT_WAIT | OPT_SLOT | OPT_NEW, 2, "[--wait] SLOT [PATH]",
+    NULL },
+  { "fail", OPT_SLOT, 1, "SLOT",
+    "Take the member in SLOT out of service by hand (md's --fail): it is\n"
+    "marked faulty in the other members' superblocks and the array goes\n"
+    "on degraded.  Put a member back with raid5ctl rebuild --control.\n" },
+  { "pause", 0, 0, "",
+    "Hold the running job (resync, check, repair, rebuild) where it is;\n"
+    "raid5ctl resume continues it.\n" },
+  { "resume", 0, 0, "", "Continue the job that raid5ctl pause held.\n" },
+  { "speed", OPT_MIN | OPT_MAX, 0, "[--min SIZE] [--max SIZE]",
+    "Set the sync speed limits of resync, check, repair and rebuild, per\n"
+    "member and second (md's sync_speed_min and sync_speed_max): a job runs\n"
+    "at up to max while clients are idle and at min while they are busy.\n"
+    "A bare number is KiB (per second); suffixes K, M, G.  Without options,\n"
+    "print the limits.\n" },
+};
+#define NCMDS (sizeof cmds / sizeof cmds[0])
+
+/* What the command line said. */
+struct ctl_args {
+  const struct ctl_cmd *cmd;
+  unsigned given;             /* OPT_* seen */
+  bool json, wait;
+  unsigned list;
+  const char *slot, *path;
+  uint64_t min_kib, max_kib;
+};
+
+static const struct ctl_cmd *
+find (const char *name)
+{
+  for (size_t i = 0; i < NCMDS; i++)
+    if (strcmp (cmds[i].name, name) == 0)
+      return &cmds[i];
+  return NULL;
+}
+
+bool
+ctl_knows (const char *command)
+{
+  return find (command) != NULL;
+}
+
+static void
+usage (const struct ctl_cmd *c)
+{
+  printf ("usage: raid5ctl %s --control SOCKET%s%s\n"
+          "       raid5ctl --control SOCKET %s%s%s\n\n%s"
+          "\nSOCKET is the control socket of the server of the array "
+          "(nbdkit raid5 ...\ncontrol=SOCKET).\n", c->name,
+          *c->synopsis ? " " : "", c->synopsis, c->name,
+          *c->synopsis ? " " : "", c->synopsis, c->text);
+}
+
+int
+ctl_only_main (int argc, char **argv)
+{
+  const struct ctl_cmd *c = find (argv[0]);
+
+  for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
+    if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0) {
+      usage (c);
+      return TOOL_OK;
+    }
+  return tool_error ("needs --control SOCKET: a server of the array does "
+                     "this (nbdkit raid5 ... control=SOCKET)");
+}
+
+/* A speed limit: a size per second, at least 1 KiB. */
+static int
+parse_kib (const char *opt, const char *arg, uint64_t *kib)
+{
+  uint64_t bytes;
+
+  if (tool_parse_size (arg, 1024, &bytes) < 0 || bytes < 1024)
+    return tool_error ("%s %s: not a speed (KiB per second and member, or "
+                       "a size with K, M or G; at least 1K)", opt, arg);
+  *kib = bytes / 1024;
+  return TOOL_OK;
+}
+
+static int
+parse_list (const char *arg, unsigned *list)
+{
+  char *end;
+  unsigned long n = strtoul (arg, &end, 10);
+
+  if (*arg < '0' || *arg > '9' || *end != '\0' || n > UINT_MAX)
+    return tool_error ("--list %s: not a number", arg);
+  *list = (unsigned) n;
+  return TOOL_OK;
+}
+
+static int
+take_option (struct ctl_args *a, int c, const char *arg)
+{
+  switch (c) {
+  case 'j': a->given |= OPT_JSON; a->json = true; return TOOL_OK;
+  case 'w': a->given |= OPT_WAIT; a->wait = true; return TOOL_OK;
+  case 'l': a->given |= OPT_LIST; return parse_list (arg, &a->list);
+  case 's': a->given |= OPT_SLOT; a->slot = arg; return TOOL_OK;
+  case 'n': a->given |= OPT_NEW; a->path = arg; return TOOL_OK;
+  case 'm': a->given |= OPT_MIN; return parse_kib ("--min", arg, &a->min_kib);
+  case 'M': a->given |= OPT_MAX; return parse_kib ("--max", arg, &a->max_kib);
+  default: return TOOL_FAIL;
+  }
+}
+
+static int
+parse_options (int argc, char **argv, struct ctl_args *a)
+{
+  static const struct option longopts[] = {
+    { "json", no_argument, NULL, 'j' },
+    { "wait", no_argument, NULL, 'w' },
+    { "list", required_argument, NULL, 'l' },
+    { "slot", required_argument, NULL, 's' },
+    { "new", required_argument, NULL, 'n' },
+    { "min", required_argument, NULL, 'm' },
+    { "max", required_argument, NULL, 'M' },
+    { NULL, 0, NULL, 0 },
+  };
+  unsigned bad;
+  int c;
+
+  while ((c = tool_getopt (argc, argv, "", longopts)) != -1)
+    if (take_option (a, c, optarg) != TOOL_OK)
+      return TOOL_FAIL;
+  if ((bad = a->given & ~a->cmd->opts) != 0)
+    return tool_error ("%s is not an option of %s with --control (see "
+                       "raid5ctl %s --help)",
+                       opt_names[__builtin_ctz (bad)], a->cmd->name,
+                       a->cmd->name);
+  if ((a->json || (a->given & OPT_LIST)) && !a->wait &&
+      a->cmd->opts & OPT_WAIT)
+    return tool_error ("--json and --list report a finished job: they "
+                       "need --wait");
+  return TOOL_OK;
+}
+
+/* SLOT [PATH] as arguments, or --slot and --new. */
+static int
+parse_args (int argc, char **argv, struct ctl_args *a)
+{
+  int n = argc - optind;
+
+  if ((unsigned) n > a->cmd->args)
+    return tool_error ("unexpected argument '%s' (see raid5ctl %s --help)",
+                       argv[optind + (int) a->cmd->args], a->cmd->name);
+  if (n > 0 && a->slot)
+    return tool_error ("the slot is given twice (--slot %s and %s)",
+                       a->slot, argv[optind]);
+  if (n > 0)
+    a->slot = argv[optind];
+  if (n > 1 && a->path)
+    return tool_error ("the new member is given twice (--new %s and %s)",
+                       a->path, argv[optind + 1]);
+  if (n > 1)
+    a->path = argv[optind + 1];
+  if (a->cmd->args > 0 && a->slot == NULL)
+    return tool_error ("which slot? (usage: raid5ctl %s --control SOCKET "
+                       "%s)", a->cmd->name, a->cmd->synopsis);
+  if (a->slot && (strspn (a->slot, "0123456789") != strlen (a->slot) ||
+                  !*a->slot || strlen (a->slot) > 2 ||
+                  atoi (a->slot) >= R5_MAX_MEMBERS))
+    return tool_error ("slot '%s': not a slot number (0 to %d)", a->slot,
+                       R5_MAX_MEMBERS - 1);
+  return TOOL_OK;
+}
+
+/* PATH as the server must see it: absolute, one word. */
+static int
+server_path (const char *path, char *out, size_t len)
+{
+  char cwd[PATH_MAX];
+
+  if (strpbrk (path, " \t\r\n"))
+    return tool_error ("%s: the control protocol cannot carry white space "
+                       "in a path", path);
+  if (path[0] != '/' && getcwd (cwd, sizeof cwd) == NULL)
+    return tool_error ("%s: cannot make it absolute: %m", path);
+  if ((size_t) snprintf (out, len, "%s%s%s", path[0] == '/' ? "" : cwd,
+                         path[0] == '/' ? "" : "/", path) >= len)
+    return tool_error ("%s: path too long", path);
+  return TOOL_OK;
+}
+
+/* The command line the server understands. */
+static int
+compose (const struct ctl_args *a, char *line, size_t len)
+{
+  char path[PATH_MAX + 8] = "";
+  int n = snprintf (line, len, "%s", a->cmd->name);
+
+  if (a->path && server_path (a->path, path, sizeof path) != TOOL_OK)
+    return TOOL_FAIL;
+  if (a->json && !a->wait)
+    n += snprintf (line + n, len - (size_t) n, " --json");
+  if (a->slot)
+    n += snprintf (line + n, len - (size_t) n, " %d%s%s", atoi (a->slot),
+                   *path ? " " : "", path);
+  if (a->min_kib)
+    n += snprintf (line + n, len - (size_t) n, " --min %" PRIu64, a->min_kib);
+  if (a->max_kib)
+    n += snprintf (line + n, len - (size_t) n, " --max %" PRIu64, a->max_kib);
+  return TOOL_OK;
+}
+
+static enum array_job_kind
+job_of (const struct ctl_cmd *c)
+{
+  return strcmp (c->name, "check") == 0 ? ARRAY_JOB_CHECK
+    : strcmp (c->name, "repair") == 0 ? ARRAY_JOB_REPAIR : ARRAY_JOB_REBUILD;
+}
+
+int
+ctl_main (const char *path, int argc, char **argv)
+{
+  struct ctl_args a = { .cmd = find (argv[0]), .list = ARRAY_FOUND_MAX };
+  char line[PATH_MAX + 64], *reply;
+  int r;
+
+  if (a.cmd == NULL)
+    return tool_error ("not a command of the control socket (status, "
+                       "check, repair, rebuild, fail, pause, resume, speed)");
+  if (parse_options (argc, argv, &a) != TOOL_OK ||
+      parse_args (argc, argv, &a) != TOOL_OK ||
+      compose (&a, line, sizeof line) != TOOL_OK ||
+      ctl_request (path, line, &reply) != TOOL_OK)
+    return TOOL_FAIL;
+  r = ctl_reply (reply, a.wait && a.json ? stderr : stdout);
+  free (reply);
+  if (r != TOOL_OK || !a.wait)
+    return r;
+  fflush (stdout);
+  return ctl_wait (&(struct ctl_wait) {
+      .path = path, .kind = job_of (a.cmd), .json = a.json, .list = a.list,
+      .slot = a.slot ? (unsigned) atoi (a.slot) : 0 });
+}

@@ -1,0 +1,396 @@
+/* tools/rebuild.c -- raid5ctl rebuild (offline): put a new member into
+ * the slot that is out of service and compute its chunks from the
+ * others, or continue such a rebuild after an interruption.
+ *
+ * The array is opened from its members' md superblocks (any order; the
+ * old member of the slot left out or "missing").  Everything is checked
+ * before anything is written: the slot must be the one out of service,
+ * the new disk big enough, not one of the members, not served (its lock),
+ * and free of other arrays' superblocks (unless --force).  Then
+ * array_rebuild_start() writes the new member's superblock, naming it in
+ * the slot and recovering (md's recovery_offset), and the job runs here.
+ * Progress reaches the superblock every few seconds, so a killed rebuild
+ * resumes where it was: rerun without --new.
+ *
+ * --control SOCKET hands the command to a server instead (ctl.c).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "array/array.h"
+#include "raid/mdsb.h"
+#include "tools/disk.h"
+#include "tools/progress.h"
+#include "tools/raid5ctl.h"
+
+struct rebuild_opts {
+  int slot;                   /* -1 until given */
+  const char *new_path;       /* NULL: continue a rebuild */
+  bool force;
+  uint64_t max_kib;           /* per member and second; 0: no limit */
+  unsigned n;
+  const char *disks[R5_MAX_MEMBERS];
+};
+
+/* The running rebuild, for the progress callback. */
+struct run {
+  const struct rebuild_opts *o;
+  struct progress prog;
+  struct disk_md wipe[3];     /* --force: old superblocks to zero */
+  int nwipe;
+};
+
+static void
+usage (void)
+{
+  printf (
+"usage: raid5ctl rebuild --slot K [--new PATH] [--force] [--max-speed SIZE]\n"
+"                        DISK...\n"
+"       raid5ctl rebuild --control SOCKET [--wait] SLOT [PATH]\n"
+"\n"
+"Rebuild slot K of an array whose members carry md superblocks, offline\n"
+"(nothing may serve the members).  DISK... are its members in any order;\n"
+"the slot's old member may be left out or given as 'missing'.\n"
+"\n"
+"  --slot K          the slot to rebuild; it must be the one out of service\n"
+"  --new PATH        the file or block device that takes the slot: it gets\n"
+"                    a superblock at once, then each stripe's chunk of the\n"
+"                    slot is computed from the others.  Without --new, a\n"
+"                    rebuild that was interrupted continues where its\n"
+"                    member's superblock says (md's recovery_offset); give\n"
+"                    that member among DISK...\n"
+"  --force           use a PATH holding an md superblock of another array\n"
+"  --max-speed SIZE  at most SIZE per second of each member (bare: KiB)\n"
+"\n"
+"Progress is kept in the new member's superblock every few seconds, so an\n"
+"interrupted rebuild resumes.  Afterwards the slot is active (mdadm\n"
+"--examine agrees) and raid5ctl check reports mismatch_cnt 0.\n"
+"\n"
+"With --control SOCKET, the server of the array (nbdkit raid5 ...\n"
+"control=SOCKET) rebuilds SLOT while it serves: onto PATH, or without it\n"
+"onto its hot spare (spare=PATH) or the member that was in the slot (a\n"
+"re-add).  The slot must be out of service (raid5ctl fail).  --slot and\n"
+"--new work there too; --wait follows the rebuild to its end.\n");
+}
+
+static int
+take_option (struct rebuild_opts *o, int c, const char *arg)
+{
+  uint64_t v;
+  char *end;
+
+  switch (c) {
+  case 'h': usage (); exit (TOOL_OK);
+  case 's':
+    v = strtoull (arg, &end, 10);
+    if (*arg < '0' || *arg > '9' || *end || v >= R5_MAX_MEMBERS)
+      return tool_error ("--slot %s: not a slot number (0 to %d)", arg,
+                         R5_MAX_MEMBERS - 1);
+    o->slot = (int) v;
+    return TOOL_OK;
+  case 'n': o->new_path = arg; return TOOL_OK;
+  case 'f': o->force = true; return TOOL_OK;
+  case 'x':
+    if (tool_parse_size (arg, 1024, &v) < 0 || v < 1024)
+      return tool_error ("--max-speed %s: not a speed (at least 1K)", arg);
+    o->max_kib = v / 1024;
+    return TOOL_OK;
+  default: return TOOL_FAIL;
+  }
+}
+
+static int
+parse (int argc, char **argv, struct rebuild_opts *o)
+{
+  static const struct option longopts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "slot", required_argument, NULL, 's' },
+    { "new", required_argument, NULL, 'n' },
+    { "force", no_argument, NULL, 'f' },
+    { "max-speed", required_argument, NULL, 'x' },
+    { NULL, 0, NULL, 0 },
+  };
+  int c;
+
+  while ((c = tool_getopt (argc, argv, "h", longopts)) != -1)
+    if (take_option (o, c, optarg) != TOOL_OK)
+      return TOOL_FAIL;
+  if (o->slot < 0)
+    return tool_error ("which slot? --slot K is needed (see raid5ctl "
+                       "rebuild --help)");
+  if (argc - optind < 2 || argc - optind > R5_MAX_MEMBERS)
+    return tool_error ("%d disk%s given: give the array's members (all "
+                       "but the slot's old one, at least)", argc - optind,
+                       argc - optind == 1 ? "" : "s");
+  for (o->n = 0; optind < argc; o->n++)
+    o->disks[o->n] = argv[optind++];
+  return TOOL_OK;
+}
+
+/* Log lines of array_open() are held back until every check passed, so
+ * that a refusal is one line.
+ */
+static char held[4][ARRAY_ERR_LEN];
+static unsigned nheld;
+
+static void
+on_log (enum array_log_level level, const char *msg)
+{
+  if (level != ARRAY_LOG_ERROR)
+    return;
+  if (nheld < 4)
+    snprintf (held[nheld++], sizeof held[0], "%s", msg);
+  else
+    fprintf (stderr, "raid5ctl %s: %s\n", tool_sub (), msg);
+}
+
+static void
+release_log (void)
+{
+  for (unsigned i = 0; i < nheld; i++)
+    fprintf (stderr, "raid5ctl %s: %s\n", tool_sub (), held[i]);
+  nheld = 4;                  /* from now on, say it at once */
+}
+
+static int
+open_array (const struct rebuild_opts *o, struct array **a)
+{
+  struct array_config cfg = { .metadata = ARRAY_META_AUTO };
+  struct array_err err;
+
+  cfg.members = o->n < R5_MIN_MEMBERS ? R5_MIN_MEMBERS : o->n;
+  for (unsigned i = 0; i < o->n; i++)
+    cfg.paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
+  if (array_open (&cfg, on_log, a, &err) < 0)
+    return tool_error ("%s", err.msg);
+  return TOOL_OK;
+}
+
+/* The slot out of service, or -1. */
+static int
+slot_out (struct array *a)
+{
+  for (unsigned s = 0; s < array_geom (a)->members; s++)
+    if (array_member_state (a, s) != MEMBER_ACTIVE)
+      return (int) s;
+  return -1;
+}
+
+/* Is slot K the one to rebuild, and is --new right for its state? */
+static int
+check_slot (struct array *a, const struct rebuild_opts *o)
+{
+  unsigned k = (unsigned) o->slot, n = array_geom (a)->members;
+  int out = slot_out (a);
+
+  if (k >= n)
+    return tool_error ("--slot %u: the array has slots 0 to %u", k, n - 1);
+  if (out < 0)
+    return tool_error ("slot %u (%s) is in service, as every slot is: "
+                       "nothing to rebuild", k, array_member_path (a, k));
+  if (out != (int) k)
+    return tool_error ("slot %u (%s) is in service; slot %d is the one out "
+                       "of service", k, array_member_path (a, k), out);
+  if (array_member_state (a, k) == MEMBER_REBUILDING && o->new_path)
+    return tool_error ("slot %u is partly rebuilt onto %s: leave out --new "
+                       "to continue that rebuild", k,
+                       array_member_path (a, k));
+  if (array_member_state (a, k) != MEMBER_REBUILDING && !o->new_path)
+    return tool_error ("slot %u has no member to rebuild onto: give --new "
+                       "PATH (or, to continue an interrupted rebuild, its "
+                       "member among the disks)", k);
+  return TOOL_OK;
+}
+
+/* The md identity (set UUID) of the first member given. */
+static int
+array_uuid (const struct rebuild_opts *o, char uuid[36])
+{
+  struct disk d;
+  char block[MD_SB_BLOCK], name[33];
+  int r = -ENOENT;
+
+  for (unsigned i = 0; i < o->n && r < 0; i++) {
+    if (strcmp (o->disks[i], "missing") == 0 ||
+        disk_open_ro (&d, o->disks[i]) < 0)
+      continue;
+    if ((r = disk_read_sb (d.fd, d.size, block)) == 1)
+      disk_sb_identity (block, uuid, name);
+    r = r == 1 ? 0 : -ENOENT;
+    disk_close (&d);
+  }
+  return r;
+}
+
+static int
+refuse_foreign (const char *path, const char *version, const void *block)
+{
+  char uuid[36], name[33];
+
+  if (version[0] == '0')
+    return tool_error ("%s holds an md superblock (v0.90) (--force "
+                       "overwrites it)", path);
+  disk_sb_identity (block, uuid, name);
+  return tool_error ("%s holds an md superblock (v%s) of another array "
+                     "(UUID %s, name '%s') (--force overwrites it)", path,
+                     version, uuid, name);
+}
+
+/* 1 if the disk holds a v1.2 superblock of another array, else 0 (none,
+ * or this array's: an old member), or -errno.
+ */
+static int
+foreign_sb (const struct rebuild_opts *o, const struct disk *d, char *block)
+{
+  char mine[36], theirs[36], name[33];
+  int r = disk_read_sb (d->fd, d->size, block);
+
+  if (r != 1)
+    return r;
+  if (array_uuid (o, mine) < 0)
+    return 1;
+  disk_sb_identity (block, theirs, name);
+  return strcmp (mine, theirs) != 0;
+}
+
+/* The new disk may carry this array's superblock, but not another
+ * array's, nor one of another version (wiped with --force).
+ */
+static int
+check_new (struct run *run, const char *path)
+{
+  char block[MD_SB_BLOCK];
+  struct disk d;
+  int r, n = 0;
+
+  if ((r = disk_open_ro (&d, path)) < 0)
+    return tool_error ("%s: %s", path, disk_strerror (r));
+  if ((r = foreign_sb (run->o, &d, block)) == 0)
+    r = n = disk_find_other_md (d.fd, d.size, run->wipe, block);
+  disk_close (&d);
+  if (r < 0)
+    return tool_error ("%s: cannot read it: %s", path, strerror (-r));
+  run->nwipe = n;
+  if (r > 0 && !run->o->force)
+    return refuse_foreign (path, n > 0 ? run->wipe[0].version : "1.2",
+                           block);
+  return TOOL_OK;
+}
+
+/* --force: zero the old superblocks the rebuild does not overwrite. */
+static int
+wipe_old (const struct run *run, const struct r5_geom *g)
+{
+  static const char zero[4096];
+  const char *path = run->o->new_path;
+  int fd = run->nwipe > 0 ? open (path, O_WRONLY | O_CLOEXEC) : -1;
+
+  if (run->nwipe > 0 && fd == -1)
+    return tool_error ("%s: cannot open it to wipe old superblocks: %m",
+                       path);
+  for (int i = 0; i < run->nwipe; i++) {
+    uint64_t off = run->wipe[i].offset;
+
+    if (off + 4096 > g->data_offset && off < g->data_offset + g->member_data)
+      continue;               /* the rebuild writes there */
+    if (pwrite (fd, zero, sizeof zero, (off_t) off) != (ssize_t) sizeof zero)
+      return close (fd), tool_error ("%s: wiping the v%s superblock: %m",
+                                     path, run->wipe[i].version);
+  }
+  if (fd >= 0)
+    close (fd);
+  return TOOL_OK;
+}
+
+/* array_progress_fn: the bar, and --max-speed. */
+static void
+on_progress (void *opaque, uint64_t done, uint64_t total)
+{
+  struct run *run = opaque;
+  struct progress *p = &run->prog;
+  uint64_t bytes, due_ns, now_ns;
+  struct timespec ts;
+
+  progress_update (p, done, total);
+  if (run->o->max_kib == 0 || done <= p->base)
+    return;
+  bytes = (done - p->base) * p->step_bytes;
+  due_ns = p->start_ns + bytes / 1024 * 1000000000ULL / run->o->max_kib;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  now_ns = (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+  if (due_ns > now_ns) {
+    ts = (struct timespec) { (time_t) ((due_ns - now_ns) / 1000000000),
+                             (long) ((due_ns - now_ns) % 1000000000) };
+    nanosleep (&ts, NULL);
+  }
+}
+
+/* Start (or find) the rebuild of slot K; nothing is written on error. */
+static int
+start (struct array *a, struct run *run)
+{
+  const struct rebuild_opts *o = run->o;
+  struct array_err err;
+
+  if (check_slot (a, o) != TOOL_OK ||
+      (o->new_path && check_new (run, o->new_path) != TOOL_OK))
+    return TOOL_FAIL;
+  if (o->new_path &&
+      array_rebuild_start (a, (unsigned) o->slot, o->new_path, &err) < 0)
+    return tool_error ("%s", err.msg);
+  release_log ();
+  return o->new_path ? wipe_old (run, array_geom (a)) : TOOL_OK;
+}
+
+static int
+run_job (struct array *a, struct run *run)
+{
+  struct array_job_status st;
+  struct array_err err;
+  char note[96] = "";
+
+  array_job_status (a, &st);
+  progress_init (&run->prog, "rebuild", array_geom (a)->chunk);
+  progress_resume (&run->prog, st.done);
+  if (st.done > 0)
+    snprintf (note, sizeof note, " (resumed at stripe %" PRIu64 " of %"
+              PRIu64 ")", st.done, st.total);
+  if (array_job_run (a, ARRAY_JOB_REBUILD, on_progress, NULL, run,
+                     &err) < 0) {
+    progress_clear (&run->prog);
+    return tool_error ("%s", err.msg);
+  }
+  progress_finish (&run->prog, note);
+  return TOOL_OK;
+}
+
+int
+rebuild_main (int argc, char **argv)
+{
+  struct rebuild_opts o = { .slot = -1 };
+  struct run run = { .o = &o };
+  struct array *a = NULL;
+  char path[4096] = "";
+  int r;
+
+  nheld = 0;
+  if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
+    return TOOL_FAIL;
+  if ((r = start (a, &run)) == TOOL_OK)
+    r = run_job (a, &run);
+  if (r == TOOL_OK)
+    snprintf (path, sizeof path, "%s", array_member_path (a, (unsigned) o.slot));
+  array_close (a);
+  if (r == TOOL_OK)
+    printf ("rebuild: slot %d (%s) is active: the array has all its "
+            "members\n", o.slot, path);
+  return r;
+}
