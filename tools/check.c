@@ -53,15 +53,16 @@ usage (bool repair)
           ? "Wrong parity is rewritten from the data; data is never changed."
           : "Nothing is written.  The count is md's mismatch_cnt (512-byte\n"
             "sectors, 8 per wrong 4 KiB unit); each stripe found is listed.");
-  printf ("\n  --json     the report as JSON\n"
-          "  --list N   list at most N stripes (default %d)\n"
+  printf ("\n  --json       the report as JSON\n"
+          "  --list N     list at most N stripes (default %d)\n"
+          "  -h, --help   this text\n"
           "The members must not be served while this runs.\n", DEFAULT_LIST);
   printf ("\nWith --control SOCKET, the server of the array (nbdkit raid5 "
-          "... control=SOCKET)\nruns the %s in the background while it "
-          "serves; --wait follows its\nprogress and prints the same report "
-          "(at most %d stripes listed).\n", name, ARRAY_FOUND_MAX);
-  printf ("Exit status: 0; 2 when a check found wrong parity; 1 on "
-          "error.\n");
+          "...\ncontrol=SOCKET) runs the %s in the background while it "
+          "serves; --wait\nfollows its progress and prints the same "
+          "report (at most %d stripes).\n", name, ARRAY_FOUND_MAX);
+  printf ("\nExit status: 0%s; 1 on an error or a stopped job.\n",
+          repair ? "" : "; 2 when wrong parity was found");
 }
 
 static int

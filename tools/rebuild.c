@@ -69,6 +69,7 @@ usage (void)
 "                    that member among DISK...\n"
 "  --force           use a PATH holding an md superblock of another array\n"
 "  --max-speed SIZE  at most SIZE per second of each member (bare: KiB)\n"
+"  -h, --help        this text\n"
 "\n"
 "Progress is kept in the new member's superblock every few seconds, so an\n"
 "interrupted rebuild resumes.  Afterwards the slot is active (mdadm\n"
@@ -78,7 +79,9 @@ usage (void)
 "control=SOCKET) rebuilds SLOT while it serves: onto PATH, or without it\n"
 "onto its hot spare (spare=PATH) or the member that was in the slot (a\n"
 "re-add).  The slot must be out of service (raid5ctl fail).  --slot and\n"
-"--new work there too; --wait follows the rebuild to its end.\n");
+"--new work there too; --wait follows the rebuild to its end.\n"
+"\n"
+"Exit status: 0 when the slot is in service again; 1 otherwise.\n");
 }
 
 static int
