@@ -70,9 +70,11 @@ run "$top/build/tools/raid5ctl" examine "$work/disk1.img" | grep -E 'Raid Device
 attach_trap
 # On failure, show what the server said.
 ATTACH_ON_FAILURE='echo "--- nbdkit log:" >&2; cat "$work/nbdkit.log" >&2'
-args=("$plugin" "${disks[@]}")
+ctl=$work/control.sock
+args=("$plugin" "${disks[@]}" control=$ctl)
 
 step "Serve the three images as one RAID-5 over NBD (a unix socket)"
+say "control=$ctl lets raid5ctl watch and steer the running array."
 say "The superblocks say everything (chunk ${CHUNK_KIB}K, md's left-symmetric"
 say "layout, each member's slot): no geometry parameters, any disk= order.  Each"
 say "stripe holds $((N - 1)) data chunks and 1 parity chunk, and the parity chunk"
@@ -125,6 +127,30 @@ run ls -l "$mnt"
 run df -h "$mnt"
 (cd "$mnt" && find . -type f -print0 | sort -z | xargs -0 sha256sum) > "$work/sums"
 say "Recorded the sha256 of every file ($(wc -l < "$work/sums") files)."
+
+r5ctl="$top/build/tools/raid5ctl"
+step "Watch it and look after it: status, a check, a member failing, a rebuild"
+say "md-style status through the control socket ([UUU]: all members in service):"
+run "$r5ctl" --control "$ctl" status
+say "A check reads every stripe and compares parity with the XOR of the data"
+say "(md's check; it counts mismatches in sectors and says where they are):"
+run "$r5ctl" --control "$ctl" check --wait
+say "Now member 1 dies (here: taken out by hand, as mdadm --fail does)."
+run "$r5ctl" --control "$ctl" fail 1
+run "$r5ctl" --control "$ctl" status
+say "Files still read: member 1's chunks are rebuilt from the others on the fly."
+run cat "$mnt/hello.txt"
+say "A new blank disk takes slot 1 and is rebuilt while the array is in use:"
+run truncate -s $SIZE "$work/disk1-new.img"
+run "$r5ctl" --control "$ctl" rebuild 1 "$work/disk1-new.img" --wait
+run "$r5ctl" --control "$ctl" status
+rm -f "$work/disk1.img"        # the failed member; slot 1 is disk1-new.img now
+mv "$work/disk1-new.img" "$work/disk1.img"   # the server keeps its open file
+if (cd "$mnt" && sha256sum --quiet -c "$work/sums"); then
+    say "all $(wc -l < "$work/sums") files still match"
+else
+    say "MISMATCH after the rebuild"; exit 1
+fi
 
 step "Unmount, detach, stop the server"
 echo "    \$ umount $mnt"
