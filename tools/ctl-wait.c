@@ -134,6 +134,18 @@ outcome (const struct ctl_wait *w, const struct job_view *v)
   return 1;
 }
 
+/* Why a job stopped, in words (r < 0, from last_job.result). */
+static const char *
+why_stopped (const struct ctl_wait *w, int64_t r)
+{
+  if (r == -ENODEV)
+    return "the array became degraded";
+  if (r == -ECANCELED)
+    return w->kind == ARRAY_JOB_REBUILD ? "the new member failed"
+      : "a rebuild took over";
+  return strerror ((int) -r);
+}
+
 static int
 result (const struct ctl_wait *w, const struct job_view *v,
         struct progress *p)
@@ -152,7 +164,7 @@ result (const struct ctl_wait *w, const struct job_view *v,
                        "lost (see raid5ctl status)", name, v->last_kind);
   return tool_error ("the %s stopped after %" PRIu64 " of %" PRIu64
                      " stripes: %s", name, v->done, v->total,
-                     strerror ((int) -r));
+                     why_stopped (w, r));
 }
 
 static void

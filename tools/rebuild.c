@@ -239,12 +239,15 @@ refuse_foreign (const char *path, const char *version, const void *block)
   char uuid[36], name[33];
 
   if (version[0] == '0')
-    return tool_error ("%s holds an md superblock (v0.90) (--force "
-                       "overwrites it)", path);
+    return tool_error ("%s holds an md superblock (v0.90) (--force wipes "
+                       "it)", path);
   disk_sb_identity (block, uuid, name);
-  return tool_error ("%s holds an md superblock (v%s) of another array "
-                     "(UUID %s, name '%s') (--force overwrites it)", path,
-                     version, uuid, name);
+  if (strcmp (version, "1.2") == 0)
+    return tool_error ("%s holds an md superblock of another array (UUID "
+                       "%s, name '%s') (--force overwrites it)", path, uuid,
+                       name);
+  return tool_error ("%s holds an md superblock (v%s, array UUID %s, name "
+                     "'%s') (--force wipes it)", path, version, uuid, name);
 }
 
 /* 1 if the disk holds a v1.2 superblock of another array, else 0 (none,
@@ -294,46 +297,44 @@ wipe_old (const struct run *run, const struct r5_geom *g)
 {
   static const char zero[4096];
   const char *path = run->o->new_path;
-  int fd = run->nwipe > 0 ? open (path, O_WRONLY | O_CLOEXEC) : -1;
+  int fd = open (path, O_WRONLY | O_CLOEXEC), r = 0;
 
-  if (run->nwipe > 0 && fd == -1)
-    return tool_error ("%s: cannot open it to wipe old superblocks: %m",
-                       path);
-  for (int i = 0; i < run->nwipe; i++) {
+  for (int i = 0; i < run->nwipe && fd >= 0 && r == 0; i++) {
     uint64_t off = run->wipe[i].offset;
 
-    if (off + 4096 > g->data_offset && off < g->data_offset + g->member_data)
-      continue;               /* the rebuild writes there */
-    if (pwrite (fd, zero, sizeof zero, (off_t) off) != (ssize_t) sizeof zero)
-      return close (fd), tool_error ("%s: wiping the v%s superblock: %m",
-                                     path, run->wipe[i].version);
+    if (off + 4096 <= g->data_offset || off >= g->data_offset + g->member_data)
+      r = pwrite (fd, zero, sizeof zero, (off_t) off) == sizeof zero ? 0 : -1;
   }
+  if (fd >= 0 && r == 0)
+    return close (fd), TOOL_OK;
+  r = errno;
   if (fd >= 0)
     close (fd);
-  return TOOL_OK;
+  return tool_error ("%s: wiping an old md superblock: %s", path,
+                     strerror (r));
 }
 
-/* array_progress_fn: the bar, and --max-speed. */
+/* array_progress_fn: the bar, and --max-speed (sleep until the bytes
+ * done so far are due; progress times are CLOCK_MONOTONIC).
+ */
 static void
 on_progress (void *opaque, uint64_t done, uint64_t total)
 {
   struct run *run = opaque;
   struct progress *p = &run->prog;
-  uint64_t bytes, due_ns, now_ns;
+  double kib;
+  uint64_t due;
   struct timespec ts;
 
   progress_update (p, done, total);
   if (run->o->max_kib == 0 || done <= p->base)
     return;
-  bytes = (done - p->base) * p->step_bytes;
-  due_ns = p->start_ns + bytes / 1024 * 1000000000ULL / run->o->max_kib;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  now_ns = (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-  if (due_ns > now_ns) {
-    ts = (struct timespec) { (time_t) ((due_ns - now_ns) / 1000000000),
-                             (long) ((due_ns - now_ns) % 1000000000) };
-    nanosleep (&ts, NULL);
-  }
+  kib = (double) ((done - p->base) * p->step_bytes) / 1024;
+  due = p->start_ns + (uint64_t) (kib / (double) run->o->max_kib * 1e9);
+  ts = (struct timespec) { (time_t) (due / 1000000000),
+                           (long) (due % 1000000000) };
+  while (clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+    ;
 }
 
 /* Start (or find) the rebuild of slot K; nothing is written on error. */
@@ -350,7 +351,7 @@ start (struct array *a, struct run *run)
       array_rebuild_start (a, (unsigned) o->slot, o->new_path, &err) < 0)
     return tool_error ("%s", err.msg);
   release_log ();
-  return o->new_path ? wipe_old (run, array_geom (a)) : TOOL_OK;
+  return run->nwipe > 0 ? wipe_old (run, array_geom (a)) : TOOL_OK;
 }
 
 static int

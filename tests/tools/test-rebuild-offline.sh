@@ -8,6 +8,8 @@
 #  - refusals are one line and write nothing: a slot in service, a bad
 #    slot, a disk too small, a member as the new disk, another array's
 #    disk, no --new when nothing is partly rebuilt, a served member;
+#  - a new disk with an md v1.0 superblock (outside the data area) is
+#    refused, and with --force the v1.0 superblock is wiped;
 #  - a rebuild killed (-9) half way leaves 'Recovery Offset' in the new
 #    member's superblock; `raid5ctl rebuild --slot K DISK...` resumes
 #    there, not at 0: a byte spoiled below the offset before resuming is
@@ -48,7 +50,7 @@ expect_refused 'small is too small' \
   rebuild --slot 1 --new "$tmpdir/small" "${m[0]}" missing "${m[2]}"
 expect_refused 'r\.2 is member 2 already' \
   rebuild --slot 1 --new "${m[2]}" "${m[0]}" missing "${m[2]}"
-expect_refused 'o\.0 holds an md superblock \(v1\.2\) of another array' \
+expect_refused 'o\.0 holds an md superblock of another array' \
   rebuild --slot 1 --new "$tmpdir/o.0" "${m[0]}" missing "${m[2]}"
 expect_refused 'slot 1 has no member to rebuild onto: give --new' \
   rebuild --slot 1 "${m[0]}" missing "${m[2]}"
@@ -79,10 +81,15 @@ md_expect clean AAA "${ms[@]}"
 ! mdadm --examine "$new" | grep -q 'Recovery Offset' ||
   fail "a recovery offset is left on the rebuilt member"
 
-echo "== slot 2: killed half way, then resumed"
+echo "== slot 2, onto a disk with an old v1.0 superblock: killed half way, then resumed"
 new2=$tmpdir/new2
-truncate -s 32M "$new2"
-"$RAID5CTL" rebuild --slot 2 --new "$new2" --max-speed 8M "${ms[0]}" "${ms[1]}" missing \
+truncate -s 40M "$new2"
+plant_md 1.0 "$tmpdir/o.0" "$new2" >/dev/null
+DISKS=("${ms[@]}" "$new2")
+expect_refused 'new2 holds an md superblock \(v1\.0, array UUID .*--force wipes it' \
+  rebuild --slot 2 --new "$new2" "${ms[0]}" "${ms[1]}" missing
+[ "$failures" = 0 ] || fail "a disk with a v1.0 superblock was not refused"
+"$RAID5CTL" rebuild --slot 2 --new "$new2" --force --max-speed 8M "${ms[0]}" "${ms[1]}" missing \
   2>"$tmpdir/err" &
 pid=$!
 ro=0
@@ -121,4 +128,7 @@ member_check "${geom[@]}" --model "$tmpdir/model" "${ms[@]}"
 md_expect clean AAA "${ms[@]}"
 ! mdadm --examine "$new2" | grep -q 'Recovery Offset' ||
   fail "a recovery offset is left on the resumed member"
+# (mdadm --examine -e 1.0 exits 0 either way: look at what it says.)
+mdadm --examine -e 1.0 "$new2" 2>&1 | grep -q 'No super block found' ||
+  fail "--force left the v1.0 superblock on $new2"
 echo "test-rebuild-offline: OK ($(( SECONDS - start )) s)"
