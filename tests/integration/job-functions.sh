@@ -103,7 +103,9 @@ load_start ()
   LOAD=$!
   LOAD_MODEL=$model
   LOAD_N=$n
-  cleanup_fn "touch $tmpdir/load.stop; kill $LOAD 2>/dev/null; wait $LOAD 2>/dev/null"
+  # On a failure the server is killed first (serve_bg's cleanup comes
+  # earlier), so random-io ends at once and the loop sees the stop file.
+  cleanup_fn "touch $tmpdir/load.stop; wait $LOAD 2>/dev/null"
 }
 
 # load_alive: is the load still running (and has it not failed)?
