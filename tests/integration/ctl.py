@@ -21,6 +21,12 @@ lines back, the last "OK" or "ERROR: why".
                                  distinct partial done_stripes values
                                  (0 < done < total), each never below the
                                  one before; else 1 with the reason
+  ctl.py SOCK rate KIND SECONDS WINDOW
+                                 sample done_kib of the running job KIND
+                                 every 0.2 s for SECONDS; print the median
+                                 of its speed (KiB/s per member) over
+                                 windows of WINDOW seconds (details on
+                                 stderr); exit 1 if the job changed
   ctl.py SOCK trace SECONDS      print one line per 100 ms: time, kind,
                                  done_stripes, health (for debugging)
 
@@ -122,6 +128,45 @@ def progress(sock, kind, seconds, min_samples):
     return 0
 
 
+def rate(sock, kind, seconds, window):
+    samples = []
+    end = time.monotonic() + seconds
+    while True:
+        t0 = time.monotonic()
+        s = status(sock)
+        t1 = time.monotonic()
+        j = s["job"]
+        if j["kind"] != kind:
+            print("ctl.py: the %s ended or changed while sampling: %s"
+                  % (kind, summary(s)), file=sys.stderr)
+            return 1
+        samples.append(((t0 + t1) / 2, j["done_kib"], j["speed_kib"]))
+        if t1 >= end:
+            break
+        time.sleep(0.2)
+    rates = []
+    for i, (t, k, _) in enumerate(samples):
+        for t2, k2, _ in samples[i + 1:]:
+            if t2 - t >= window:
+                rates.append((k2 - k) / (t2 - t))
+                break
+    if len(rates) < 3:
+        print("ctl.py: too few windows (%d) in %s s" % (len(rates), seconds),
+              file=sys.stderr)
+        return 1
+    rates.sort()
+    own = sorted(x[2] for x in samples)
+    med = rates[len(rates) // 2]
+    print("   %s: %d windows of %.1f s: median %.0f KiB/s (min %.0f, max "
+          "%.0f); overall %.0f; the job's own speed_kib median %d"
+          % (kind, len(rates), window, med, rates[0], rates[-1],
+             (samples[-1][1] - samples[0][1]) /
+             (samples[-1][0] - samples[0][0]), own[len(own) // 2]),
+          file=sys.stderr)
+    print("%.0f" % med)
+    return 0
+
+
 def main(argv):
     if len(argv) < 3:
         sys.exit(__doc__)
@@ -162,6 +207,8 @@ def main(argv):
             time.sleep(0.05)
     if op == "progress":
         return progress(sock, args[0], float(args[1]), int(args[2]))
+    if op == "rate":
+        return rate(sock, args[0], float(args[1]), float(args[2]))
     if op == "trace":
         end = time.monotonic() + float(args[0])
         while time.monotonic() < end:

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The sync speed limits of background jobs (md's sync_speed_max/_min),
+# measured from status: done_kib (KiB per member) over wall time, sampled
+# every 0.2 s; the median over overlapping windows of 2-2.5 s.
+# On an array made by raid5ctl create (3 members of 384M, sparse):
+#   - clients idle: a check started under sync-speed-max=X1 runs within 10%
+#     of X1; changed at run time with `speed --max X2`, within 10% of X2
+#     (status then says speed_max_kib X2);
+#   - clients busy (random-io over 4 connections, run after run): with
+#     `speed --min MIN --max X2` a check falls toward MIN -- at most 60% of
+#     X2 -- but never below it: at least 0.9 * MIN (the minimum is
+#     guaranteed to the job however busy the clients are); the load sees
+#     no error;
+#   - a client that always has requests in flight (fio's nbd engine, 16
+#     deep, if fio is there): the check runs at MIN: within [0.9, 1.5] x MIN;
+#   - every check, however busy the clients, ends with mismatch_cnt 0.
+# Environment: RATE_X1, RATE_X2, RATE_MIN (KiB/s per member; defaults
+# 20000, 40000, 5000).
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+start=$SECONDS
+
+X1=${RATE_X1:-20000}
+X2=${RATE_X2:-40000}
+MIN=${RATE_MIN:-5000}
+
+md_create rate 3 384M --chunk 64K --assume-clean --bitmap none
+m=("${MEMBERS[@]}")
+mapfile -t disks < <(disk_args "${m[@]}")
+serve_ctl "$tmpdir/serve.log" "${disks[@]}" sync-speed-max="$X1" ||
+  fail "the server did not start"
+
+# measure KIND SECONDS WINDOW: RATE = the median speed, KiB/s per member.
+measure ()
+{
+  RATE=$(/usr/bin/python3 "$CTL_PY" "$CTL_SOCK" rate "$1" "$2" "$3") ||
+    fail "cannot measure the $1's speed"
+}
+
+# within LIMIT: RATE within 10% of LIMIT.
+within ()
+{
+  local lo=$(( $1 * 9 / 10 )) hi=$(( $1 * 11 / 10 ))
+  (( RATE >= lo && RATE <= hi )) ||
+    fail "measured $RATE KiB/s per member with the limit at $1: outside [$lo, $hi]"
+  echo "   $RATE KiB/s: within 10% of $1"
+}
+
+echo "== clients idle, sync-speed-max=$X1"
+ctl_ok check
+sleep 1
+measure check 4 2
+within "$X1"
+
+echo "== changed at run time: speed --max $X2"
+ctl_ok speed --max "$X2"
+[ "$(ctl_get 's["speed_max_kib"]')" = "$X2" ] || fail "status does not say speed_max_kib $X2"
+sleep 1
+measure check 4 2
+within "$X2"
+
+# finish: the rest of the check at full speed; mismatch_cnt 0.
+finish ()
+{
+  ctl_ok speed --max 2000000
+  ctl_wait "s['job']['kind'] == 'idle' and s['last_job']['kind'] == 'check'" 30
+  [ "$(ctl_get '(s["last_job"]["result"], s["last_job"]["mismatch_sectors"])')" = "(0, 0)" ] ||
+    fail "the check under client writes: $(ctl_get 's["last_job"]')"
+  ctl_quiet speed --max "$X2"
+}
+finish
+
+echo "== clients busy: speed --min $MIN --max $X2"
+ctl_ok speed --min "$MIN" --max "$X2"
+LOAD_OPS=2000 load_start - 3
+sleep 1
+load_alive || fail "the load is not running"
+ctl_ok check
+sleep 1
+measure check 5 2.5
+load_alive || fail "the load ended during the measurement: it was not busy throughout"
+echo "   busy: $RATE KiB/s per member (min $MIN, max $X2)"
+(( RATE * 10 >= MIN * 9 )) ||
+  fail "with clients busy the check ran at $RATE KiB/s, below 0.9 x sync-speed-min ($MIN): the minimum is not guaranteed"
+(( RATE * 10 <= X2 * 6 )) ||
+  fail "with clients busy the check ran at $RATE KiB/s, not falling toward sync-speed-min ($MIN) from max $X2"
+load_stop
+finish
+
+if fio --enghelp=nbd >/dev/null 2>&1; then
+  echo "== a client always busy (fio, nbd engine, 16 requests in flight)"
+  fio --name=busy --ioengine=nbd --uri="$URI" --rw=randrw --bs=64k \
+    --iodepth=16 --time_based --runtime=9 --output="$tmpdir/fio.out" \
+    >/dev/null 2>&1 &
+  fio=$!
+  sleep 1
+  ctl_ok check
+  sleep 1
+  measure check 5 2.5
+  kill -0 $fio 2>/dev/null || fail "fio ended during the measurement"
+  wait $fio || { cat "$tmpdir/fio.out" >&2; fail "fio saw an error"; }
+  echo "   busy (fio): $RATE KiB/s per member (min $MIN); fio:" \
+       $(grep -E '^ *(read|write):' "$tmpdir/fio.out" | sed 's/,.*//')
+  (( RATE * 10 >= MIN * 9 && RATE * 10 <= MIN * 15 )) ||
+    fail "with a client always busy the check ran at $RATE KiB/s, not within [0.9, 1.5] x sync-speed-min ($MIN)"
+  finish
+else
+  echo "== (no fio with an nbd engine: the always-busy client is left out)"
+fi
+stop_server
+echo "$test_name: OK ($(( SECONDS - start )) s)"
