@@ -11,6 +11,8 @@
 #                      mdadm --examine style report
 #   expect_refused REGEX ARGS...  raid5ctl ARGS must fail with one line on
 #                      stderr matching REGEX and leave $DISKS byte-identical
+#   flip_byte FILE OFFSET  invert one byte (a fixed value might be there
+#                      already); prints the new value as two hex digits
 
 . "${0%/*}/../integration/functions.sh"
 
@@ -61,6 +63,15 @@ check_refused ()
   grep -Eq -- "$re" "$tmpdir/err" || fail "raid5ctl $*: error lacks '$re'"
   [ "$(checksum_members "${DISKS[@]}")" = "$sums" ] ||
     fail "raid5ctl $*: a disk changed"
+}
+
+flip_byte ()
+{
+  local b
+  b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+  printf "\\$(printf '%03o' $(( b ^ 255 )))" |
+    dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+  printf '%02x\n' $(( b ^ 255 ))
 }
 
 plant_md ()

@@ -91,7 +91,7 @@ grep -q "^check: [0-9]* stripes checked, 0 with wrong parity, mismatch_cnt 0$" <
 
 echo "== spoiled parity while served"
 parity_member () { echo $(( (N - 1) - $1 % N )); }    # left-symmetric
-spoil () { printf '\x5a' | dd of="${m[$1]}" bs=1 seek="$2" conv=notrunc status=none; }
+spoil () { flip_byte "${m[$1]}" "$2" >/dev/null; }     # member offset
 expect="" total=0
 for s in 3 4 5 6; do
   p=$(parity_member $s) base=$(( MD_DOFF + s * CHUNK )) units=1

@@ -109,8 +109,7 @@ echo "   killed with Recovery Offset $ro sectors (stripe $at)"
 [ "$at" -lt "$STRIPES" ] || fail "the rebuild was over before the kill"
 [ "$at" -gt 3 ] || fail "too little progress before the kill"
 # Stripe 3's parity is on slot 2 (left-symmetric: 2 - 3 % 3); spoil it.
-printf '\x5a' | dd of="$new2" bs=1 seek=$(( MD_DOFF + 3 * CHUNK + 10 )) \
-  conv=notrunc status=none
+flip_byte "$new2" $(( MD_DOFF + 3 * CHUNK + 10 )) >/dev/null
 "$RAID5CTL" rebuild --slot 2 "${ms[1]}" "$new2" "${ms[0]}" \
   >"$tmpdir/out" 2>"$tmpdir/err" || fail "resume: $(cat "$tmpdir/err")"
 cat "$tmpdir/err"
