@@ -138,6 +138,11 @@ array_fail (struct array *a, unsigned slot, struct array_err *err)
     array_set_err (err, "slot %u is out of service already", slot);
     return -EINVAL;
   }
+  if (a->out >= 0 && a->out != (int) slot) {
+    array_set_err (err, "refused: slot %d is out of service already, and "
+                   "failing slot %u too would fail the array", a->out, slot);
+    return -EBUSY;
+  }
   snprintf (what, sizeof what, "member %u (%s): failed by hand", slot,
             a->members[slot].path ? a->members[slot].path : "missing");
   t = take_out (a, (int) slot, false, what, sizeof what, err);

@@ -388,7 +388,7 @@ array_job_run (struct array *a, enum array_job_kind kind,
   while (j->kind == (int) kind) {
     if (!step_once (a, &buf, found, opaque))
       break;
-    if (progress && (j->cursor % 64 == 0 || j->kind != (int) kind))
+    if (progress)
       progress (opaque, j->cursor, a->geom.stripes);
   }
   free (buf);

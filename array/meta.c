@@ -336,7 +336,12 @@ meta_add_member (struct array *a, unsigned slot, bool fresh,
       pthread_mutex_unlock (&m->lock);
       return dev;
     }
-    m->common.dev_roles[m->dev_number[slot]] = MD_ROLE_FAULTY;
+    /* Whatever device held the slot before (maybe never opened here:
+     * disk=missing, or left out) is faulty from now on.
+     */
+    for (uint32_t i = 0; i < m->common.max_dev; i++)
+      if (m->common.dev_roles[i] == slot)
+        m->common.dev_roles[i] = MD_ROLE_FAULTY;
     m->dev_number[slot] = (uint32_t) dev;
     random_uuid (m->device_uuid[slot]);
     m->data_size[slot] = a->members[slot].size / 512 - m->common.data_offset;
