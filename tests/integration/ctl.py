@@ -23,10 +23,11 @@ lines back, the last "OK" or "ERROR: why".
                                  one before; else 1 with the reason
   ctl.py SOCK rate KIND SECONDS WINDOW
                                  sample done_kib of the running job KIND
-                                 every 0.2 s for SECONDS; print the median
-                                 of its speed (KiB/s per member) over
-                                 windows of WINDOW seconds (details on
-                                 stderr); exit 1 if the job changed
+                                 every 50 ms for SECONDS; print the median
+                                 of its speed (KiB/s per member) between
+                                 steps at least WINDOW seconds apart
+                                 (details on stderr); exit 1 if the job
+                                 changed
   ctl.py SOCK trace SECONDS      print one line per 100 ms: time, kind,
                                  done_stripes, health (for debugging)
 
@@ -129,7 +130,13 @@ def progress(sock, kind, seconds, min_samples):
 
 
 def rate(sock, kind, seconds, window):
-    samples = []
+    """A job advances in steps (several MiB per member at a time), so
+    done_kib is a staircase: time each step by the first sample (every
+    50 ms) that shows it, and take speeds between steps at least window
+    seconds apart."""
+    steps = []
+    own = []
+    last = None
     end = time.monotonic() + seconds
     while True:
         t0 = time.monotonic()
@@ -140,29 +147,32 @@ def rate(sock, kind, seconds, window):
             print("ctl.py: the %s ended or changed while sampling: %s"
                   % (kind, summary(s)), file=sys.stderr)
             return 1
-        samples.append(((t0 + t1) / 2, j["done_kib"], j["speed_kib"]))
+        own.append(j["speed_kib"])
+        if last is not None and j["done_kib"] != last:
+            steps.append(((t0 + t1) / 2, j["done_kib"]))
+        last = j["done_kib"]
         if t1 >= end:
             break
-        time.sleep(0.2)
+        time.sleep(0.05)
     rates = []
-    for i, (t, k, _) in enumerate(samples):
-        for t2, k2, _ in samples[i + 1:]:
+    for i, (t, k) in enumerate(steps):
+        for t2, k2 in steps[i + 1:]:
             if t2 - t >= window:
                 rates.append((k2 - k) / (t2 - t))
                 break
     if len(rates) < 3:
-        print("ctl.py: too few windows (%d) in %s s" % (len(rates), seconds),
-              file=sys.stderr)
+        print("ctl.py: too few windows (%d, %d steps) in %s s"
+              % (len(rates), len(steps), seconds), file=sys.stderr)
         return 1
     rates.sort()
-    own = sorted(x[2] for x in samples)
+    own.sort()
     med = rates[len(rates) // 2]
-    print("   %s: %d windows of %.1f s: median %.0f KiB/s (min %.0f, max "
-          "%.0f); overall %.0f; the job's own speed_kib median %d"
-          % (kind, len(rates), window, med, rates[0], rates[-1],
-             (samples[-1][1] - samples[0][1]) /
-             (samples[-1][0] - samples[0][0]), own[len(own) // 2]),
-          file=sys.stderr)
+    print("   %s: %d steps, %d windows of >= %.1f s: median %.0f KiB/s "
+          "(min %.0f, max %.0f); first to last step %.0f; the job's own "
+          "speed_kib median %d"
+          % (kind, len(steps), len(rates), window, med, rates[0], rates[-1],
+             (steps[-1][1] - steps[0][1]) / (steps[-1][0] - steps[0][0]),
+             own[len(own) // 2]), file=sys.stderr)
     print("%.0f" % med)
     return 0
 

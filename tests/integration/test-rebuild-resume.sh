@@ -87,7 +87,7 @@ read -r k d sl st h <<<"$first"
   fail "first status after the restart: '$first', expected a rebuild of slot $slot"
 (( d >= ro_stripes )) ||
   fail "the rebuild restarted at $d stripes, below the recovery offset ($ro_stripes)"
-(( d <= ro_stripes + 64 )) ||
+(( d <= ro_stripes + 128 )) ||
   fail "the first status after the restart is at $d stripes, far past the recovery offset ($ro_stripes): not resumed from it?"
 grep -q "partly rebuilt" "$tmpdir/restart.log" || fail "no 'partly rebuilt' line in the log"
 grep -Eq "${m[$slot]}\) is (marked faulty|stale).*left out" "$tmpdir/restart.log" ||
