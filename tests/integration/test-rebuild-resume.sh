@@ -3,7 +3,8 @@
 # An array made by raid5ctl create is filled by random-io (model kept),
 # member 1 is failed by hand and a blank file rebuilt in its place at a
 # low sync speed (control socket).  Once status shows the rebuild between
-# 20% and 60%, nbdkit is killed (-9).  Asserts:
+# 20% and 60% (after a pause: done_stripes holds still, and a resume),
+# nbdkit is killed (-9).  Asserts:
 #   - mdadm --examine of the new member: role 'Active device 1', Feature
 #     Map with the recovery offset bit, Recovery Offset > 0 and not past
 #     where status last saw the rebuild; the superblocks agree on events;
@@ -46,8 +47,18 @@ truncate -s 48M "$new"
 ctl_ok rebuild "$slot" "$new"
 total=$(ctl_get 's["job"]["total_stripes"]')
 ctl_wait "s['job']['kind'] == 'rebuild' and s['job']['done_stripes'] >= 0.25 * $total" 30
-# Past a checkpoint (every 2 s or so), with room to spare before 60%.
-sleep 2.2
+# pause holds the rebuild where it is; resume continues it.
+ctl_ok pause
+p1=$(ctl_get '(s["job"]["kind"], s["job"]["paused"], s["job"]["done_stripes"])')
+sleep 1.2
+p2=$(ctl_get '(s["job"]["kind"], s["job"]["paused"], s["job"]["done_stripes"])')
+echo "   paused: $p1, 1.2 s later $p2"
+[ "$p1" = "$p2" ] && [[ $p1 == "('rebuild', True, "* ]] ||
+  fail "pause did not hold the rebuild: $p1, then $p2"
+ctl_ok resume
+ctl_wait "s['job']['kind'] == 'rebuild' and not s['job']['paused'] and s['job']['done_stripes'] > ${p2//[^0-9]/}" 5
+# Progress is kept every 2 s or so: the rebuild has run > 3 s by now.
+sleep 1
 seen=$(ctl_get 's["job"]["done_stripes"] if s["job"]["kind"] == "rebuild" else -1')
 crash_server
 echo "   killed at about $seen of $total stripes"
