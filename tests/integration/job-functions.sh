@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/integration/job-functions.sh -- helpers of the background-job tests
 # (test-rebuild, test-rebuild-resume, test-spare, test-check-online,
 # test-rate): the control socket (through ctl.py, not raid5ctl), a client
@@ -105,7 +106,6 @@ load_start ()
   ) &
   LOAD=$!
   LOAD_MODEL=$model
-  LOAD_N=$n
   # On a failure the server is killed first (serve_bg's cleanup comes
   # earlier), so random-io ends at once and the loop sees the stop file.
   cleanup_fn "touch $tmpdir/load.stop; wait $LOAD 2>/dev/null"

@@ -104,7 +104,7 @@ if fio --enghelp=nbd >/dev/null 2>&1; then
   kill -0 $fio 2>/dev/null || fail "fio ended during the measurement"
   wait $fio || { cat "$tmpdir/fio.out" >&2; fail "fio saw an error"; }
   echo "   busy (fio): $RATE KiB/s per member (min $MIN); fio:" \
-       $(grep -E '^ *(read|write):' "$tmpdir/fio.out" | sed 's/,.*//')
+       "$(grep -E '^ *(read|write):' "$tmpdir/fio.out" | sed 's/,.*//' | tr -s ' \n' ' ')"
   (( RATE * 10 >= MIN * 9 && RATE * 10 <= MIN * 15 )) ||
     fail "with a client always busy the check ran at $RATE KiB/s, not within [0.9, 1.5] x sync-speed-min ($MIN)"
   finish

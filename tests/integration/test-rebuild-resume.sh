@@ -96,7 +96,7 @@ serve_ctl "$tmpdir/restart.log" -v -D nbdkit.backend.datapath=0 "${disks2[@]}" \
 first=$(/usr/bin/python3 "$CTL_PY" "$CTL_SOCK" get \
   '"%s %d %s %s %s" % (s["job"]["kind"], s["job"]["done_stripes"], s["job"]["slot"], s["members"]['"$slot"']["state"], s["health"])')
 echo "   first status: $first"
-read -r k d sl st h <<<"$first"
+read -r k d sl st _ <<<"$first"
 [ "$k" = rebuild ] && [ "$sl" = "$slot" ] && [ "$st" = rebuilding ] ||
   fail "first status after the restart: '$first', expected a rebuild of slot $slot"
 (( d >= ro_stripes )) ||
