@@ -67,6 +67,9 @@ job_init (struct array *a)
     j->kind = ARRAY_JOB_RESYNC;
     j->cursor = a->meta.resync_cp * 512 / a->geom.chunk;
   }
+  /* A resumed job's speed is measured from where it resumes. */
+  j->mark_ns = j->next_ns = j->checkpoint_ns = array_now_ns ();
+  j->mark_cursor = j->cursor;
   return 0;
 }
 
@@ -191,14 +194,15 @@ finish_locked (struct array *a, enum array_job_kind kind, int r)
   j->last_result = r;
   j->last_mismatches = j->mismatches;
   j->last_stripes_bad = j->stripes_bad;
+  snprintf (err.msg, sizeof err.msg, "%s",
+            r == -ECANCELED ? "cancelled because its member failed or "
+            "another job took over" : strerror (-r));
   if (kind == ARRAY_JOB_REBUILD && r == 0)
     r = rebuild_done (a, &err);
   else if (kind == ARRAY_JOB_REBUILD)
     a->state[j->slot] = MEMBER_FAULTY;    /* stays out of service */
   else if (kind == ARRAY_JOB_RESYNC && (r == 0 || r == -ENODEV))
     r = meta_resync_done (a, &err);
-  else if (r < 0)
-    snprintf (err.msg, sizeof err.msg, "%s", strerror (-r));
   if (r < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s stopped at stripe %" PRIu64 ": %s",
                array_job_name (kind), (uint64_t) j->cursor, err.msg);
