@@ -275,11 +275,15 @@ check_startable (struct array *a, const struct array_config *cfg,
   if (!dirty || a->out < 0)
     return 0;
   if (!cfg->force) {
+    bool partial = a->state[a->out] == MEMBER_REBUILDING;
+
     array_set_err (err, "cannot start a dirty and degraded array: slot %d "
-                   "has no usable member%s%s, and parity may be stale where "
-                   "writes were in flight when it stopped; force=true starts "
-                   "it anyway", a->out, lo->n ? ": " : "",
-                   lo->n ? lo->why[0] : "");
+                   "%s%s%s, and parity may be stale where writes were in "
+                   "flight when it stopped; force=true starts it anyway",
+                   a->out, partial ? "is only partly rebuilt"
+                                   : "has no usable member",
+                   !partial && lo->n ? ": " : "",
+                   !partial && lo->n ? lo->why[0] : "");
     return -EINVAL;
   }
   array_log (a, ARRAY_LOG_ERROR, "starting a dirty and degraded array "

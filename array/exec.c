@@ -257,7 +257,7 @@ run_request (struct array *a, enum r5_op op, unsigned flags, char *buf,
              uint64_t len, uint64_t off, struct array_err *err)
 {
   struct request rq = { a, array_worker (a), op, flags, buf, off, len, err };
-  uint64_t pos = off, done;
+  uint64_t pos = off, done, epoch;
   int r;
 
   if (len == 0)
@@ -277,11 +277,13 @@ run_request (struct array *a, enum r5_op op, unsigned flags, char *buf,
                              (off + len - 1) / a->geom.stripe_data, err)) < 0)
     return r;
   a->job.inflight++;
+  epoch = epoch_enter (&a->epochs);
   r = 0;
   while (r == 0 && pos < off + len) {
     r = run_batch (&rq, pos, &done);
     pos += r == 0 ? done : 0;
   }
+  epoch_exit (&a->epochs, epoch);
   a->job.inflight--;
   if (op != R5_OP_READ)
     meta_write_end (a);
@@ -322,14 +324,28 @@ array_trim (struct array *a, uint64_t len, uint64_t off, unsigned flags,
                       err);
 }
 
+static int flush_members (struct array *a, struct array_err *err);
+
 /* Sync every member in service; one that fails its sync is failed. */
 int
 array_flush (struct array *a, struct array_err *err)
 {
-  struct io_op ops[R5_MAX_MEMBERS];
+  uint64_t epoch;
   int r;
 
   a->count.flushes++;
+  epoch = epoch_enter (&a->epochs);
+  r = flush_members (a, err);
+  epoch_exit (&a->epochs, epoch);
+  return r;
+}
+
+static int
+flush_members (struct array *a, struct array_err *err)
+{
+  struct io_op ops[R5_MAX_MEMBERS];
+  int r;
+
   for (;;) {
     size_t n = 0;
 

@@ -59,6 +59,23 @@ struct job {
   _Atomic bool stop;
 };
 
+/* Grace periods for swapping a member (rebuild.c): every request runs
+ * inside an epoch; quiesce() starts a new one and waits until no request
+ * of the old one is left, so nobody still holds a plan (or a file
+ * descriptor) made before the swap.  Two counters suffice because
+ * quiesce() calls are serialised (job.lock) and each waits its old epoch
+ * out.
+ */
+struct epochs {
+  _Atomic uint64_t epoch;
+  _Atomic uint64_t active[2];
+};
+
+/* Enter and leave a request's epoch (exec.c). */
+uint64_t epoch_enter (struct epochs *e) __attribute__((nonnull));
+void epoch_exit (struct epochs *e, uint64_t epoch) __attribute__((nonnull));
+void epoch_quiesce (struct epochs *e) __attribute__((nonnull));
+
 struct array {
   struct r5_geom geom;
   struct io_member members[R5_MAX_MEMBERS];  /* read-only after open */
@@ -77,6 +94,7 @@ struct array {
   struct meta meta;           /* md superblocks, if the members have them */
   struct job job;
   struct io_member spare;     /* hot spare (spare=PATH), fd -1 if none */
+  struct epochs epochs;
 };
 
 /* Set up the job state; a resync if the metadata asks for one, a rebuild

@@ -270,7 +270,8 @@ throttle (struct array *a, uint64_t bytes)
   if (j->next_ns + BURST_NS < t)
     j->next_ns = t - BURST_NS;    /* no credit for time spent idle */
   j->next_ns += bytes * 1000000000ULL / (kib * 1024);
-  while (!j->stop && (t = array_now_ns ()) < j->next_ns)
+  while (!j->stop && !j->abort && j->kind != ARRAY_JOB_NONE &&
+         (t = array_now_ns ()) < j->next_ns)
     sleep_ns (j->next_ns - t < IDLE_TICK_NS ? j->next_ns - t : IDLE_TICK_NS);
 }
 

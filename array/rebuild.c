@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "array/internal.h"
 
@@ -45,6 +46,17 @@ open_new (struct array *a, const char *path, struct io_member *m,
   return r;
 }
 
+/* Does path name the same file as member_path? */
+static bool
+names_member (const char *member_path, const char *path)
+{
+  struct stat a, b;
+
+  return stat (member_path, &a) == 0 && stat (path, &b) == 0 &&
+    a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+    (S_ISREG (a.st_mode) || a.st_rdev == b.st_rdev);
+}
+
 /* Which member goes into slot: path, else the spare, else the member
  * that was there (a re-add).  Fills *m (moved out of the spare).
  */
@@ -53,6 +65,11 @@ pick_member (struct array *a, unsigned slot, const char *path,
              struct io_member *m, bool *fresh, struct array_err *err)
 {
   *fresh = true;
+  if (path != NULL && a->members[slot].fd >= 0 &&
+      names_member (a->members[slot].path, path)) {
+    *fresh = false;           /* the slot's own member: a re-add */
+    return 0;
+  }
   if (path != NULL)
     return open_new (a, path, m, err);
   if (a->spare.fd >= 0) {
@@ -109,6 +126,11 @@ array_rebuild_start (struct array *a, unsigned slot, const char *path,
       (r = pick_member (a, slot, path, &m, &fresh, err)) < 0)
     goto out;
   job_preempt (a);            /* md: recovery comes first */
+  /* Requests planned before the slot went out of service may still be
+   * reading or writing its old member: wait for them to finish before
+   * that member (its descriptor, its path) is replaced.
+   */
+  epoch_quiesce (&a->epochs);
   if (fresh) {
     io_member_close (&a->members[slot]);
     a->members[slot] = m;

@@ -2,7 +2,9 @@
 #include <config.h>
 
 #include <errno.h>
+#include <time.h>
 
+#include "array/internal.h"
 #include "array/stripe_lock.h"
 
 int
@@ -82,4 +84,33 @@ stripe_unlock_range (struct stripe_locks *t, struct stripe_range *r)
     return;
   for_each_bucket (t, r->first, r->last, unlock_one, STRIPE_SHARED);
   r->held = false;
+}
+
+uint64_t
+epoch_enter (struct epochs *e)
+{
+  for (;;) {
+    uint64_t now = e->epoch;
+
+    e->active[now & 1]++;
+    if (e->epoch == now)
+      return now;
+    e->active[now & 1]--;     /* a quiesce began meanwhile: join the new */
+  }
+}
+
+void
+epoch_exit (struct epochs *e, uint64_t epoch)
+{
+  e->active[epoch & 1]--;
+}
+
+void
+epoch_quiesce (struct epochs *e)
+{
+  uint64_t old = e->epoch++;
+  struct timespec ts = { 0, 100000 };
+
+  while (e->active[old & 1] > 0)
+    nanosleep (&ts, NULL);
 }
