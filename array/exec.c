@@ -285,6 +285,7 @@ run_request (struct array *a, enum r5_op op, unsigned flags, char *buf,
   }
   epoch_exit (&a->epochs, epoch);
   a->job.inflight--;
+  a->job.last_request_ns = array_now_ns ();
   if (op != R5_OP_READ)
     meta_write_end (a);
   return r;

@@ -50,6 +50,7 @@ struct job {
   uint64_t next_ns;               /* token bucket: next step allowed */
   uint64_t checkpoint_ns;         /* last progress written to superblocks */
   _Atomic uint64_t inflight;      /* client requests running */
+  _Atomic uint64_t last_request_ns;   /* when the last one ended */
   _Atomic uint64_t checked, rebuilt;  /* stripes, since open */
   enum array_job_kind last_kind;
   int last_result;

@@ -25,6 +25,7 @@
 #define SPEED_WINDOW_NS (1000 * 1000000ULL)
 #define CHECKPOINT_NS (2000 * 1000000ULL)
 #define BURST_NS (200 * 1000000ULL)
+#define BUSY_WINDOW_NS (100 * 1000000ULL)
 
 static const char *const job_names[] = {
   [ARRAY_JOB_NONE] = "idle", [ARRAY_JOB_RESYNC] = "resync",
@@ -264,8 +265,12 @@ static void
 throttle (struct array *a, uint64_t bytes)
 {
   struct job *j = &a->job;
-  uint64_t kib = j->inflight > 0 ? j->speed_min : j->speed_max;
   uint64_t t = array_now_ns ();
+  /* Busy, like md's is_mddev_idle() over a window rather than at one
+   * instant: a request running, or one that ended very recently.
+   */
+  bool busy = j->inflight > 0 || t - j->last_request_ns < BUSY_WINDOW_NS;
+  uint64_t kib = busy ? j->speed_min : j->speed_max;
 
   if (j->next_ns + BURST_NS < t)
     j->next_ns = t - BURST_NS;    /* no credit for time spent idle */
