@@ -148,15 +148,17 @@ io_member_probe_read (struct io_member *m, uint64_t off, uint32_t len)
   return r;
 }
 
-int
-io_member_pread (const struct io_member *m, void *buf, size_t len,
-                 uint64_t off)
+/* Move all len bytes, looping over short transfers and EINTR. */
+static int
+full_io (int fd, void *buf, size_t len, uint64_t off, bool write)
 {
   size_t done = 0;
 
   while (done < len) {
-    ssize_t n = pread (m->fd, (char *) buf + done, len - done,
-                       (off_t) (off + done));
+    char *p = (char *) buf + done;
+    off_t at = (off_t) (off + done);
+    ssize_t n = write ? pwrite (fd, p, len - done, at)
+                      : pread (fd, p, len - done, at);
 
     if (n == -1 && errno == EINTR)
       continue;
@@ -170,24 +172,29 @@ io_member_pread (const struct io_member *m, void *buf, size_t len,
 }
 
 int
+io_pread_full (int fd, void *buf, size_t len, uint64_t off)
+{
+  return full_io (fd, buf, len, off, false);
+}
+
+int
+io_pwrite_full (int fd, const void *buf, size_t len, uint64_t off)
+{
+  return full_io (fd, (void *) buf, len, off, true);
+}
+
+int
+io_member_pread (const struct io_member *m, void *buf, size_t len,
+                 uint64_t off)
+{
+  return io_pread_full (m->fd, buf, len, off);
+}
+
+int
 io_member_pwrite (const struct io_member *m, const void *buf, size_t len,
                   uint64_t off)
 {
-  size_t done = 0;
-
-  while (done < len) {
-    ssize_t n = pwrite (m->fd, (const char *) buf + done, len - done,
-                        (off_t) (off + done));
-
-    if (n == -1 && errno == EINTR)
-      continue;
-    if (n == -1)
-      return -errno;
-    if (n == 0)
-      return -EIO;
-    done += (size_t) n;
-  }
-  return 0;
+  return io_pwrite_full (m->fd, buf, len, off);
 }
 
 bool

@@ -57,6 +57,12 @@ int io_member_lock (struct io_member *m)
 int io_member_probe_read (struct io_member *m, uint64_t off, uint32_t len)
   __attribute__((nonnull, warn_unused_result));
 
+/* The same on a plain file descriptor (tools reading metadata). */
+int io_pread_full (int fd, void *buf, size_t len, uint64_t off)
+  __attribute__((nonnull, warn_unused_result));
+int io_pwrite_full (int fd, const void *buf, size_t len, uint64_t off)
+  __attribute__((nonnull, warn_unused_result));
+
 /* Synchronous whole reads and writes for setup and tools (not the data
  * path).  With O_DIRECT, buf, len and off must be dio_align multiples.
  * Returns 0, -EIO on end of file, or -errno.

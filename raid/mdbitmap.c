@@ -30,23 +30,6 @@ md_bitmap_encode (const struct md_bitmap_sb *bm, void *header)
   le_put (h + 68, 4, bm->nodes);
 }
 
-static int
-bad (char *why, size_t len, int err, const char *fmt, ...)
-  __attribute__((format (printf, 4, 5)));
-
-static int
-bad (char *why, size_t len, int err, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (why != NULL && len > 0) {
-    va_start (ap, fmt);
-    vsnprintf (why, len, fmt, ap);
-    va_end (ap);
-  }
-  return err;
-}
-
 int
 md_bitmap_decode (const void *header, const uint8_t uuid[16],
                   struct md_bitmap_sb *bm, char *why, size_t wl)
@@ -55,7 +38,7 @@ md_bitmap_decode (const void *header, const uint8_t uuid[16],
   uint32_t c;
 
   if (le_get (h, 4) != MD_BITMAP_MAGIC)
-    return bad (why, wl, -EINVAL, "no bitmap (magic %08" PRIx64 ")",
+    return le_bad (why, wl, -EINVAL, "no bitmap (magic %08" PRIx64 ")",
                 le_get (h, 4));
   *bm = (struct md_bitmap_sb) {
     .version = (uint32_t) le_get (h + 4, 4),
@@ -70,21 +53,21 @@ md_bitmap_decode (const void *header, const uint8_t uuid[16],
   memcpy (bm->uuid, h + 8, 16);
   c = bm->chunksize;
   if (bm->version != MD_BITMAP_VERSION)
-    return bad (why, wl, -ENOTSUP, "bitmap version %" PRIu32 ": only "
+    return le_bad (why, wl, -ENOTSUP, "bitmap version %" PRIu32 ": only "
                 "version 4 is supported", bm->version);
   if (c < 512 || (c & (c - 1)) != 0)
-    return bad (why, wl, -EBADMSG, "bitmap chunk %" PRIu32 " is not a "
+    return le_bad (why, wl, -EBADMSG, "bitmap chunk %" PRIu32 " is not a "
                 "power of two >= 512", c);
   if (bm->daemon_sleep == 0 || bm->daemon_sleep > 15 * 60)
-    return bad (why, wl, -EBADMSG, "bitmap daemon sleep %" PRIu32 " s is "
+    return le_bad (why, wl, -EBADMSG, "bitmap daemon sleep %" PRIu32 " s is "
                 "out of range", bm->daemon_sleep);
   if (bm->sync_size > MD_BITMAP_MAX_SYNC)
-    return bad (why, wl, -EBADMSG, "bitmap covers %" PRIu64 " sectors, more "
+    return le_bad (why, wl, -EBADMSG, "bitmap covers %" PRIu64 " sectors, more "
                 "than any array", bm->sync_size);
   if (bm->write_behind > 16383 || bm->nodes > 1)
-    return bad (why, wl, -ENOTSUP, "bitmap uses write-behind or clustering");
+    return le_bad (why, wl, -ENOTSUP, "bitmap uses write-behind or clustering");
   if (memcmp (bm->uuid, uuid, 16) != 0)
-    return bad (why, wl, -EBADMSG, "bitmap belongs to another array");
+    return le_bad (why, wl, -EBADMSG, "bitmap belongs to another array");
   return 0;
 }
 

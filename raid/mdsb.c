@@ -160,46 +160,28 @@ md_default_data_offset (uint64_t member_sectors, uint32_t chunk)
   return (24 + bmspace + headroom + 2047) / 2048 * 2048;
 }
 
-/* Report a problem: fills why, returns err. */
-static int
-bad (char *why, size_t len, int err, const char *fmt, ...)
-  __attribute__((format (printf, 4, 5)));
-
-static int
-bad (char *why, size_t len, int err, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (why != NULL && len > 0) {
-    va_start (ap, fmt);
-    vsnprintf (why, len, fmt, ap);
-    va_end (ap);
-  }
-  return err;
-}
-
 static int
 check_frame (const uint8_t *b, const struct md_sb *sb, char *why, size_t wl)
 {
   uint32_t stored = (uint32_t) le_get (b + CSUM_OFFSET, 4), csum;
 
   if (le_get (b, 4) != MD_SB_MAGIC)
-    return bad (why, wl, -EINVAL, "no md superblock at byte %u (magic "
+    return le_bad (why, wl, -EINVAL, "no md superblock at byte %u (magic "
                 "%08" PRIx64 ")", MD_SB_OFFSET, le_get (b, 4));
   if (le_get (b + 4, 4) != 1)
-    return bad (why, wl, -EBADMSG, "superblock major version %" PRIu64
+    return le_bad (why, wl, -EBADMSG, "superblock major version %" PRIu64
                 ", expected 1", le_get (b + 4, 4));
   if (sb->max_dev > MD_SB_MAX_DEV)
-    return bad (why, wl, -EBADMSG, "max_dev %" PRIu32 " exceeds %u",
+    return le_bad (why, wl, -EBADMSG, "max_dev %" PRIu32 " exceeds %u",
                 sb->max_dev, MD_SB_MAX_DEV);
   if ((csum = md_sb_csum (b)) != stored)
-    return bad (why, wl, -EBADMSG, "superblock checksum %08" PRIx32
+    return le_bad (why, wl, -EBADMSG, "superblock checksum %08" PRIx32
                 " does not match its contents (%08" PRIx32 ")", stored, csum);
   if (le_get (b + 12, 4) != 0)
-    return bad (why, wl, -EBADMSG, "pad0 is not zero");
+    return le_bad (why, wl, -EBADMSG, "pad0 is not zero");
   for (unsigned i = 224; i < 256; i++)
     if (b[i] != 0)
-      return bad (why, wl, -EBADMSG, "pad3 is not zero");
+      return le_bad (why, wl, -EBADMSG, "pad3 is not zero");
   return 0;
 }
 
@@ -210,24 +192,24 @@ check_placement (const struct md_sb *sb, uint64_t member_sectors,
   uint64_t sb_sectors = (ROLES_OFFSET + 2 * (uint64_t) sb->max_dev + 511) / 512;
 
   if (sb->super_offset != MD_SB_SECTOR)
-    return bad (why, wl, -EBADMSG, "superblock says it is at sector %"
+    return le_bad (why, wl, -EBADMSG, "superblock says it is at sector %"
                 PRIu64 ", found at sector %u (not version 1.2?)",
                 sb->super_offset, MD_SB_SECTOR);
   if (sb->data_offset < MD_SB_SECTOR + sb_sectors)
-    return bad (why, wl, -EBADMSG, "data offset %" PRIu64 " overlaps the "
+    return le_bad (why, wl, -EBADMSG, "data offset %" PRIu64 " overlaps the "
                 "superblock", sb->data_offset);
   if (sb->data_size < 10 || sb->data_offset > member_sectors ||
       sb->data_size > member_sectors - sb->data_offset)
-    return bad (why, wl, -EBADMSG, "data area [%" PRIu64 ", +%" PRIu64
+    return le_bad (why, wl, -EBADMSG, "data area [%" PRIu64 ", +%" PRIu64
                 ") sectors does not fit the member (%" PRIu64 " sectors)",
                 sb->data_offset, sb->data_size, member_sectors);
   if ((sb->feature_map & MD_FEATURE_BITMAP_OFFSET) &&
       (sb->bitmap_offset <= 0 ||
        MD_SB_SECTOR + (uint64_t) sb->bitmap_offset >= sb->data_offset))
-    return bad (why, wl, -EBADMSG, "bitmap offset %" PRId32 " is not "
+    return le_bad (why, wl, -EBADMSG, "bitmap offset %" PRId32 " is not "
                 "between the superblock and the data", sb->bitmap_offset);
   if (sb->dev_number >= sb->max_dev)
-    return bad (why, wl, -EBADMSG, "dev_number %" PRIu32 " is not below "
+    return le_bad (why, wl, -EBADMSG, "dev_number %" PRIu32 " is not below "
                 "max_dev %" PRIu32, sb->dev_number, sb->max_dev);
   return 0;
 }
@@ -241,10 +223,10 @@ check_features (const struct md_sb *sb, char *why, size_t wl)
     | MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS;
 
   if (sb->feature_map & ~MD_FEATURE_ALL)
-    return bad (why, wl, -EBADMSG, "unknown feature bits %#" PRIx32,
+    return le_bad (why, wl, -EBADMSG, "unknown feature bits %#" PRIx32,
                 sb->feature_map & ~MD_FEATURE_ALL);
   if (sb->feature_map & refused)
-    return bad (why, wl, -ENOTSUP, "uses md features not supported here "
+    return le_bad (why, wl, -ENOTSUP, "uses md features not supported here "
                 "(feature_map %#" PRIx32 ": reshape, bad-block log, "
                 "replacement, journal, PPL or clustering)",
                 sb->feature_map & refused);
@@ -257,26 +239,26 @@ check_geometry (const struct md_sb *sb, char *why, size_t wl)
   uint32_t c = sb->chunksize;
 
   if (sb->level != 5)
-    return bad (why, wl, -ENOTSUP, "RAID level %" PRId32 ": only RAID-5 "
+    return le_bad (why, wl, -ENOTSUP, "RAID level %" PRId32 ": only RAID-5 "
                 "is supported", sb->level);
   if (sb->layout > 3)
-    return bad (why, wl, -ENOTSUP, "RAID-5 layout %" PRIu32 " is not one "
+    return le_bad (why, wl, -ENOTSUP, "RAID-5 layout %" PRIu32 " is not one "
                 "of md's layouts 0-3", sb->layout);
   if (c == 0 || (c & (c - 1)) != 0 || (uint64_t) c * 512 < R5_MIN_CHUNK ||
       (uint64_t) c * 512 > R5_MAX_CHUNK)
-    return bad (why, wl, -EBADMSG, "chunk of %" PRIu32 " sectors is not a "
+    return le_bad (why, wl, -EBADMSG, "chunk of %" PRIu32 " sectors is not a "
                 "power of two between %u and %u bytes", c, R5_MIN_CHUNK,
                 R5_MAX_CHUNK);
   if (sb->raid_disks < R5_MIN_MEMBERS || sb->raid_disks > R5_MAX_MEMBERS)
-    return bad (why, wl, -ENOTSUP, "%" PRIu32 " raid disks: supported are "
+    return le_bad (why, wl, -ENOTSUP, "%" PRIu32 " raid disks: supported are "
                 "%u to %u", sb->raid_disks, R5_MIN_MEMBERS, R5_MAX_MEMBERS);
   if (sb->size < c || sb->size > sb->data_size)
-    return bad (why, wl, -EBADMSG, "component size %" PRIu64 " sectors is "
+    return le_bad (why, wl, -EBADMSG, "component size %" PRIu64 " sectors is "
                 "not between one chunk and the data size (%" PRIu64 ")",
                 sb->size, sb->data_size);
   if ((sb->feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
       sb->recovery_offset > sb->size)
-    return bad (why, wl, -EBADMSG, "recovery offset %" PRIu64 " is beyond "
+    return le_bad (why, wl, -EBADMSG, "recovery offset %" PRIu64 " is beyond "
                 "the component size", sb->recovery_offset);
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "raid/mdsb.h"
+#include "io/member.h"
 #include "tools/disk.h"
 
 static int
@@ -61,21 +62,7 @@ disk_close (struct disk *d)
 int
 disk_pread (int fd, void *buf, size_t len, uint64_t off)
 {
-  size_t done = 0;
-
-  while (done < len) {
-    ssize_t n = pread (fd, (char *) buf + done, len - done,
-                       (off_t) (off + done));
-
-    if (n == -1 && errno == EINTR)
-      continue;
-    if (n == -1)
-      return -errno;
-    if (n == 0)
-      return -EIO;
-    done += (size_t) n;
-  }
-  return 0;
+  return io_pread_full (fd, buf, len, off);
 }
 
 uint32_t

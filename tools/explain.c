@@ -94,27 +94,18 @@ parse_show (const char *arg, uint64_t *show)
 }
 
 static int
+take_show (const char *arg, void *ctx)
+{
+  return parse_show (arg, ctx);
+}
+
+static int
 parse_args (int argc, char **argv, struct teach *t, struct explain_req *q)
 {
-  static const struct option longopts[] = {
-    TEACH_LONGOPTS,
-    { "stripes", required_argument, NULL, 's' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
-  int c;
+  const struct teach_extra extra = { "stripes", take_show, &q->show, usage };
 
-  if (teach_split_from (t, &argc, argv) != 0)
+  if (teach_getopt (t, &argc, argv, &extra) != 0)
     return TOOL_FAIL;
-  while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
-    if (c == 'h') {
-      usage ();
-      exit (TOOL_OK);
-    }
-    if (c == '?' || (c == 's' ? parse_show (optarg, &q->show)
-                              : teach_option (t, c, optarg)) != 0)
-      return TOOL_FAIL;
-  }
   if (argc - optind != 3)
     return tool_error ("expected read|write|zero|trim OFFSET LENGTH (see "
                        "raid5ctl explain --help)");

@@ -38,35 +38,25 @@ TEACH_OPTIONS_HELP
 }
 
 static int
+take_rows (const char *arg, void *ctx)
+{
+  uint64_t *rows = ctx;
+  char *end;
+
+  *rows = strtoull (arg, &end, 10);
+  if (*arg < '0' || *arg > '9' || *end != '\0' || *rows < 1 ||
+      *rows > MAX_ROWS)
+    return tool_error ("--stripes %s: expected 1 to %u", arg, MAX_ROWS);
+  return 0;
+}
+
+static int
 parse_args (int argc, char **argv, struct teach *t, uint64_t *rows)
 {
-  static const struct option longopts[] = {
-    TEACH_LONGOPTS,
-    { "stripes", required_argument, NULL, 's' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
-  char *end;
-  int c;
+  const struct teach_extra extra = { "stripes", take_rows, rows, usage };
 
-  if (teach_split_from (t, &argc, argv) != 0)
+  if (teach_getopt (t, &argc, argv, &extra) != 0)
     return TOOL_FAIL;
-  while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
-    if (c == 'h') {
-      usage ();
-      exit (TOOL_OK);
-    }
-    if (c == 's') {
-      *rows = strtoull (optarg, &end, 10);
-      if (*optarg < '0' || *optarg > '9' || *end != '\0' || *rows < 1 ||
-          *rows > MAX_ROWS)
-        return tool_error ("--stripes %s: expected 1 to %u", optarg,
-                           MAX_ROWS);
-      continue;
-    }
-    if (c == '?' || teach_option (t, c, optarg) != 0)
-      return TOOL_FAIL;
-  }
   if (optind < argc)
     return tool_error ("unexpected argument '%s' (see raid5ctl layout "
                        "--help)", argv[optind]);

@@ -46,23 +46,10 @@ TEACH_OPTIONS_HELP
 static int
 parse_args (int argc, char **argv, struct teach *t, struct map_req *q)
 {
-  static const struct option longopts[] = {
-    TEACH_LONGOPTS,
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
-  int c;
+  const struct teach_extra extra = { NULL, NULL, NULL, usage };
 
-  if (teach_split_from (t, &argc, argv) != 0)
+  if (teach_getopt (t, &argc, argv, &extra) != 0)
     return TOOL_FAIL;
-  while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
-    if (c == 'h') {
-      usage ();
-      exit (TOOL_OK);
-    }
-    if (c == '?' || teach_option (t, c, optarg) != 0)
-      return TOOL_FAIL;
-  }
   if (optind >= argc)
     return tool_error ("no OFFSET given (see raid5ctl map --help)");
   if (argc - optind > 2)

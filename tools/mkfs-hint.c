@@ -66,27 +66,18 @@ parse_block (const char *arg, uint64_t *block)
 }
 
 static int
+take_block (const char *arg, void *ctx)
+{
+  return parse_block (arg, ctx);
+}
+
+static int
 parse_args (int argc, char **argv, struct teach *t, uint64_t *block)
 {
-  static const struct option longopts[] = {
-    TEACH_LONGOPTS,
-    { "block", required_argument, NULL, 'b' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-  };
-  int c;
+  const struct teach_extra extra = { "block", take_block, block, usage };
 
-  if (teach_split_from (t, &argc, argv) != 0)
+  if (teach_getopt (t, &argc, argv, &extra) != 0)
     return TOOL_FAIL;
-  while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
-    if (c == 'h') {
-      usage ();
-      exit (TOOL_OK);
-    }
-    if (c == '?' || (c == 'b' ? parse_block (optarg, block)
-                              : teach_option (t, c, optarg)) != 0)
-      return TOOL_FAIL;
-  }
   if (optind < argc)
     return tool_error ("unexpected argument '%s' (see raid5ctl mkfs-hint "
                        "--help)", argv[optind]);

@@ -301,3 +301,33 @@ teach_layout_rule (enum r5_layout layout)
   }
   return "";
 }
+
+int
+teach_getopt (struct teach *t, int *argc, char **argv,
+              const struct teach_extra *extra)
+{
+  struct option longopts[] = {
+    TEACH_LONGOPTS,
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },     /* the extra option, if any */
+    { NULL, 0, NULL, 0 },
+  };
+  size_t n = sizeof longopts / sizeof longopts[0];
+  int c;
+
+  if (extra->name)
+    longopts[n - 2] = (struct option) { extra->name, required_argument,
+                                        NULL, 'x' };
+  if (teach_split_from (t, argc, argv) != 0)
+    return TOOL_FAIL;
+  while ((c = tool_getopt (*argc, argv, "h", longopts)) != -1) {
+    if (c == 'h') {
+      extra->usage ();
+      exit (TOOL_OK);
+    }
+    if (c == '?' || (c == 'x' ? extra->take (optarg, extra->ctx)
+                              : teach_option (t, c, optarg)) != 0)
+      return TOOL_FAIL;
+  }
+  return 0;
+}

@@ -86,6 +86,23 @@ int teach_split_from (struct teach *t, int *argc, char **argv)
 int teach_option (struct teach *t, int c, const char *arg)
   __attribute__((nonnull (1)));
 
+/* One extra option a teaching command takes besides the shared ones. */
+struct teach_extra {
+  const char *name;           /* long option with an argument, or NULL */
+  int (*take) (const char *arg, void *ctx);   /* 0 or TOOL_FAIL */
+  void *ctx;
+  void (*usage) (void);       /* --help prints it and exits 0 */
+};
+
+/* The option loop every teaching command shares: --from (see
+ * teach_split_from), TEACH_LONGOPTS, the extra option and --help.  On
+ * return optind is the first operand of the *argc words left.  Returns
+ * 0 or TOOL_FAIL (after the error line).
+ */
+int teach_getopt (struct teach *t, int *argc, char **argv,
+                  const struct teach_extra *extra)
+  __attribute__((nonnull));
+
 /* Build t->g from the flags, or from the superblocks of t->from
  * (teach-from.c).  Returns 0 or TOOL_FAIL.
  */
