@@ -15,12 +15,14 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array/internal.h"
 #include "raid/layout.h"
 #include "raid/parity.h"
 
 #define UNIT 4096u                /* md's stripe_head unit */
+#define MAX_PARTS 4               /* threads per step, at most */
 /* Scratch for one step: all members' chunks of a batch of stripes plus
  * one computed chunk each.  16 MiB keeps several MiB in flight on every
  * member of a small array (deep enough for disks to stream) and bounds
@@ -115,20 +117,43 @@ xor_others (struct array *a, char *buf, unsigned i, unsigned target)
   r5_xor_gen (nv, a->geom.chunk, v);
 }
 
+/* A stripe whose parity was wrong, kept until the step ends. */
+struct bad_stripe {
+  uint64_t stripe, first;     /* first: offset of the first wrong unit */
+  unsigned parity, units;
+};
+
+/* One part of a step's batch, done by one thread: the step's stripes are
+ * cut into as many parts as there are processors, because with members
+ * in memory a scrub is memory copies and XOR, bound by one core each.
+ */
+struct part {
+  struct array *a;
+  enum array_job_kind kind;
+  uint64_t first;             /* its first stripe */
+  unsigned n;                 /* its stripes */
+  char *buf;                  /* its columns within the step's buffer */
+  struct io_op *ops;          /* room for n * members ops */
+  struct bad_stripe *bad;     /* room for n */
+  unsigned nbad;
+  int r;
+  struct array_err err;
+};
+
 static void
-record (struct array *a, uint64_t stripe, unsigned parity, uint64_t first,
-        unsigned units, array_mismatch_fn found, void *opaque)
+record (struct array *a, const struct bad_stripe *b, array_mismatch_fn found,
+        void *opaque)
 {
   struct job *j = &a->job;
   struct array_mismatch mm = {
-    .stripe = stripe, .parity = parity, .units = units,
-    .member_off = r5_stripe_member_off (&a->geom, stripe) + first,
-    .array_off = stripe * a->geom.stripe_data,
+    .stripe = b->stripe, .parity = b->parity, .units = b->units,
+    .member_off = r5_stripe_member_off (&a->geom, b->stripe) + b->first,
+    .array_off = b->stripe * a->geom.stripe_data,
     .array_len = a->geom.stripe_data,
   };
 
   /* job.lock is held by the caller of job_step. */
-  j->mismatches += (uint64_t) units * (UNIT / 512);
+  j->mismatches += (uint64_t) b->units * (UNIT / 512);
   j->stripes_bad++;
   if (j->nfound < ARRAY_FOUND_MAX)
     j->found[j->nfound++] = mm;
@@ -136,38 +161,37 @@ record (struct array *a, uint64_t stripe, unsigned parity, uint64_t first,
     found (opaque, &mm);
 }
 
-/* Compare parity with the data of batch stripe i; queue a parity write
- * into ops if it is wrong and fix is set.  Returns the wrong units.
+/* Compare parity with the data of part stripe i; note it and queue a
+ * parity write (when fixing) if it is wrong.
  */
-static unsigned
-compare_stripe (struct array *a, char *buf, unsigned i, uint64_t stripe,
-                bool fix, struct io_op *ops, size_t *k,
-                array_mismatch_fn found, void *opaque)
+static void
+compare_stripe (struct part *p, unsigned i, bool fix, size_t *k)
 {
+  struct array *a = p->a;
+  uint64_t stripe = p->first + i, first = 0;
   unsigned pd = r5_parity_member (&a->geom, stripe), bad = 0;
   void *v[R5_MAX_MEMBERS];
-  uint64_t first = 0;
 
   /* Data and parity together XOR to zero where parity is right: one pass
    * over the members' chunks, nothing written (ISA-L's xor_check).
    */
   for (uint64_t off = a->geom.chunk; off > 0; off -= UNIT) {
     for (unsigned m = 0; m < a->geom.members; m++)
-      v[m] = col (a, buf, i, m) + off - UNIT;
+      v[m] = col (a, p->buf, i, m) + off - UNIT;
     if (r5_xor_check (a->geom.members, UNIT, v) != UNIT)
       bad++, first = off - UNIT;
   }
   if (bad == 0)
-    return 0;
-  record (a, stripe, pd, first, bad, found, opaque);
+    return;
+  p->bad[p->nbad++] = (struct bad_stripe) { stripe, first, pd, bad };
   if (fix) {
-    xor_others (a, buf, i, pd);
-    ops[(*k)++] = (struct io_op) {
-      .kind = IO_WRITE, .member = pd, .buf = col (a, buf, i, a->geom.members),
+    xor_others (a, p->buf, i, pd);
+    p->ops[(*k)++] = (struct io_op) {
+      .kind = IO_WRITE, .member = pd,
+      .buf = col (a, p->buf, i, a->geom.members),
       .off = r5_stripe_member_off (&a->geom, stripe), .len = a->geom.chunk,
     };
   }
-  return bad;
 }
 
 /* Stripes the next step covers: up to a batch, and for a bitmap-guided
@@ -191,69 +215,136 @@ next_batch (struct array *a, enum array_job_kind kind, uint64_t *first)
 }
 
 static int
-scrub_locked (struct array *a, enum array_job_kind kind, uint64_t first,
-              unsigned n, char *buf, struct io_op *ops,
-              array_mismatch_fn found, void *opaque, struct array_err *err)
+scrub_part (struct part *p)
 {
-  bool fix = kind != ARRAY_JOB_CHECK;
   size_t k = 0;
   int r;
 
-  if (a->out >= 0)
+  if (p->a->out >= 0)
     return -ENODEV;
-  if ((r = read_batch (a, first, n, -1, buf, ops, err)) < 0)
+  if ((r = read_batch (p->a, p->first, p->n, -1, p->buf, p->ops,
+                       &p->err)) < 0)
     return r;
-  for (unsigned i = 0; i < n; i++)
-    compare_stripe (a, buf, i, first + i, fix, ops, &k, found, opaque);
-  return write_ops (a, ops, k, err);
+  for (unsigned i = 0; i < p->n; i++)
+    compare_stripe (p, i, p->kind != ARRAY_JOB_CHECK, &k);
+  return write_ops (p->a, p->ops, k, &p->err);
 }
 
 static int
-rebuild_locked (struct array *a, uint64_t first, unsigned n, char *buf,
-                struct io_op *ops, struct array_err *err)
+rebuild_part (struct part *p)
 {
+  struct array *a = p->a;
   int slot = a->job.slot, r;
 
   if (slot < 0 || a->state[slot] != MEMBER_REBUILDING)
     return -ECANCELED;        /* the new member failed: job_abort_rebuild */
-  if ((r = read_batch (a, first, n, slot, buf, ops, err)) < 0)
+  if ((r = read_batch (a, p->first, p->n, slot, p->buf, p->ops,
+                       &p->err)) < 0)
     return r == -ENODEV ? -EIO : r;   /* a second member lost: failed */
-  for (unsigned i = 0; i < n; i++) {
-    xor_others (a, buf, i, (unsigned) slot);
-    ops[i] = (struct io_op) {
+  for (unsigned i = 0; i < p->n; i++) {
+    xor_others (a, p->buf, i, (unsigned) slot);
+    p->ops[i] = (struct io_op) {
       .kind = IO_WRITE, .member = (unsigned) slot,
-      .buf = col (a, buf, i, a->geom.members),
-      .off = r5_stripe_member_off (&a->geom, first + i),
+      .buf = col (a, p->buf, i, a->geom.members),
+      .off = r5_stripe_member_off (&a->geom, p->first + i),
       .len = a->geom.chunk,
     };
   }
-  r = write_ops (a, ops, n, err);
+  r = write_ops (a, p->ops, p->n, &p->err);
   return r == -ENODEV ? -ECANCELED : r;
+}
+
+static void *
+run_part (void *arg)
+{
+  struct part *p = arg;
+
+  p->r = p->kind == ARRAY_JOB_REBUILD ? rebuild_part (p) : scrub_part (p);
+  return NULL;
+}
+
+static unsigned
+parts_for (unsigned n)
+{
+  long cpus = sysconf (_SC_NPROCESSORS_ONLN);
+  unsigned k = cpus > MAX_PARTS ? MAX_PARTS : cpus > 1 ? (unsigned) cpus : 1;
+
+  return k < n ? k : n;
+}
+
+/* Cut stripes [first, first+n) into parts sharing ops/bad/buf. */
+static void
+cut_parts (struct array *a, enum array_job_kind kind, uint64_t first,
+           unsigned n, char *buf, struct io_op *ops, struct bad_stripe *bad,
+           struct part *parts, unsigned k)
+{
+  size_t col_bytes = (size_t) (a->geom.members + 1) * a->geom.chunk;
+  unsigned at = 0;
+
+  for (unsigned i = 0; i < k; i++) {
+    unsigned len = n / k + (i < n % k);
+
+    parts[i] = (struct part) {
+      .a = a, .kind = kind, .first = first + at, .n = len,
+      .buf = buf + at * col_bytes, .ops = ops + (size_t) at * a->geom.members,
+      .bad = bad + at,
+    };
+    at += len;
+  }
+}
+
+/* Run the parts, the first in this thread.  Returns the first error. */
+static int
+run_parts (struct part *parts, unsigned k)
+{
+  pthread_t tid[MAX_PARTS];
+  bool started[MAX_PARTS] = { false };
+  int r = 0;
+
+  for (unsigned i = 1; i < k; i++)
+    started[i] = pthread_create (&tid[i], NULL, run_part, &parts[i]) == 0;
+  for (unsigned i = 1; i < k; i++)
+    if (!started[i])
+      run_part (&parts[i]);   /* no thread: do it here */
+  run_part (&parts[0]);
+  for (unsigned i = 1; i < k; i++)
+    if (started[i])
+      pthread_join (tid[i], NULL);
+  for (unsigned i = 0; i < k && r == 0; i++)
+    r = parts[i].r;
+  return r;
 }
 
 int
 job_step (struct array *a, enum array_job_kind kind, char *buf,
           array_mismatch_fn found, void *opaque, struct array_err *err)
 {
+  struct part parts[MAX_PARTS];
   struct stripe_range range;
+  struct bad_stripe *bad;
   struct io_op *ops;
   uint64_t first;
-  unsigned n = next_batch (a, kind, &first);
+  unsigned n = next_batch (a, kind, &first), k;
   int r;
 
   if (n == 0)
     return 0;
   ops = malloc ((size_t) n * a->geom.members * sizeof *ops);
-  if (ops == NULL) {
+  bad = malloc ((size_t) n * sizeof *bad);
+  if (ops == NULL || bad == NULL) {
+    free (ops);
+    free (bad);
     array_set_err (err, "out of memory");
     return -ENOMEM;
   }
+  k = parts_for (n);
+  cut_parts (a, kind, first, n, buf, ops, bad, parts, k);
   stripe_lock_range (&a->locks, first, first + n - 1, STRIPE_EXCLUSIVE,
                      &range);
-  if (kind == ARRAY_JOB_REBUILD)
-    r = rebuild_locked (a, first, n, buf, ops, err);
-  else
-    r = scrub_locked (a, kind, first, n, buf, ops, found, opaque, err);
+  r = run_parts (parts, k);
+  for (unsigned i = 0; i < k; i++)
+    for (unsigned b = 0; b < parts[i].nbad; b++)
+      record (a, &parts[i].bad[b], found, opaque);
   if (r == 0) {
     a->job.cursor = first + n;  /* still under the stripe locks */
     if (kind == ARRAY_JOB_REBUILD)
@@ -262,6 +353,10 @@ job_step (struct array *a, enum array_job_kind kind, char *buf,
       a->job.checked += n;
   }
   stripe_unlock_range (&a->locks, &range);
+  for (unsigned i = 0; i < k && r < 0; i++)
+    if (parts[i].r == r)
+      *err = parts[i].err;
   free (ops);
+  free (bad);
   return r;
 }
