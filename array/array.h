@@ -207,6 +207,9 @@ struct array_job_status {
   uint64_t stripe_bytes;      /* member bytes per stripe (the chunk) */
   uint64_t speed_kib;         /* recent speed, KiB/s per member */
   uint64_t speed_min, speed_max;
+  uint64_t throttled_ms;      /* waited for the speed limit, since open:
+                               * a job below speed_min that did not wait
+                               * was running as fast as it could */
   uint64_t mismatches;        /* sectors */
   uint64_t stripes_bad;
   unsigned nfound;

@@ -48,6 +48,7 @@ struct job {
   _Atomic uint64_t speed_kib;     /* measured */
   uint64_t mark_ns, mark_cursor;  /* speed window (job thread only) */
   uint64_t next_ns;               /* token bucket: next step allowed */
+  _Atomic uint64_t throttled_ns;  /* waited for the limit, since open */
   uint64_t checkpoint_ns;         /* last progress written to superblocks */
   _Atomic uint64_t inflight;      /* client requests running */
   _Atomic uint64_t last_request_ns;   /* when the last one ended */

@@ -175,6 +175,7 @@ array_job_status (struct array *a, struct array_job_status *st)
     .done = j->cursor, .total = a->geom.stripes,
     .stripe_bytes = a->geom.chunk, .speed_kib = j->speed_kib,
     .speed_min = j->speed_min, .speed_max = j->speed_max,
+    .throttled_ms = j->throttled_ns / 1000000,
     .mismatches = j->mismatches, .stripes_bad = j->stripes_bad,
     .nfound = j->nfound, .last_kind = j->last_kind,
     .last_result = j->last_result, .last_mismatches = j->last_mismatches,
@@ -276,8 +277,12 @@ throttle (struct array *a, uint64_t bytes)
     j->next_ns = t - BURST_NS;    /* no credit for time spent idle */
   j->next_ns += bytes * 1000000000ULL / (kib * 1024);
   while (!j->stop && !j->abort && j->kind != ARRAY_JOB_NONE &&
-         (t = array_now_ns ()) < j->next_ns)
-    sleep_ns (j->next_ns - t < IDLE_TICK_NS ? j->next_ns - t : IDLE_TICK_NS);
+         (t = array_now_ns ()) < j->next_ns) {
+    uint64_t wait = j->next_ns - t < IDLE_TICK_NS ? j->next_ns - t
+                                                  : IDLE_TICK_NS;
+    sleep_ns (wait);
+    j->throttled_ns += array_now_ns () - t;
+  }
 }
 
 /* A spare takes the place of a failed member by itself. */

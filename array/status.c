@@ -154,11 +154,13 @@ json_job (const struct array_job_status *j, FILE *out)
   fprintf (out, ", \"job\": {\"kind\": \"%s\", \"paused\": %s, \"slot\": %d,"
            " \"done_stripes\": %" PRIu64 ", \"total_stripes\": %" PRIu64
            ", \"done_kib\": %" PRIu64 ", \"total_kib\": %" PRIu64
-           ", \"speed_kib\": %" PRIu64 ", \"mismatch_sectors\": %" PRIu64
+           ", \"speed_kib\": %" PRIu64 ", \"throttled_ms\": %" PRIu64
+           ", \"mismatch_sectors\": %" PRIu64
            ", \"stripes_bad\": %" PRIu64 ", \"found\": [",
            array_job_name (j->kind), j->paused ? "true" : "false", j->slot,
            j->done, j->total, j->done * j->stripe_bytes / 1024,
-           j->total * j->stripe_bytes / 1024, j->speed_kib, j->mismatches,
+           j->total * j->stripe_bytes / 1024, j->speed_kib, j->throttled_ms,
+           j->mismatches,
            j->stripes_bad);
   for (unsigned i = 0; i < j->nfound; i++)
     fprintf (out, "%s{\"stripe\": %" PRIu64 ", \"array_offset\": %" PRIu64

@@ -133,7 +133,9 @@ def rate(sock, kind, seconds, window):
     """A job advances in steps (several MiB per member at a time), so
     done_kib is a staircase: time each step by the first sample (every
     50 ms) that shows it, and take speeds between steps at least window
-    seconds apart."""
+    seconds apart.  Prints the median speed and the share of the time
+    between the first and last step that the job spent waiting for its
+    speed limit (percent)."""
     steps = []
     own = []
     last = None
@@ -149,14 +151,14 @@ def rate(sock, kind, seconds, window):
             return 1
         own.append(j["speed_kib"])
         if last is not None and j["done_kib"] != last:
-            steps.append(((t0 + t1) / 2, j["done_kib"]))
+            steps.append(((t0 + t1) / 2, j["done_kib"], j["throttled_ms"]))
         last = j["done_kib"]
         if t1 >= end:
             break
         time.sleep(0.05)
     rates = []
-    for i, (t, k) in enumerate(steps):
-        for t2, k2 in steps[i + 1:]:
+    for i, (t, k, _) in enumerate(steps):
+        for t2, k2, _ in steps[i + 1:]:
             if t2 - t >= window:
                 rates.append((k2 - k) / (t2 - t))
                 break
@@ -167,13 +169,15 @@ def rate(sock, kind, seconds, window):
     rates.sort()
     own.sort()
     med = rates[len(rates) // 2]
+    span = steps[-1][0] - steps[0][0]
+    waited = (steps[-1][2] - steps[0][2]) / 10.0 / span
     print("   %s: %d steps, %d windows of >= %.1f s: median %.0f KiB/s "
           "(min %.0f, max %.0f); first to last step %.0f; the job's own "
-          "speed_kib median %d"
+          "speed_kib median %d; waiting for the limit %.0f%% of the time"
           % (kind, len(steps), len(rates), window, med, rates[0], rates[-1],
-             (steps[-1][1] - steps[0][1]) / (steps[-1][0] - steps[0][0]),
-             own[len(own) // 2]), file=sys.stderr)
-    print("%.0f" % med)
+             (steps[-1][1] - steps[0][1]) / span, own[len(own) // 2],
+             waited), file=sys.stderr)
+    print("%.0f %.0f" % (med, waited))
     return 0
 
 

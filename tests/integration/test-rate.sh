@@ -10,8 +10,9 @@
 #   - clients busy (random-io over 4 connections, run after run): with
 #     `speed --min MIN --max X2` a check falls toward MIN -- at most 60% of
 #     X2 -- but never below it: at least 0.9 * MIN (the minimum is
-#     guaranteed to the job however busy the clients are); the load sees
-#     no error;
+#     guaranteed to the job however busy the clients are), unless the job
+#     never waited for its limit (it ran as fast as the machine allowed:
+#     the status's throttled_ms says so); the load sees no error;
 #   - a client that always has requests in flight (fio's nbd engine, 16
 #     deep, if fio is there): the check runs at MIN: within [0.9, 1.5] x MIN;
 #   - every check, however busy the clients, ends with mismatch_cnt 0.
@@ -34,11 +35,25 @@ mapfile -t disks < <(disk_args "${m[@]}")
 serve_ctl "$tmpdir/serve.log" "${disks[@]}" sync-speed-max="$X1" ||
   fail "the server did not start"
 
-# measure KIND SECONDS WINDOW: RATE = the median speed, KiB/s per member.
+# measure KIND SECONDS WINDOW: RATE = the median speed, KiB/s per member;
+# WAITED = percent of the time the job waited for its speed limit.
 measure ()
 {
-  RATE=$(/usr/bin/python3 "$CTL_PY" "$CTL_SOCK" rate "$1" "$2" "$3") ||
+  local out
+  out=$(/usr/bin/python3 "$CTL_PY" "$CTL_SOCK" rate "$1" "$2" "$3") ||
     fail "cannot measure the $1's speed"
+  read -r RATE WAITED <<<"$out"
+}
+
+# at_least_min WHAT: RATE >= 0.9 MIN, or the job never waited for its limit
+# (< 5% of the time): then the machine, not the throttle, held it below MIN
+# -- md's minimum, too, holds only as far as the disks and CPUs allow.
+at_least_min ()
+{
+  (( RATE * 10 >= MIN * 9 )) && return 0
+  (( WAITED < 5 )) ||
+    fail "$1 the check ran at $RATE KiB/s, below 0.9 x sync-speed-min ($MIN), and waited for its limit $WAITED% of the time: the throttle held it below the minimum"
+  echo "   below the minimum, but the job never waited for the limit (${WAITED}%): it ran as fast as this machine let it"
 }
 
 # within LIMIT: RATE within 10% of LIMIT.
@@ -84,8 +99,7 @@ sleep 1
 measure check 6 2.5
 load_alive || fail "the load ended during the measurement: it was not busy throughout"
 echo "   busy: $RATE KiB/s per member (min $MIN, max $X2)"
-(( RATE * 10 >= MIN * 9 )) ||
-  fail "with clients busy the check ran at $RATE KiB/s, below 0.9 x sync-speed-min ($MIN): the minimum is not guaranteed"
+at_least_min "with clients busy"
 (( RATE * 10 <= X2 * 6 )) ||
   fail "with clients busy the check ran at $RATE KiB/s, not falling toward sync-speed-min ($MIN) from max $X2"
 load_stop
@@ -105,8 +119,9 @@ if fio --enghelp=nbd >/dev/null 2>&1; then
   wait $fio || { cat "$tmpdir/fio.out" >&2; fail "fio saw an error"; }
   echo "   busy (fio): $RATE KiB/s per member (min $MIN); fio:" \
        "$(grep -E '^ *(read|write):' "$tmpdir/fio.out" | sed 's/,.*//' | tr -s ' \n' ' ')"
-  (( RATE * 10 >= MIN * 9 && RATE * 10 <= MIN * 15 )) ||
-    fail "with a client always busy the check ran at $RATE KiB/s, not within [0.9, 1.5] x sync-speed-min ($MIN)"
+  at_least_min "with a client always busy"
+  (( RATE * 10 <= MIN * 15 )) ||
+    fail "with a client always busy the check ran at $RATE KiB/s, above 1.5 x sync-speed-min ($MIN)"
   finish
 else
   echo "== (no fio with an nbd engine: the always-busy client is left out)"
