@@ -127,9 +127,9 @@ int rebuild_done (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 /* One step of the running job (scrub.c): up to a batch of stripes from
- * the cursor, under their stripe locks; job.lock held by the caller.  buf is scratch of
- * job_buf_bytes(a).  Returns 0, -ENODEV when the array became degraded
- * (a scrub can go no further), or -errno.
+ * the cursor, under their stripe locks; job.lock held by the caller.  buf
+ * is scratch of job_buf_bytes(a), 4096-aligned.  Returns 0, -ENODEV when
+ * the array became degraded (a scrub can go no further), or -errno.
  */
 size_t job_buf_bytes (const struct array *a) __attribute__((nonnull));
 unsigned job_batch_stripes (const struct array *a) __attribute__((nonnull));

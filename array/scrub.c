@@ -23,6 +23,7 @@
 
 #define UNIT 4096u                /* md's stripe_head unit */
 #define MAX_PARTS 4               /* threads per step, at most */
+#define MEMORY_SCRATCH (512u << 10)   /* a part's slices, all members */
 /* Scratch for one step: all members' chunks of a batch of stripes plus
  * one computed chunk each.  16 MiB keeps several MiB in flight on every
  * member of a small array (deep enough for disks to stream) and bounds
@@ -38,11 +39,18 @@ job_batch_stripes (const struct array *a)
   return b ? (unsigned) b : 1;
 }
 
-size_t
-job_buf_bytes (const struct array *a)
+/* The batch's columns, then (members in memory) each part's slices. */
+static size_t
+cols_bytes (const struct array *a)
 {
   return (size_t) job_batch_stripes (a) * (a->geom.members + 1) *
     a->geom.chunk;
+}
+
+size_t
+job_buf_bytes (const struct array *a)
+{
+  return cols_bytes (a) + MAX_PARTS * MEMORY_SCRATCH;
 }
 
 /* Chunk buffer of member column col (N = computed) of batch stripe i. */
@@ -66,12 +74,13 @@ bitmap_skips (const struct array *a, uint64_t stripe)
 }
 
 /* Read stripes [first, first+n) of every member but skip (or all, skip
- * -1) into their columns.  Returns 0, -ENODEV if a member failed (and was
- * taken out: the array goes on degraded), or -EIO.
+ * -1) into their columns, len bytes (the chunk) each.  Returns 0, -ENODEV
+ * if a member failed (and was taken out: the array goes on degraded), or
+ * -EIO.
  */
 static int
-read_batch (struct array *a, uint64_t first, unsigned n, int skip, char *buf,
-            struct io_op *ops, struct array_err *err)
+read_cols (struct array *a, uint64_t first, unsigned n, uint64_t len,
+           int skip, char *buf, struct io_op *ops, struct array_err *err)
 {
   unsigned members = a->geom.members;
   size_t k = 0;
@@ -82,12 +91,31 @@ read_batch (struct array *a, uint64_t first, unsigned n, int skip, char *buf,
       if ((int) m != skip)
         ops[k++] = (struct io_op) {
           .kind = IO_READ, .member = m, .buf = col (a, buf, i, m),
-          .off = r5_stripe_member_off (&a->geom, first + i),
-          .len = a->geom.chunk,
+          .off = r5_stripe_member_off (&a->geom, first + i), .len = len,
         };
   if ((r = io_run (a->members, ops, k, 0)) == 0)
     return 0;
   return array_io_failed (a, ops, k, r, err) < 0 ? -EIO : -ENODEV;
+}
+
+/* Members in memory (tmpfs) are "read" by the kernel copying pages: then
+ * a part goes a slice of each chunk at a time into a small scratch of its
+ * own, so that the copy lands in the processor's cache and XOR finds it
+ * there.  Disks get the whole part as one batch, deep enough to stream.
+ * Returns the slice's bytes, or 0 for whole batches.
+ */
+
+static uint64_t
+slice_bytes (const struct array *a)
+{
+  uint64_t slice = a->geom.chunk;   /* a power of two >= 4 KiB */
+
+  for (unsigned m = 0; m < a->geom.members; m++)
+    if (!a->members[m].in_memory)
+      return 0;
+  while (slice > UNIT && slice * a->geom.members > MEMORY_SCRATCH)
+    slice /= 2;
+  return slice;
 }
 
 static int
@@ -133,6 +161,7 @@ struct part {
   uint64_t first;             /* its first stripe */
   unsigned n;                 /* its stripes */
   char *buf;                  /* its columns within the step's buffer */
+  char *scratch;              /* members in memory: a slice of each */
   struct io_op *ops;          /* room for n * members ops */
   struct bad_stripe *bad;     /* room for n */
   unsigned nbad;
@@ -161,37 +190,70 @@ record (struct array *a, const struct bad_stripe *b, array_mismatch_fn found,
     found (opaque, &mm);
 }
 
-/* Compare parity with the data of part stripe i; note it and queue a
- * parity write (when fixing) if it is wrong.
+/* Bytes [off, off+len) of the chunks of part stripe i of every member
+ * but skip (or all, skip -1) into the part's scratch, len apart.
  */
-static void
-compare_stripe (struct part *p, unsigned i, bool fix, size_t *k)
+static int
+read_slice (struct part *p, unsigned i, uint64_t off, uint64_t len, int skip)
 {
   struct array *a = p->a;
-  uint64_t stripe = p->first + i, first = 0;
-  unsigned pd = r5_parity_member (&a->geom, stripe), bad = 0;
+  uint64_t at = r5_stripe_member_off (&a->geom, p->first + i) + off;
+  size_t k = 0;
+  int r;
+
+  for (unsigned m = 0; m < a->geom.members; m++)
+    if ((int) m != skip)
+      p->ops[k++] = (struct io_op) {
+        .kind = IO_READ, .member = m, .buf = p->scratch + m * len,
+        .off = at, .len = len,
+      };
+  if ((r = io_run (a->members, p->ops, k, 0)) == 0)
+    return 0;
+  return array_io_failed (a, p->ops, k, r, &p->err) < 0 ? -EIO : -ENODEV;
+}
+
+/* Count the wrong 4 KiB units of parity in len bytes of every member's
+ * chunk, at data[m] for member m and at offset off within the chunk,
+ * into *bad; the chunk offset of the first in *first.
+ */
+static void
+compare_units (const struct array *a, char *const data[], uint64_t off,
+               uint64_t len, unsigned *bad, uint64_t *first)
+{
   void *v[R5_MAX_MEMBERS];
 
   /* Data and parity together XOR to zero where parity is right: one pass
    * over the members' chunks, nothing written (ISA-L's xor_check).
    */
-  for (uint64_t off = a->geom.chunk; off > 0; off -= UNIT) {
+  for (uint64_t u = 0; u < len; u += UNIT) {
     for (unsigned m = 0; m < a->geom.members; m++)
-      v[m] = col (a, p->buf, i, m) + off - UNIT;
-    if (r5_xor_check (a->geom.members, UNIT, v) != UNIT)
-      bad++, first = off - UNIT;
+      v[m] = data[m] + u;
+    if (r5_xor_check (a->geom.members, UNIT, v) != UNIT && (*bad)++ == 0)
+      *first = off + u;
   }
-  if (bad == 0)
-    return;
-  p->bad[p->nbad++] = (struct bad_stripe) { stripe, first, pd, bad };
-  if (fix) {
-    xor_others (a, p->buf, i, pd);
-    p->ops[(*k)++] = (struct io_op) {
-      .kind = IO_WRITE, .member = pd,
+}
+
+/* Rewrite the parity of the part's stripes found wrong (repair, resync):
+ * computed from the data now in the buffer.  Returns the ops queued.
+ */
+static size_t
+queue_parity_writes (struct part *p)
+{
+  struct array *a = p->a;
+
+  for (unsigned b = 0; b < p->nbad; b++) {
+    const struct bad_stripe *s = &p->bad[b];
+    unsigned i = (unsigned) (s->stripe - p->first);
+
+    xor_others (a, p->buf, i, s->parity);
+    p->ops[b] = (struct io_op) {
+      .kind = IO_WRITE, .member = s->parity,
       .buf = col (a, p->buf, i, a->geom.members),
-      .off = r5_stripe_member_off (&a->geom, stripe), .len = a->geom.chunk,
+      .off = r5_stripe_member_off (&a->geom, s->stripe),
+      .len = a->geom.chunk,
     };
   }
+  return p->nbad;
 }
 
 /* Stripes the next step covers: up to a batch, and for a bitmap-guided
@@ -214,42 +276,122 @@ next_batch (struct array *a, enum array_job_kind kind, uint64_t *first)
   return n;
 }
 
+/* Compare part stripe i: already in the buffer (slice 0), or read a
+ * slice at a time into the part's scratch.
+ */
+static int
+scrub_stripe (struct part *p, unsigned i, uint64_t slice, unsigned *bad,
+              uint64_t *first)
+{
+  struct array *a = p->a;
+  char *data[R5_MAX_MEMBERS];
+  int r;
+
+  for (unsigned m = 0; m < a->geom.members; m++)
+    data[m] = slice ? p->scratch + m * slice : col (a, p->buf, i, m);
+  if (slice == 0) {
+    compare_units (a, data, 0, a->geom.chunk, bad, first);
+    return 0;
+  }
+  for (uint64_t off = 0; off < a->geom.chunk; off += slice) {
+    if ((r = read_slice (p, i, off, slice, -1)) < 0)
+      return r;
+    compare_units (a, data, off, slice, bad, first);
+  }
+  return 0;
+}
+
 static int
 scrub_part (struct part *p)
 {
-  size_t k = 0;
+  struct array *a = p->a;
+  uint64_t slice = slice_bytes (a);
   int r;
 
-  if (p->a->out >= 0)
+  if (a->out >= 0)
     return -ENODEV;
-  if ((r = read_batch (p->a, p->first, p->n, -1, p->buf, p->ops,
-                       &p->err)) < 0)
+  if (slice == 0 &&
+      (r = read_cols (a, p->first, p->n, a->geom.chunk, -1, p->buf, p->ops,
+                      &p->err)) < 0)
     return r;
-  for (unsigned i = 0; i < p->n; i++)
-    compare_stripe (p, i, p->kind != ARRAY_JOB_CHECK, &k);
-  return write_ops (p->a, p->ops, k, &p->err);
+  for (unsigned i = 0; i < p->n; i++) {
+    unsigned bad = 0;
+    uint64_t first = 0;
+
+    if ((r = scrub_stripe (p, i, slice, &bad, &first)) < 0)
+      return r;
+    if (bad)
+      p->bad[p->nbad++] = (struct bad_stripe) {
+        p->first + i, first, r5_parity_member (&a->geom, p->first + i),
+        bad,
+      };
+  }
+  if (p->kind == ARRAY_JOB_CHECK)
+    return 0;
+  /* Sliced, only the wrong stripes are needed whole: read them now. */
+  for (unsigned b = 0; slice && b < p->nbad; b++) {
+    unsigned i = (unsigned) (p->bad[b].stripe - p->first);
+
+    if ((r = read_cols (a, p->bad[b].stripe, 1, a->geom.chunk, -1,
+                        col (a, p->buf, i, 0), p->ops, &p->err)) < 0)
+      return r;
+  }
+  return write_ops (a, p->ops, queue_parity_writes (p), &p->err);
+}
+
+/* Reconstruct the rebuilt member's chunk of part stripe i into column N,
+ * from the buffer or reading the others a slice at a time.
+ */
+static int
+rebuild_stripe (struct part *p, unsigned i, unsigned slot, uint64_t slice)
+{
+  struct array *a = p->a;
+  void *v[R5_MAX_MEMBERS + 1];
+  unsigned nv = 0;
+  int r;
+
+  if (slice == 0) {
+    xor_others (a, p->buf, i, slot);
+    return 0;
+  }
+  for (unsigned m = 0; m < a->geom.members; m++)
+    if (m != slot)
+      nv++;
+  for (uint64_t off = 0; off < a->geom.chunk; off += slice) {
+    if ((r = read_slice (p, i, off, slice, (int) slot)) < 0)
+      return r;
+    for (unsigned m = 0, k = 0; m < a->geom.members; m++)
+      if (m != slot)
+        v[k++] = p->scratch + m * slice;
+    v[nv] = col (a, p->buf, i, a->geom.members) + off;
+    r5_xor_gen (nv + 1, slice, v);
+  }
+  return 0;
 }
 
 static int
 rebuild_part (struct part *p)
 {
   struct array *a = p->a;
+  uint64_t slice = slice_bytes (a);
   int slot = a->job.slot, r;
 
   if (slot < 0 || a->state[slot] != MEMBER_REBUILDING)
     return -ECANCELED;        /* the new member failed: job_abort_rebuild */
-  if ((r = read_batch (a, p->first, p->n, slot, p->buf, p->ops,
-                       &p->err)) < 0)
+  if (slice == 0 &&
+      (r = read_cols (a, p->first, p->n, a->geom.chunk, slot, p->buf,
+                      p->ops, &p->err)) < 0)
     return r == -ENODEV ? -EIO : r;   /* a second member lost: failed */
-  for (unsigned i = 0; i < p->n; i++) {
-    xor_others (a, p->buf, i, (unsigned) slot);
+  for (unsigned i = 0; i < p->n; i++)
+    if ((r = rebuild_stripe (p, i, (unsigned) slot, slice)) < 0)
+      return r == -ENODEV ? -EIO : r;
+  for (unsigned i = 0; i < p->n; i++)
     p->ops[i] = (struct io_op) {
       .kind = IO_WRITE, .member = (unsigned) slot,
       .buf = col (a, p->buf, i, a->geom.members),
       .off = r5_stripe_member_off (&a->geom, p->first + i),
       .len = a->geom.chunk,
     };
-  }
   r = write_ops (a, p->ops, p->n, &p->err);
   return r == -ENODEV ? -ECANCELED : r;
 }
@@ -286,7 +428,9 @@ cut_parts (struct array *a, enum array_job_kind kind, uint64_t first,
 
     parts[i] = (struct part) {
       .a = a, .kind = kind, .first = first + at, .n = len,
-      .buf = buf + at * col_bytes, .ops = ops + (size_t) at * a->geom.members,
+      .buf = buf + at * col_bytes,
+      .scratch = buf + cols_bytes (a) + (size_t) i * MEMORY_SCRATCH,
+      .ops = ops + (size_t) at * a->geom.members,
       .bad = bad + at,
     };
     at += len;
