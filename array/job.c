@@ -25,6 +25,7 @@
 #define SPEED_WINDOW_NS (1000 * 1000000ULL)
 #define CHECKPOINT_NS (2000 * 1000000ULL)
 #define BURST_NS (200 * 1000000ULL)
+#define CATCH_UP_NS (2000 * 1000000ULL)
 #define BUSY_WINDOW_NS (100 * 1000000ULL)
 
 static const char *const job_names[] = {
@@ -272,9 +273,16 @@ throttle (struct array *a, uint64_t bytes)
    */
   bool busy = j->inflight > 0 || t - j->last_request_ns < BUSY_WINDOW_NS;
   uint64_t kib = busy ? j->speed_min : j->speed_max;
+  /* Credit for steps that took longer than the limit allows: little at
+   * max, so that the limit holds; up to 2 s at min, so that a job slowed
+   * by a stall (clients holding its stripes, a busy processor) catches up
+   * to the minimum, as md's speed over its last marks does.  Never more:
+   * a job paused for minutes does not come back with minutes of burst.
+   */
+  uint64_t credit = busy ? CATCH_UP_NS : BURST_NS;
 
-  if (j->next_ns + BURST_NS < t)
-    j->next_ns = t - BURST_NS;    /* no credit for time spent idle */
+  if (j->next_ns + credit < t)
+    j->next_ns = t - credit;
   j->next_ns += bytes * 1000000000ULL / (kib * 1024);
   while (!j->stop && !j->abort && j->kind != ARRAY_JOB_NONE &&
          (t = array_now_ns ()) < j->next_ns) {
