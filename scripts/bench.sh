@@ -1,73 +1,583 @@
 #!/bin/bash
-# scripts/bench.sh -- quick throughput comparison, side by side in one run:
-# the raid5 plugin (3 members on tmpfs) against nbdkit's own file plugin
-# serving one tmpfs file of the array's size (the transport ceiling), both
-# driven by fio's nbd engine.  Prints a markdown table with ratios.
+# scripts/bench.sh -- the performance targets of DESIGN.md, measured side by
+# side in one run, members on tmpfs (/dev/shm), fio's nbd engine:
 #
-#   scripts/bench.sh [--runtime SECS] [--chunk SIZE] [--plugin PATH]
+#   1. raid5 (3 members, 512K chunk), healthy and with one member missing,
+#      against nbdkit's own file plugin serving one tmpfs file of the
+#      array's size (the transport ceiling): seq read/write 1M QD32, 4K
+#      random read/write QD32; the runs alternate, the median is kept
+#   2. offline check and rebuild (raid5ctl) against reading the members
+#      directly, all at once (dd bs=1M)
+#   3. a chunk sweep, 16K to 1M, of the same four workloads
+#   4. alignment: writes 63, 64 and 2048 sectors into the array, and the
+#      planner's counters (full-stripe, rcw, rmw) for each
+#   5. the plugin's peak RSS at QD128 over 4 connections
+#
+# Writes OUT/bench.csv (every sample), OUT/results.md (the tables, each
+# target PASS or MISS) and OUT/*.png (gnuplot).  As root on Debian it
+# installs what it lacks (fio, gnuplot-nox, the build dependencies) and
+# builds the plugin out of tree first.
+#
+#   scripts/bench.sh [--quick] [--runtime SECS] [--out DIR]
+#                    [--builddir DIR] [--no-install] [--replot]
+#
+#   --quick         a smoke run: small members, 1 s per run, one repetition,
+#                   three chunk sizes
+#   --runtime SECS  seconds per fio run of part 1 (default 3; the sweep
+#                   runs 2/3 of it)
+#   --out DIR       where the results go (default docs/bench)
+#   --builddir DIR  the build folder (default build-bench)
+#   --no-install    do not apt-get anything
+#   --replot        measure nothing: remake results.md and the plots from
+#                   OUT/bench.csv (after editing the tables or plots)
 #
 # Timings on shared machines are noisy: read the ratios, not the MiB/s,
 # and run it more than once before believing a change.
 
 set -eu -o pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
-runtime=8 chunk=512K
-plugin=$top/build/plugin/.libs/nbdkit-raid5-plugin.so
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+quick=0 runtime='' out=$top/docs/bench builddir=$top/build-bench no_install=0 replot=0
+
+usage_die () { echo "bench.sh: $* (try --help)" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
-        --runtime) runtime=$2; shift ;;
-        --chunk) chunk=$2; shift ;;
-        --plugin) plugin=$2; shift ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
-        *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
+        --quick) quick=1 ;;
+        --runtime|--out|--builddir)
+            [ $# -ge 2 ] || usage_die "$1 needs a value"
+            case $1 in
+                --runtime) runtime=$2 ;;
+                --out) out=$2 ;;
+                --builddir) builddir=$2 ;;
+            esac
+            shift ;;
+        --no-install) no_install=1 ;;
+        --replot) replot=1 ;;
+        -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) usage_die "unknown option $1" ;;
     esac
     shift
 done
-for c in fio nbdkit; do
-    command -v $c >/dev/null || { echo "bench.sh: $c is not installed" >&2; exit 1; }
-done
-[ -f "$plugin" ] || { echo "bench.sh: plugin not built: $plugin (run scripts/check.sh or make)" >&2; exit 1; }
+[ -z "$runtime" ] || [[ $runtime =~ ^[1-9][0-9]*$ ]] ||
+    usage_die "--runtime takes whole seconds, not '$runtime'"
 
-work=$(mktemp -d /dev/shm/raid5-bench.XXXXXX)
-pids=()
-cleanup () { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+# Sizes (MiB per member) and repetitions.
+if [ "$quick" = 1 ]; then
+    runtime=${runtime:-1} reps=1 job_reps=1
+    main_mib=128 job_mib=128 sweep_mib=64 align_mib=32 align_write=8M
+else
+    runtime=${runtime:-3} reps=3 job_reps=3
+    main_mib=512 job_mib=512 sweep_mib=256 align_mib=128 align_write=64M
+fi
+sweep_rt=$(( (runtime * 2 + 2) / 3 ))
+rss_rt=$(( runtime > 3 ? runtime : 3 ))
+chunks=(16K 32K 64K 128K 256K 512K 1M)
+[ "$quick" = 0 ] || chunks=(16K 128K 1M)
+geoms=("3 64K" "5 64K")     # alignment: members, chunk
+
+. "$top/scripts/lib-build.sh"
+. "$top/scripts/lib-bench.sh"
+
+case $builddir in /*) ;; *) builddir=$PWD/$builddir ;; esac
+case $out in /*) ;; *) out=$PWD/$out ;; esac
+
+# The four workloads of parts 1 and 3: fio rw, block size, label.
+wl_names=(seqread seqwrite randread randwrite)
+declare -A wl_rw=([seqread]=read [seqwrite]=write [randread]=randread [randwrite]=randwrite)
+declare -A wl_bs=([seqread]=1M [seqwrite]=1M [randread]=4k [randwrite]=4k)
+declare -A wl_label=([seqread]="seq read 1M" [seqwrite]="seq write 1M"
+                     [randread]="4K rand read" [randwrite]="4K rand write")
+
+# run_wl PART CASE SERVER WORKLOAD SAMPLE SECONDS: one QD32 run, recorded.
+run_wl ()
+{
+    local v
+    v=$(b_fio "$3" "${wl_rw[$4]}" "${wl_bs[$4]}" 32 1 "$6")
+    b_record "$1" "$2" "$3" "$4" "$5" "$v" MiB/s
+    b_say "  $1 $2: ${wl_label[$4]}, $3 #$5: $v MiB/s"
+}
+
+# --- install, build -----------------------------------------------------------
+
+build ()
+{
+    b_say "packages: fio, gnuplot-nox and the build dependencies"
+    r5_install_packages "$no_install" fio gnuplot-nox "${R5_BUILD_PACKAGES[@]}" >&2 ||
+        b_say "warning: some packages are missing; going on"
+    local c
+    for c in fio nbdkit gnuplot dd awk; do
+        command -v "$c" >/dev/null || b_die "$c is not installed"
+    done
+    b_say "build in $builddir"
+    r5_autoreconf "$top" >&2 || b_die "autoreconf failed"
+    r5_configure "$top" "$builddir" >&2 ||
+        b_die "configure failed (see $builddir/config.log)"
+    r5_make "$builddir" --no-print-directory > "$builddir/make.out" 2>&1 ||
+        b_die "make failed: $(grep -m 1 -i 'error' "$builddir/make.out" ||
+                               tail -n 1 "$builddir/make.out")"
+    plugin=$builddir/plugin/.libs/nbdkit-raid5-plugin.so
+    raid5ctl=$builddir/tools/raid5ctl
+    [ -f "$plugin" ] || b_die "no plugin after make: $plugin"
+    [ -x "$raid5ctl" ] || b_die "no raid5ctl after make: $raid5ctl"
+}
+
+# --- 1. healthy and degraded against the file plugin ---------------------------
+
+part_main ()
+{
+    local arr_mib=$((main_mib * 2)) m s r w order
+    b_say "1. raid5 (3 x $main_mib MiB, 512K chunk) and the file plugin, ${runtime} s per run, $reps runs each"
+    truncate -s "${arr_mib}M" "$work/file.img"
+    for m in h0 h1 h2 d0 d2; do truncate -s "${main_mib}M" "$work/$m.img"; done
+    b_serve file file "$work/file.img"
+    b_serve raid5 "$plugin" disk="$work/h0.img" disk="$work/h1.img" \
+        disk="$work/h2.img" chunk=512K metadata=none control="$work/raid5.ctl"
+    b_serve degraded "$plugin" disk="$work/d0.img" disk=missing \
+        disk="$work/d2.img" chunk=512K metadata=none control="$work/degraded.ctl"
+    for s in file raid5 degraded; do
+        b_say "  fill $s ($arr_mib MiB)"
+        b_fill $s
+    done
+    for (( r = 1; r <= reps; r++ )); do
+        order=(file raid5 degraded)
+        [ $((r % 2)) = 1 ] || order=(degraded raid5 file)
+        for w in "${wl_names[@]}"; do
+            for s in "${order[@]}"; do
+                case $s in
+                    file) run_wl main ceiling file "$w" "$r" "$runtime" ;;
+                    raid5) run_wl main healthy raid5 "$w" "$r" "$runtime" ;;
+                    degraded) run_wl main degraded degraded "$w" "$r" "$runtime" ;;
+                esac
+            done
+        done
+    done
+    for s in file raid5 degraded; do
+        b_alive $s
+        b_record main qd32 "$s" vmhwm 1 "$(b_hwm $s)" KiB
+    done
+    b_say "  planner counters, healthy: $(b_counters raid5 |
+        awk '$1 ~ /^(read|full-stripe|rcw|rmw)$/ { printf "%s %s  ", $1, $2 }')"
+    b_say "  planner counters, degraded: $(b_counters degraded |
+        awk '$1 ~ /^(read|degraded-read|full-stripe|rcw|rmw)$/ { printf "%s %s  ", $1, $2 }')"
+    b_stop degraded
+    b_stop raid5
+    b_stop file
+}
+
+# --- 5. peak RSS at QD128 over 4 connections (fresh servers) -------------------
+
+part_rss ()
+{
+    local s v hwm
+    b_say "5. peak RSS: 4 connections x QD128, random 1M and 4K reads and writes, ${rss_rt} s"
+    b_serve rss "$plugin" disk="$work/h0.img" disk="$work/h1.img" \
+        disk="$work/h2.img" chunk=512K metadata=none
+    b_serve rssfile file "$work/file.img"
+    for s in rss rssfile; do
+        v=$(b_fio $s randrw 4k 128 4 "$rss_rt" --bssplit=1m/50:4k/50)
+        b_alive $s
+        hwm=$(b_hwm $s)
+        b_record rss qd128x4 "$s" randrw-1m-4k 1 "$v" MiB/s
+        b_record rss qd128x4 "$s" vmhwm 1 "$hwm" KiB
+        b_say "  $s: $v MiB/s, VmHWM $((hwm / 1024)) MiB"
+    done
+    b_stop rss
+    b_stop rssfile
+    rm -f "$work"/h?.img "$work"/d?.img "$work/file.img"
+}
+
+# --- 2. offline check and rebuild against raw parallel reads ------------------
+
+part_jobs ()
+{
+    local j=("$work/j0.img" "$work/j1.img" "$work/j2.img") spare=$work/j3.img r v t
+    b_say "2. check and rebuild (3 x $job_mib MiB of written data) against raw reads, $job_reps rounds"
+    b_zero_files "$job_mib" "${j[@]}" "$spare"
+    "$raid5ctl" create --assume-clean --chunk 512K "${j[@]}" > "$work/create.log" 2>&1 ||
+        b_die "raid5ctl create failed: $(tail -n 1 "$work/create.log")"
+    b_serve jobs "$plugin" disk="${j[0]}" disk="${j[1]}" disk="${j[2]}"
+    b_fill jobs
+    b_stop jobs
+    for (( r = 1; r <= job_reps; r++ )); do
+        v=$(b_raw_read 0 "${j[@]}")
+        b_record jobs raw dd read "$r" "$v" MiB/s/member
+        b_say "  raw parallel read #$r: $v MiB/s per member"
+        "$raid5ctl" check "${j[@]}" > "$work/check.log" 2>&1 ||
+            b_die "raid5ctl check failed: $(tail -n 1 "$work/check.log")"
+        v=$(b_job_speed "$work/check.log")
+        b_record jobs check raid5ctl check "$r" "$v" MiB/s/member
+        b_say "  check #$r: $v MiB/s per member"
+        # Slot 1 onto the spare (written zeros); the old member becomes
+        # the next round's spare.
+        b_zero_files "$job_mib" "$spare"
+        "$raid5ctl" rebuild --slot 1 --new "$spare" "${j[0]}" "${j[2]}" \
+            > "$work/rebuild.log" 2>&1 ||
+            b_die "raid5ctl rebuild failed: $(tail -n 1 "$work/rebuild.log")"
+        v=$(b_job_speed "$work/rebuild.log")
+        b_record jobs rebuild raid5ctl rebuild "$r" "$v" MiB/s/member
+        b_say "  rebuild #$r: $v MiB/s per member"
+        t=${j[1]}; j[1]=$spare; spare=$t
+    done
+    "$raid5ctl" check "${j[@]}" > "$work/check.log" 2>&1 ||
+        b_die "the rebuilt array does not check clean: $(tail -n 1 "$work/check.log")"
+    rm -f "${j[@]}" "$spare"
+}
+
+# --- 3. chunk sweep -------------------------------------------------------------
+
+part_sweep ()
+{
+    local c w m i
+    b_say "3. chunk sweep (3 x $sweep_mib MiB), ${sweep_rt} s per run, raid5 and file plugin alternating"
+    truncate -s "$((sweep_mib * 2))M" "$work/sfile.img"
+    for m in s0 s1 s2; do truncate -s "${sweep_mib}M" "$work/$m.img"; done
+    b_serve sfile file "$work/sfile.img"
+    b_fill sfile
+    for (( i = 0; i < ${#chunks[@]}; i++ )); do
+        c=${chunks[$i]}
+        b_serve raid5 "$plugin" disk="$work/s0.img" disk="$work/s1.img" \
+            disk="$work/s2.img" chunk="$c" metadata=none
+        b_fill raid5
+        for w in "${wl_names[@]}"; do
+            run_wl sweep ceiling sfile "$w" $((i + 1)) "$sweep_rt"
+            run_wl sweep "$c" raid5 "$w" 1 "$sweep_rt"
+        done
+        b_stop raid5
+    done
+    b_stop sfile
+    rm -f "$work"/s?.img "$work/sfile.img"
+}
+
+# --- 4. alignment -----------------------------------------------------------------
+
+# stripe_of CHUNK MEMBERS: the data width of a stripe, as fio's bs.
+stripe_of () { echo "$(( ${1%K} * ($2 - 1) ))k"; }
+
+part_align ()
+{
+    local g n c m bs off before after v d k line disks
+    b_say "4. alignment: sequential writes from 63, 64 and 2048 sectors over $align_write, ${sweep_rt} s each"
+    for g in "${geoms[@]}"; do
+        read -r n c <<< "$g"
+        disks=()
+        for (( m = 0; m < n; m++ )); do
+            b_zero_files "$align_mib" "$work/a$m.img"
+            disks+=("disk=$work/a$m.img")
+        done
+        b_serve align "$plugin" "${disks[@]}" chunk="$c" metadata=none \
+            control="$work/align.ctl"
+        for bs in 4k 64k "$(stripe_of "$c" "$n")"; do
+            for off in 63 64 2048; do
+                before=$(b_counters align)
+                v=$(b_fio align write "$bs" 32 1 "$sweep_rt" \
+                        --offset=$((off * 512)) --size="$align_write")
+                after=$(b_counters align)
+                b_record align "${n}x$c" raid5 "off$off-$bs" 1 "$v" MiB/s
+                line="$v MiB/s"
+                for k in writes full-stripe rcw rmw; do
+                    d=$(b_delta "$before" "$after" "$k")
+                    b_record align "${n}x$c" raid5 "off$off-$bs" 1 "$d" "$k"
+                    line="$line, $k $d"
+                done
+                b_say "  ${n}x$c $bs at $off sectors: $line"
+            done
+        done
+        b_stop align
+        rm -f "$work"/a?.img
+    done
+}
+
+# --- results --------------------------------------------------------------------
+
+med () { b_median "$@"; }
+# setting NAME: a setting of the measuring run, from the CSV.
+setting () { awk -F, -v k="$1" '$1 == "meta" && $4 == k { v = $6 } END { print v }' "$csv"; }
+
+declare -A ratio=()
+# srv CASE: the server of part 1's case healthy or degraded.
+srv () { if [ "$1" = healthy ]; then echo raid5; else echo degraded; fi; }
+main_rows=("seqread healthy" "seqwrite healthy" "randread healthy" "randwrite healthy"
+           "seqread degraded" "seqwrite degraded" "randread degraded" "randwrite degraded")
+
+ratios ()
+{
+    local row w k raw
+    for row in "${main_rows[@]}"; do
+        read -r w k <<< "$row"
+        ratio[$w-$k]=$(b_ratio "$(med main "$k" "$(srv "$k")" "$w")" "$(med main ceiling file "$w")")
+    done
+    raw=$(med jobs raw dd read)
+    ratio[check]=$(b_ratio "$(med jobs check raid5ctl check)" "$raw")
+    ratio[rebuild]=$(b_ratio "$(med jobs rebuild raid5ctl rebuild)" "$raw")
+    ratio[rss]=$(awk -v k="$(med rss qd128x4 rss vmhwm)" \
+                     'BEGIN { if (k != "") printf "%.1f\n", k / 1024 }')
+    for c in "${chunks[@]}"; do
+        for w in "${wl_names[@]}"; do
+            ratio[$c-$w]=$(b_ratio "$(med sweep "$c" raid5 "$w")" "$(med sweep ceiling sfile "$w")")
+        done
+    done
+}
+
+t_row () { echo "| $1 | $2 $3 | $4 | $(b_pass "$4" "$2" "$3") |"; }
+
+report ()
+{
+    local row w k l c g n bs off line s
+    echo "# nbdkit-raid5 benchmark results"
+    echo
+    echo "Made by \`scripts/bench.sh$([ "$(setting quick)" = 1 ] && echo " --quick")\`"
+    echo "on $(setting date), commit $(setting commit): $(setting machine)."
+    echo
+    echo "Members and files on tmpfs, fio's nbd engine over a Unix socket;"
+    echo "$(setting runtime) s per run in part 1 (median of $(setting reps) runs, file plugin and"
+    echo "raid5 alternating), $(setting sweep_rt) s per run in the sweep.  The whole run took"
+    echo "$(setting elapsed) s, with the build.  The machine may be shared with other"
+    echo "jobs: figures move by 10-20% from run to run, so read the ratios,"
+    echo "not the MiB/s, and compare more than one run before believing a change."
+    [ "$(setting quick)" = 0 ] || echo "**A --quick smoke run: these figures mean little.**"
+    echo
+    echo "## Targets (DESIGN.md)"
+    echo
+    echo "| target | goal | measured | result |"
+    echo "|---|---|---|---|"
+    t_row "seq read 1M QD32 / file plugin" ">=" 0.90 "${ratio[seqread-healthy]}"
+    t_row "seq write 1M QD32 / file plugin" ">=" 0.60 "${ratio[seqwrite-healthy]}"
+    t_row "4K random read QD32 / file plugin" ">=" 0.85 "${ratio[randread-healthy]}"
+    t_row "4K random write QD32 / file plugin" ">=" 0.35 "${ratio[randwrite-healthy]}"
+    t_row "degraded seq read 1M QD32 / file plugin" ">=" 0.50 "${ratio[seqread-degraded]}"
+    t_row "check / raw parallel read, per member" ">=" 0.80 "${ratio[check]}"
+    t_row "rebuild / raw parallel read, per member" ">=" 0.80 "${ratio[rebuild]}"
+    t_row "plugin peak RSS (MiB), 4 connections x QD128" "<=" 64 "${ratio[rss]}"
+    echo
+    echo "## 1. Against the file plugin (3 x $(setting main_mib) MiB members, 512K chunk)"
+    echo
+    echo "Degraded: member 1 missing (\`disk=missing\`).  MiB/s are medians."
+    echo
+    echo "| workload | file plugin MiB/s | raid5 MiB/s | ratio |"
+    echo "|---|---|---|---|"
+    for row in "${main_rows[@]}"; do
+        read -r w k <<< "$row"
+        l=${wl_label[$w]}
+        [ "$k" = healthy ] || l="degraded $l"
+        echo "| $l QD32 | $(med main ceiling file "$w") | $(med main "$k" "$(srv "$k")" "$w") | ${ratio[$w-$k]} |"
+    done
+    echo
+    echo "## 2. Offline check and rebuild (3 x $(setting job_mib) MiB, 512K chunk, md superblocks)"
+    echo
+    echo "Raw: the three members read at once by three \`dd bs=1M\`; the jobs'"
+    echo "figures are raid5ctl's own \"per member\" speeds.  Medians of $(setting job_reps) rounds."
+    echo
+    echo "| job | job MiB/s per member | raw MiB/s per member | ratio |"
+    echo "|---|---|---|---|"
+    echo "| check | $(med jobs check raid5ctl check) | $(med jobs raw dd read) | ${ratio[check]} |"
+    echo "| rebuild (reads 2, writes 1) | $(med jobs rebuild raid5ctl rebuild) | $(med jobs raw dd read) | ${ratio[rebuild]} |"
+    echo
+    echo "## 3. Chunk sweep (3 x $(setting sweep_mib) MiB), ratio to the file plugin"
+    echo
+    echo "One raid5 run per chunk and workload, each next to a file plugin run"
+    echo "of the same workload; the ratio is to the median of those file runs."
+    echo
+    echo "| chunk | seq read 1M | seq write 1M | 4K rand read | 4K rand write |"
+    echo "|---|---|---|---|---|"
+    for c in "${chunks[@]}"; do
+        line="| $c"
+        for w in "${wl_names[@]}"; do line="$line | ${ratio[$c-$w]}"; done
+        echo "$line |"
+    done
+    line="| file plugin, MiB/s"
+    for w in "${wl_names[@]}"; do line="$line | $(med sweep ceiling sfile "$w")"; done
+    echo "$line |"
+    echo
+    echo "## 4. Alignment: sequential writes from an offset, QD32"
+    echo
+    echo "Each run writes $(setting sweep_rt) s, front to back and round again, over"
+    echo "$(setting align_write) from the offset.  Offsets in 512-byte sectors: 63 is the old"
+    echo "DOS partition start, 64 is 32 KiB, 2048 is 1 MiB.  Requests and"
+    echo "per-stripe segments by the planner's strategy come from raid5ctl"
+    echo "status --json (after minus before); on tmpfs the extra member reads"
+    echo "of a misaligned write cost little, on disks they cost seeks."
+    echo
+    echo "| members x chunk | write size | offset | MiB/s | requests | full-stripe | rcw | rmw |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for g in "${geoms[@]}"; do
+        read -r n c <<< "$g"
+        for bs in 4k 64k "$(stripe_of "$c" "$n")"; do
+            for off in 63 64 2048; do
+                line="| ${n}x$c | $bs | $off | $(med align "${n}x$c" raid5 "off$off-$bs" MiB/s)"
+                for k in writes full-stripe rcw rmw; do
+                    line="$line | $(med align "${n}x$c" raid5 "off$off-$bs" "$k" | sed 's/\.0$//')"
+                done
+                echo "$line |"
+            done
+        done
+    done
+    echo
+    echo "## 5. Peak RSS (VmHWM), 4 connections x QD128, random 1M/4K reads and writes"
+    echo
+    echo "| server | MiB/s | VmHWM MiB |"
+    echo "|---|---|---|"
+    for s in rss rssfile; do
+        l=raid5; [ $s = rss ] || l="file plugin"
+        echo "| $l | $(med rss qd128x4 $s randrw-1m-4k) | $(awk -v k="$(med rss qd128x4 $s vmhwm)" 'BEGIN { printf "%.1f", k / 1024 }') |"
+    done
+    echo
+    echo "Plots: [throughput.png](throughput.png), [chunk-sweep.png](chunk-sweep.png),"
+    echo "[alignment.png](alignment.png); every sample: [bench.csv](bench.csv)."
+}
+
+# --- plots ------------------------------------------------------------------------
+
+plot_data ()
+{
+    local row w k l tg c kib line g n bs off wq v
+    # throughput.dat: ratios with their targets.
+    {
+        echo "# label ratio target"
+        for row in "${main_rows[@]}"; do
+            read -r w k <<< "$row"
+            l=${wl_label[$w]}; [ "$k" = healthy ] || l="degr. $l"
+            case $w-$k in
+                seqread-healthy) tg=0.90 ;; seqwrite-healthy) tg=0.60 ;;
+                randread-healthy) tg=0.85 ;; randwrite-healthy) tg=0.35 ;;
+                seqread-degraded) tg=0.50 ;; *) tg=- ;;
+            esac
+            echo "\"$l\" ${ratio[$w-$k]:--} $tg"
+        done
+        echo "\"check\" ${ratio[check]:--} 0.80"
+        echo "\"rebuild\" ${ratio[rebuild]:--} 0.80"
+    } > "$work/throughput.dat"
+    # sweep.dat: chunk (KiB) and one ratio per workload.
+    {
+        echo "# chunk_kib seqread seqwrite randread randwrite"
+        for c in "${chunks[@]}"; do
+            case $c in *K) kib=${c%K} ;; *M) kib=$(( ${c%M} * 1024 )) ;; esac
+            line=$kib
+            for w in "${wl_names[@]}"; do line="$line ${ratio[$c-$w]:--}"; done
+            echo "$line"
+        done
+    } > "$work/sweep.dat"
+    # align-mibs.dat: MiB/s per offset; align-seg.dat: segments per request.
+    : > "$work/align-mibs.dat"
+    : > "$work/align-seg.dat"
+    for g in "${geoms[@]}"; do
+        read -r n c <<< "$g"
+        for bs in 4k 64k "$(stripe_of "$c" "$n")"; do
+            line="\"${n}x$c, $bs\""
+            for off in 63 64 2048; do
+                v=$(med align "${n}x$c" raid5 "off$off-$bs" MiB/s)
+                line="$line ${v:--}"
+                wq=$(med align "${n}x$c" raid5 "off$off-$bs" writes)
+                echo "\"${n}x$c $bs at $off\" $(for k in full-stripe rcw rmw; do
+                    awk -v v="$(med align "${n}x$c" raid5 "off$off-$bs" "$k")" -v q="$wq" \
+                        'BEGIN { printf "%.2f ", (q > 0 ? v / q : 0) }'; done)" >> "$work/align-seg.dat"
+            done
+            echo "$line" >> "$work/align-mibs.dat"
+        done
+    done
+}
+
+plots ()
+{
+    local term="pngcairo font 'sans,10'"
+    gnuplot -e 'set terminal pngcairo' 2>/dev/null || term="png"
+    plot_data
+    gnuplot > "$work/gnuplot.log" 2>&1 <<GNUPLOT ||
+set datafile missing "-"
+set termoption noenhanced
+set style data histograms
+set style fill solid 0.8 border -1
+set grid ytics
+set key top right
+
+set terminal $term size 1000,520
+set output "$out/throughput.png"
+set title "nbdkit-raid5 / its ceiling: the file plugin, or raw parallel reads for check and rebuild"
+set style histogram clustered gap 1
+set ylabel "ratio"
+set yrange [0:*]
+set xtics rotate by -30 scale 0
+plot "$work/throughput.dat" using 2:xtic(1) title "measured" lc rgb "#3572a5", \
+     "" using 3 title "target" lc rgb "#c8c8c8"
+
+set output "$out/chunk-sweep.png"
+set title "Chunk sweep: raid5 (3 members) / file plugin, QD32"
+set style data linespoints
+set logscale x 2
+set xlabel "chunk (KiB)"
+set xtics rotate by 0 scale 1
+set xrange [12:1400]
+set key outside right
+plot for [i=2:5] "$work/sweep.dat" using 1:i title word("seq-read-1M seq-write-1M 4K-rand-read 4K-rand-write", i - 1) lw 2 pt 7
+unset logscale x
+unset xlabel
+set autoscale x
+
+set terminal $term size 1100,820
+set output "$out/alignment.png"
+set multiplot layout 2,1
+set style data histograms
+set style histogram clustered gap 1
+set title "Sequential writes from 63, 64 and 2048 sectors (members x chunk, write size): MiB/s"
+set ylabel "MiB/s"
+set key outside right
+set xtics rotate by 0 scale 0 font ",10"
+plot "$work/align-mibs.dat" using 2:xtic(1) title "at 63" lc rgb "#c0392b", \
+     "" using 3 title "at 64" lc rgb "#e6a23c", \
+     "" using 4 title "at 2048" lc rgb "#3572a5"
+set title "Per-stripe segments per request, by the planner's strategy"
+set ylabel "segments / request"
+set offsets 0, 0, graph 0.1, 0
+set style histogram rowstacked
+set xtics rotate by -45 scale 0 font ",8"
+plot "$work/align-seg.dat" using 2:xtic(1) title "full-stripe" lc rgb "#3572a5", \
+     "" using 3 title "rcw" lc rgb "#e6a23c", \
+     "" using 4 title "rmw" lc rgb "#c0392b"
+unset multiplot
+GNUPLOT
+        b_die "gnuplot failed: $(grep -v '^ *$' "$work/gnuplot.log" | tail -n 2 | tr '\n' ' ')"
+}
+
+# --- main ---------------------------------------------------------------------------
+
+work=$(mktemp -d /dev/shm/raid5-bench.XXXXXX) || b_die "cannot make a folder in /dev/shm"
+cleanup () { b_stop_all; rm -rf "$work"; }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$out" || b_die "cannot make $out"
+csv=$work/bench.csv
 
-member=$((520 << 20))
-for i in 0 1 2; do truncate -s $member "$work/m$i.img"; done
-truncate -s $((1 << 30)) "$work/file.img"
+if [ "$replot" = 1 ]; then
+    [ -s "$out/bench.csv" ] || b_die "no $out/bench.csv to replot"
+    cp "$out/bench.csv" "$csv"
+else
+    need_mib=$(( main_mib * 7 + 256 ))     # 3 + 2 members, the file of 2
+    free_mib=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
+    [ "$free_mib" -ge "$need_mib" ] ||
+        b_die "/dev/shm has $free_mib MiB free, the benchmark needs $need_mib MiB"
+    build
+    echo "part,case,server,workload,sample,value,unit" > "$csv"
+    part_main
+    part_rss
+    part_jobs
+    part_sweep
+    part_align
+    dirty=
+    [ -z "$(git -C "$top" status --porcelain -- raid io array plugin tools 2>/dev/null)" ] ||
+        dirty=" (with uncommitted changes)"
+    for kv in "quick=$quick" "runtime=$runtime" "reps=$reps" "sweep_rt=$sweep_rt" \
+              "job_reps=$job_reps" "main_mib=$main_mib" "job_mib=$job_mib" \
+              "sweep_mib=$sweep_mib" "align_write=$align_write" \
+              "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \
+              "commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$dirty" \
+              "machine=$(nproc) CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo | tr -d ,)); Linux $(uname -r); $(nbdkit --version 2>/dev/null | head -n 1); $(fio --version)" \
+              "elapsed=$((SECONDS - b_start))"; do
+        b_record meta setting - "${kv%%=*}" 1 "${kv#*=}" -
+    done
+    cp "$csv" "$out/bench.csv"
+fi
 
-serve () { # name args...
-    local name=$1; shift
-    nbdkit -f -U "$work/$name.sock" -P "$work/$name.pid" "$@" &
-    pids+=($!)
-    for _ in $(seq 100); do [ -s "$work/$name.pid" ] && return 0; sleep 0.1; done
-    echo "bench.sh: nbdkit ($name) did not start" >&2; exit 1
-}
-serve file file "$work/file.img"
-serve raid5 "$plugin" disk="$work/m0.img" disk="$work/m1.img" disk="$work/m2.img" chunk=$chunk metadata=none
-
-# fio_mib NAME RW BS -> MiB/s (read + write)
-fio_mib () {
-    fio --name=b --ioengine=nbd --uri="nbd+unix:///?socket=$work/$1.sock" \
-        --rw=$2 --bs=$3 --iodepth=32 --size=512M --runtime=$runtime --time_based \
-        --output-format=terse 2>/dev/null |
-        awk -F';' 'NF > 50 { printf "%.0f", ($7 + $48) / 1024 }'
-}
-
-echo "| workload | file plugin MiB/s | raid5 MiB/s | ratio |"
-echo "|---|---|---|---|"
-row () { # label rw bs [server]
-    local f r
-    f=$(fio_mib file "$2" "$3"); r=$(fio_mib "${4:-raid5}" "$2" "$3")
-    awk -v l="$1" -v f="$f" -v r="$r" 'BEGIN { printf "| %s | %d | %d | %.2f |\n", l, f, r, f ? r / f : 0 }'
-}
-row "seq write 1M QD32" write 1M
-row "seq read 1M QD32" read 1M
-row "rand write 4K QD32" randwrite 4k
-row "rand read 4K QD32" randread 4k
-# The members are locked while served: stop the healthy array first.
-kill "$(cat "$work/raid5.pid")"
-while [ -e "$work/raid5.pid" ] && kill -0 "$(cat "$work/raid5.pid")" 2>/dev/null; do sleep 0.1; done
-serve degraded "$plugin" disk="$work/m0.img" disk=missing disk="$work/m2.img" chunk=$chunk metadata=none
-row "degraded seq read 1M QD32" read 1M degraded
+b_say "results: tables and plots in $out"
+ratios
+report > "$out/results.md"
+plots
+b_say "done in $((SECONDS - b_start)) s: $out/results.md"
+sed -n '/^## Targets/,/^## 1/p' "$out/results.md" | sed '$d'

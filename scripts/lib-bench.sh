@@ -1,0 +1,217 @@
+# shellcheck shell=bash disable=SC2154  # work, csv, raid5ctl: the caller's
+# scripts/lib-bench.sh -- helpers of scripts/bench.sh: servers, fio runs,
+# member files, raw samples, medians.  Source from bash after setting
+#
+#   work      a scratch folder (sockets, logs, tmpfs members), removed by
+#             the caller
+#   csv       the raw CSV: one line per sample,
+#             part,case,server,workload,sample,value,unit
+#   raid5ctl  the raid5ctl program (for b_counters)
+#
+# Servers are nbdkit processes in the foreground of a background job; their
+# pids are kept in b_pid[NAME] so that b_stop_all ends exactly those.
+# Functions that fail print one line "bench.sh: ..." and exit (in a command
+# substitution the caller's set -e ends the script as well).
+
+declare -A b_pid=()
+b_start=$SECONDS
+
+b_say () { printf '[%3ds] %s\n' $((SECONDS - b_start)) "$*" >&2; }
+b_die () { echo "bench.sh: $*" >&2; exit 1; }
+
+# b_record PART CASE SERVER WORKLOAD SAMPLE VALUE UNIT
+b_record () { local IFS=,; echo "$*" >> "$csv"; }
+
+# --- servers ---------------------------------------------------------------
+
+# b_serve NAME PLUGIN ARGS...: nbdkit on the Unix socket $work/NAME.sock
+# (its control socket, if ARGS ask for one, should be $work/NAME.ctl).
+# Returns when it accepts connections (nbdkit writes its pid file then).
+b_serve ()
+{
+    local name=$1 _; shift
+    rm -f "$work/$name.sock" "$work/$name.pid" "$work/$name.ctl"
+    nbdkit -f -U "$work/$name.sock" -P "$work/$name.pid" "$@" \
+        2>> "$work/$name.log" &
+    b_pid[$name]=$!
+    for _ in $(seq 150); do
+        [ -s "$work/$name.pid" ] && return 0
+        kill -0 "${b_pid[$name]}" 2>/dev/null || break
+        sleep 0.1
+    done
+    b_die "nbdkit ($name) did not start: $(tail -n 1 "$work/$name.log")"
+}
+
+b_uri () { echo "nbd+unix:///?socket=$work/$1.sock"; }
+
+# b_stop NAME: end the server and wait until its members are free again.
+b_stop ()
+{
+    local pid=${b_pid[$1]:-}
+    [ -n "$pid" ] || return 0
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    unset "b_pid[$1]"
+    rm -f "$work/$1.sock" "$work/$1.pid" "$work/$1.ctl"
+}
+
+b_stop_all () { local n; for n in "${!b_pid[@]}"; do b_stop "$n"; done; }
+
+# b_hwm NAME: peak resident set (VmHWM, KiB) of the server NAME.
+b_hwm ()
+{
+    awk '/^VmHWM:/ { print $2; ok = 1 } END { exit !ok }' \
+        "/proc/${b_pid[$1]}/status" 2>/dev/null ||
+        b_die "no VmHWM for the server $1 (did it exit?)"
+}
+
+# b_alive NAME: die with the server's last words if it has gone.
+b_alive ()
+{
+    kill -0 "${b_pid[$1]}" 2>/dev/null ||
+        b_die "nbdkit ($1) exited: $(tail -n 1 "$work/$1.log")"
+}
+
+# --- fio -------------------------------------------------------------------
+
+# b_fio NAME RW BS QD JOBS SECONDS [FIO OPTION...]: MiB/s (read + write) of
+# a fio run with its nbd engine against server NAME (one NBD connection
+# per job): time based for SECONDS, or with SECONDS=0 until --size is done.
+b_fio ()
+{
+    local name=$1 rw=$2 bs=$3 qd=$4 jobs=$5 secs=$6 out time=(); shift 6
+    [ "$secs" = 0 ] || time=(--time_based --runtime="$secs")
+    out=$(fio --name=bench --ioengine=nbd --uri="$(b_uri "$name")" \
+              --rw="$rw" --bs="$bs" --iodepth="$qd" --numjobs="$jobs" \
+              --group_reporting "${time[@]}" \
+              --output-format=terse "$@" 2> "$work/fio.err") ||
+        b_die "fio $rw $bs against $name failed: $(tail -n 1 "$work/fio.err")" \
+              "(server: $(tail -n 1 "$work/$name.log" 2>/dev/null))"
+    # terse v3: field 7 read KiB/s, field 48 write KiB/s
+    awk -F';' 'NF > 50 { printf "%.1f\n", ($7 + $48) / 1024; ok = 1 }
+               END { exit !ok }' <<< "$out" ||
+        b_die "fio $rw $bs against $name printed no result: $(tail -n 1 "$work/fio.err")"
+}
+
+# b_fill NAME: write the whole export once, front to back (so tmpfs pages
+# exist and parity matches the data); not timed.  fio's buffers are random
+# bytes, not zeros.
+b_fill ()
+{
+    fio --name=fill --ioengine=nbd --uri="$(b_uri "$1")" --rw=write \
+        --bs=1M --iodepth=32 --size=100% --output-format=terse \
+        > /dev/null 2> "$work/fio.err" ||
+        b_die "fio could not fill $1: $(tail -n 1 "$work/fio.err")"
+}
+
+# --- members and raw reads -------------------------------------------------
+
+# b_zero_files MIB FILE...: files of MIB MiB of written zeros (real blocks,
+# not holes: reading a hole costs no I/O).
+b_zero_files ()
+{
+    local mib=$1 f; shift
+    for f in "$@"; do
+        dd if=/dev/zero of="$f" bs=1M count="$mib" conv=fsync status=none ||
+            b_die "cannot write $f"
+    done
+}
+
+# b_drop_caches: on a disk, the page cache would serve reads that the
+# benchmark means to time.  Root only; otherwise one warning, once.
+b_drop_caches ()
+{
+    sync
+    if [ -w /proc/sys/vm/drop_caches ]; then
+        echo 3 > /proc/sys/vm/drop_caches
+    elif [ -z "${b_warned_caches:-}" ]; then
+        b_warned_caches=1
+        b_say "warning: not root, page cache not dropped: disk figures are too high"
+    fi
+}
+
+# b_now_ns: monotonic enough for seconds-long runs.
+b_now_ns () { date +%s%N; }
+
+# b_raw_read DIRECT FILE...: read every file at once, each with its own dd
+# (bs=1M; DIRECT=1 adds iflag=direct).  Prints MiB/s per file: the size of
+# one file over the time until all are read (as raid5ctl reports a job).
+b_raw_read ()
+{
+    local direct=$1 flag=() t0 t1 f mib pids=(); shift
+    [ "$direct" = 1 ] && flag=(iflag=direct)
+    mib=$(( $(stat -c %s "$1") >> 20 ))
+    t0=$(b_now_ns)
+    for f in "$@"; do
+        dd if="$f" of=/dev/null bs=1M "${flag[@]}" status=none & pids+=($!)
+    done
+    for f in "${pids[@]}"; do wait "$f" || b_die "dd could not read the members"; done
+    t1=$(b_now_ns)
+    awk -v m="$mib" -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f\n", m / (ns / 1e9) }'
+}
+
+# b_job_speed LOG: the "(X UNIT/s per member)" of a raid5ctl job's last
+# line, in MiB/s.
+b_job_speed ()
+{
+    awk '{ if (match ($0, /\([0-9.]+ [KMGT]iB\/s per member\)/)) {
+               split (substr ($0, RSTART + 1, RLENGTH - 2), w, " ")
+               u = substr (w[2], 1, 1)
+               f = u == "K" ? 1 / 1024 : u == "M" ? 1 : u == "G" ? 1024 : 1048576
+               v = sprintf ("%.1f", w[1] * f); ok = 1 } }
+         END { if (ok) print v; exit !ok }' "$1" ||
+        b_die "no speed in raid5ctl's output: $(tail -n 1 "$1")"
+}
+
+# --- the served array's counters --------------------------------------------
+
+# b_counters NAME: "key value" lines of the counters of raid5ctl status
+# --json of the server NAME (control socket $work/NAME.ctl).
+b_counters ()
+{
+    "$raid5ctl" --control "$work/$1.ctl" status --json 2> "$work/ctl.err" |
+        tr -d ' \n' | sed 's/.*"counters":{\([^}]*\)}.*/\1/' | tr ',' '\n' |
+        tr -d '"' | tr ':' ' ' | grep . ||
+        b_die "raid5ctl status gave no counters: $(tail -n 1 "$work/ctl.err")"
+}
+
+# b_delta BEFORE AFTER KEY: AFTER's KEY minus BEFORE's (texts of b_counters).
+b_delta ()
+{
+    awk -v k="$3" '$1 == k { v[FNR == NR] = $2 } END { print v[0] - v[1] }' \
+        <(echo "$1") <(echo "$2")
+}
+
+# --- results ----------------------------------------------------------------
+
+# b_median PART CASE SERVER WORKLOAD [UNIT]: the median of the matching
+# samples of the CSV (empty if there are none).
+b_median ()
+{
+    awk -F, -v p="$1" -v c="$2" -v s="$3" -v w="$4" -v u="${5:-}" '
+        $1 == p && $2 == c && $3 == s && $4 == w && (u == "" || $7 == u) {
+            v[++n] = $6 + 0 }
+        END {
+            if (!n) exit
+            for (i = 2; i <= n; i++)           # insertion sort (mawk)
+                for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+                    t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+            m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+            printf "%.1f\n", m
+        }' "$csv"
+}
+
+# b_ratio A B: A / B with two decimals (empty if either is missing or B is 0).
+b_ratio ()
+{
+    awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b + 0 > 0) printf "%.2f\n", a / b }'
+}
+
+# b_pass VALUE OP GOAL: PASS or MISS (OP is >= or <=); "n/a" without VALUE.
+b_pass ()
+{
+    awk -v v="$1" -v op="$2" -v g="$3" 'BEGIN {
+        if (v == "") { print "n/a"; exit }
+        ok = op == ">=" ? v + 0 >= g + 0 : v + 0 <= g + 0
+        print ok ? "PASS" : "MISS" }'
+}
