@@ -244,6 +244,26 @@ open_spare (struct array *a, const struct array_config *cfg,
   return 0;
 }
 
+/* Pool buffers hold a whole batch: as much as the planner may put in one
+ * (its budget is the buffer), and always one stripe's worst case (every
+ * member's chunk and a computed one), which it plans whatever the budget.
+ */
+static size_t
+pool_buf_bytes (const struct r5_geom *g)
+{
+  uint64_t stripe = (g->members + 1) * g->chunk;
+
+  return stripe > ARRAY_SCRATCH_MIN_BUF ? stripe : ARRAY_SCRATCH_MIN_BUF;
+}
+
+static unsigned
+pool_bufs (const struct r5_geom *g)
+{
+  size_t n = ARRAY_SCRATCH_POOL / pool_buf_bytes (g);
+
+  return n > ARRAY_SCRATCH_MIN_BUFS ? (unsigned) n : ARRAY_SCRATCH_MIN_BUFS;
+}
+
 static int
 alloc_runtime (struct array *a, struct array_err *err)
 {
@@ -267,6 +287,12 @@ alloc_runtime (struct array *a, struct array_err *err)
     return r;
   }
   a->locks_made = true;
+  if ((r = scratch_pool_init (&a->pool, pool_buf_bytes (&a->geom),
+                              pool_bufs (&a->geom))) < 0) {
+    array_set_err (err, "cannot create the scratch pool: %s", strerror (-r));
+    return r;
+  }
+  a->pool_made = true;
   return 0;
 }
 
@@ -331,6 +357,8 @@ array_close (struct array *a)
   }
   if (a->locks_made)
     stripe_locks_destroy (&a->locks);
+  if (a->pool_made)
+    scratch_pool_destroy (&a->pool);
   free (a);
 }
 

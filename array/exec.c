@@ -41,7 +41,6 @@ array_worker_free (void *p)
   if (w == NULL)
     return;
   r5_plan_free (&w->plan);
-  free (w->scratch);
   free (w->ops);
   free (w);
 }
@@ -64,18 +63,19 @@ array_worker (struct array *a)
   return w;
 }
 
+/* Room for the plan: the request's pool buffer (taken at its first
+ * batch that needs scratch, before any stripe lock) and ops.
+ */
 static int
-reserve (struct worker *w, size_t scratch, size_t nops)
+reserve (struct array *a, struct worker *w)
 {
-  if (scratch > w->scratch_cap) {
-    void *p;
+  size_t nops = w->plan.nios;
 
-    if (posix_memalign (&p, 4096, scratch) != 0)
-      return -ENOMEM;
-    free (w->scratch);
-    w->scratch = p;
-    w->scratch_cap = scratch;
-  }
+  if (w->plan.scratch > a->pool.buf_bytes)
+    return -ENOMEM;             /* cannot happen: the budget is the buffer */
+  if (w->plan.scratch > 0 && w->scratch == NULL &&
+      (w->scratch = scratch_pool_get (&a->pool)) == NULL)
+    return -ENOMEM;
   if (nops > w->ops_cap) {
     struct io_op *ops = realloc (w->ops, nops * sizeof *ops);
 
@@ -203,9 +203,9 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
   if (a->job.kind == ARRAY_JOB_RESYNC)
     w->plan.rcw_from = a->job.cursor;
   r = r5_plan_range (&w->plan, &a->geom, rq->op, pos, len, rq->off, out,
-                     ARRAY_SCRATCH_BUDGET, planned);
+                     a->pool.buf_bytes, planned);
   if (r == 0)
-    r = reserve (w, w->plan.scratch, w->plan.nios);
+    r = reserve (a, w);
   if (r < 0)
     array_set_err (rq->err, "cannot plan the request: %s", strerror (-r));
   return r;
@@ -284,6 +284,8 @@ run_request (struct array *a, enum r5_op op, unsigned flags, char *buf,
     pos += r == 0 ? done : 0;
   }
   epoch_exit (&a->epochs, epoch);
+  scratch_pool_put (&a->pool, rq.w->scratch);
+  rq.w->scratch = NULL;
   a->job.inflight--;
   a->job.last_request_ns = array_now_ns ();
   if (op != R5_OP_READ)

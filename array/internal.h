@@ -11,11 +11,15 @@
 #include "array/stripe_lock.h"
 #include "io/member.h"
 #include "io/uring.h"
+#include "array/scratch_pool.h"
 
-/* Scratch bytes one batch of stripes may use (at least one stripe's worth
- * is always allowed); bounds per-thread memory.
+/* Scratch of all requests together (scratch_pool.h): this much, in
+ * buffers of at least ARRAY_SCRATCH_MIN_BUF and at least one stripe's
+ * worst case each, and never fewer than ARRAY_SCRATCH_MIN_BUFS buffers.
  */
-#define ARRAY_SCRATCH_BUDGET (4u << 20)
+#define ARRAY_SCRATCH_POOL (16u << 20)
+#define ARRAY_SCRATCH_MIN_BUF (1u << 20)
+#define ARRAY_SCRATCH_MIN_BUFS 4u
 
 struct array_counters {
   _Atomic uint64_t reads, writes, zeroes, trims, flushes;
@@ -88,10 +92,11 @@ struct array {
   _Atomic int out;
   _Atomic bool failed;
   struct stripe_locks locks;
+  struct scratch_pool pool;   /* requests' scratch */
   void *zero;                 /* geom.chunk read-only zero bytes (mmap) */
   array_log_fn log;
   pthread_key_t worker_key;   /* -> struct worker, one per thread */
-  bool key_made, locks_made;
+  bool key_made, locks_made, pool_made;
   struct array_counters count;
   struct meta meta;           /* md superblocks, if the members have them */
   struct job job;
@@ -140,8 +145,7 @@ int job_step (struct array *a, enum array_job_kind kind, char *buf,
 /* Per-thread reusable memory for executing requests. */
 struct worker {
   struct r5_plan plan;
-  void *scratch;              /* 4096-aligned, scratch_cap bytes */
-  size_t scratch_cap;
+  void *scratch;              /* from the pool while a request runs */
   struct io_op *ops;
   size_t ops_cap;
 };
