@@ -57,17 +57,17 @@ same_keys ()
 }
 
 # sparse_dir BYTES: a folder whose file system takes sparse files of
-# BYTES (ext4 stops at 16 TiB; tmpfs goes further), or status 1.
+# BYTES (ext4 stops at 16 TiB; tmpfs goes further), or status 1.  Runs
+# in a command substitution, so the tmpfs folder is made (and its removal
+# registered) here, once, not there.
+shm_dir=$(mktemp -d /dev/shm/raid5-test-create-mdadm.XXXXXX 2>/dev/null) &&
+  cleanup_fn rm -rf "$shm_dir"
 sparse_dir ()
 {
   local d
-  for d in "$tmpdir" /dev/shm; do
+  for d in "$tmpdir" ${shm_dir:+"$shm_dir"}; do
     if truncate -s "$1" "$d/r5-probe.$$" 2>/dev/null; then
       rm -f "$d/r5-probe.$$"
-      if [ "$d" = /dev/shm ]; then
-        d=$(mktemp -d /dev/shm/raid5-test-create-mdadm.XXXXXX)
-        cleanup_fn "rm -rf '$d'"
-      fi
       echo "$d"
       return 0
     fi
