@@ -339,61 +339,76 @@ scrub_part (struct part *p)
   return write_ops (a, p->ops, queue_parity_writes (p), &p->err);
 }
 
-/* Reconstruct the rebuilt member's chunk of part stripe i into column N,
- * from the buffer or reading the others a slice at a time.
+/* Rebuild part stripe i a slice at a time, all in the part's scratch:
+ * read the others' slices, XOR them into the rebuilt member's own slot of
+ * the scratch (it is not read) and write that.  Returns 0, -EIO if another
+ * member failed, or -ECANCELED if the rebuilt one did.
  */
 static int
-rebuild_stripe (struct part *p, unsigned i, unsigned slot, uint64_t slice)
+rebuild_sliced (struct part *p, unsigned i, unsigned slot, uint64_t slice)
 {
   struct array *a = p->a;
-  void *v[R5_MAX_MEMBERS + 1];
+  uint64_t at = r5_stripe_member_off (&a->geom, p->first + i);
+  void *v[R5_MAX_MEMBERS];
   unsigned nv = 0;
   int r;
 
-  if (slice == 0) {
-    xor_others (a, p->buf, i, slot);
-    return 0;
-  }
   for (unsigned m = 0; m < a->geom.members; m++)
     if (m != slot)
-      nv++;
+      v[nv++] = p->scratch + m * slice;
+  v[nv++] = p->scratch + slot * slice;
   for (uint64_t off = 0; off < a->geom.chunk; off += slice) {
     if ((r = read_slice (p, i, off, slice, (int) slot)) < 0)
-      return r;
-    for (unsigned m = 0, k = 0; m < a->geom.members; m++)
-      if (m != slot)
-        v[k++] = p->scratch + m * slice;
-    v[nv] = col (a, p->buf, i, a->geom.members) + off;
-    r5_xor_gen (nv + 1, slice, v);
+      return r == -ENODEV ? -EIO : r;
+    r5_xor_gen (nv, slice, v);
+    p->ops[0] = (struct io_op) {
+      .kind = IO_WRITE, .member = slot, .buf = v[nv - 1], .off = at + off,
+      .len = slice,
+    };
+    if ((r = write_ops (a, p->ops, 1, &p->err)) < 0)
+      return r == -ENODEV ? -ECANCELED : r;
   }
   return 0;
+}
+
+/* Rebuild the part's stripes as one batch: read the others' chunks, XOR
+ * each stripe's into column N, write those.
+ */
+static int
+rebuild_batch (struct part *p, unsigned slot)
+{
+  struct array *a = p->a;
+  int r;
+
+  if ((r = read_cols (a, p->first, p->n, a->geom.chunk, (int) slot, p->buf,
+                      p->ops, &p->err)) < 0)
+    return r == -ENODEV ? -EIO : r;   /* a second member lost: failed */
+  for (unsigned i = 0; i < p->n; i++) {
+    xor_others (a, p->buf, i, slot);
+    p->ops[i] = (struct io_op) {
+      .kind = IO_WRITE, .member = slot,
+      .buf = col (a, p->buf, i, a->geom.members),
+      .off = r5_stripe_member_off (&a->geom, p->first + i),
+      .len = a->geom.chunk,
+    };
+  }
+  r = write_ops (a, p->ops, p->n, &p->err);
+  return r == -ENODEV ? -ECANCELED : r;
 }
 
 static int
 rebuild_part (struct part *p)
 {
-  struct array *a = p->a;
-  uint64_t slice = slice_bytes (a);
-  int slot = a->job.slot, r;
+  uint64_t slice = slice_bytes (p->a);
+  int slot = p->a->job.slot, r = 0;
 
-  if (slot < 0 || a->state[slot] != MEMBER_REBUILDING)
+  if (slot < 0 || p->a->state[slot] != MEMBER_REBUILDING)
     return -ECANCELED;        /* the new member failed: job_abort_rebuild */
-  if (slice == 0 &&
-      (r = read_cols (a, p->first, p->n, a->geom.chunk, slot, p->buf,
-                      p->ops, &p->err)) < 0)
-    return r == -ENODEV ? -EIO : r;   /* a second member lost: failed */
-  for (unsigned i = 0; i < p->n; i++)
-    if ((r = rebuild_stripe (p, i, (unsigned) slot, slice)) < 0)
-      return r == -ENODEV ? -EIO : r;
-  for (unsigned i = 0; i < p->n; i++)
-    p->ops[i] = (struct io_op) {
-      .kind = IO_WRITE, .member = (unsigned) slot,
-      .buf = col (a, p->buf, i, a->geom.members),
-      .off = r5_stripe_member_off (&a->geom, p->first + i),
-      .len = a->geom.chunk,
-    };
-  r = write_ops (a, p->ops, p->n, &p->err);
-  return r == -ENODEV ? -ECANCELED : r;
+  if (slice == 0)
+    return rebuild_batch (p, (unsigned) slot);
+  for (unsigned i = 0; i < p->n && r == 0; i++)
+    r = rebuild_sliced (p, i, (unsigned) slot, slice);
+  return r;
 }
 
 static void *
