@@ -420,12 +420,24 @@ run_part (void *arg)
   return NULL;
 }
 
+static long online_cpus;
+static pthread_once_t online_once = PTHREAD_ONCE_INIT;
+
+static void
+count_cpus (void)
+{
+  online_cpus = sysconf (_SC_NPROCESSORS_ONLN);
+}
+
 static unsigned
 parts_for (unsigned n)
 {
-  long cpus = sysconf (_SC_NPROCESSORS_ONLN);
-  unsigned k = cpus > MAX_PARTS ? MAX_PARTS : cpus > 1 ? (unsigned) cpus : 1;
+  long cpus;
+  unsigned k;
 
+  pthread_once (&online_once, count_cpus);   /* sysconf reads /sys */
+  cpus = online_cpus;
+  k = cpus > MAX_PARTS ? MAX_PARTS : cpus > 1 ? (unsigned) cpus : 1;
   return k < n ? k : n;
 }
 

@@ -39,9 +39,13 @@ struct progress {
   uint64_t done;              /* bytes completed in the current stage */
 };
 
-/* Per-thread state; owned by that thread only. */
+/* Per-thread state; owned by that thread only.  The ring is set up on the
+ * first batch that needs it: a thread that only ever reaches members in
+ * memory (run inline) never pays for one.
+ */
 struct engine {
   struct io_uring ring;
+  bool ring_ready;
   struct progress *prog;
   size_t *queue;              /* FIFO of op indices waiting for an SQE */
   size_t cap;
@@ -56,7 +60,8 @@ engine_destroy (void *p)
 {
   struct engine *e = p;
 
-  io_uring_queue_exit (&e->ring);
+  if (e->ring_ready)
+    io_uring_queue_exit (&e->ring);
   free (e->prog);
   free (e->queue);
   free (e);
@@ -107,13 +112,25 @@ engine_get (struct engine **out)
     e = calloc (1, sizeof *e);
     if (e == NULL)
       return -ENOMEM;
-    if ((r = ring_init (&e->ring)) < 0) {
+    if ((r = pthread_setspecific (engine_key, e)) != 0) {
       free (e);
-      return r;
+      return -r;
     }
-    pthread_setspecific (engine_key, e);
   }
   *out = e;
+  return 0;
+}
+
+static int
+engine_ring (struct engine *e)
+{
+  int r;
+
+  if (e->ring_ready)
+    return 0;
+  if ((r = ring_init (&e->ring)) < 0)
+    return r;
+  e->ring_ready = true;
   return 0;
 }
 
@@ -376,6 +393,17 @@ fail_all (struct io_op *ops, size_t n, int err)
     ops[i].result = err;
 }
 
+/* Does any op go through the ring (a member not in memory)? */
+static bool
+needs_ring (const struct io_member *members, const struct io_op *ops,
+            size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!members[ops[i].member].in_memory)
+      return true;
+  return false;
+}
+
 int
 io_engine_run (const struct io_member *members, struct io_op *ops, size_t n,
                unsigned flags)
@@ -385,7 +413,8 @@ io_engine_run (const struct io_member *members, struct io_op *ops, size_t n,
 
   if (n == 0)
     return 0;
-  if ((r = engine_get (&b.e)) < 0 || (r = engine_reserve (b.e, n)) < 0) {
+  if ((r = engine_get (&b.e)) < 0 || (r = engine_reserve (b.e, n)) < 0 ||
+      (needs_ring (members, ops, n) && (r = engine_ring (b.e)) < 0)) {
     fail_all (ops, n, -ECANCELED);
     return r;
   }
