@@ -223,12 +223,20 @@ compare_units (const struct array *a, char *const data[], uint64_t off,
   void *v[R5_MAX_MEMBERS];
 
   /* Data and parity together XOR to zero where parity is right: one pass
-   * over the members' chunks, nothing written (ISA-L's xor_check).
+   * over the members' chunks, nothing written (ISA-L's xor_check), as
+   * long as it can be (streams prefetch well); unit by unit only from
+   * where it first is not.
    */
   for (uint64_t u = 0; u < len; u += UNIT) {
+    size_t ok;
+
     for (unsigned m = 0; m < a->geom.members; m++)
       v[m] = data[m] + u;
-    if (r5_xor_check (a->geom.members, UNIT, v) != UNIT && (*bad)++ == 0)
+    ok = r5_xor_check (a->geom.members, len - u, v);
+    if (ok == len - u)
+      return;
+    u += ok / UNIT * UNIT;      /* the unit holding the first wrong byte */
+    if ((*bad)++ == 0)
       *first = off + u;
   }
 }
