@@ -309,14 +309,13 @@ main_rows=("seqread healthy" "seqwrite healthy" "randread healthy" "randwrite he
 
 ratios ()
 {
-    local row w k raw
+    local row w k
     for row in "${main_rows[@]}"; do
         read -r w k <<< "$row"
-        ratio[$w-$k]=$(b_ratio "$(med main "$k" "$(srv "$k")" "$w")" "$(med main ceiling file "$w")")
+        ratio[$w-$k]=$(b_paired_ratio main "$k" "$(srv "$k")" "$w" ceiling file)
     done
-    raw=$(med jobs raw dd read)
-    ratio[check]=$(b_ratio "$(med jobs check raid5ctl check)" "$raw")
-    ratio[rebuild]=$(b_ratio "$(med jobs rebuild raid5ctl rebuild)" "$raw")
+    ratio[check]=$(b_paired_ratio jobs check raid5ctl check raw dd read)
+    ratio[rebuild]=$(b_paired_ratio jobs rebuild raid5ctl rebuild raw dd read)
     for w in "${rss_names[@]}"; do
         ratio[rss-$w]=$(mib "$(med rss "qd128x4-$w" rss vmhwm)")
         ratio[rssfile-$w]=$(mib "$(med rss "qd128x4-$w" rssfile vmhwm)")
@@ -368,7 +367,8 @@ report ()
     echo
     echo "## 1. Against the file plugin (3 x $(setting main_mib) MiB members, 512K chunk)"
     echo
-    echo "Degraded: member 1 missing (\`disk=missing\`).  MiB/s are medians."
+    echo "Degraded: member 1 missing (\`disk=missing\`).  MiB/s are medians;"
+    echo "a ratio is the median of the ratios of runs made next to each other."
     echo
     echo "| workload | file plugin MiB/s | raid5 MiB/s | ratio |"
     echo "|---|---|---|---|"
@@ -382,7 +382,8 @@ report ()
     echo "## 2. Offline check and rebuild (3 x $(setting job_mib) MiB, 512K chunk, md superblocks)"
     echo
     echo "Raw: the three members read at once by three \`dd bs=1M\`; the jobs'"
-    echo "figures are raid5ctl's own \"per member\" speeds.  Medians of $(setting job_reps) rounds."
+    echo "figures are raid5ctl's own \"per member\" speeds.  Medians of $(setting job_reps) rounds;"
+    echo "the ratio is the median of each round's job / raw."
     echo
     echo "| job | job MiB/s per member | raw MiB/s per member | ratio |"
     echo "|---|---|---|---|"

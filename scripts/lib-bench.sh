@@ -201,6 +201,27 @@ b_median ()
         }' "$csv"
 }
 
+# b_paired_ratio PART CASE SERVER WORKLOAD BASE_CASE BASE_SERVER
+# [BASE_WORKLOAD]: the median over samples of (this sample / the base's
+# sample of the same number), two decimals.  Runs with the same number ran
+# next to each other, so the machine's drift (other jobs come and go)
+# cancels out of each ratio, which a ratio of two medians would not do.
+b_paired_ratio ()
+{
+    awk -F, -v p="$1" -v c="$2" -v s="$3" -v w="$4" -v bc="$5" -v bs="$6" \
+        -v bw="${7:-$4}" '
+        $1 == p && $2 == c && $3 == s && $4 == w { a[$5] = $6 + 0 }
+        $1 == p && $2 == bc && $3 == bs && $4 == bw { b[$5] = $6 + 0 }
+        END {
+            for (k in a) if ((k in b) && b[k] > 0) r[++n] = a[k] / b[k]
+            if (!n) exit
+            for (i = 2; i <= n; i++)
+                for (j = i; j > 1 && r[j - 1] > r[j]; j--) {
+                    t = r[j]; r[j] = r[j - 1]; r[j - 1] = t }
+            printf "%.2f\n", n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+        }' "$csv"
+}
+
 # b_ratio A B: A / B with two decimals (empty if either is missing or B is 0).
 b_ratio ()
 {
