@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -162,6 +163,12 @@ struct part {
   unsigned n;                 /* its stripes */
   char *buf;                  /* its columns within the step's buffer */
   char *scratch;              /* members in memory: a slice of each */
+  /* Members in memory: every part has the whole step and takes its
+   * stripes one at a time from this shared counter, so that a part whose
+   * thread is held up (a busy processor) leaves the rest to the others
+   * rather than to wait for.  NULL: the part's own n stripes, in order.
+   */
+  _Atomic unsigned *next;
   struct io_op *ops;          /* room for n * members ops */
   struct bad_stripe *bad;     /* room for n */
   unsigned nbad;
@@ -284,6 +291,14 @@ next_batch (struct array *a, enum array_job_kind kind, uint64_t *first)
   return n;
 }
 
+/* The part's next stripe into *i (at counts its own), or false. */
+static bool
+next_stripe (struct part *p, unsigned *at, unsigned *i)
+{
+  *i = p->next ? atomic_fetch_add (p->next, 1) : (*at)++;
+  return *i < p->n;
+}
+
 /* Compare part stripe i: already in the buffer (slice 0), or read a
  * slice at a time into the part's scratch.
  */
@@ -322,7 +337,7 @@ scrub_part (struct part *p)
       (r = read_cols (a, p->first, p->n, a->geom.chunk, -1, p->buf, p->ops,
                       &p->err)) < 0)
     return r;
-  for (unsigned i = 0; i < p->n; i++) {
+  for (unsigned at = 0, i; next_stripe (p, &at, &i);) {
     unsigned bad = 0;
     uint64_t first = 0;
 
@@ -414,7 +429,7 @@ rebuild_part (struct part *p)
     return -ECANCELED;        /* the new member failed: job_abort_rebuild */
   if (slice == 0)
     return rebuild_batch (p, (unsigned) slot);
-  for (unsigned i = 0; i < p->n && r == 0; i++)
+  for (unsigned at = 0, i; r == 0 && next_stripe (p, &at, &i);)
     r = rebuild_sliced (p, i, (unsigned) slot, slice);
   return r;
 }
@@ -449,27 +464,56 @@ parts_for (unsigned n)
   return k < n ? k : n;
 }
 
-/* Cut stripes [first, first+n) into parts sharing ops/bad/buf. */
+/* Cut stripes [first, first+n) into k parts: on disks each its own
+ * share, read as one batch; in memory each the whole step, its stripes
+ * taken through *next.  ops has room for k * n * members, bad for k * n.
+ */
 static void
 cut_parts (struct array *a, enum array_job_kind kind, uint64_t first,
            unsigned n, char *buf, struct io_op *ops, struct bad_stripe *bad,
-           struct part *parts, unsigned k)
+           _Atomic unsigned *next, struct part *parts, unsigned k)
 {
   size_t col_bytes = (size_t) (a->geom.members + 1) * a->geom.chunk;
+  bool shared = slice_bytes (a) != 0;
   unsigned at = 0;
 
   for (unsigned i = 0; i < k; i++) {
-    unsigned len = n / k + (i < n % k);
+    unsigned len = shared ? n : n / k + (i < n % k);
 
     parts[i] = (struct part) {
       .a = a, .kind = kind, .first = first + at, .n = len,
       .buf = buf + at * col_bytes,
       .scratch = buf + cols_bytes (a) + (size_t) i * MEMORY_SCRATCH,
-      .ops = ops + (size_t) at * a->geom.members,
-      .bad = bad + at,
+      .ops = ops + (size_t) i * n * a->geom.members,
+      .bad = bad + (size_t) i * n,
+      .next = shared ? next : NULL,
     };
-    at += len;
+    at += shared ? 0 : len;
   }
+}
+
+static int
+by_stripe (const void *x, const void *y)
+{
+  const struct bad_stripe *a = x, *b = y;
+
+  return (a->stripe > b->stripe) - (a->stripe < b->stripe);
+}
+
+/* Record the parts' wrong stripes, in stripe order. */
+static void
+record_parts (struct array *a, struct part *parts, unsigned k,
+              array_mismatch_fn found, void *opaque)
+{
+  struct bad_stripe *all = parts[0].bad;
+  unsigned n = parts[0].nbad;
+
+  for (unsigned i = 1; i < k; i++)
+    for (unsigned b = 0; b < parts[i].nbad; b++)
+      all[n++] = parts[i].bad[b];   /* parts[0].bad has room for k * n */
+  qsort (all, n, sizeof *all, by_stripe);
+  for (unsigned b = 0; b < n; b++)
+    record (a, &all[b], found, opaque);
 }
 
 /* Run the parts, the first in this thread.  Returns the first error. */
@@ -504,26 +548,25 @@ job_step (struct array *a, enum array_job_kind kind, char *buf,
   struct io_op *ops;
   uint64_t first;
   unsigned n = next_batch (a, kind, &first), k;
+  _Atomic unsigned next = 0;
   int r;
 
   if (n == 0)
     return 0;
-  ops = malloc ((size_t) n * a->geom.members * sizeof *ops);
-  bad = malloc ((size_t) n * sizeof *bad);
+  k = parts_for (n);
+  ops = malloc ((size_t) k * n * a->geom.members * sizeof *ops);
+  bad = malloc ((size_t) k * n * sizeof *bad);
   if (ops == NULL || bad == NULL) {
     free (ops);
     free (bad);
     array_set_err (err, "out of memory");
     return -ENOMEM;
   }
-  k = parts_for (n);
-  cut_parts (a, kind, first, n, buf, ops, bad, parts, k);
+  cut_parts (a, kind, first, n, buf, ops, bad, &next, parts, k);
   stripe_lock_range (&a->locks, first, first + n - 1, STRIPE_EXCLUSIVE,
                      &range);
   r = run_parts (parts, k);
-  for (unsigned i = 0; i < k; i++)
-    for (unsigned b = 0; b < parts[i].nbad; b++)
-      record (a, &parts[i].bad[b], found, opaque);
+  record_parts (a, parts, k, found, opaque);
   if (r == 0) {
     a->job.cursor = first + n;  /* still under the stripe locks */
     if (kind == ARRAY_JOB_REBUILD)
