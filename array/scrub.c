@@ -74,29 +74,37 @@ bitmap_skips (const struct array *a, uint64_t stripe)
   return !((m->resync_bits[k >> 3] >> (k & 7)) & 1);
 }
 
-/* Read stripes [first, first+n) of every member but skip (or all, skip
- * -1) into their columns, len bytes (the chunk) each.  Returns 0, -ENODEV
- * if a member failed (and was taken out: the array goes on degraded), or
- * -EIO.
+/* Run a batch of ops of the step.  Returns 0, -ENODEV if a member failed
+ * (and was taken out: the array goes on degraded), or -EIO.
  */
 static int
-read_cols (struct array *a, uint64_t first, unsigned n, uint64_t len,
-           int skip, char *buf, struct io_op *ops, struct array_err *err)
+run_ops (struct array *a, struct io_op *ops, size_t k, struct array_err *err)
 {
-  unsigned members = a->geom.members;
-  size_t k = 0;
   int r;
 
+  if (k == 0 || (r = io_run (a->members, ops, k, 0)) == 0)
+    return 0;
+  return array_io_failed (a, ops, k, r, err) < 0 ? -EIO : -ENODEV;
+}
+
+/* Read the chunks of stripes [first, first+n) of every member but skip
+ * (or all, skip -1) into their columns; run_ops' results.
+ */
+static int
+read_cols (struct array *a, uint64_t first, unsigned n, int skip, char *buf,
+           struct io_op *ops, struct array_err *err)
+{
+  size_t k = 0;
+
   for (unsigned i = 0; i < n; i++)
-    for (unsigned m = 0; m < members; m++)
+    for (unsigned m = 0; m < a->geom.members; m++)
       if ((int) m != skip)
         ops[k++] = (struct io_op) {
           .kind = IO_READ, .member = m, .buf = col (a, buf, i, m),
-          .off = r5_stripe_member_off (&a->geom, first + i), .len = len,
+          .off = r5_stripe_member_off (&a->geom, first + i),
+          .len = a->geom.chunk,
         };
-  if ((r = io_run (a->members, ops, k, 0)) == 0)
-    return 0;
-  return array_io_failed (a, ops, k, r, err) < 0 ? -EIO : -ENODEV;
+  return run_ops (a, ops, k, err);
 }
 
 /* Members in memory (tmpfs) are "read" by the kernel copying pages: then
@@ -105,7 +113,6 @@ read_cols (struct array *a, uint64_t first, unsigned n, uint64_t len,
  * there.  Disks get the whole part as one batch, deep enough to stream.
  * Returns the slice's bytes, or 0 for whole batches.
  */
-
 static uint64_t
 slice_bytes (const struct array *a)
 {
@@ -117,17 +124,6 @@ slice_bytes (const struct array *a)
   while (slice > UNIT && slice * a->geom.members > MEMORY_SCRATCH)
     slice /= 2;
   return slice;
-}
-
-static int
-write_ops (struct array *a, struct io_op *ops, size_t k,
-           struct array_err *err)
-{
-  int r;
-
-  if (k == 0 || (r = io_run (a->members, ops, k, 0)) == 0)
-    return 0;
-  return array_io_failed (a, ops, k, r, err) < 0 ? -EIO : -ENODEV;
 }
 
 /* XOR the members other than target (a member, or the parity) of batch
@@ -162,6 +158,7 @@ struct part {
   uint64_t first;             /* its first stripe */
   unsigned n;                 /* its stripes */
   char *buf;                  /* its columns within the step's buffer */
+  uint64_t slice;             /* slice_bytes(): 0 reads whole batches */
   char *scratch;              /* members in memory: a slice of each */
   /* Members in memory: every part has the whole step and takes its
    * stripes one at a time from this shared counter, so that a part whose
@@ -206,7 +203,6 @@ read_slice (struct part *p, unsigned i, uint64_t off, uint64_t len, int skip)
   struct array *a = p->a;
   uint64_t at = r5_stripe_member_off (&a->geom, p->first + i) + off;
   size_t k = 0;
-  int r;
 
   for (unsigned m = 0; m < a->geom.members; m++)
     if ((int) m != skip)
@@ -214,9 +210,7 @@ read_slice (struct part *p, unsigned i, uint64_t off, uint64_t len, int skip)
         .kind = IO_READ, .member = m, .buf = p->scratch + m * len,
         .off = at, .len = len,
       };
-  if ((r = io_run (a->members, p->ops, k, 0)) == 0)
-    return 0;
-  return array_io_failed (a, p->ops, k, r, &p->err) < 0 ? -EIO : -ENODEV;
+  return run_ops (a, p->ops, k, &p->err);
 }
 
 /* Count the wrong 4 KiB units of parity in len bytes of every member's
@@ -328,13 +322,13 @@ static int
 scrub_part (struct part *p)
 {
   struct array *a = p->a;
-  uint64_t slice = slice_bytes (a);
+  uint64_t slice = p->slice;
   int r;
 
   if (a->out >= 0)
     return -ENODEV;
   if (slice == 0 &&
-      (r = read_cols (a, p->first, p->n, a->geom.chunk, -1, p->buf, p->ops,
+      (r = read_cols (a, p->first, p->n, -1, p->buf, p->ops,
                       &p->err)) < 0)
     return r;
   for (unsigned at = 0, i; next_stripe (p, &at, &i);) {
@@ -355,11 +349,11 @@ scrub_part (struct part *p)
   for (unsigned b = 0; slice && b < p->nbad; b++) {
     unsigned i = (unsigned) (p->bad[b].stripe - p->first);
 
-    if ((r = read_cols (a, p->bad[b].stripe, 1, a->geom.chunk, -1,
+    if ((r = read_cols (a, p->bad[b].stripe, 1, -1,
                         col (a, p->buf, i, 0), p->ops, &p->err)) < 0)
       return r;
   }
-  return write_ops (a, p->ops, queue_parity_writes (p), &p->err);
+  return run_ops (a, p->ops, queue_parity_writes (p), &p->err);
 }
 
 /* Rebuild part stripe i a slice at a time, all in the part's scratch:
@@ -388,7 +382,7 @@ rebuild_sliced (struct part *p, unsigned i, unsigned slot, uint64_t slice)
       .kind = IO_WRITE, .member = slot, .buf = v[nv - 1], .off = at + off,
       .len = slice,
     };
-    if ((r = write_ops (a, p->ops, 1, &p->err)) < 0)
+    if ((r = run_ops (a, p->ops, 1, &p->err)) < 0)
       return r == -ENODEV ? -ECANCELED : r;
   }
   return 0;
@@ -403,7 +397,7 @@ rebuild_batch (struct part *p, unsigned slot)
   struct array *a = p->a;
   int r;
 
-  if ((r = read_cols (a, p->first, p->n, a->geom.chunk, (int) slot, p->buf,
+  if ((r = read_cols (a, p->first, p->n, (int) slot, p->buf,
                       p->ops, &p->err)) < 0)
     return r == -ENODEV ? -EIO : r;   /* a second member lost: failed */
   for (unsigned i = 0; i < p->n; i++) {
@@ -415,14 +409,14 @@ rebuild_batch (struct part *p, unsigned slot)
       .len = a->geom.chunk,
     };
   }
-  r = write_ops (a, p->ops, p->n, &p->err);
+  r = run_ops (a, p->ops, p->n, &p->err);
   return r == -ENODEV ? -ECANCELED : r;
 }
 
 static int
 rebuild_part (struct part *p)
 {
-  uint64_t slice = slice_bytes (p->a);
+  uint64_t slice = p->slice;
   int slot = p->a->job.slot, r = 0;
 
   if (slot < 0 || p->a->state[slot] != MEMBER_REBUILDING)
@@ -474,14 +468,15 @@ cut_parts (struct array *a, enum array_job_kind kind, uint64_t first,
            _Atomic unsigned *next, struct part *parts, unsigned k)
 {
   size_t col_bytes = (size_t) (a->geom.members + 1) * a->geom.chunk;
-  bool shared = slice_bytes (a) != 0;
+  uint64_t slice = slice_bytes (a);
+  bool shared = slice != 0;
   unsigned at = 0;
 
   for (unsigned i = 0; i < k; i++) {
     unsigned len = shared ? n : n / k + (i < n % k);
 
     parts[i] = (struct part) {
-      .a = a, .kind = kind, .first = first + at, .n = len,
+      .a = a, .kind = kind, .first = first + at, .n = len, .slice = slice,
       .buf = buf + at * col_bytes,
       .scratch = buf + cols_bytes (a) + (size_t) i * MEMORY_SCRATCH,
       .ops = ops + (size_t) i * n * a->geom.members,
