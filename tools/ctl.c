@@ -116,18 +116,6 @@ ctl_only_main (int argc, char **argv)
 
 /* A speed limit: a size per second, at least 1 KiB. */
 static int
-parse_kib (const char *opt, const char *arg, uint64_t *kib)
-{
-  uint64_t bytes;
-
-  if (tool_parse_size (arg, 1024, &bytes) < 0 || bytes < 1024)
-    return tool_error ("%s %s: not a speed (KiB per second and member, or "
-                       "a size with K, M or G; at least 1K)", opt, arg);
-  *kib = bytes / 1024;
-  return TOOL_OK;
-}
-
-static int
 parse_list (const char *arg, unsigned *list)
 {
   char *end;
@@ -148,8 +136,8 @@ take_option (struct ctl_args *a, int c, const char *arg)
   case 'l': a->given |= OPT_LIST; return parse_list (arg, &a->list);
   case 's': a->given |= OPT_SLOT; a->slot = arg; return TOOL_OK;
   case 'n': a->given |= OPT_NEW; a->path = arg; return TOOL_OK;
-  case 'm': a->given |= OPT_MIN; return parse_kib ("--min", arg, &a->min_kib);
-  case 'M': a->given |= OPT_MAX; return parse_kib ("--max", arg, &a->max_kib);
+  case 'm': a->given |= OPT_MIN; return tool_parse_speed ("--min", arg, &a->min_kib);
+  case 'M': a->given |= OPT_MAX; return tool_parse_speed ("--max", arg, &a->max_kib);
   default: return TOOL_FAIL;
   }
 }

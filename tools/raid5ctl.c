@@ -138,6 +138,18 @@ tool_parse_size (const char *s, uint64_t unit, uint64_t *out)
   return 0;
 }
 
+int
+tool_parse_speed (const char *opt, const char *arg, uint64_t *kib)
+{
+  uint64_t bytes;
+
+  if (tool_parse_size (arg, 1024, &bytes) < 0 || bytes < 1024)
+    return tool_error ("%s %s: not a speed (KiB per second and member, or "
+                       "a size with K, M or G; at least 1K)", opt, arg);
+  *kib = bytes / 1024;
+  return TOOL_OK;
+}
+
 const char *
 tool_human (uint64_t bytes, char *buf, size_t len)
 {

@@ -68,6 +68,13 @@ int tool_getopt (int argc, char **argv, const char *shortopts,
 int tool_parse_size (const char *s, uint64_t unit, uint64_t *out)
   __attribute__((nonnull, warn_unused_result));
 
+/* Parse a speed option's value: KiB per second and member, or a size with
+ * K, M or G; at least 1K.  Returns TOOL_OK with *kib set, or TOOL_FAIL
+ * after one error line naming opt and arg.
+ */
+int tool_parse_speed (const char *opt, const char *arg, uint64_t *kib)
+  __attribute__((nonnull, warn_unused_result));
+
 /* bytes as a short human size: "512 KiB", "1.50 GiB", "7 bytes".
  * Writes into buf (len >= 32 is always enough) and returns buf.
  */

@@ -101,11 +101,7 @@ take_option (struct rebuild_opts *o, int c, const char *arg)
     return TOOL_OK;
   case 'n': o->new_path = arg; return TOOL_OK;
   case 'f': o->force = true; return TOOL_OK;
-  case 'x':
-    if (tool_parse_size (arg, 1024, &v) < 0 || v < 1024)
-      return tool_error ("--max-speed %s: not a speed (at least 1K)", arg);
-    o->max_kib = v / 1024;
-    return TOOL_OK;
+  case 'x': return tool_parse_speed ("--max-speed", arg, &o->max_kib);
   default: return TOOL_FAIL;
   }
 }
