@@ -115,17 +115,17 @@ array_size ()
 }
 
 # make_members NAME N SIZE: create N sparse (all zero) member files
-# $tmpdir/NAME.0 .. NAME.N-1 of SIZE bytes and set the array MEMBERS to
-# their paths.
+# DIR/NAME.0 .. NAME.N-1 of SIZE bytes (DIR: $tmpdir unless given) and
+# set the array MEMBERS to their paths.
 make_members ()
 {
-  local name=$1 n=$2 size i
+  local name=$1 n=$2 size dir=${4:-$tmpdir} i
   size=$(to_bytes "$3")
   MEMBERS=()
   for (( i = 0; i < n; i++ )); do
-    rm -f "$tmpdir/$name.$i"
-    truncate -s "$size" "$tmpdir/$name.$i"
-    MEMBERS+=("$tmpdir/$name.$i")
+    rm -f "$dir/$name.$i"
+    truncate -s "$size" "$dir/$name.$i"
+    MEMBERS+=("$dir/$name.$i")
   done
 }
 

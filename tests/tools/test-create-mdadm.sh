@@ -91,12 +91,8 @@ for f in "$fixtures"/*/; do
          "not compared"
     continue
   fi
-  members=()
-  for (( i = 0; i < N; i++ )); do
-    rm -f "$dir/$name.$i"
-    truncate -s "$bytes" "$dir/$name.$i"
-    members+=("$dir/$name.$i")
-  done
+  make_members "$name" "$N" "$bytes" "$dir"
+  members=("${MEMBERS[@]}")
   "$RAID5CTL" create "${OPTS[@]}" "${members[@]}" >/dev/null ||
     fail "$name: raid5ctl create ${OPTS[*]}"
   mdadm --examine "${members[0]}" >"$tmpdir/ours" 2>&1
