@@ -11,6 +11,7 @@
 #include "array/stripe_lock.h"
 #include "io/member.h"
 #include "io/uring.h"
+#include "io/view.h"
 #include "array/scratch_pool.h"
 
 /* Scratch of all requests together (scratch_pool.h): this much, in
@@ -54,6 +55,10 @@ struct job {
   uint64_t next_ns;               /* token bucket: next step allowed */
   _Atomic uint64_t throttled_ns;  /* waited for the limit, since open */
   uint64_t checkpoint_ns;         /* last progress written to superblocks */
+  /* Members in memory read in place by the job's steps (scrub.c); unmapped
+   * when the job ends.
+   */
+  struct io_view views[R5_MAX_MEMBERS];
   _Atomic uint64_t inflight;      /* client requests running */
   _Atomic uint64_t last_request_ns;   /* when the last one ended */
   _Atomic uint64_t checked, rebuilt;  /* stripes, since open */

@@ -48,6 +48,13 @@ sleep_ns (uint64_t ns)
   nanosleep (&ts, NULL);
 }
 
+static void
+close_views (struct job *j)
+{
+  for (unsigned m = 0; m < R5_MAX_MEMBERS; m++)
+    io_view_close (&j->views[m]);
+}
+
 int
 job_init (struct array *a)
 {
@@ -57,6 +64,8 @@ job_init (struct array *a)
     return -ENOMEM;
   j->lock_made = true;
   j->slot = -1;
+  for (unsigned m = 0; m < R5_MAX_MEMBERS; m++)
+    io_view_init (&j->views[m]);
   j->speed_min = ARRAY_SYNC_SPEED_MIN;
   j->speed_max = ARRAY_SYNC_SPEED_MAX;
   if (a->out >= 0 && a->state[a->out] == MEMBER_REBUILDING) {
@@ -78,6 +87,7 @@ job_init (struct array *a)
 void
 job_destroy (struct array *a)
 {
+  close_views (&a->job);
   if (a->job.lock_made)
     pthread_mutex_destroy (&a->job.lock);
   a->job.lock_made = false;
@@ -215,6 +225,7 @@ finish_locked (struct array *a, enum array_job_kind kind, int r)
                a->geom.stripes, (uint64_t) j->mismatches);
   j->kind = ARRAY_JOB_NONE;
   j->slot = -1;
+  close_views (j);
   /* A resync that waited for a whole array (md does recovery first). */
   if (kind == ARRAY_JOB_REBUILD && r == 0 && a->meta.enabled &&
       a->meta.resync_cp != MD_MAX_SECTOR) {

@@ -313,6 +313,16 @@ injected_failure (const struct io_member *m)
   return n == 0;
 }
 
+/* A punch (or a zero range) may have left holes: views of the member
+ * (view.h) must look again.  Counted after the op, so a view that saw the
+ * old count looks again before it can read the range.
+ */
+static void
+note_punched (const struct io_member *m)
+{
+  atomic_fetch_add ((_Atomic uint64_t *) &m->punches, 1);
+}
+
 struct batch {
   struct engine *e;
   const struct io_member *members;
@@ -425,8 +435,11 @@ io_engine_run (const struct io_member *members, struct io_op *ops, size_t n,
     b.e->prog[i] = (struct progress) { first_stage (ops[i].kind), 0 };
     if (injected_failure (m))
       ops[i].result = -EIO;
-    else if (m->in_memory)
+    else if (m->in_memory) {
       run_inline (m, &ops[i], &b.e->prog[i], flags);
+      if (ops[i].kind == IO_PUNCH || ops[i].kind == IO_ZERO)
+        note_punched (m);
+    }
     else
       enqueue (&b, i);
   }

@@ -31,6 +31,10 @@ struct io_member {
    * io_member_inject_failure).  -1: off.
    */
   _Atomic int64_t fail_after;
+  /* Punches (and zero ranges) run on the member in memory so far: they
+   * may make holes, which views (view.h) must not read through.
+   */
+  _Atomic uint64_t punches;
 };
 
 /* Set every field to "not open".  Always safe to io_member_close() after. */

@@ -133,21 +133,6 @@ b_drop_caches ()
 # b_now_ns: monotonic enough for seconds-long runs.
 b_now_ns () { date +%s%N; }
 
-# b_raw_copy FROM TO: one dd (bs=128k, conv=notrunc) copying FROM onto
-# TO, which already has its blocks.  Prints MiB/s.  Writes to one tmpfs
-# file are serialised by its inode lock, so this is what writing a whole
-# member costs at least, whoever writes it.
-b_raw_copy ()
-{
-    local t0 t1 mib
-    mib=$(( $(stat -c %s "$1") >> 20 ))
-    t0=$(b_now_ns)
-    dd if="$1" of="$2" bs=128k conv=notrunc status=none ||
-        b_die "dd could not copy $1 onto $2"
-    t1=$(b_now_ns)
-    awk -v m="$mib" -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f\n", m / (ns / 1e9) }'
-}
-
 # b_raw_read DIRECT FILE...: read every file at once, each with its own dd
 # (bs=1M; DIRECT=1 adds iflag=direct).  Prints MiB/s per file: the size of
 # one file over the time until all are read (as raid5ctl reports a job).

@@ -32,7 +32,7 @@ md_create ()
 {
   local name=$1 n=$2 size=$3
   shift 3
-  make_members "$name" "$n" "$size"
+  make_members "$name" "$n" "$size" "${MEMBERS_DIR:-}"
   "$RAID5CTL" create "$@" "${MEMBERS[@]}" >"$tmpdir/create.log" 2>&1 ||
     { cat "$tmpdir/create.log" >&2; fail "raid5ctl create $* failed"; }
   md_geometry "${MEMBERS[0]}"

@@ -24,7 +24,10 @@
 #     rebuild stops (last_job rebuild -ECANCELED, the slot faulty, [U_U],
 #     clients unaffected), the log says why in plain text (KNOWN BUG,
 #     reported: the reason printed is uninitialised bytes), and `rebuild
-#     SLOT` without a path re-adds that member and rebuilds it whole.
+#     SLOT` without a path re-adds that member and rebuilds it whole;
+#   - case 4, members in memory (/dev/shm): the rebuild reads the others
+#     and writes the new member through mappings (io/view.c), holes and
+#     punches minded, while clients write, zero and trim; the same checks.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -58,7 +61,7 @@ rebuild_case ()
   sleep 0.5                         # degraded writes for a while
   load_alive || fail "the load stopped while degraded"
 
-  new=$tmpdir/$name.new
+  new=${MEMBERS_DIR:-$tmpdir}/$name.new
   truncate -s 8M "$new.small"
   ctl_refused "too small" rebuild "$slot" "$new.small"
   ctl_refused "member .* already" rebuild "$slot" "${m[$(( (slot + 1) % n ))]}"
@@ -105,4 +108,11 @@ rebuild_case r4 4 right-asymmetric 3 fail
 refail_bug=
 rebuild_case rf 3 left-asymmetric 0 refail
 [ -z "$refail_bug" ] || fail "BUG: $refail_bug"
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+  MEMBERS_DIR=$(mktemp -d /dev/shm/raid5-rebuild.XXXXXX)
+  cleanup_fn rm -rf "$MEMBERS_DIR"
+  rebuild_case rm 3 left-symmetric 2 fail
+else
+  echo "note: /dev/shm is not a tmpfs: no case with members in memory"
+fi
 echo "$test_name: OK ($(( SECONDS - start )) s)"

@@ -1,0 +1,57 @@
+/* array/scrub.h -- a step of a job (step.c) and the parts it is cut
+ * into, each run by a thread (scrub.c).  Shared by those two files only.
+ */
+#ifndef ARRAY_SCRUB_H
+#define ARRAY_SCRUB_H
+
+#include "array/internal.h"
+
+#define SCRUB_UNIT 4096u          /* md's stripe_head unit */
+
+/* A stripe whose parity was wrong, kept until the step ends. */
+struct bad_stripe {
+  uint64_t stripe, first;     /* first: offset of the first wrong unit */
+  unsigned parity, units;
+};
+
+/* One part of a step's batch, done by one thread: the step's stripes are
+ * cut into as many parts as there are processors, because with members
+ * in memory a scrub is memory copies and XOR, bound by one core each.
+ * Everything it points to belongs to the step (step.c).
+ */
+struct part {
+  struct array *a;
+  enum array_job_kind kind;
+  uint64_t first;             /* its first stripe */
+  unsigned n;                 /* its stripes */
+  char *buf;                  /* its columns within the step's buffer */
+  uint64_t slice;             /* a slice's bytes; 0: read whole batches */
+  char *scratch;              /* members in memory: a slice of each */
+  /* Members in memory: each one's bytes of the step's stripes, mapped
+   * (view.h; only a rebuilt member's may be written), or NULL where they
+   * are read into (or written from) the scratch instead.
+   */
+  char *const *base;
+  /* Members in memory: every part has the whole step and takes its
+   * stripes one at a time from this shared counter, so that a part whose
+   * thread is held up (a busy processor) leaves the rest to the others
+   * rather than to wait for.  NULL: the part's own n stripes, in order.
+   */
+  _Atomic unsigned *next;
+  struct io_op *ops;          /* room for n * members ops */
+  struct bad_stripe *bad;     /* room for n */
+  unsigned nbad;
+  int r;
+  struct array_err err;
+};
+
+/* Do the part's share of its step: compare (check), rewrite wrong parity
+ * (repair, resync) or reconstruct the rebuilt member's chunks (rebuild).
+ * Sets p->r to 0, -ENODEV if a member failed (the array goes on
+ * degraded: a scrub can go no further), -EIO if a rebuild lost a second
+ * member, -ECANCELED if the rebuilt member failed, or another -errno, and
+ * then p->err.  A pthread start routine: returns NULL.
+ */
+void *scrub_run_part (void *part) __attribute__((nonnull));
+
+#endif /* ARRAY_SCRUB_H */

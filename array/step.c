@@ -1,0 +1,286 @@
+/* array/step.c -- one step of a job: a batch of stripes from the cursor,
+ * under their stripe locks so that clients keep reading and writing
+ * around it, cut into parts that threads run at once (scrub.c); then the
+ * parts' wrong stripes recorded in order and the cursor moved on.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "array/scrub.h"
+#include "raid/layout.h"
+
+#define MAX_PARTS 4               /* threads per step, at most */
+#define MEMORY_SCRATCH (512u << 10)   /* a part's slices, all members */
+
+/* Scratch for one step: all members' chunks of a batch of stripes plus
+ * one computed chunk each.  16 MiB keeps several MiB in flight on every
+ * member of a small array (deep enough for disks to stream) and bounds
+ * memory on wide ones.
+ */
+#define STEP_BUFFER (16u << 20)
+
+unsigned
+job_batch_stripes (const struct array *a)
+{
+  uint64_t b = STEP_BUFFER / ((a->geom.members + 1) * a->geom.chunk);
+
+  return b ? (unsigned) b : 1;
+}
+
+/* The batch's columns, then (members in memory) each part's slices. */
+static size_t
+cols_bytes (const struct array *a)
+{
+  return (size_t) job_batch_stripes (a) * (a->geom.members + 1) *
+    a->geom.chunk;
+}
+
+size_t
+job_buf_bytes (const struct array *a)
+{
+  return cols_bytes (a) + MAX_PARTS * MEMORY_SCRATCH;
+}
+
+/* Does a bitmap-guided resync skip this stripe? */
+static bool
+bitmap_skips (const struct array *a, uint64_t stripe)
+{
+  const struct meta *m = &a->meta;
+  uint64_t k;
+
+  if (m->resync_bits == NULL)
+    return false;
+  k = stripe * a->geom.chunk / m->bm.chunksize;
+  return !((m->resync_bits[k >> 3] >> (k & 7)) & 1);
+}
+
+/* Members in memory (tmpfs) are read in place through mappings where
+ * they can be (view_members), else by the kernel copying pages: then a
+ * part goes a slice of each chunk at a time, so that a copy lands in a
+ * small scratch of its own, in the processor's cache where XOR finds it.
+ * Disks get the whole part as one batch, deep enough to stream.  Returns
+ * the slice's bytes, or 0 for whole batches.
+ */
+static uint64_t
+slice_bytes (const struct array *a)
+{
+  uint64_t slice = a->geom.chunk;   /* a power of two >= 4 KiB */
+
+  for (unsigned m = 0; m < a->geom.members; m++)
+    if (!a->members[m].in_memory)
+      return 0;
+  while (slice > SCRUB_UNIT && slice * a->geom.members > MEMORY_SCRATCH)
+    slice /= 2;
+  return slice;
+}
+
+static void
+record (struct array *a, const struct bad_stripe *b, array_mismatch_fn found,
+        void *opaque)
+{
+  struct job *j = &a->job;
+  struct array_mismatch mm = {
+    .stripe = b->stripe, .parity = b->parity, .units = b->units,
+    .member_off = r5_stripe_member_off (&a->geom, b->stripe) + b->first,
+    .array_off = b->stripe * a->geom.stripe_data,
+    .array_len = a->geom.stripe_data,
+  };
+
+  /* job.lock is held by the caller of job_step. */
+  j->mismatches += (uint64_t) b->units * (SCRUB_UNIT / 512);
+  j->stripes_bad++;
+  if (j->nfound < ARRAY_FOUND_MAX)
+    j->found[j->nfound++] = mm;
+  if (found)
+    found (opaque, &mm);
+}
+
+/* Stripes the next step covers: up to a batch, and for a bitmap-guided
+ * resync only stripes whose bit is set (clear ones are skipped here).
+ */
+static unsigned
+next_batch (struct array *a, enum array_job_kind kind, uint64_t *first)
+{
+  uint64_t c = a->job.cursor, end = a->geom.stripes;
+  unsigned n = 0, max = job_batch_stripes (a);
+
+  if (kind == ARRAY_JOB_RESYNC)
+    while (c < end && bitmap_skips (a, c))
+      c++;
+  a->job.cursor = c;          /* skipped stripes need no lock */
+  while (n < max && c + n < end &&
+         !(kind == ARRAY_JOB_RESYNC && bitmap_skips (a, c + n)))
+    n++;
+  *first = c;
+  return n;
+}
+
+static long online_cpus;
+static pthread_once_t online_once = PTHREAD_ONCE_INIT;
+
+static void
+count_cpus (void)
+{
+  online_cpus = sysconf (_SC_NPROCESSORS_ONLN);
+}
+
+static unsigned
+parts_for (unsigned n)
+{
+  long cpus;
+  unsigned k;
+
+  pthread_once (&online_once, count_cpus);   /* sysconf reads /sys */
+  cpus = online_cpus;
+  k = cpus > MAX_PARTS ? MAX_PARTS : cpus > 1 ? (unsigned) cpus : 1;
+  return k < n ? k : n;
+}
+
+/* Cut stripes [first, first+n) into k parts: on disks each its own
+ * share, read as one batch; in memory each the whole step, its stripes
+ * taken through *next.  ops has room for k * n * members, bad for k * n.
+ */
+static void
+cut_parts (struct array *a, enum array_job_kind kind, uint64_t first,
+           unsigned n, char *buf, struct io_op *ops, struct bad_stripe *bad,
+           _Atomic unsigned *next, char **base, struct part *parts,
+           unsigned k)
+{
+  size_t col_bytes = (size_t) (a->geom.members + 1) * a->geom.chunk;
+  uint64_t slice = slice_bytes (a);
+  bool shared = slice != 0;
+  unsigned at = 0;
+
+  for (unsigned i = 0; i < k; i++) {
+    unsigned len = shared ? n : n / k + (i < n % k);
+
+    parts[i] = (struct part) {
+      .a = a, .kind = kind, .first = first + at, .n = len, .slice = slice,
+      .buf = buf + at * col_bytes,
+      .scratch = buf + cols_bytes (a) + (size_t) i * MEMORY_SCRATCH,
+      .ops = ops + (size_t) i * n * a->geom.members,
+      .bad = bad + (size_t) i * n,
+      .next = shared ? next : NULL, .base = base,
+    };
+    at += shared ? 0 : len;
+  }
+}
+
+/* Members in memory are read (and a rebuilt one written) in place where
+ * they can be: in base[m], the bytes of stripes [first, first+n) of each
+ * member mapped through the job's views, or NULL to read or write them.
+ */
+static void
+view_members (struct array *a, uint64_t first, unsigned n,
+              enum array_job_kind kind, char *base[])
+{
+  uint64_t off = r5_stripe_member_off (&a->geom, first);
+  uint64_t len = (uint64_t) n * a->geom.chunk;
+
+  for (unsigned m = 0; m < a->geom.members; m++) {
+    bool written = kind == ARRAY_JOB_REBUILD && (int) m == a->job.slot;
+
+    if (io_view_get (&a->job.views[m], &a->members[m], off, len,
+                     written ? IO_VIEW_WRITE : IO_VIEW_READ, &base[m]) < 0)
+      base[m] = NULL;
+  }
+}
+
+static int
+by_stripe (const void *x, const void *y)
+{
+  const struct bad_stripe *a = x, *b = y;
+
+  return (a->stripe > b->stripe) - (a->stripe < b->stripe);
+}
+
+/* Record the parts' wrong stripes, in stripe order. */
+static void
+record_parts (struct array *a, struct part *parts, unsigned k,
+              array_mismatch_fn found, void *opaque)
+{
+  struct bad_stripe *all = parts[0].bad;
+  unsigned n = parts[0].nbad;
+
+  for (unsigned i = 1; i < k; i++)
+    for (unsigned b = 0; b < parts[i].nbad; b++)
+      all[n++] = parts[i].bad[b];   /* parts[0].bad has room for k * n */
+  qsort (all, n, sizeof *all, by_stripe);
+  for (unsigned b = 0; b < n; b++)
+    record (a, &all[b], found, opaque);
+}
+
+/* Run the parts, the first in this thread.  Returns the first error. */
+static int
+run_parts (struct part *parts, unsigned k)
+{
+  pthread_t tid[MAX_PARTS];
+  bool started[MAX_PARTS] = { false };
+  int r = 0;
+
+  for (unsigned i = 1; i < k; i++)
+    started[i] = pthread_create (&tid[i], NULL, scrub_run_part, &parts[i]) == 0;
+  for (unsigned i = 1; i < k; i++)
+    if (!started[i])
+      scrub_run_part (&parts[i]);   /* no thread: do it here */
+  scrub_run_part (&parts[0]);
+  for (unsigned i = 1; i < k; i++)
+    if (started[i])
+      pthread_join (tid[i], NULL);
+  for (unsigned i = 0; i < k && r == 0; i++)
+    r = parts[i].r;
+  return r;
+}
+
+int
+job_step (struct array *a, enum array_job_kind kind, char *buf,
+          array_mismatch_fn found, void *opaque, struct array_err *err)
+{
+  struct part parts[MAX_PARTS];
+  char *base[R5_MAX_MEMBERS] = { NULL };
+  struct stripe_range range;
+  struct bad_stripe *bad;
+  struct io_op *ops;
+  uint64_t first;
+  unsigned n = next_batch (a, kind, &first), k;
+  _Atomic unsigned next = 0;
+  int r;
+
+  if (n == 0)
+    return 0;
+  k = parts_for (n);
+  ops = malloc ((size_t) k * n * a->geom.members * sizeof *ops);
+  bad = malloc ((size_t) k * n * sizeof *bad);
+  if (ops == NULL || bad == NULL) {
+    free (ops);
+    free (bad);
+    array_set_err (err, "out of memory");
+    return -ENOMEM;
+  }
+  cut_parts (a, kind, first, n, buf, ops, bad, &next, base, parts, k);
+  stripe_lock_range (&a->locks, first, first + n - 1, STRIPE_EXCLUSIVE,
+                     &range);
+  if (parts[0].slice)
+    view_members (a, first, n, kind, base);
+  r = run_parts (parts, k);
+  record_parts (a, parts, k, found, opaque);
+  if (r == 0) {
+    a->job.cursor = first + n;  /* still under the stripe locks */
+    if (kind == ARRAY_JOB_REBUILD)
+      a->job.rebuilt += n;
+    else
+      a->job.checked += n;
+  }
+  stripe_unlock_range (&a->locks, &range);
+  for (unsigned i = 0; i < k && r < 0; i++)
+    if (parts[i].r == r)
+      *err = parts[i].err;
+  free (ops);
+  free (bad);
+  return r;
+}
