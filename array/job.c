@@ -27,6 +27,10 @@
 #define BURST_NS (200 * 1000000ULL)
 #define CATCH_UP_NS (2000 * 1000000ULL)
 #define BUSY_WINDOW_NS (100 * 1000000ULL)
+/* An online step covers at most what the speed limit allows in this time
+ * (members in memory, whose steps may be long: see job_step).
+ */
+#define STEP_TIME_NS (100 * 1000000ULL)
 
 static const char *const job_names[] = {
   [ARRAY_JOB_NONE] = "idle", [ARRAY_JOB_RESYNC] = "resync",
@@ -274,15 +278,37 @@ measure (struct job *j, uint64_t chunk)
 /* Token bucket: after a step of bytes per member, wait until the speed
  * limit allows the next (max while clients are idle, min while busy).
  */
+/* Busy, like md's is_mddev_idle() over a window rather than at one
+ * instant: a request running, or one that ended very recently.
+ */
+static bool
+clients_busy (const struct job *j, uint64_t t)
+{
+  return j->inflight > 0 || t - j->last_request_ns < BUSY_WINDOW_NS;
+}
+
+/* Bytes of each member the next step may cover (job_step's reach): what
+ * the limit allows in STEP_TIME_NS online, so that progress moves and
+ * clients wait little for a step's stripes; offline, where nobody waits
+ * and nothing limits the speed, anything.
+ */
+static uint64_t
+step_reach (const struct job *j, bool online)
+{
+  uint64_t kib;
+
+  if (!online)
+    return UINT64_MAX;
+  kib = clients_busy (j, array_now_ns ()) ? j->speed_min : j->speed_max;
+  return kib * 1024 * (STEP_TIME_NS / 1000000) / 1000;
+}
+
 static void
 throttle (struct array *a, uint64_t bytes)
 {
   struct job *j = &a->job;
   uint64_t t = array_now_ns ();
-  /* Busy, like md's is_mddev_idle() over a window rather than at one
-   * instant: a request running, or one that ended very recently.
-   */
-  bool busy = j->inflight > 0 || t - j->last_request_ns < BUSY_WINDOW_NS;
+  bool busy = clients_busy (j, t);
   uint64_t kib = busy ? j->speed_min : j->speed_max;
   /* Credit for steps that took longer than the limit allows: little at
    * max, so that the limit holds; up to 2 s at min, so that a job slowed
@@ -323,7 +349,8 @@ maybe_use_spare (struct array *a)
  * its cursor) under a step in progress.
  */
 static bool
-step_once (struct array *a, char **buf, array_mismatch_fn found, void *opaque)
+step_once (struct array *a, bool online, char **buf, array_mismatch_fn found,
+           void *opaque)
 {
   struct job *j = &a->job;
   enum array_job_kind kind;
@@ -342,7 +369,9 @@ step_once (struct array *a, char **buf, array_mismatch_fn found, void *opaque)
     r = -ENOMEM;
   }
   else
-    r = j->abort ? -ECANCELED : job_step (a, kind, *buf, found, opaque, &err);
+    r = j->abort ? -ECANCELED
+      : job_step (a, kind, step_reach (j, online), *buf, found, opaque,
+                  &err);
   if (r < 0 && r != -ENODEV && r != -ECANCELED && r != -ENOMEM)
     array_log (a, ARRAY_LOG_ERROR, "%s: %s", array_job_name (kind), err.msg);
   checkpoint (a, kind, r < 0 || j->cursor >= a->geom.stripes);
@@ -365,7 +394,7 @@ background (void *arg)
     if (meta_mark_clean (a, true, &err) < 0)
       array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
     maybe_use_spare (a);
-    if (!step_once (a, &buf, NULL, NULL)) {
+    if (!step_once (a, true, &buf, NULL, NULL)) {
       sleep_ns (IDLE_TICK_NS);
       continue;
     }
@@ -420,7 +449,7 @@ array_job_run (struct array *a, enum array_job_kind kind,
   if (j->kind != (int) kind)
     return 0;                 /* no resync or rebuild pending */
   while (j->kind == (int) kind) {
-    if (!step_once (a, &buf, found, opaque))
+    if (!step_once (a, false, &buf, found, opaque))
       break;
     if (progress)
       progress (opaque, j->cursor, a->geom.stripes);

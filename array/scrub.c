@@ -222,17 +222,32 @@ scrub_part (struct part *p)
         bad,
       };
   }
-  if (p->kind == ARRAY_JOB_CHECK)
-    return 0;
-  /* Sliced, only the wrong stripes are needed whole: read them now. */
-  for (unsigned b = 0; slice && b < p->nbad; b++) {
-    unsigned i = (unsigned) (p->bad[b].stripe - p->first);
-
-    if ((r = read_cols (a, p->bad[b].stripe, 1, -1,
-                        col (a, p->buf, i, 0), p->ops, &p->err)) < 0)
-      return r;
-  }
+  if (p->kind == ARRAY_JOB_CHECK || slice)
+    return 0;                 /* sliced: scrub_rewrite_bad() after */
   return run_ops (a, p->ops, queue_parity_writes (p), &p->err);
+}
+
+int
+scrub_rewrite_bad (struct part *p, char *cols)
+{
+  struct array *a = p->a;
+
+  for (unsigned b = 0; b < p->nbad && p->r == 0; b++) {
+    const struct bad_stripe *s = &p->bad[b];
+
+    p->r = read_cols (a, s->stripe, 1, -1, cols, p->ops, &p->err);
+    if (p->r < 0)
+      break;
+    xor_others (a, cols, 0, s->parity);
+    p->ops[0] = (struct io_op) {
+      .kind = IO_WRITE, .member = s->parity,
+      .buf = col (a, cols, 0, a->geom.members),
+      .off = r5_stripe_member_off (&a->geom, s->stripe),
+      .len = a->geom.chunk,
+    };
+    p->r = run_ops (a, p->ops, 1, &p->err);
+  }
+  return p->r;
 }
 
 /* XOR the slices at v[m] of the members other than slot into v[slot]. */

@@ -54,4 +54,11 @@ struct part {
  */
 void *scrub_run_part (void *part) __attribute__((nonnull));
 
+/* Sliced parts only compare: after they ran, a repair or resync rewrites
+ * the parity of each part's wrong stripes here, one at a time, reading
+ * each stripe whole into cols (room for one stripe's members + 1
+ * chunks).  Returns p->r: 0, or as scrub_run_part's, with p->err.
+ */
+int scrub_rewrite_bad (struct part *p, char *cols) __attribute__((nonnull));
+
 #endif /* ARRAY_SCRUB_H */

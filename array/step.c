@@ -16,6 +16,13 @@
 
 #define MAX_PARTS 4               /* threads per step, at most */
 #define MEMORY_SCRATCH (512u << 10)   /* a part's slices, all members */
+/* A step with members in memory covers up to this much of each member
+ * (the view's window; less if its reach is less): its stripes need no
+ * room in the step's buffer, and a step is a thread started and joined
+ * per part, views looked up and stripes locked, which 4 MiB of a member
+ * (a buffer's worth) did not repay.
+ */
+#define MEMORY_STEP IO_VIEW_WINDOW
 
 /* Scratch for one step: all members' chunks of a batch of stripes plus
  * one computed chunk each.  16 MiB keeps several MiB in flight on every
@@ -100,14 +107,20 @@ record (struct array *a, const struct bad_stripe *b, array_mismatch_fn found,
     found (opaque, &mm);
 }
 
-/* Stripes the next step covers: up to a batch, and for a bitmap-guided
- * resync only stripes whose bit is set (clear ones are skipped here).
+/* Stripes the next step covers: up to a batch (sliced, up to MEMORY_STEP
+ * or reach bytes of each member, if more), and for a bitmap-guided resync
+ * only stripes whose bit is set (clear ones are skipped here).
  */
 static unsigned
-next_batch (struct array *a, enum array_job_kind kind, uint64_t *first)
+next_batch (struct array *a, enum array_job_kind kind, uint64_t slice,
+            uint64_t reach, uint64_t *first)
 {
   uint64_t c = a->job.cursor, end = a->geom.stripes;
+  uint64_t most = reach < MEMORY_STEP ? reach : MEMORY_STEP;
   unsigned n = 0, max = job_batch_stripes (a);
+
+  if (slice && most / a->geom.chunk > max)
+    max = (unsigned) (most / a->geom.chunk);
 
   if (kind == ARRAY_JOB_RESYNC)
     while (c < end && bitmap_skips (a, c))
@@ -143,16 +156,16 @@ parts_for (unsigned n)
 
 /* Cut stripes [first, first+n) into k parts: on disks each its own
  * share, read as one batch; in memory each the whole step, its stripes
- * taken through *next.  ops has room for k * n * members, bad for k * n.
+ * taken through *next (slice: slice_bytes(), 0 on disks).  ops has room
+ * for k * n * members, bad for k * n.
  */
 static void
 cut_parts (struct array *a, enum array_job_kind kind, uint64_t first,
-           unsigned n, char *buf, struct io_op *ops, struct bad_stripe *bad,
-           _Atomic unsigned *next, char **base, struct part *parts,
-           unsigned k)
+           unsigned n, uint64_t slice, char *buf, struct io_op *ops,
+           struct bad_stripe *bad, _Atomic unsigned *next, char **base,
+           struct part *parts, unsigned k)
 {
   size_t col_bytes = (size_t) (a->geom.members + 1) * a->geom.chunk;
-  uint64_t slice = slice_bytes (a);
   bool shared = slice != 0;
   unsigned at = 0;
 
@@ -238,16 +251,17 @@ run_parts (struct part *parts, unsigned k)
 }
 
 int
-job_step (struct array *a, enum array_job_kind kind, char *buf,
-          array_mismatch_fn found, void *opaque, struct array_err *err)
+job_step (struct array *a, enum array_job_kind kind, uint64_t reach,
+          char *buf, array_mismatch_fn found, void *opaque,
+          struct array_err *err)
 {
   struct part parts[MAX_PARTS];
   char *base[R5_MAX_MEMBERS] = { NULL };
   struct stripe_range range;
   struct bad_stripe *bad;
   struct io_op *ops;
-  uint64_t first;
-  unsigned n = next_batch (a, kind, &first), k;
+  uint64_t first, slice = slice_bytes (a);
+  unsigned n = next_batch (a, kind, slice, reach, &first), k;
   _Atomic unsigned next = 0;
   int r;
 
@@ -262,12 +276,16 @@ job_step (struct array *a, enum array_job_kind kind, char *buf,
     array_set_err (err, "out of memory");
     return -ENOMEM;
   }
-  cut_parts (a, kind, first, n, buf, ops, bad, &next, base, parts, k);
+  cut_parts (a, kind, first, n, slice, buf, ops, bad, &next, base, parts,
+             k);
   stripe_lock_range (&a->locks, first, first + n - 1, STRIPE_EXCLUSIVE,
                      &range);
-  if (parts[0].slice)
+  if (slice)
     view_members (a, first, n, kind, base);
   r = run_parts (parts, k);
+  for (unsigned i = 0; i < k && r == 0 && slice && kind != ARRAY_JOB_CHECK &&
+       kind != ARRAY_JOB_REBUILD; i++)
+    r = scrub_rewrite_bad (&parts[i], buf);
   record_parts (a, parts, k, found, opaque);
   if (r == 0) {
     a->job.cursor = first + n;  /* still under the stripe locks */
