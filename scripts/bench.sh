@@ -65,7 +65,7 @@ if [ "$quick" = 1 ]; then
     runtime=${runtime:-1} reps=1 job_reps=1
     main_mib=128 job_mib=128 sweep_mib=64 align_mib=32 align_write=8M
 else
-    runtime=${runtime:-3} reps=3 job_reps=5
+    runtime=${runtime:-3} reps=5 job_reps=5
     main_mib=512 job_mib=512 sweep_mib=256 align_mib=128 align_write=64M
 fi
 sweep_rt=$(( (runtime * 2 + 2) / 3 ))
