@@ -275,9 +275,6 @@ measure (struct job *j, uint64_t chunk)
   j->mark_cursor = j->cursor;
 }
 
-/* Token bucket: after a step of bytes per member, wait until the speed
- * limit allows the next (max while clients are idle, min while busy).
- */
 /* Busy, like md's is_mddev_idle() over a window rather than at one
  * instant: a request running, or one that ended very recently.
  */
@@ -303,6 +300,9 @@ step_reach (const struct job *j, bool online)
   return kib * 1024 * (STEP_TIME_NS / 1000000) / 1000;
 }
 
+/* Token bucket: after a step of bytes per member, wait until the speed
+ * limit allows the next (max while clients are idle, min while busy).
+ */
 static void
 throttle (struct array *a, uint64_t bytes)
 {

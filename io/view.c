@@ -95,8 +95,11 @@ dense (struct io_view *v, const struct io_member *m, uint64_t off,
     return 0;
   if (fstat (m->fd, &st) < 0)
     return -errno;
+  /* All allocated: no need to walk it.  (Blocks fallocated past the end
+   * would fool this; nothing here makes them.)
+   */
   if ((uint64_t) st.st_blocks * 512 >= m->size)
-    hole = (off_t) m->size;   /* all allocated: no need to walk it */
+    hole = (off_t) m->size;
   else if ((hole = lseek (m->fd, (off_t) off, SEEK_HOLE)) < 0)
     return -errno;
   v->dense_from = off;
