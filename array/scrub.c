@@ -132,7 +132,7 @@ compare_units (const struct array *a, void *const data[], uint64_t off,
     ok = r5_xor_check (a->geom.members, len - u, v);
     if (ok == len - u)
       return;
-    u += ok / SCRUB_UNIT * SCRUB_UNIT;      /* the unit holding the first wrong byte */
+    u += ok / SCRUB_UNIT * SCRUB_UNIT;  /* the first wrong byte's unit */
     if ((*bad)++ == 0)
       *first = off + u;
   }

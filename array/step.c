@@ -237,7 +237,8 @@ run_parts (struct part *parts, unsigned k)
   int r = 0;
 
   for (unsigned i = 1; i < k; i++)
-    started[i] = pthread_create (&tid[i], NULL, scrub_run_part, &parts[i]) == 0;
+    started[i] =
+      pthread_create (&tid[i], NULL, scrub_run_part, &parts[i]) == 0;
   for (unsigned i = 1; i < k; i++)
     if (!started[i])
       scrub_run_part (&parts[i]);   /* no thread: do it here */
@@ -283,9 +284,9 @@ job_step (struct array *a, enum array_job_kind kind, uint64_t reach,
   if (slice)
     view_members (a, first, n, kind, base);
   r = run_parts (parts, k);
-  for (unsigned i = 0; i < k && r == 0 && slice && kind != ARRAY_JOB_CHECK &&
-       kind != ARRAY_JOB_REBUILD; i++)
-    r = scrub_rewrite_bad (&parts[i], buf);
+  if (slice && (kind == ARRAY_JOB_REPAIR || kind == ARRAY_JOB_RESYNC))
+    for (unsigned i = 0; i < k && r == 0; i++)
+      r = scrub_rewrite_bad (&parts[i], buf);   /* sliced parts compare */
   record_parts (a, parts, k, found, opaque);
   if (r == 0) {
     a->job.cursor = first + n;  /* still under the stripe locks */
