@@ -29,49 +29,64 @@ lost_dd (const struct explain_stripe *s)
   return r5_data_index (&s->t->g, s->index, (unsigned) s->t->missing);
 }
 
+/* What each of RCW and RMW would read for a segment, in words. */
+struct reads {
+  unsigned d, k;              /* data chunks; chunks the segment writes */
+  int lost;                   /* lost_dd() */
+  char old[EXPLAIN_WHY / 3];  /* RMW's: the written chunks' old data */
+  char un[EXPLAIN_WHY / 3];   /* RCW's: the untouched chunks */
+};
+
+static void
+reads_of (const struct explain_stripe *s, const struct explain_seg *seg,
+          struct reads *r)
+{
+  r->d = s->t->g.data_members;
+  r->k = (unsigned) __builtin_popcountll (seg->mask);
+  r->lost = lost_dd (s);
+  explain_list_chunks (s, seg->mask, true, "old ", r->old, sizeof r->old);
+  explain_list_chunks (s, seg->mask, false, "", r->un, sizeof r->un);
+}
+
 static void
 why_rcw (const struct explain_stripe *s, const struct explain_seg *seg,
          char *out)
 {
-  unsigned d = s->t->g.data_members;
-  unsigned k = (unsigned) __builtin_popcountll (seg->mask);
-  int lost = lost_dd (s), m = s->t->missing;
-  char old[EXPLAIN_WHY / 3], un[EXPLAIN_WHY / 3], c[EXPLAIN_CELL];
+  struct reads r;
+  int m = s->t->missing;
+  char c[EXPLAIN_CELL];
 
-  explain_list_chunks (s, seg->mask, true, "old ", old, sizeof old);
-  explain_list_chunks (s, seg->mask, false, "", un, sizeof un);
-  if (lost >= 0 && ((seg->mask >> lost) & 1))
+  reads_of (s, seg, &r);
+  if (r.lost >= 0 && ((seg->mask >> r.lost) & 1))
     snprintf (out, EXPLAIN_WHY, "member %d is missing and holds %s, which "
               "changes: its old data cannot be read for RMW, so parity is "
               "computed from the new data and the untouched %s; %s's new "
               "data lives only in parity until a rebuild", m,
-              explain_cell (s, (unsigned) m, c), un, c);
+              explain_cell (s, (unsigned) m, c), r.un, c);
   else
     snprintf (out, EXPLAIN_WHY, "reads %u untouched chunk%s (%s) instead of "
-              "RMW's %u (%s + old P)%s", d - k, d - k == 1 ? "" : "s", un,
-              k + 1, old, d - k == k + 1 ? "; a tie goes to RCW, as in md"
-                                         : "");
+              "RMW's %u (%s + old P)%s", r.d - r.k, r.d - r.k == 1 ? "" : "s",
+              r.un, r.k + 1, r.old,
+              r.d - r.k == r.k + 1 ? "; a tie goes to RCW, as in md" : "");
 }
 
 static void
 why_rmw (const struct explain_stripe *s, const struct explain_seg *seg,
          char *out)
 {
-  unsigned d = s->t->g.data_members;
-  unsigned k = (unsigned) __builtin_popcountll (seg->mask);
-  int lost = lost_dd (s), m = s->t->missing;
-  char old[EXPLAIN_WHY / 3], un[EXPLAIN_WHY / 3], c[EXPLAIN_CELL];
+  struct reads r;
+  int m = s->t->missing;
+  char c[EXPLAIN_CELL];
 
-  explain_list_chunks (s, seg->mask, true, "old ", old, sizeof old);
-  explain_list_chunks (s, seg->mask, false, "", un, sizeof un);
-  if (lost >= 0)
+  reads_of (s, seg, &r);
+  if (r.lost >= 0)
     snprintf (out, EXPLAIN_WHY, "member %d is missing and holds %s, which "
               "does not change: RCW would need to read it, so parity is "
               "updated from the old data and the old parity instead", m,
               explain_cell (s, (unsigned) m, c));
   else
     snprintf (out, EXPLAIN_WHY, "reads %u (%s + old P) instead of RCW's %u "
-              "untouched chunks (%s)", k + 1, old, d - k, un);
+              "untouched chunks (%s)", r.k + 1, r.old, r.d - r.k, r.un);
 }
 
 static void
