@@ -79,26 +79,23 @@ map_window (struct io_view *v, const struct io_member *m, uint64_t off,
   return 0;
 }
 
-/* Is [off, off+len) of m free of holes?  0, -EAGAIN, or the -errno of
- * fstat or lseek.
+/* Is [off, off+len) of m (whose fstat is st) free of holes?  0, -EAGAIN,
+ * or lseek's -errno.
  */
 static int
-dense (struct io_view *v, const struct io_member *m, uint64_t off,
-       uint64_t len)
+dense (struct io_view *v, const struct io_member *m, const struct stat *st,
+       uint64_t off, uint64_t len)
 {
   uint64_t punches = atomic_load (&m->punches);
-  struct stat st;
   off_t hole;
 
   if (punches == v->punches && off >= v->dense_from &&
       off + len <= v->dense_to)
     return 0;
-  if (fstat (m->fd, &st) < 0)
-    return -errno;
   /* All allocated: no need to walk it.  (Blocks fallocated past the end
    * would fool this; nothing here makes them.)
    */
-  if ((uint64_t) st.st_blocks * 512 >= m->size)
+  if ((uint64_t) st->st_blocks * 512 >= m->size)
     hole = (off_t) m->size;
   else if ((hole = lseek (m->fd, (off_t) off, SEEK_HOLE)) < 0)
     return -errno;
@@ -112,11 +109,11 @@ dense (struct io_view *v, const struct io_member *m, uint64_t off,
  * mapping never need memory the tmpfs may not have.
  */
 static int
-fill_holes (struct io_view *v, const struct io_member *m, uint64_t off,
-            uint64_t len)
+fill_holes (struct io_view *v, const struct io_member *m,
+            const struct stat *st, uint64_t off, uint64_t len)
 {
   uint64_t punches = atomic_load (&m->punches);
-  int r = dense (v, m, off, len);
+  int r = dense (v, m, st, off, len);
 
   if (r != -EAGAIN)
     return r;
@@ -134,6 +131,7 @@ io_view_get (struct io_view *v, const struct io_member *m, uint64_t off,
              uint64_t len, enum io_view_access access, char **bytes)
 {
   bool writable = access == IO_VIEW_WRITE;
+  struct stat st;
   int r;
 
   *bytes = NULL;
@@ -142,9 +140,16 @@ io_view_get (struct io_view *v, const struct io_member *m, uint64_t off,
     return -EAGAIN;
   if (len == 0 || off > m->size || len > m->size - off)
     return -EINVAL;
+  if (fstat (m->fd, &st) < 0)
+    return -errno;
+  /* Shrunk behind our back: a read meets the end and names the member;
+   * a mapping would raise SIGBUS there.
+   */
+  if ((uint64_t) st.st_size < m->size)
+    return -EAGAIN;
   if ((r = map_window (v, m, off, len, writable)) < 0 ||
-      (r = writable ? fill_holes (v, m, off, len) : dense (v, m, off, len))
-      < 0)
+      (r = writable ? fill_holes (v, m, &st, off, len)
+                    : dense (v, m, &st, off, len)) < 0)
     return r;
   *bytes = v->map + (off - v->map_off);
   return 0;

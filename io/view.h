@@ -22,8 +22,10 @@
  * member is kept until it is punched again (io_member.punches): the
  * kernel walks the file from the offset to the next hole for each ask.
  *
- * A member truncated under a view raises SIGBUS on the lost pages; the
- * array's members are locked against other servers, not against that.
+ * A member found shorter than it was opened is not mapped (a read then
+ * meets its end and fails it with EIO); one truncated while a view's
+ * bytes are in use raises SIGBUS on the lost pages.  The array's members
+ * are locked against other servers, not against truncation.
  *
  * Ownership and threads: one thread gets and closes a view; the bytes it
  * gives stay mapped until its next io_view_get or io_view_close, and any
@@ -62,11 +64,12 @@ struct io_view {
 void io_view_init (struct io_view *v) __attribute__((nonnull));
 
 /* In *bytes, the bytes [off, off+len) of m, mapped for access.
- * Returns 0; -EAGAIN if m is not in memory or has a failure injected
- * (member.h), or if access is IO_VIEW_READ and the range holds a hole
- * (read those with pread instead); -EINVAL if the range is not within m;
- * or the -errno of mmap, lseek or (writing) fallocate.  On error *bytes is
- * NULL and the view may have moved.
+ * Returns 0; -EAGAIN if m is not in memory, has a failure injected
+ * (member.h) or has shrunk, or if access is IO_VIEW_READ and the range
+ * holds a hole (read or write those with pread and pwrite instead);
+ * -EINVAL if the range is not within m; or the -errno of fstat, mmap,
+ * lseek or (writing) fallocate.  On error *bytes is NULL and the view may
+ * have moved.
  */
 int io_view_get (struct io_view *v, const struct io_member *m, uint64_t off,
                  uint64_t len, enum io_view_access access, char **bytes)

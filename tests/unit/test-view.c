@@ -3,8 +3,8 @@
  * with the bytes pread sees; holes are refused for reading (also holes a
  * punch made after the view had looked) and allocated for writing; the
  * window moves, and a view follows its member to another file; members
- * not in memory, with a failure injected, or ranges past the end are
- * refused.
+ * not in memory, with a failure injected or shrunk since they were
+ * opened, and ranges past the end are refused.
  */
 #include <config.h>
 
@@ -252,6 +252,13 @@ Test (view, refuses_what_it_must_not_map)
   io_member_inject_failure (&m, 10);
   cr_assert_eq (io_view_get (&v, &m, 0, 4096, IO_VIEW_READ, &b), -EAGAIN,
                 "with a failure injected, reads must go where it strikes");
+  io_member_close (&m);
+
+  /* Shrunk since it was opened: mapping its end would raise SIGBUS. */
+  open_member (&m, path);
+  cr_assert_eq (truncate (path, 2 * MiB), 0);
+  cr_assert_eq (io_view_get (&v, &m, 0, 4096, IO_VIEW_READ, &b), -EAGAIN,
+                "a member shorter than it was opened is not mapped");
   io_member_close (&m);
   unlink (path);
 
