@@ -27,8 +27,22 @@
 #define MiB (1u << 20)
 #define TMPFS_MAGIC_NUMBER 0x01021994
 
+/* Files a test made, removed after it even when it fails. */
+static char made[4][64];
+static unsigned nmade;
+
+static void
+remove_made (void)
+{
+  for (unsigned i = 0; i < nmade; i++)
+    unlink (made[i]);
+  nmade = 0;
+}
+
+TestSuite (view, .fini = remove_made);
+
 /* A file under dir (made, size bytes, data written over [0, data)) and
- * its path in path.  Bytes are a function of their offset.
+ * its path in path (room for 64).  Bytes are a function of their offset.
  */
 static void
 make_file (char *path, size_t path_len, const char *dir, uint64_t size,
@@ -40,6 +54,8 @@ make_file (char *path, size_t path_len, const char *dir, uint64_t size,
   snprintf (path, path_len, "%s/r5-view-XXXXXX", dir);
   fd = mkstemp (path);
   cr_assert (fd >= 0, "mkstemp %s: %s", path, strerror (errno));
+  cr_assert (nmade < 4);
+  snprintf (made[nmade++], sizeof made[0], "%s", path);
   cr_assert_eq (ftruncate (fd, (off_t) size), 0);
   for (uint64_t off = 0; off < data; off += MiB) {
     for (size_t i = 0; i < MiB; i++)
@@ -116,7 +132,6 @@ Test (view, reads_in_place_and_moves_its_window)
   cr_assert_null (b);
   io_view_close (&v);
   io_member_close (&m);
-  unlink (path);
 }
 
 Test (view, refuses_holes_for_reading)
@@ -148,7 +163,6 @@ Test (view, refuses_holes_for_reading)
   assert_same (&m, b, 4 * MiB - 8192, 8192 + 100);
   io_view_close (&v);
   io_member_close (&m);
-  unlink (path);
 }
 
 Test (view, sees_a_punch_made_after_it_looked)
@@ -174,7 +188,6 @@ Test (view, sees_a_punch_made_after_it_looked)
   assert_same (&m, b, 3 * MiB, MiB);
   io_view_close (&v);
   io_member_close (&m);
-  unlink (path);
 }
 
 Test (view, allocates_holes_for_writing)
@@ -204,7 +217,6 @@ Test (view, allocates_holes_for_writing)
   cr_assert_eq (pread (m.fd, got, 1, 3 * MiB), 1);
   cr_assert_eq (got[0], 0, "nothing written past the range");
   io_member_close (&m);
-  unlink (path);
 }
 
 Test (view, follows_its_member_to_another_file)
@@ -233,8 +245,6 @@ Test (view, follows_its_member_to_another_file)
                 "the view still shows the member's old file");
   io_view_close (&v);
   io_member_close (&m);
-  unlink (p1);
-  unlink (p2);
 }
 
 Test (view, refuses_what_it_must_not_map)
@@ -260,7 +270,6 @@ Test (view, refuses_what_it_must_not_map)
   cr_assert_eq (io_view_get (&v, &m, 0, 4096, IO_VIEW_READ, &b), -EAGAIN,
                 "a member shorter than it was opened is not mapped");
   io_member_close (&m);
-  unlink (path);
 
   /* A member on a disk's file system is read the usual way. */
   make_file (disk, sizeof disk, ".", 4 * MiB, 4 * MiB);
@@ -275,5 +284,4 @@ Test (view, refuses_what_it_must_not_map)
     cr_log_warn ("the build folder is on tmpfs: no file off it to refuse");
   io_view_close (&v);
   io_member_close (&m);
-  unlink (disk);
 }
