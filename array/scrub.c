@@ -58,20 +58,49 @@ read_cols (struct array *a, uint64_t first, unsigned n, int skip, char *buf,
   return run_ops (a, ops, k, err);
 }
 
+/* XOR len bytes at src[m] of every member m but skip into dst. */
+static void
+xor_except (const struct array *a, void *const src[], uint64_t len,
+            unsigned skip, void *dst)
+{
+  void *v[R5_MAX_MEMBERS];
+  unsigned nv = 0;
+
+  for (unsigned m = 0; m < a->geom.members; m++)
+    if (m != skip)
+      v[nv++] = src[m];
+  v[nv++] = dst;
+  r5_xor_gen (nv, len, v);
+}
+
 /* XOR the members other than target (a member, or the parity) of batch
  * stripe i into column N.
  */
 static void
-xor_others (struct array *a, char *buf, unsigned i, unsigned target)
+xor_others (const struct array *a, char *buf, unsigned i, unsigned target)
 {
-  void *v[R5_MAX_MEMBERS + 1];
-  unsigned nv = 0;
+  void *src[R5_MAX_MEMBERS];
 
   for (unsigned m = 0; m < a->geom.members; m++)
-    if (m != target)
-      v[nv++] = col (a, buf, i, m);
-  v[nv++] = col (a, buf, i, a->geom.members);
-  r5_xor_gen (nv, a->geom.chunk, v);
+    src[m] = col (a, buf, i, m);
+  xor_except (a, src, a->geom.chunk, target,
+              col (a, buf, i, a->geom.members));
+}
+
+/* Bad stripe s, read whole into batch stripe i of buf: its parity
+ * computed from the data into column N, and the op that writes it.
+ */
+static struct io_op
+parity_rewrite (const struct array *a, char *buf, unsigned i,
+                const struct bad_stripe *s)
+{
+  xor_others (a, buf, i, s->parity);
+  return (struct io_op) {
+    .kind = IO_WRITE, .member = s->parity,
+    .buf = col (a, buf, i, a->geom.members),
+    .off = r5_stripe_member_off (&a->geom, s->stripe),
+    .len = a->geom.chunk,
+  };
 }
 
 /* Bytes [off, off+len) of the chunks of part stripe i of every member
@@ -146,18 +175,10 @@ queue_parity_writes (struct part *p)
 {
   struct array *a = p->a;
 
-  for (unsigned b = 0; b < p->nbad; b++) {
-    const struct bad_stripe *s = &p->bad[b];
-    unsigned i = (unsigned) (s->stripe - p->first);
-
-    xor_others (a, p->buf, i, s->parity);
-    p->ops[b] = (struct io_op) {
-      .kind = IO_WRITE, .member = s->parity,
-      .buf = col (a, p->buf, i, a->geom.members),
-      .off = r5_stripe_member_off (&a->geom, s->stripe),
-      .len = a->geom.chunk,
-    };
-  }
+  for (unsigned b = 0; b < p->nbad; b++)
+    p->ops[b] = parity_rewrite (a, p->buf,
+                                (unsigned) (p->bad[b].stripe - p->first),
+                                &p->bad[b]);
   return p->nbad;
 }
 
@@ -238,31 +259,10 @@ scrub_rewrite_bad (struct part *p, char *cols)
     p->r = read_cols (a, s->stripe, 1, -1, cols, p->ops, &p->err);
     if (p->r < 0)
       break;
-    xor_others (a, cols, 0, s->parity);
-    p->ops[0] = (struct io_op) {
-      .kind = IO_WRITE, .member = s->parity,
-      .buf = col (a, cols, 0, a->geom.members),
-      .off = r5_stripe_member_off (&a->geom, s->stripe),
-      .len = a->geom.chunk,
-    };
+    p->ops[0] = parity_rewrite (a, cols, 0, s);
     p->r = run_ops (a, p->ops, 1, &p->err);
   }
   return p->r;
-}
-
-/* XOR the slices at v[m] of the members other than slot into v[slot]. */
-static void
-xor_into_slot (const struct array *a, void *const v[], uint64_t len,
-               unsigned slot)
-{
-  void *x[R5_MAX_MEMBERS];
-  unsigned nx = 0;
-
-  for (unsigned m = 0; m < a->geom.members; m++)
-    if (m != slot)
-      x[nx++] = v[m];
-  x[nx++] = v[slot];
-  r5_xor_gen (nx, len, x);
 }
 
 /* Rebuild the step a slice at a time, taking slices (of any of its
@@ -284,14 +284,15 @@ rebuild_sliced (struct part *p, unsigned slot)
     unsigned i = (unsigned) (u / per);
     uint64_t off = u % per * slice;
     void *v[R5_MAX_MEMBERS];
+    bool mapped = p->base[slot] != NULL;    /* XOR into its pages */
 
     if ((r = read_slice (p, p->scratch, i, off, slice, (int) slot)) < 0)
       return r == -ENODEV ? -EIO : r;   /* a second member lost */
     slice_ptrs (p, p->scratch, i, off, slice, v);
-    if (p->base[slot] != NULL)
+    if (mapped)
       io_view_populate (v[slot], slice);
-    xor_into_slot (a, v, slice, slot);
-    if (p->base[slot] != NULL)
+    xor_except (a, v, slice, slot, v[slot]);
+    if (mapped)
       continue;
     p->ops[0] = (struct io_op) {
       .kind = IO_WRITE, .member = slot, .buf = v[slot], .len = slice,
