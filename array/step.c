@@ -121,7 +121,6 @@ next_batch (struct array *a, enum array_job_kind kind, uint64_t slice,
 
   if (slice && most / a->geom.chunk > max)
     max = (unsigned) (most / a->geom.chunk);
-
   if (kind == ARRAY_JOB_RESYNC)
     while (c < end && bitmap_skips (a, c))
       c++;

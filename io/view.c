@@ -70,12 +70,13 @@ map_window (struct io_view *v, const struct io_member *m, uint64_t off,
   map = mmap (NULL, span, prot, MAP_SHARED, m->fd, (off_t) start);
   if (map == MAP_FAILED)
     return -errno;
-  *v = (struct io_view) {
-    .fd = m->fd, .dev = m->dev, .ino = m->ino, .map = map,
-    .map_off = start, .map_len = span, .writable = writable,
-    .dense_from = v->dense_from, .dense_to = v->dense_to,
-    .punches = v->punches,
-  };
+  v->map = map;               /* what it knew of holes stays */
+  v->map_off = start;
+  v->map_len = span;
+  v->writable = writable;
+  v->fd = m->fd;
+  v->dev = m->dev;
+  v->ino = m->ino;
   return 0;
 }
 
