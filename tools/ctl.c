@@ -114,7 +114,6 @@ ctl_only_main (int argc, char **argv)
                      "this (nbdkit raid5 ... control=SOCKET)");
 }
 
-/* A speed limit: a size per second, at least 1 KiB. */
 static int
 parse_list (const char *arg, unsigned *list)
 {
@@ -136,8 +135,12 @@ take_option (struct ctl_args *a, int c, const char *arg)
   case 'l': a->given |= OPT_LIST; return parse_list (arg, &a->list);
   case 's': a->given |= OPT_SLOT; a->slot = arg; return TOOL_OK;
   case 'n': a->given |= OPT_NEW; a->path = arg; return TOOL_OK;
-  case 'm': a->given |= OPT_MIN; return tool_parse_speed ("--min", arg, &a->min_kib);
-  case 'M': a->given |= OPT_MAX; return tool_parse_speed ("--max", arg, &a->max_kib);
+  case 'm':
+    a->given |= OPT_MIN;
+    return tool_parse_speed ("--min", arg, &a->min_kib);
+  case 'M':
+    a->given |= OPT_MAX;
+    return tool_parse_speed ("--max", arg, &a->max_kib);
   default: return TOOL_FAIL;
   }
 }
