@@ -207,7 +207,7 @@ part_jobs ()
     b_fill jobs
     b_stop jobs
     for (( r = 1; r <= job_reps; r++ )); do
-        v=$(b_raw_read 0 "${j[@]}")
+        v=$(b_raw_read "${j[@]}")
         b_record jobs raw dd read "$r" "$v" MiB/s/member
         b_say "  raw parallel read #$r: $v MiB/s per member"
         "$raid5ctl" check "${j[@]}" > "$work/check.log" 2>&1 ||

@@ -117,33 +117,19 @@ b_zero_files ()
     done
 }
 
-# b_drop_caches: on a disk, the page cache would serve reads that the
-# benchmark means to time.  Root only; otherwise one warning, once.
-b_drop_caches ()
-{
-    sync
-    if [ -w /proc/sys/vm/drop_caches ]; then
-        echo 3 > /proc/sys/vm/drop_caches
-    elif [ -z "${b_warned_caches:-}" ]; then
-        b_warned_caches=1
-        b_say "warning: not root, page cache not dropped: disk figures are too high"
-    fi
-}
-
 # b_now_ns: monotonic enough for seconds-long runs.
 b_now_ns () { date +%s%N; }
 
-# b_raw_read DIRECT FILE...: read every file at once, each with its own dd
-# (bs=1M; DIRECT=1 adds iflag=direct).  Prints MiB/s per file: the size of
-# one file over the time until all are read (as raid5ctl reports a job).
+# b_raw_read FILE...: read every file at once, each with its own dd
+# (bs=1M).  Prints MiB/s per file: the size of one file over the time
+# until all are read (as raid5ctl reports a job).
 b_raw_read ()
 {
-    local direct=$1 flag=() t0 t1 f mib pids=(); shift
-    [ "$direct" = 1 ] && flag=(iflag=direct)
+    local t0 t1 f mib pids=()
     mib=$(( $(stat -c %s "$1") >> 20 ))
     t0=$(b_now_ns)
     for f in "$@"; do
-        dd if="$f" of=/dev/null bs=1M "${flag[@]}" status=none & pids+=($!)
+        dd if="$f" of=/dev/null bs=1M status=none & pids+=($!)
     done
     for f in "${pids[@]}"; do wait "$f" || b_die "dd could not read the members"; done
     t1=$(b_now_ns)
