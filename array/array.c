@@ -124,9 +124,8 @@ raw_geometry (struct array *a, const struct array_config *cfg,
   for (unsigned i = 0; i < cfg->members; i++) {
     a->members[i] = opened[i];
     io_member_init (&opened[i]);
-    a->state[i] = cfg->paths[i] ? MEMBER_ACTIVE : MEMBER_MISSING;
     if (cfg->paths[i] == NULL) {
-      a->out = (int) i;
+      health_set_out (&a->health, i, MEMBER_MISSING, 0);
       continue;
     }
     if (a->members[i].size < smallest)
@@ -311,7 +310,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
     return -ENOMEM;
   }
   a->log = log;
-  a->out = -1;
+  health_init (&a->health);
   for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
     io_member_init (&a->members[i]);
   io_member_init (&a->spare);
@@ -338,15 +337,18 @@ array_close (struct array *a)
   if (a == NULL)
     return;
   array_stop_background (a);
-  if (a->job.kind == ARRAY_JOB_REBUILD && meta_checkpoint (a, &err) < 0)
+  if (a->job.kind == ARRAY_JOB_REBUILD &&
+      meta_rebuild_progress (a, a->job.cursor, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
   if (meta_mark_clean (a, false, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
   meta_free (&a->meta);
   job_destroy (a);
   io_member_close (&a->spare);
-  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
+  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++) {
     io_member_close (&a->members[i]);
+    free (a->left_out[i]);
+  }
   if (a->zero)
     munmap (a->zero, a->geom.chunk);
   if (a->key_made) {
@@ -378,7 +380,7 @@ array_geom (const struct array *a)
 enum member_state
 array_member_state (const struct array *a, unsigned member)
 {
-  return a->state[member];
+  return health_state (&a->health, member);
 }
 
 const char *

@@ -183,6 +183,17 @@ int array_rebuild_start (struct array *a, unsigned slot, const char *path,
                          struct array_err *err)
   __attribute__((nonnull (1, 4), warn_unused_result));
 
+/* Re-add the member that left slot (which must be out of service): path,
+ * or NULL for the one assembly left out of that slot (or the one still in
+ * it, failed while serving).  Only the regions the write-intent bitmap
+ * marks are rebuilt -- md's --re-add -- so it is refused (err says why)
+ * unless the member's own superblock names this array and slot and the
+ * bitmap was not cleared since it left.  Returns 0 or -errno.
+ */
+int array_readd_start (struct array *a, unsigned slot, const char *path,
+                       struct array_err *err)
+  __attribute__((nonnull (1, 4), warn_unused_result));
+
 /* Take the member in slot out of service by hand (md's --fail). */
 int array_fail (struct array *a, unsigned slot, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));

@@ -1,5 +1,8 @@
-/* array/assemble.c -- build the array from md v1.2 superblocks, following
- * md's assembly rules (see meta.h).
+/* array/assemble.c -- build the array from md v1.2 superblocks.  Who is
+ * current, stale, faulty or rebuilding, and whether the array may start,
+ * is decided by raid/mdstate.h (md's rules, cited there); this file reads
+ * the superblocks, says what was decided in words, and puts the members
+ * in their slots.
  */
 #include <config.h>
 
@@ -12,231 +15,113 @@
 #include "array/internal.h"
 #include "raid/layout.h"
 
-/* What one opened member says about itself. */
-struct found {
-  bool has_sb;
-  struct md_sb sb;
-};
-
 static int
-read_sb (const struct io_member *m, unsigned i, struct found *f,
-         struct array_err *err)
+read_all (const struct array_config *cfg, const struct io_member *opened,
+          struct md_found *f, struct array_err *err)
 {
-  char why[200];
-  void *block;
-  int r;
+  char what[32];
+  int any = 0;
 
-  f->has_sb = false;
-  if (m->size < MD_SB_OFFSET + MD_SB_BLOCK)
-    return 0;
-  if (posix_memalign (&block, 4096, MD_SB_BLOCK) != 0)
-    return -ENOMEM;
-  r = io_member_pread (m, block, MD_SB_BLOCK, MD_SB_OFFSET);
-  if (r < 0)
-    array_set_err (err, "member %u (%s): read at %u: %s", i, m->path,
-                   MD_SB_OFFSET, strerror (-r));
-  else {
-    r = md_sb_decode (block, m->size / 512, &f->sb, why, sizeof why);
-    f->has_sb = r == 0;
-    if (r == -EINVAL)
-      r = 0;                  /* no superblock at all */
-    else if (r < 0)
-      array_set_err (err, "member %u (%s): md superblock: %s", i, m->path,
-                     why);
-  }
-  free (block);
-  return r;
-}
+  for (unsigned i = 0; i < cfg->members; i++) {
+    int r;
 
-/* Every member must carry a superblock of the same array and geometry. */
-static int
-check_same_array (const struct io_member *opened, const struct found *f,
-                  unsigned n, unsigned first, struct array_err *err)
-{
-  const struct md_sb *a = &f[first].sb;
-  char ua[36], ub[36];
-
-  for (unsigned i = 0; i < n; i++) {
-    const struct md_sb *b = &f[i].sb;
-
-    if (opened[i].fd < 0)
+    memset (&f[i], 0, sizeof f[i]);
+    f[i].present = io_member_is_open (&opened[i]);
+    if (!f[i].present)
       continue;
-    if (!f[i].has_sb) {
-      array_set_err (err, "member %u (%s) has no md superblock, but member "
-                     "%u (%s) has one", i, opened[i].path, first,
-                     opened[first].path);
-      return -EINVAL;
-    }
-    if (memcmp (a->set_uuid, b->set_uuid, 16) != 0) {
-      md_uuid_format (a->set_uuid, ua);
-      md_uuid_format (b->set_uuid, ub);
-      array_set_err (err, "member %u (%s) belongs to another array (uuid "
-                     "%s, not %s)", i, opened[i].path, ub, ua);
-      return -EINVAL;
-    }
-    if (a->layout != b->layout || a->chunksize != b->chunksize ||
-        a->raid_disks != b->raid_disks || a->size != b->size ||
-        a->data_offset != b->data_offset) {
-      array_set_err (err, "member %u (%s): superblock disagrees with member "
-                     "%u (%s) on layout, chunk, disks, size or data offset",
-                     i, opened[i].path, first, opened[first].path);
-      return -EINVAL;
-    }
+    snprintf (what, sizeof what, "member %u", i);
+    if ((r = meta_read_sb (&opened[i], what, &f[i].sb, err)) < 0)
+      return r;
+    f[i].has_sb = r == 1;
+    any |= r;
   }
-  return 0;
+  return any;
 }
 
-/* The freshest member in an active role: the highest events. */
-static int
-freshest (const struct io_member *opened, const struct found *f, unsigned n)
-{
-  int best = -1;
-
-  for (unsigned i = 0; i < n; i++)
-    if (opened[i].fd >= 0 && md_sb_role (&f[i].sb) < MD_ROLE_MAX &&
-        (best < 0 || f[i].sb.events > f[best].sb.events))
-      best = (int) i;
-  return best;
-}
-
-/* The slot member i takes, or -1 with the reason in why. */
-static int
-slot_of (const struct io_member *m, unsigned i, const struct md_sb *sb,
-         const struct md_sb *fresh, char *why, size_t len)
-{
-  unsigned role = sb->dev_number < fresh->max_dev
-    ? fresh->dev_roles[sb->dev_number] : MD_ROLE_SPARE;
-  const char *what = NULL;
-
-  if (sb->events + 1 < fresh->events)
-    what = "is stale (its events counter is behind the array's)";
-  else if (role == MD_ROLE_FAULTY)
-    what = "is marked faulty in the array's superblocks";
-  else if (role >= fresh->raid_disks)
-    what = "is a spare or has no data role";
-  if (what == NULL)
-    return (int) role;
-  snprintf (why, len, "member %u (%s) %s (events %" PRIu64 ", array %"
-            PRIu64 ")", i, m->path, what, sb->events, fresh->events);
-  return -1;
-}
-
-/* Members that found no slot, for the log or for the refusal. */
-struct left_out {
-  char why[R5_MAX_MEMBERS][160];
-  unsigned n;
-};
-
-/* Say why members were left out; a missing slot is news (an error line)
- * unless the user said disk=missing.
- */
+/* "member 2 (/x/c.img) is stale: ..." */
 static void
-log_left_out (struct array *a, const struct array_config *cfg,
-              const struct left_out *lo)
+say_fate (const struct md_assembly *as, const struct md_found *f,
+          const struct io_member *opened, unsigned i, char *buf, size_t len)
 {
-  bool said_missing = false;
+  char why[240];
 
-  for (unsigned i = 0; i < cfg->members; i++)
-    said_missing |= cfg->paths[i] == NULL;
-  for (unsigned k = 0; k < lo->n; k++)
-    array_log (a, ARRAY_LOG_ERROR, "%s: left out", lo->why[k]);
-  if (a->out >= 0 && a->state[a->out] == MEMBER_REBUILDING)
-    array_log (a, ARRAY_LOG_DEBUG, "slot %d (%s) is partly rebuilt "
-               "(%" PRIu64 " of %" PRIu64 " stripes): the rebuild resumes",
-               a->out, a->members[a->out].path, a->meta.rebuild_from,
-               a->geom.stripes);
-  else if (a->out >= 0)
-    array_log (a, lo->n || !said_missing ? ARRAY_LOG_ERROR : ARRAY_LOG_DEBUG,
-               "slot %d has no usable member: the array runs degraded on %u "
-               "of %u members", a->out, a->geom.members - 1,
-               a->geom.members);
+  md_fate_explain (as, f, i, why, sizeof why);
+  snprintf (buf, len, "member %u (%s) %s", i, opened[i].path, why);
 }
 
-/* Assign slots; returns the owner (index into opened) of every slot. */
-static int
-assign_slots (const struct io_member *opened, const struct found *f,
-              unsigned n, const struct md_sb *fresh, int *owner,
-              struct left_out *lo, struct array_err *err)
+/* Why each slot has no member in sync, as one clause per slot. */
+static void
+slots_out (const struct md_assembly *as, const struct md_found *f,
+           const struct io_member *opened, unsigned n, char *buf, size_t len)
 {
-  for (unsigned s = 0; s < R5_MAX_MEMBERS; s++)
-    owner[s] = -1;
-  lo->n = 0;
-  for (unsigned i = 0; i < n; i++) {
-    int s;
+  size_t at = 0;
 
-    if (opened[i].fd < 0)
+  buf[0] = '\0';
+  for (unsigned s = 0; s < as->raid_disks && at + 4 < len; s++) {
+    int o = as->owner[s], claim = -1;
+
+    if (o >= 0 && as->dev[o].fate == MD_FATE_IN_SYNC)
       continue;
-    s = slot_of (&opened[i], i, &f[i].sb, fresh, lo->why[lo->n],
-                 sizeof lo->why[0]);
-    if (s < 0)
-      lo->n++;
-    else if (owner[s] >= 0) {
-      array_set_err (err, "members %d (%s) and %u (%s) both claim slot %d",
-                     owner[s], opened[owner[s]].path, i, opened[i].path, s);
-      return -EINVAL;
-    }
+    for (unsigned i = 0; i < n && claim < 0; i++)
+      if (as->dev[i].slot == (int) s && i != (unsigned) o &&
+          as->dev[i].fate != MD_FATE_ABSENT)
+        claim = (int) i;
+    at += (size_t) snprintf (buf + at, len - at, "%sslot %u: ", at ? "; " : "",
+                             s);
+    if (o >= 0)
+      snprintf (buf + at, len - at, "member %d (%s) is only partly rebuilt",
+                o, opened[o].path);
+    else if (claim >= 0)
+      say_fate (as, f, opened, (unsigned) claim, buf + at, len - at);
     else
-      owner[s] = (int) i;
+      snprintf (buf + at, len - at, "no member given holds it");
+    at = strlen (buf);
   }
-  return 0;
 }
 
-/* The one error line when too few members are usable: which slots, and
- * why the members that were given could not fill them.
- */
 static int
-too_few (const struct left_out *lo, int first, unsigned second,
-         struct array_err *err)
+refused (const struct md_assembly *as, const struct md_found *f,
+         const struct io_member *opened, unsigned n, struct array_err *err)
 {
-  char why[ARRAY_ERR_LEN] = "";
+  char why[ARRAY_ERR_LEN];
 
-  for (unsigned k = 0; k < lo->n && strlen (why) < sizeof why - 4; k++)
-    snprintf (why + strlen (why), sizeof why - strlen (why), "%s%s",
-              k ? "; " : " (", lo->why[k]);
-  if (lo->n)
-    snprintf (why + strlen (why), sizeof why - strlen (why), ")");
-  array_set_err (err, "cannot start: slots %d and %u have no usable member, "
-                 "and RAID-5 survives the loss of one%s", first, second, why);
+  switch (as->refusal) {
+  case MD_START_OK:
+    return 0;
+  case MD_START_FOREIGN:
+    say_fate (as, f, opened, (unsigned) as->refusal_dev, why, sizeof why);
+    array_set_err (err, "%s", why);
+    break;
+  case MD_START_NO_SLOT:
+    array_set_err (err, "no member has a data slot in the array (all are "
+                   "spares or faulty)");
+    break;
+  case MD_START_SAME_SLOT:
+    array_set_err (err, "member %d (%s) and another member both hold slot "
+                   "%d with the same events counter: give only one of them",
+                   as->refusal_dev, opened[as->refusal_dev].path,
+                   as->dev[as->refusal_dev].slot);
+    break;
+  case MD_START_TOO_FEW:
+    slots_out (as, f, opened, n, why, sizeof why);
+    array_set_err (err, "cannot start: RAID-5 survives the loss of one "
+                   "member, and %s", why);
+    break;
+  case MD_START_DIRTY_DEGRADED:
+    slots_out (as, f, opened, n, why, sizeof why);
+    array_set_err (err, "cannot start a dirty and degraded array (%s), and "
+                   "parity may be stale where writes were in flight when it "
+                   "stopped; force=true starts it without that member", why);
+    break;
+  case MD_START_NOT_ALL:
+    slots_out (as, f, opened, n, why, sizeof why);
+    array_set_err (err, "the superblocks record %u working members, %u are "
+                   "usable (%s): give disk=missing for that slot to start "
+                   "degraded (mdadm --run), or rebuild it", as->working,
+                   as->in_sync + as->recovering, why);
+    break;
+  }
   return -EINVAL;
-}
-
-/* Move each usable member into its slot; the rest stay in opened (and
- * are closed by the caller).
- */
-static int
-place_members (struct array *a, struct io_member *opened,
-               const struct found *f, unsigned n, const struct md_sb *fresh,
-               struct left_out *lo, struct array_err *err)
-{
-  int owner[R5_MAX_MEMBERS];
-  int r;
-
-  if ((r = assign_slots (opened, f, n, fresh, owner, lo, err)) < 0)
-    return r;
-  a->out = -1;
-  for (unsigned s = 0; s < fresh->raid_disks; s++) {
-    const struct md_sb *sb = owner[s] >= 0 ? &f[owner[s]].sb : NULL;
-    bool partial = sb && (sb->feature_map & MD_FEATURE_RECOVERY_OFFSET);
-
-    if (sb == NULL || partial) {      /* out of service, or only partly */
-      if (a->out >= 0)
-        return too_few (lo, a->out, s, err);
-      a->out = (int) s;
-      a->state[s] = MEMBER_MISSING;
-    }
-    if (sb == NULL)
-      continue;
-    a->members[s] = opened[owner[s]];
-    io_member_init (&opened[owner[s]]);
-    a->meta.dev_number[s] = sb->dev_number;
-    memcpy (a->meta.device_uuid[s], sb->device_uuid, 16);
-    a->meta.data_size[s] = sb->data_size;
-    a->state[s] = partial ? MEMBER_REBUILDING : MEMBER_ACTIVE;
-    if (partial)        /* md resumes the recovery where it stopped */
-      a->meta.rebuild_from = sb->recovery_offset * 512 /
-        (sb->chunksize * 512ULL);
-  }
-  return 0;
 }
 
 /* Parameters given by the user must agree with the superblocks. */
@@ -266,35 +151,6 @@ check_given (const struct array_config *cfg, const struct md_sb *sb,
 }
 
 static int
-check_startable (struct array *a, const struct array_config *cfg,
-                 const struct md_sb *fresh, const struct left_out *lo,
-                 struct array_err *err)
-{
-  bool dirty = fresh->resync_offset != MD_MAX_SECTOR;
-
-  if (!dirty || a->out < 0)
-    return 0;
-  if (!cfg->force) {
-    bool partial = a->state[a->out] == MEMBER_REBUILDING;
-
-    array_set_err (err, "cannot start a dirty and degraded array: slot %d "
-                   "%s%s%s, and parity may be stale where writes were in "
-                   "flight when it stopped; force=true starts it anyway",
-                   a->out, partial ? "is only partly rebuilt"
-                                   : "has no usable member",
-                   !partial && lo->n ? ": " : "",
-                   !partial && lo->n ? lo->why[0] : "");
-    return -EINVAL;
-  }
-  array_log (a, ARRAY_LOG_ERROR, "starting a dirty and degraded array "
-             "(force=true): data in stripes written at the crash may be "
-             "wrong");
-  a->meta.common.resync_offset = MD_MAX_SECTOR;
-  a->meta.forced = true;
-  return 0;
-}
-
-static int
 set_geometry (struct array *a, const struct md_sb *sb, struct array_err *err)
 {
   uint64_t doff = sb->data_offset * 512;
@@ -308,40 +164,127 @@ set_geometry (struct array *a, const struct md_sb *sb, struct array_err *err)
   return r;
 }
 
+/* The bitmap says which left-out members a re-add can bring back. */
+static int
+load_bitmap (struct array *a, struct md_assembly *as,
+             const struct md_found *f, struct io_member *opened, unsigned n,
+             struct array_err *err)
+{
+  const struct md_sb *fresh = &f[as->freshest].sb;
+  int r;
+
+  if (as->refusal == MD_START_FOREIGN ||
+      !(fresh->feature_map & MD_FEATURE_BITMAP_OFFSET))
+    return 0;
+  a->meta.live.common = *fresh;
+  if ((r = meta_load_bitmap (a, &opened[as->freshest], err)) < 0)
+    return r;
+  md_asm_bitmap (as, f, n, a->meta.bm.events_cleared);
+  return 0;
+}
+
+/* Move each member in service into its slot (the rest stay in opened, to
+ * be closed by the caller) and tell health which slot is out.
+ */
+static void
+place_members (struct array *a, const struct md_assembly *as,
+               struct io_member *opened)
+{
+  for (unsigned s = 0; s < as->raid_disks; s++) {
+    int o = as->owner[s];
+
+    if (o < 0)
+      continue;
+    a->members[s] = opened[o];
+    io_member_init (&opened[o]);
+  }
+  if (as->out < 0)
+    return;
+  if (as->owner[as->out] >= 0)
+    health_set_out (&a->health, (unsigned) as->out, MEMBER_REBUILDING,
+                    as->due_from * 512 / a->geom.chunk);
+  else
+    health_set_out (&a->health, (unsigned) as->out, MEMBER_MISSING, 0);
+}
+
+/* One line per member left out (why, and what to do); a member that
+ * could come back into the out slot is remembered for a re-add.
+ */
+static void
+log_left_out (struct array *a, const struct array_config *cfg,
+              const struct md_assembly *as, const struct md_found *f,
+              const struct io_member *opened)
+{
+  char line[ARRAY_ERR_LEN];
+
+  for (unsigned i = 0; i < cfg->members; i++) {
+    const struct md_verdict *v = &as->dev[i];
+
+    if (v->fate == MD_FATE_IN_SYNC || v->fate == MD_FATE_RECOVERING ||
+        v->fate == MD_FATE_ABSENT)
+      continue;
+    say_fate (as, f, opened, i, line, sizeof line);
+    array_log (a, ARRAY_LOG_ERROR, "%s: left out", line);
+    if (v->slot >= 0 && v->slot == as->out && a->left_out[v->slot] == NULL) {
+      a->left_out[v->slot] = strdup (opened[i].path);
+      a->left_re_addable[v->slot] = v->re_addable;
+    }
+  }
+}
+
+static void
+log_degraded (struct array *a, const struct array_config *cfg,
+              const struct md_assembly *as)
+{
+  bool said_missing = false;
+  int out = as->out;
+
+  for (unsigned i = 0; i < cfg->members; i++)
+    said_missing |= cfg->paths[i] == NULL;
+  if (out >= 0 && as->owner[out] >= 0)
+    array_log (a, ARRAY_LOG_DEBUG, "slot %d (%s) is partly rebuilt "
+               "(%" PRIu64 " of %" PRIu64 " sectors of each member): the "
+               "rebuild resumes", out, a->members[out].path, as->due_from,
+               a->geom.member_data / 512);
+  else if (out >= 0)
+    array_log (a, a->left_out[out] || !said_missing ? ARRAY_LOG_ERROR
+                                                    : ARRAY_LOG_DEBUG,
+               "slot %d has no usable member: the array runs degraded on "
+               "%u of %u members", out, a->geom.members - 1, a->geom.members);
+}
+
 int
 meta_assemble (struct array *a, const struct array_config *cfg,
                struct io_member *opened, struct array_err *err)
 {
-  struct found f[R5_MAX_MEMBERS];
-  struct left_out lo;
-  int first = -1, best, r;
+  struct md_found f[R5_MAX_MEMBERS];
+  struct md_asm_opts o = { .force = cfg->force };
+  struct md_assembly as;
+  int r, verdict;
 
   if (cfg->metadata == ARRAY_META_NONE)
     return 0;
-  for (unsigned i = 0; i < cfg->members; i++) {
-    f[i].has_sb = false;
-    if (opened[i].fd >= 0 && (r = read_sb (&opened[i], i, &f[i], err)) < 0)
-      return r;
-    if (f[i].has_sb && first < 0)
-      first = (int) i;
-  }
-  if (first < 0)
-    return 0;                 /* raw members */
-  if ((r = check_same_array (opened, f, cfg->members, (unsigned) first,
-                             err)) < 0)
+  if ((r = read_all (cfg, opened, f, err)) <= 0)
+    return r;                 /* 0: raw members */
+  for (unsigned i = 0; i < cfg->members; i++)
+    o.run |= cfg->paths[i] == NULL;
+  verdict = md_assemble (f, cfg->members, &o, &as);
+  if (as.freshest >= 0 &&
+      (r = load_bitmap (a, &as, f, opened, cfg->members, err)) < 0)
     return r;
-  if ((best = freshest (opened, f, cfg->members)) < 0) {
-    array_set_err (err, "no member has an active role in the array");
-    return -EINVAL;
-  }
+  if ((verdict < 0 && (r = refused (&as, f, opened, cfg->members, err)) < 0) ||
+      (r = check_given (cfg, &f[as.freshest].sb, err)) < 0 ||
+      (r = set_geometry (a, &f[as.freshest].sb, err)) < 0)
+    return r;
   a->meta.enabled = true;
-  a->meta.common = f[best].sb;
-  if ((r = check_given (cfg, &f[best].sb, err)) < 0 ||
-      (r = place_members (a, opened, f, cfg->members, &f[best].sb, &lo,
-                          err)) < 0 ||
-      (r = check_startable (a, cfg, &f[best].sb, &lo, err)) < 0 ||
-      (r = set_geometry (a, &f[best].sb, err)) < 0)
-    return r;
-  log_left_out (a, cfg, &lo);
+  a->meta.forced = as.forced;
+  md_live_init (&a->meta.live, f, &as);
+  place_members (a, &as, opened);
+  log_left_out (a, cfg, &as, f, opened);
+  log_degraded (a, cfg, &as);
+  if (as.forced)
+    array_log (a, ARRAY_LOG_ERROR, "starting a dirty and degraded array "
+               "(force=true): data in stripes written at the crash may be "
+               "wrong");
   return 0;
 }

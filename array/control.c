@@ -4,6 +4,8 @@
  *   status [--json]           md-style state, the job's progress, counters
  *   check | repair            start a scrub in the background
  *   rebuild SLOT [PATH]       replace the member in SLOT and rebuild it
+ *   re-add SLOT [PATH]        bring back the member that left SLOT,
+ *                             rebuilding what the bitmap marks (md --re-add)
  *   fail SLOT                 take a member out of service by hand
  *   pause | resume            hold or continue the running job
  *   speed [--min KIB] [--max KIB]   sync speed limits, KiB/s per member
@@ -85,11 +87,16 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
   }
   if (strcmp (w[0], "fail") == 0)
     r = array_fail (a, (unsigned) slot, err);
+  else if (strcmp (w[0], "re-add") == 0)
+    r = array_readd_start (a, (unsigned) slot, n == 3 ? w[2] : NULL, err);
   else
     r = array_rebuild_start (a, (unsigned) slot, n == 3 ? w[2] : NULL, err);
   if (r == 0)
     fprintf (out, "%s: slot %" PRIu64 "%s\n", w[0], slot,
-             strcmp (w[0], "fail") ? ": rebuild started" : " failed");
+             strcmp (w[0], "fail") == 0 ? " failed"
+             : strcmp (w[0], "re-add") == 0
+             ? ": re-added, rebuilding what the bitmap marks"
+             : ": rebuild started");
   return r;
 }
 
@@ -121,10 +128,11 @@ dispatch (struct array *a, char **w, unsigned n, FILE *out,
   }
   if (strcmp (w[0], "speed") == 0)
     return cmd_speed (a, w, n, out, err);
-  if (strcmp (w[0], "rebuild") == 0 || strcmp (w[0], "fail") == 0)
+  if (strcmp (w[0], "rebuild") == 0 || strcmp (w[0], "fail") == 0 ||
+      strcmp (w[0], "re-add") == 0)
     return cmd_slot (a, w, n, out, err);
   array_set_err (err, "unknown command '%s' (status, check, repair, rebuild, "
-                 "fail, pause, resume, speed)", w[0]);
+                 "re-add, fail, pause, resume, speed)", w[0]);
   return -EINVAL;
 }
 

@@ -225,14 +225,20 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
   while (redo && r == 0) {
     struct stripe_range range = { 0, 0, false };
     uint64_t limit, limit2;
-    int out = job_missing_for (a, pos / sd, &limit);
+    int out = health_missing_for (&a->health, pos / sd, &limit);
     enum stripe_lock_mode mode;
     size_t nops = 0;
     bool lock;
 
-    if (a->failed)
+    if (health_failed (&a->health))
       return array_mark_failed (a, rq->err, "two members are out of service",
                                 "");
+    /* A write that leaves a member out is acknowledged only once the
+     * superblocks say it is out (md holds it while MD_SB_CHANGE_PENDING).
+     */
+    if (out >= 0 && rq->op != R5_OP_READ &&
+        (r = meta_record_out (a, rq->err)) < 0)
+      return r;
     if ((r = plan_batch (rq, pos, out, limit, done)) < 0)
       return r;
     mode = lock_mode (rq, &lock);
@@ -240,7 +246,7 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
       stripe_lock_range (&a->locks, pos / sd, (pos + *done - 1) / sd, mode,
                          &range);
     /* Health (or the rebuild cursor) changed while we planned? */
-    redo = out != job_missing_for (a, pos / sd, &limit2);
+    redo = out != health_missing_for (&a->health, pos / sd, &limit2);
     if (!redo && (r = execute (rq, &nops)) < 0) {
       r = handle_failure (rq, nops, r);
       redo = r == 0;
@@ -352,11 +358,11 @@ flush_members (struct array *a, struct array_err *err)
   for (;;) {
     size_t n = 0;
 
-    if (a->failed)
+    if (health_failed (&a->health))
       return array_mark_failed (a, err, "two members are out of service",
                                 "");
     for (unsigned m = 0; m < a->geom.members; m++)
-      if ((int) m != a->out)
+      if ((int) m != health_out (&a->health))
         ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = m };
     r = io_run (a->members, ops, n, 0);
     if (r == 0 || (r = array_io_failed (a, ops, n, r, err)) < 0)

@@ -1,7 +1,7 @@
 /* array/fail.c -- taking a member out of service after an I/O error.
  *
  * RAID-5 survives one lost member.  The first member to fail is marked
- * faulty (atomically: a->out goes from -1 to its slot), logged with the
+ * faulty (atomically: health's out slot goes from -1 to it), logged with the
  * member, path, operation and offset, and recorded in the survivors'
  * superblocks; the work that failed is then redone degraded.  A second
  * member failing, or two failing in one batch, fails the array: every
@@ -53,7 +53,7 @@ int
 array_mark_failed (struct array *a, struct array_err *err, const char *why,
                    const char *what)
 {
-  a->failed = true;
+  health_fail_array (&a->health);
   array_set_err (err, "array has failed: %s %s", why, what);
   return -EIO;
 }
@@ -63,33 +63,37 @@ static int
 take_out (struct array *a, int m, bool others, char *what, size_t len,
           struct array_err *err)
 {
-  int expected = -1;
+  int had;
 
-  if (others)
+  if (others) {
+    health_take_out (&a->health, (unsigned) m);   /* marks it faulty */
+    health_fail_array (&a->health);
     return array_mark_failed (a, err, "several members failed at once, "
                               "first", what);
-  if (atomic_compare_exchange_strong (&a->out, &expected, m)) {
-    a->state[m] = MEMBER_FAULTY;
+  }
+  switch (health_take_out (&a->health, (unsigned) m)) {
+  case HEALTH_TAKEN:
     a->count.member_failures++;
     array_log (a, ARRAY_LOG_ERROR, "%s; member marked faulty, array "
                "continues degraded on %u members", what,
                a->geom.members - 1);
     return 1;
-  }
-  if (expected == m && a->state[m] == MEMBER_REBUILDING) {
-    a->state[m] = MEMBER_FAULTY;    /* the new member failed: stop */
-    job_abort_rebuild (a);
+  case HEALTH_REBUILD_LOST:
+    job_abort_rebuild (a);      /* the new member failed: stop */
     a->count.member_failures++;
     array_log (a, ARRAY_LOG_ERROR, "%s; the member being rebuilt failed: "
                "rebuild stopped, slot %d out of service", what, m);
     return 1;
-  }
-  if (expected == m)
+  case HEALTH_ALREADY:
     return 0;                 /* another request got there first */
+  case HEALTH_SECOND:
+    break;
+  }
+  had = health_out (&a->health);
+  a->count.member_failures++;
   snprintf (what + strlen (what), len - strlen (what),
-            ", and member %d (%s) is already out of service", expected,
-            a->members[expected].path ? a->members[expected].path
-                                      : "missing");
+            ", and member %d (%s) is already out of service", had,
+            a->members[had].path ? a->members[had].path : "missing");
   return array_mark_failed (a, err, "a second member failed:", what);
 }
 
@@ -134,13 +138,16 @@ array_fail (struct array *a, unsigned slot, struct array_err *err)
                    a->geom.members - 1);
     return -EINVAL;
   }
-  if (a->out == (int) slot && a->state[slot] != MEMBER_REBUILDING) {
+  int out = health_out (&a->health);
+
+  if (out == (int) slot &&
+      health_state (&a->health, slot) != MEMBER_REBUILDING) {
     array_set_err (err, "slot %u is out of service already", slot);
     return -EINVAL;
   }
-  if (a->out >= 0 && a->out != (int) slot) {
+  if (out >= 0 && out != (int) slot) {
     array_set_err (err, "refused: slot %d is out of service already, and "
-                   "failing slot %u too would fail the array", a->out, slot);
+                   "failing slot %u too would fail the array", out, slot);
     return -EBUSY;
   }
   snprintf (what, sizeof what, "member %u (%s): failed by hand", slot,
@@ -160,6 +167,6 @@ array_io_failed (struct array *a, const struct io_op *ops, size_t n, int r,
   if (t < 0)
     return t;
   if (t == 1)
-    record_failure (a, a->out);
+    record_failure (a, health_out (&a->health));
   return 0;
 }

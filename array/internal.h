@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "array/array.h"
+#include "array/health.h"
 #include "array/meta.h"
 #include "array/stripe_lock.h"
 #include "io/member.h"
@@ -90,12 +91,13 @@ void epoch_quiesce (struct epochs *e) __attribute__((nonnull));
 struct array {
   struct r5_geom geom;
   struct io_member members[R5_MAX_MEMBERS];  /* read-only after open */
-  _Atomic enum member_state state[R5_MAX_MEMBERS];
-  /* The member out of service (missing or faulty), or -1.  Changes once,
-   * from -1, by compare-and-swap; a second loss sets failed instead.
+  struct health health;       /* who is in service (health.h) */
+  /* Members left out at assembly that could return to the out slot (a
+   * re-add without a path takes this one), and whether the bitmap covers
+   * what they missed.  Set at assembly, under job.lock after.
    */
-  _Atomic int out;
-  _Atomic bool failed;
+  char *left_out[R5_MAX_MEMBERS];
+  bool left_re_addable[R5_MAX_MEMBERS];
   struct stripe_locks locks;
   struct scratch_pool pool;   /* requests' scratch */
   void *zero;                 /* geom.chunk read-only zero bytes (mmap) */
@@ -114,13 +116,6 @@ struct array {
  */
 int job_init (struct array *a) __attribute__((nonnull));
 void job_destroy (struct array *a) __attribute__((nonnull));
-
-/* The member treated as absent for a batch of stripes starting at first,
- * and (in *limit) the stripe the batch must not reach: a member being
- * rebuilt is present below the rebuild cursor and absent from it on.
- */
-int job_missing_for (struct array *a, uint64_t first, uint64_t *limit)
-  __attribute__((nonnull));
 
 /* The rebuilding member failed: stop the rebuild (fail.c). */
 void job_abort_rebuild (struct array *a) __attribute__((nonnull));

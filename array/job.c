@@ -72,15 +72,17 @@ job_init (struct array *a)
     io_view_init (&j->views[m]);
   j->speed_min = ARRAY_SYNC_SPEED_MIN;
   j->speed_max = ARRAY_SYNC_SPEED_MAX;
-  if (a->out >= 0 && a->state[a->out] == MEMBER_REBUILDING) {
+  if (health_rebuilding (&a->health)) {
+    uint64_t limit;
+
     j->kind = ARRAY_JOB_REBUILD;
-    j->slot = a->out;
-    j->cursor = a->meta.rebuild_from;
+    j->slot = health_out (&a->health);
+    (void) health_missing_for (&a->health, 0, &limit);
+    j->cursor = limit == UINT64_MAX ? 0 : limit;
   }
-  else if (a->meta.enabled && a->meta.resync_cp != MD_MAX_SECTOR &&
-           a->out < 0) {
+  else if (meta_resync_due (a) && health_out (&a->health) < 0) {
     j->kind = ARRAY_JOB_RESYNC;
-    j->cursor = a->meta.resync_cp * 512 / a->geom.chunk;
+    j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
   }
   /* A resumed job's speed is measured from where it resumes. */
   j->mark_ns = j->next_ns = j->checkpoint_ns = array_now_ns ();
@@ -95,21 +97,6 @@ job_destroy (struct array *a)
   if (a->job.lock_made)
     pthread_mutex_destroy (&a->job.lock);
   a->job.lock_made = false;
-}
-
-int
-job_missing_for (struct array *a, uint64_t first, uint64_t *limit)
-{
-  int out = a->out;
-
-  *limit = UINT64_MAX;
-  if (out < 0 || a->state[out] != MEMBER_REBUILDING)
-    return out;
-  if (first < a->job.cursor) {
-    *limit = a->job.cursor;   /* rebuilt: the member is in service */
-    return -1;
-  }
-  return out;
 }
 
 void
@@ -168,9 +155,10 @@ array_job_start (struct array *a, enum array_job_kind kind,
                    (uint64_t) j->cursor, a->geom.stripes);
     r = -EBUSY;
   }
-  else if (a->out >= 0 || a->failed) {
+  else if (health_out (&a->health) >= 0 || health_failed (&a->health)) {
     array_set_err (err, "the array is degraded (slot %d out of service): "
-                   "there is no parity to %s", a->out, array_job_name (kind));
+                   "there is no parity to %s", health_out (&a->health),
+                   array_job_name (kind));
     r = -ENODEV;
   }
   else
@@ -217,7 +205,7 @@ finish_locked (struct array *a, enum array_job_kind kind, int r)
   if (kind == ARRAY_JOB_REBUILD && r == 0)
     r = rebuild_done (a, &err);
   else if (kind == ARRAY_JOB_REBUILD)
-    a->state[j->slot] = MEMBER_FAULTY;    /* stays out of service */
+    health_rebuild_failed (&a->health);   /* stays out of service */
   else if (kind == ARRAY_JOB_RESYNC && (r == 0 || r == -ENODEV))
     r = meta_resync_done (a, &err);
   if (r < 0)
@@ -231,10 +219,9 @@ finish_locked (struct array *a, enum array_job_kind kind, int r)
   j->slot = -1;
   close_views (j);
   /* A resync that waited for a whole array (md does recovery first). */
-  if (kind == ARRAY_JOB_REBUILD && r == 0 && a->meta.enabled &&
-      a->meta.resync_cp != MD_MAX_SECTOR) {
+  if (kind == ARRAY_JOB_REBUILD && r == 0 && meta_resync_due (a)) {
     job_begin (a, ARRAY_JOB_RESYNC, -1);
-    j->cursor = a->meta.resync_cp * 512 / a->geom.chunk;
+    j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
   }
 }
 
@@ -258,7 +245,7 @@ checkpoint (struct array *a, enum array_job_kind kind, bool now)
       (!now && t - a->job.checkpoint_ns < CHECKPOINT_NS))
     return;
   a->job.checkpoint_ns = t;
-  if (meta_checkpoint (a, &err) < 0)
+  if (meta_rebuild_progress (a, a->job.cursor, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "keeping rebuild progress: %s", err.msg);
 }
 
@@ -335,10 +322,11 @@ static void
 maybe_use_spare (struct array *a)
 {
   struct array_err err;
-  int out = a->out;
+  int out = health_out (&a->health);
 
-  if (out < 0 || a->spare.fd < 0 || a->failed || a->job.kind != 0 ||
-      a->state[out] != MEMBER_FAULTY)
+  if (out < 0 || !io_member_is_open (&a->spare) ||
+      health_failed (&a->health) || a->job.kind != 0 ||
+      health_state (&a->health, (unsigned) out) != MEMBER_FAULTY)
     return;
   if (array_rebuild_start (a, (unsigned) out, NULL, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "rebuilding onto the spare: %s", err.msg);
@@ -359,7 +347,7 @@ step_once (struct array *a, bool online, char **buf, array_mismatch_fn found,
 
   pthread_mutex_lock (&j->lock);
   kind = j->kind;
-  if (kind == ARRAY_JOB_NONE || j->paused || a->failed) {
+  if (kind == ARRAY_JOB_NONE || j->paused || health_failed (&a->health)) {
     pthread_mutex_unlock (&j->lock);
     return false;
   }

@@ -1,5 +1,6 @@
 /* array/meta.c -- keep the md superblocks (and bitmap) of a live array up
- * to date: dirty/clean, member failure, write-intent bits.  See meta.h.
+ * to date: each change is an md_live event (raid/mdstate.h), and its
+ * result is written to every member in service.  See meta.h.
  */
 #include <config.h>
 
@@ -80,81 +81,147 @@ set_bits (struct array *a, uint64_t first, uint64_t last)
     bit_set (&a->meta, k);
 }
 
-static void
-encode_for_slot (struct array *a, unsigned s)
+bool
+meta_stripe_marked (struct array *a, uint64_t stripe)
 {
-  struct md_sb *sb = malloc (sizeof *sb);
-
-  if (sb == NULL)
-    abort ();                 /* 4 KiB; nothing sensible to do without it */
-  *sb = a->meta.common;
-  sb->dev_number = a->meta.dev_number[s];
-  memcpy (sb->device_uuid, a->meta.device_uuid[s], 16);
-  sb->data_size = a->meta.data_size[s];
-  sb->feature_map &= ~(uint32_t) (MD_FEATURE_RECOVERY_OFFSET |
-                                  MD_FEATURE_RECOVERY_BITMAP);
-  sb->recovery_offset = 0;
-  if (a->state[s] == MEMBER_REBUILDING) {
-    /* md's partly recovered member: its own superblock says how far. */
-    sb->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
-    sb->recovery_offset = a->job.cursor * a->geom.chunk / 512;
-  }
-  md_sb_encode (sb, a->meta.sb_buf[s]);
-  free (sb);
+  return bits_all_set (a, stripe, stripe);
 }
 
-/* Queue the superblock (and bitmap) writes for every member in service. */
+/* The slot the live state records as out of service, or -1. */
+static int
+live_out (const struct array *a)
+{
+  for (unsigned s = 0; s < a->geom.members; s++)
+    if (a->meta.live.slot[s].state != MD_SLOT_IN_SYNC)
+      return (int) s;
+  return -1;
+}
+
+/* Queue the writes of the superblock (if sb) and the bitmap for every
+ * member in service.
+ */
 static size_t
-queue_sb_writes (struct array *a, struct io_op *ops)
+queue_writes (struct array *a, bool sb, struct io_op *ops)
 {
   struct meta *m = &a->meta;
+  struct md_sb *mine = malloc (sizeof *mine);
   size_t n = 0;
 
+  if (mine == NULL)
+    abort ();                 /* 4 KiB; nothing sensible to do without it */
   for (unsigned s = 0; s < a->geom.members; s++) {
-    if (((int) s == a->out && a->state[s] != MEMBER_REBUILDING) ||
-        a->members[s].fd < 0)
+    if (!md_live_writes (&m->live, s) || !io_member_is_open (&a->members[s]))
       continue;
-    encode_for_slot (a, s);
-    ops[n++] = (struct io_op) { .kind = IO_WRITE, .member = s,
-                                .buf = m->sb_buf[s], .off = MD_SB_OFFSET,
-                                .len = MD_SB_BLOCK };
+    if (sb) {
+      md_live_sb (&m->live, s, mine);
+      md_sb_encode (mine, m->sb_buf[s]);
+      ops[n++] = (struct io_op) { .kind = IO_WRITE, .member = s,
+                                  .buf = m->sb_buf[s], .off = MD_SB_OFFSET,
+                                  .len = MD_SB_BLOCK };
+    }
     if (m->has_bitmap)
       ops[n++] = (struct io_op) { .kind = IO_WRITE, .member = s,
                                   .buf = m->bm_area, .off = m->bm_offset,
                                   .len = m->bm_area_bytes };
   }
+  free (mine);
   return n;
 }
 
-/* Write superblock (and bitmap) to every member in service; meta.lock
- * held.  events+1, as md does on every superblock update.  A member that
- * fails the write is taken out of service and the superblocks are
- * written again, recording it as faulty.
+/* Write the superblocks (if sb) and the bitmap to every member in
+ * service, durably; meta.lock held.  A member that fails the write is
+ * taken out of service and the superblocks are written again, recording
+ * it as faulty (md_error during md_update_sb does the same).
  */
 static int
-write_sbs (struct array *a, bool dirty, struct array_err *err)
+write_out (struct array *a, bool sb, struct array_err *err)
 {
   struct meta *m = &a->meta;
   struct io_op ops[2 * R5_MAX_MEMBERS];
 
   for (;;) {
     size_t n;
-    int r;
+    int r, out;
 
-    if (a->out >= 0 && a->state[a->out] == MEMBER_FAULTY)
-      m->common.dev_roles[m->dev_number[a->out]] = MD_ROLE_FAULTY;
-    m->common.events++;
-    m->common.utime = (uint64_t) time (NULL);
-    m->common.resync_offset = dirty ? 0 : m->resync_cp;
+    m->live.common.utime = (uint64_t) time (NULL);
     if (m->has_bitmap) {
-      m->bm.events = m->common.events;
+      m->bm.events = m->live.common.events;
       md_bitmap_encode (&m->bm, m->bm_area);
     }
-    n = queue_sb_writes (a, ops);
+    n = queue_writes (a, sb, ops);
     r = io_run (a->members, ops, n, IO_FUA);
-    if (r == 0 || (r = array_take_out (a, ops, n, r, err)) < 0)
+    if (r == 0) {
+      m->dirty = m->live.dirty;
+      m->recorded_out = live_out (a);
+      return 0;
+    }
+    if ((r = array_take_out (a, ops, n, r, err)) < 0)
       return r;
+    out = health_out (&a->health);
+    if (out < 0 || !md_live_writes (&m->live, (unsigned) out))
+      return -EIO;            /* cannot happen: the failed one was written */
+    md_live_apply (&m->live, &(struct md_event) { .kind = MD_EV_FAIL,
+                                                   .slot = (unsigned) out });
+    sb = true;
   }
+}
+
+/* Apply ev and write the superblocks if it changed what they say;
+ * meta.lock held.
+ */
+static int
+update (struct array *a, const struct md_event *ev, struct array_err *err)
+{
+  return md_live_apply (&a->meta.live, ev) ? write_out (a, true, err) : 0;
+}
+
+static int
+update_locked (struct array *a, enum md_event_kind kind, unsigned slot,
+               uint64_t sectors, struct array_err *err)
+{
+  int r;
+
+  if (!a->meta.enabled)
+    return 0;
+  pthread_mutex_lock (&a->meta.lock);
+  r = update (a, &(struct md_event) { .kind = kind, .slot = slot,
+                                      .sectors = sectors }, err);
+  pthread_mutex_unlock (&a->meta.lock);
+  return r;
+}
+
+/* The slot health has taken out, recorded if the superblocks do not say
+ * so yet; meta.lock held.
+ */
+static int
+record_out (struct array *a, struct array_err *err)
+{
+  int out = health_out (&a->health);
+
+  if (out < 0 || !md_live_writes (&a->meta.live, (unsigned) out) ||
+      health_state (&a->health, (unsigned) out) == MEMBER_REBUILDING)
+    return 0;
+  return update (a, &(struct md_event) { .kind = MD_EV_FAIL,
+                                         .slot = (unsigned) out }, err);
+}
+
+int
+meta_record_out (struct array *a, struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  int out = health_out (&a->health), r;
+
+  if (!m->enabled || out < 0 || m->recorded_out == out)
+    return 0;
+  pthread_mutex_lock (&m->lock);
+  /* Under the lock the live state is what the disks say (every change is
+   * written before the lock is let go; an absent slot is written with the
+   * first write's dirty mark, which meta_write_begin made before this).
+   */
+  if ((r = record_out (a, err)) == 0)
+    m->recorded_out = live_out (a);
+  pthread_mutex_unlock (&m->lock);
+  return r;
 }
 
 int
@@ -173,9 +240,11 @@ meta_write_begin (struct array *a, uint64_t first, uint64_t last,
   if (!m->dirty || !bits_all_set (a, first, last)) {
     if (m->has_bitmap)
       set_bits (a, first, last);
-    r = write_sbs (a, true, err);
-    if (r == 0)
-      m->dirty = true;
+    /* Already dirty: only the new bits must reach the disks first, as
+     * md's bitmap unplug writes them without a superblock update.
+     */
+    r = m->live.dirty ? write_out (a, false, err)
+      : update (a, &(struct md_event) { .kind = MD_EV_DIRTY }, err);
   }
   pthread_mutex_unlock (&m->lock);
   if (r < 0)
@@ -205,7 +274,8 @@ sync_members (struct array *a, struct array_err *err)
     int r;
 
     for (unsigned s = 0; s < a->geom.members; s++)
-      if ((int) s != a->out)
+      if (md_live_writes (&a->meta.live, s) &&
+          health_state (&a->health, s) != MEMBER_FAULTY)
         ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = s };
     r = io_run (a->members, ops, n, 0);
     if (r == 0 || (r = array_take_out (a, ops, n, r, err)) < 0)
@@ -214,17 +284,19 @@ sync_members (struct array *a, struct array_err *err)
 }
 
 /* Bits can go once the data they guard is synced, unless a resync still
- * needs them or a member is missing (md keeps them for its return).
+ * needs them or a slot is out (md keeps them for the member's return:
+ * they are what a re-add rebuilds).
  */
 static void
 clear_bits (struct array *a)
 {
   struct meta *m = &a->meta;
 
-  if (!m->has_bitmap || a->out >= 0 || m->resync_cp != MD_MAX_SECTOR)
+  if (!m->has_bitmap || health_out (&a->health) >= 0 || live_out (a) >= 0 ||
+      m->live.resync_cp != MD_MAX_SECTOR)
     return;
   memset (bitmap_bits (m), 0, m->bm_area_bytes - MD_BITMAP_HEADER);
-  m->bm.events_cleared = m->common.events + 1;
+  m->bm.events_cleared = m->live.common.events + 1;
 }
 
 int
@@ -243,10 +315,10 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
   else
     pthread_rwlock_wrlock (&m->gate);
   pthread_mutex_lock (&m->lock);
-  if (m->dirty && (r = sync_members (a, err)) == 0) {
+  if (m->live.dirty && (r = sync_members (a, err)) == 0 &&
+      (r = record_out (a, err)) == 0) {
     clear_bits (a);
-    if ((r = write_sbs (a, false, err)) == 0)
-      m->dirty = false;
+    r = update (a, &(struct md_event) { .kind = MD_EV_CLEAN }, err);
   }
   pthread_mutex_unlock (&m->lock);
   pthread_rwlock_unlock (&m->gate);
@@ -254,9 +326,37 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
 }
 
 int
+meta_member_failed (struct array *a, unsigned slot, struct array_err *err)
+{
+  int r;
+
+  if (!a->meta.enabled)
+    return 0;
+  pthread_mutex_lock (&a->meta.lock);
+  r = md_live_writes (&a->meta.live, slot)
+    ? update (a, &(struct md_event) { .kind = MD_EV_FAIL, .slot = slot }, err)
+    : 0;
+  pthread_mutex_unlock (&a->meta.lock);
+  return r;
+}
+
+bool
+meta_resync_due (const struct array *a)
+{
+  return a->meta.enabled && a->meta.live.resync_cp != MD_MAX_SECTOR;
+}
+
+uint64_t
+meta_resync_from (const struct array *a)
+{
+  return a->meta.live.resync_cp;
+}
+
+int
 meta_resync_done (struct array *a, struct array_err *err)
 {
   struct meta *m = &a->meta;
+  bool idle;
   int r;
 
   if (!m->enabled)
@@ -264,15 +364,14 @@ meta_resync_done (struct array *a, struct array_err *err)
   /* With no write in flight (the gate is free) the bits can go now;
    * otherwise the next mark-clean clears them.
    */
-  bool idle = pthread_rwlock_trywrlock (&m->gate) == 0;
-
+  idle = pthread_rwlock_trywrlock (&m->gate) == 0;
   pthread_mutex_lock (&m->lock);
-  m->resync_cp = MD_MAX_SECTOR;
   free (m->resync_bits);
   m->resync_bits = NULL;
-  if (idle && !m->dirty)
+  m->live.resync_cp = MD_MAX_SECTOR;
+  if (idle && !m->live.dirty)
     clear_bits (a);
-  r = write_sbs (a, m->dirty, err);
+  r = update (a, &(struct md_event) { .kind = MD_EV_RESYNC_DONE }, err);
   pthread_mutex_unlock (&m->lock);
   if (idle)
     pthread_rwlock_unlock (&m->gate);
@@ -285,104 +384,125 @@ meta_set_resync_cp (struct array *a, uint64_t sectors)
   if (!a->meta.enabled)
     return;
   pthread_mutex_lock (&a->meta.lock);
-  a->meta.resync_cp = sectors;
+  md_live_apply (&a->meta.live, &(struct md_event) {
+                   .kind = MD_EV_RESYNC_CP, .sectors = sectors });
   pthread_mutex_unlock (&a->meta.lock);
 }
 
 int
-meta_checkpoint (struct array *a, struct array_err *err)
+meta_rebuild_progress (struct array *a, uint64_t stripe,
+                       struct array_err *err)
 {
-  int r;
+  int out = health_out (&a->health);
 
-  if (!a->meta.enabled)
+  if (out < 0 || !md_live_writes (&a->meta.live, (unsigned) out) ||
+      a->meta.live.slot[out].state != MD_SLOT_RECOVERING)
     return 0;
-  pthread_mutex_lock (&a->meta.lock);
-  r = write_sbs (a, a->meta.dirty, err);
-  pthread_mutex_unlock (&a->meta.lock);
-  return r;
-}
-
-/* A dev_number no member uses: one past the highest in use, as md
- * numbers new devices.
- */
-static int
-new_dev_number (struct array *a, struct array_err *err)
-{
-  uint32_t next = 0;
-
-  for (unsigned s = 0; s < a->geom.members; s++)
-    if (a->meta.dev_number[s] + 1 > next)
-      next = a->meta.dev_number[s] + 1;
-  for (uint32_t i = next; i < a->meta.common.max_dev; i++)
-    if (a->meta.common.dev_roles[i] >= MD_ROLE_MAX)
-      return (int) i;
-  array_set_err (err, "no free device number in the superblock (max_dev "
-                 "%" PRIu32 ")", a->meta.common.max_dev);
-  return -ENOSPC;
+  return update_locked (a, MD_EV_RECOVERY_CP, (unsigned) out,
+                        stripe * a->geom.chunk / 512, err);
 }
 
 int
-meta_add_member (struct array *a, unsigned slot, bool fresh,
-                 struct array_err *err)
+meta_rebuild_done (struct array *a, struct array_err *err)
+{
+  int out = live_out (a);
+
+  if (!a->meta.enabled || out < 0)
+    return 0;
+  return update_locked (a, MD_EV_RECOVERY_DONE, (unsigned) out, 0, err);
+}
+
+int
+meta_add_member (struct array *a, unsigned slot, enum meta_join how,
+                 const struct md_sb *dev, struct array_err *err)
 {
   struct meta *m = &a->meta;
-  int r = 0, dev;
+  uint8_t uuid[16];
+  struct md_event ev = {
+    .kind = how == META_JOIN_NEW ? MD_EV_ADD : MD_EV_RE_ADD, .slot = slot,
+    .device_uuid = uuid, .bitmap = how == META_JOIN_RE_ADD,
+    .data_size = a->members[slot].size / 512 - m->live.common.data_offset,
+  };
+  int r;
 
   if (!m->enabled)
     return 0;
-  pthread_mutex_lock (&m->lock);
-  if (fresh) {
-    if ((dev = new_dev_number (a, err)) < 0) {
-      pthread_mutex_unlock (&m->lock);
-      return dev;
-    }
-    /* Whatever device held the slot before (maybe never opened here:
-     * disk=missing, or left out) is faulty from now on.
-     */
-    for (uint32_t i = 0; i < m->common.max_dev; i++)
-      if (m->common.dev_roles[i] == slot)
-        m->common.dev_roles[i] = MD_ROLE_FAULTY;
-    m->dev_number[slot] = (uint32_t) dev;
-    random_uuid (m->device_uuid[slot]);
-    m->data_size[slot] = a->members[slot].size / 512 - m->common.data_offset;
+  if (how == META_JOIN_NEW)
+    random_uuid (uuid);
+  else {
+    memcpy (uuid, dev->device_uuid, 16);
+    ev.dev_number = dev->dev_number;
   }
-  m->common.dev_roles[m->dev_number[slot]] = (uint16_t) slot;
-  r = write_sbs (a, m->dirty, err);
+  pthread_mutex_lock (&m->lock);
+  if (m->live.slot[slot].state == MD_SLOT_IN_SYNC)
+    md_live_apply (&m->live, &(struct md_event) { .kind = MD_EV_FAIL,
+                                                   .slot = slot });
+  r = update (a, &ev, err);
   pthread_mutex_unlock (&m->lock);
   return r;
 }
 
 int
-meta_member_failed (struct array *a, unsigned slot, struct array_err *err)
+meta_readd_check (struct array *a, unsigned slot, const struct md_sb *dev,
+                  struct array_err *err)
 {
-  struct meta *m = &a->meta;
+  char why[200];
   int r;
 
-  if (!m->enabled)
-    return 0;
-  pthread_mutex_lock (&m->lock);
-  m->common.dev_roles[m->dev_number[slot]] = MD_ROLE_FAULTY;
-  r = write_sbs (a, m->dirty, err);
-  pthread_mutex_unlock (&m->lock);
+  pthread_mutex_lock (&a->meta.lock);
+  r = md_readd_check (&a->meta.live, dev, slot, a->meta.has_bitmap,
+                      a->meta.bm.events_cleared, why, sizeof why);
+  pthread_mutex_unlock (&a->meta.lock);
+  if (r < 0)
+    array_set_err (err, "%s", why);
   return r;
 }
 
-/* Read the bitmap from the first member in service. */
-static int
-load_bitmap (struct array *a, struct array_err *err)
+int
+meta_read_sb (const struct io_member *m, const char *what, struct md_sb *sb,
+              struct array_err *err)
+{
+  char why[200];
+  void *block;
+  int r;
+
+  if (m->size < MD_SB_OFFSET + MD_SB_BLOCK)
+    return 0;
+  if (posix_memalign (&block, 4096, MD_SB_BLOCK) != 0)
+    return -ENOMEM;
+  r = io_member_pread (m, block, MD_SB_BLOCK, MD_SB_OFFSET);
+  if (r < 0)
+    array_set_err (err, "%s (%s): read at %u: %s", what, m->path,
+                   MD_SB_OFFSET, strerror (-r));
+  else {
+    r = md_sb_decode (block, m->size / 512, sb, why, sizeof why);
+    if (r == -EINVAL)
+      r = 0;                  /* no superblock at all */
+    else if (r < 0)
+      array_set_err (err, "%s (%s): md superblock: %s", what, m->path, why);
+    else
+      r = 1;
+  }
+  free (block);
+  return r;
+}
+
+int
+meta_load_bitmap (struct array *a, const struct io_member *src,
+                  struct array_err *err)
 {
   struct meta *m = &a->meta;
-  const struct io_member *src = &a->members[a->out == 0 ? 1 : 0];
   char why[160];
   int r;
 
-  m->bm_offset = (MD_SB_SECTOR + (uint64_t) m->common.bitmap_offset) * 512;
+  m->bm_offset = (MD_SB_SECTOR + (uint64_t) m->live.common.bitmap_offset) *
+    512;
   if (posix_memalign ((void **) &m->bm_area, 4096, 4096) != 0)
     return -ENOMEM;
   if ((r = io_member_pread (src, m->bm_area, 4096, m->bm_offset)) < 0)
     snprintf (why, sizeof why, "%s", strerror (-r));
   else
-    r = md_bitmap_decode (m->bm_area, m->common.set_uuid, &m->bm, why,
+    r = md_bitmap_decode (m->bm_area, m->live.common.set_uuid, &m->bm, why,
                           sizeof why);
   if (r < 0) {
     array_set_err (err, "member %s: md bitmap at %" PRIu64 ": %s", src->path,
@@ -390,8 +510,8 @@ load_bitmap (struct array *a, struct array_err *err)
     return r;
   }
   m->bm_area_bytes = md_bitmap_area_bytes (&m->bm);
-  if (m->bm.sync_size < m->common.size ||
-      m->bm_offset + m->bm_area_bytes > m->common.data_offset * 512) {
+  if (m->bm.sync_size < m->live.common.size ||
+      m->bm_offset + m->bm_area_bytes > m->live.common.data_offset * 512) {
     array_set_err (err, "member %s: md bitmap does not cover the array or "
                    "overlaps the data", src->path);
     return -EBADMSG;
@@ -401,6 +521,7 @@ load_bitmap (struct array *a, struct array_err *err)
     m->bm_area = NULL;
     return -ENOMEM;
   }
+  m->has_bitmap = true;
   return io_member_pread (src, m->bm_area, m->bm_area_bytes, m->bm_offset);
 }
 
@@ -416,10 +537,11 @@ take_resync_bits (struct array *a)
   m->resync_bits = malloc (len);
   if (m->resync_bits == NULL)
     return -ENOMEM;
-  if (m->bm.events < m->common.events || (m->bm.state & MD_BITMAP_STALE)) {
+  if (m->bm.events < m->live.common.events ||
+      (m->bm.state & MD_BITMAP_STALE)) {
     array_log (a, ARRAY_LOG_ERROR, "md bitmap is older than the "
                "superblocks (events %" PRIu64 " < %" PRIu64 "): resyncing "
-               "everything", m->bm.events, m->common.events);
+               "everything", m->bm.events, m->live.common.events);
     memset (m->resync_bits, 0xff, len);
   }
   else
@@ -431,9 +553,9 @@ int
 meta_init (struct array *a, struct array_err *err)
 {
   struct meta *m = &a->meta;
-  int r;
 
-  m->resync_cp = m->common.resync_offset;
+  m->dirty = m->live.dirty;
+  m->recorded_out = -1;       /* nothing written yet records anything */
   for (unsigned s = 0; s < a->geom.members; s++)
     if (posix_memalign (&m->sb_buf[s], 4096, MD_SB_BLOCK) != 0)
       goto nomem;
@@ -444,13 +566,9 @@ meta_init (struct array *a, struct array_err *err)
     goto nomem;
   }
   m->locks_made = true;
-  if (m->common.feature_map & MD_FEATURE_BITMAP_OFFSET) {
-    if ((r = load_bitmap (a, err)) < 0)
-      return r;
-    m->has_bitmap = true;
-    if (m->resync_cp != MD_MAX_SECTOR && (r = take_resync_bits (a)) < 0)
-      goto nomem;
-  }
+  if (m->has_bitmap && m->live.resync_cp != MD_MAX_SECTOR &&
+      take_resync_bits (a) < 0)
+    goto nomem;
   return 0;
 
  nomem:
@@ -461,18 +579,12 @@ meta_init (struct array *a, struct array_err *err)
 int
 meta_start (struct array *a, struct array_err *err)
 {
-  struct meta *m = &a->meta;
-  int r;
-
-  if (!m->forced)
-    return 0;
   /* Like mdadm --assemble --force: the array is recorded clean at once,
    * so the next start does not refuse it again.
    */
-  pthread_mutex_lock (&m->lock);
-  r = write_sbs (a, false, err);
-  pthread_mutex_unlock (&m->lock);
-  return r;
+  if (!a->meta.forced)
+    return 0;
+  return update_locked (a, MD_EV_FORCE_CLEAN, 0, 0, err);
 }
 
 void

@@ -1,27 +1,31 @@
-/* array/meta.h -- md v1.2 metadata of a live array (internal to array/).
+/* array/meta.h -- md v1.2 metadata of a live array (internal to array/):
+ * the superblocks and the write-intent bitmap, kept as md keeps them.
  *
- * Assembly follows md's rules: the member with the highest events counter
- * among active members is the freshest; a member more than one event
- * behind is stale and left out; roles (slots) come from the freshest
- * superblock's dev_roles, so the order of disk= does not matter.
- *
- * Lifecycle, persisted as md does it:
+ * What each superblock says is decided by raid/mdstate.h (md_live_*);
+ * this file turns the array's events into md_live events, writes the
+ * result to every member in service (FUA) and keeps the bitmap:
  *   clean -> dirty   before the first write after the array was clean:
- *                    events+1, resync_offset 0, written to every member in
- *                    service (FUA) before the write proceeds;
+ *                    events+1, resync_offset 0, and the roles as they are
+ *                    (a slot out of service reads 0xffff or 0xfffe from
+ *                    then on), before the write proceeds;
  *   dirty -> clean   when idle (no write for ARRAY_SAFE_MODE_MS) and on
- *                    shutdown: members are synced, bitmap bits cleared,
- *                    then events+1 and resync_offset MaxSector;
- *   member failure   the member's role becomes faulty (0xfffe) in the
- *                    survivors' superblocks, events+1.
+ *                    shutdown: members synced, bitmap bits cleared (unless
+ *                    a slot is out), events+1, resync_offset MaxSector;
+ *   member failure   its role becomes 0xfffe in the survivors, events+1,
+ *                    before any write that leaves it out is acknowledged
+ *                    (meta_record_out; md holds writes while
+ *                    MD_SB_CHANGE_PENDING is set);
+ *   rebuild          the new member's own superblock carries its progress
+ *                    (recovery_offset), written every few seconds.
  * With an internal bitmap, a write first sets (and persists) the bits
- * covering its stripes, so a resync after a crash visits only those.
+ * covering its stripes: after a crash a resync visits only those, and a
+ * member that missed writes is re-added by rebuilding only those.
  *
  * Locking: meta.lock serialises every superblock and bitmap write and
- * guards the in-memory copies.  meta.gate is held shared by every write
- * request for its whole duration and exclusively by the transition to
- * clean, so the array is never marked clean with a write in flight.
- * With metadata off (raw members) every function here is a no-op.
+ * guards the live state.  meta.gate is held shared by every write request
+ * for its whole duration and exclusively by the transition to clean, so
+ * the array is never marked clean with a write in flight.  With metadata
+ * off (raw members) every function here is a no-op.
  */
 #ifndef ARRAY_META_H
 #define ARRAY_META_H
@@ -35,21 +39,20 @@
 #include "io/member.h"
 #include "raid/mdbitmap.h"
 #include "raid/mdsb.h"
+#include "raid/mdstate.h"
 
 #define ARRAY_SAFE_MODE_MS 200    /* md's safe_mode_delay */
 
 struct meta {
   bool enabled;
-  struct md_sb common;        /* array-wide fields, from the freshest sb */
-  uint32_t dev_number[R5_MAX_MEMBERS];        /* per slot */
-  uint8_t device_uuid[R5_MAX_MEMBERS][16];
-  uint64_t data_size[R5_MAX_MEMBERS];         /* sectors, per slot */
+  struct md_live live;        /* what the superblocks say (meta.lock) */
   pthread_mutex_t lock;
   pthread_rwlock_t gate;
   bool locks_made;
   bool forced;                /* force=true started it dirty and degraded */
-  _Atomic bool dirty;         /* on disk: resync_offset != MaxSector */
-  uint64_t resync_cp;         /* member sectors known in sync from 0 */
+  _Atomic bool dirty;         /* live.dirty, for the writers' fast path */
+  _Atomic int recorded_out;   /* the slot the superblocks record as out of
+                               * service, or -1 */
   _Atomic uint64_t last_write_ns;
   bool has_bitmap;
   struct md_bitmap_sb bm;
@@ -57,24 +60,32 @@ struct meta {
   uint64_t bm_area_bytes;
   uint64_t bm_offset;         /* bytes from the member start */
   uint8_t *resync_bits;       /* bits a pending resync must visit, or NULL */
-  uint64_t rebuild_from;      /* stripes: a partly rebuilt member's progress */
   void *sb_buf[R5_MAX_MEMBERS];   /* MD_SB_BLOCK aligned buffers */
 };
 
 struct array;
 
 /* With cfg->metadata auto, read the members' superblocks; if they have
- * any, assemble from them: put the opened members (given order, in
- * *opened) into a->members in slot order and set a->geom, a->out,
- * a->state and a->meta.  Without superblocks (or metadata none) leave
- * everything to the caller and return 0 with a->meta.enabled false.
- * Returns 0 or -errno with err set.
+ * any, assemble from them (raid/mdstate.h decides): put the opened
+ * members (given order, in *opened) into a->members in slot order and
+ * set a->geom, a->health and a->meta; members left out are named in a
+ * log line each (why, and what to do) and remembered for a re-add.
+ * Without superblocks (or metadata none) leave everything to the caller
+ * and return 0 with a->meta.enabled false.  Returns 0 or -errno with err
+ * set.
  */
 int meta_assemble (struct array *a, const struct array_config *cfg,
                    struct io_member *opened, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
-/* After meta_assemble: resync checkpoint, buffers, locks, bitmap. */
+/* Read the bitmap (header and bits) from src, a member in service
+ * (meta_assemble, once live is set).  Returns 0 or -errno with err set.
+ */
+int meta_load_bitmap (struct array *a, const struct io_member *src,
+                      struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Buffers and locks (after meta_assemble, which loaded the bitmap). */
 int meta_init (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
@@ -95,6 +106,17 @@ int meta_mark_clean (struct array *a, bool only_if_idle,
 int meta_member_failed (struct array *a, unsigned slot,
                         struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
+
+/* A write about to leave out the slot health says is out: make sure the
+ * superblocks record it first.  Cheap when they do.
+ */
+int meta_record_out (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Is a resync due, and from which member sector? */
+bool meta_resync_due (const struct array *a) __attribute__((nonnull));
+uint64_t meta_resync_from (const struct array *a) __attribute__((nonnull));
+
 /* The resync has finished (or was dropped): record resync_offset
  * MaxSector in the superblocks.
  */
@@ -104,16 +126,48 @@ int meta_resync_done (struct array *a, struct array_err *err)
 void meta_set_resync_cp (struct array *a, uint64_t sectors)
   __attribute__((nonnull));
 
-/* Write the superblocks now (rebuild progress, the end of a rebuild). */
-int meta_checkpoint (struct array *a, struct array_err *err)
+/* How a member joins the out slot to be rebuilt. */
+enum meta_join {
+  META_JOIN_NEW,              /* a new device: new number and uuid */
+  META_JOIN_OLD,              /* the slot's old device, rebuilt whole */
+  META_JOIN_RE_ADD,           /* its old device, only what the bitmap marks */
+};
+
+/* A member takes slot (already in a->members[slot]) and is rebuilt; dev
+ * is its own superblock for OLD and RE_ADD (NULL for NEW).  Superblocks
+ * written: its own says how far it is rebuilt.
+ */
+int meta_add_member (struct array *a, unsigned slot, enum meta_join how,
+                     const struct md_sb *dev, struct array_err *err)
+  __attribute__((nonnull (1, 5), warn_unused_result));
+
+/* The rebuild reached stripe (kept in the new member's superblock), or
+ * finished (the member is in sync).
+ */
+int meta_rebuild_progress (struct array *a, uint64_t stripe,
+                           struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+int meta_rebuild_done (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
-/* A member (a new one if fresh, else the one that was there) takes slot
- * and is rebuilt: new device number and uuid, role = slot, superblocks
- * written (its own says how far it is rebuilt).
+/* Might a stripe have been written since the bitmap was last cleared?
+ * (Its bit is set; always true without a bitmap.)
  */
-int meta_add_member (struct array *a, unsigned slot, bool fresh,
-                     struct array_err *err)
+bool meta_stripe_marked (struct array *a, uint64_t stripe)
+  __attribute__((nonnull));
+
+/* Can dev (a member's own superblock) be re-added into slot?  0, or
+ * -EINVAL with err saying why.
+ */
+int meta_readd_check (struct array *a, unsigned slot, const struct md_sb *dev,
+                      struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Read, decode and check the superblock of member m.  Returns 1 (found),
+ * 0 (no md superblock), or -errno with err naming the member.
+ */
+int meta_read_sb (const struct io_member *m, const char *what,
+                  struct md_sb *sb, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 void meta_free (struct meta *m) __attribute__((nonnull));

@@ -1,17 +1,21 @@
 /* array/rebuild.c -- replacing a member: a new file or device, the old
- * one re-added, or the hot spare takes the slot of the member out of
- * service and is rebuilt from the others (scrub.c does the stripes).
+ * one, or the hot spare takes the slot of the member out of service and
+ * is rebuilt from the others (scrub.c does the stripes).  A re-add (md's
+ * --re-add) brings the old member back and rebuilds only the regions the
+ * write-intent bitmap marks, when md's rule says the bitmap covers
+ * everything it missed (raid/mdstate.h, md_readd_check).
  *
  * While it is rebuilt the member is MEMBER_REBUILDING: in service below
- * the job's cursor (reads use it, writes go to it too) and absent from
- * the cursor on (reads rebuild its bytes, writes skip it: the rebuild
- * will compute them).  When the cursor reaches the end the member becomes
- * active and the superblocks say so (events+1).
+ * the rebuilt mark (health.h: reads use it, writes go to it too) and
+ * absent from the mark on (reads rebuild its bytes, writes skip it: the
+ * rebuild will compute them).  When the mark reaches the end the member
+ * becomes active and the superblocks say so (events+1).
  */
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -23,7 +27,8 @@ open_new (struct array *a, const char *path, struct io_member *m,
           struct array_err *err)
 {
   uint64_t need = a->geom.data_offset + a->geom.member_data;
-  bool direct = a->members[a->out == 0 ? 1 : 0].direct;
+  int out = health_out (&a->health);
+  bool direct = a->members[out == 0 ? 1 : 0].direct;
   int r = io_member_open (m, path, direct);
 
   if (r < 0) {
@@ -31,8 +36,8 @@ open_new (struct array *a, const char *path, struct io_member *m,
     return r;
   }
   for (unsigned s = 0; s < a->geom.members; s++)
-    if (a->members[s].fd >= 0 && io_member_same (&a->members[s], m) &&
-        (int) s != a->out) {
+    if (io_member_is_open (&a->members[s]) &&
+        io_member_same (&a->members[s], m) && (int) s != out) {
       array_set_err (err, "%s is member %u already", path, s);
       return -EINVAL;
     }
@@ -57,28 +62,30 @@ names_member (const char *member_path, const char *path)
     (S_ISREG (a.st_mode) || a.st_rdev == b.st_rdev);
 }
 
-/* Which member goes into slot: path, else the spare, else the member
- * that was there (a re-add).  Fills *m (moved out of the spare).
+/* The member that joins slot: path (a new one, or the slot's own member
+ * still open), else the spare, else the slot's own member.  *m is filled
+ * unless it is the one already in the slot (*in_place).
  */
 static int
 pick_member (struct array *a, unsigned slot, const char *path,
-             struct io_member *m, bool *fresh, struct array_err *err)
+             struct io_member *m, bool *in_place, struct array_err *err)
 {
-  *fresh = true;
-  if (path != NULL && a->members[slot].fd >= 0 &&
-      names_member (a->members[slot].path, path)) {
-    *fresh = false;           /* the slot's own member: a re-add */
+  bool own = io_member_is_open (&a->members[slot]);
+
+  *in_place = false;
+  if (path != NULL && own && names_member (a->members[slot].path, path)) {
+    *in_place = true;
     return 0;
   }
   if (path != NULL)
     return open_new (a, path, m, err);
-  if (a->spare.fd >= 0) {
+  if (io_member_is_open (&a->spare)) {
     *m = a->spare;
     io_member_init (&a->spare);
     return 0;
   }
-  if (a->members[slot].fd >= 0) {
-    *fresh = false;
+  if (own) {
+    *in_place = true;
     return 0;
   }
   array_set_err (err, "slot %u has no member to rebuild onto: give a path "
@@ -89,20 +96,22 @@ pick_member (struct array *a, unsigned slot, const char *path,
 static int
 check_slot (struct array *a, unsigned slot, struct array_err *err)
 {
+  int out = health_out (&a->health);
+
   if (slot >= a->geom.members) {
     array_set_err (err, "slot %u: the array has slots 0 to %u", slot,
                    a->geom.members - 1);
     return -EINVAL;
   }
-  if (a->failed) {
+  if (health_failed (&a->health)) {
     array_set_err (err, "the array has failed: nothing to rebuild from");
     return -EIO;
   }
-  if (a->out != (int) slot) {
-    array_set_err (err, a->out < 0
+  if (out != (int) slot) {
+    array_set_err (err, out < 0
                    ? "slot %u is in service: fail it first (raid5ctl fail)"
                    : "slot %u is in service; slot %d is the one to rebuild",
-                   slot, a->out);
+                   slot, out);
     return -EINVAL;
   }
   if (a->job.kind == ARRAY_JOB_REBUILD) {
@@ -112,41 +121,143 @@ check_slot (struct array *a, unsigned slot, struct array_err *err)
   return 0;
 }
 
-int
-array_rebuild_start (struct array *a, unsigned slot, const char *path,
-                     struct array_err *err)
+/* How m joins the slot, and its own superblock (OLD, RE_ADD): a member
+ * of this array in this slot keeps its identity, anything else is new.
+ */
+static enum meta_join
+join_of (struct array *a, unsigned slot, const struct io_member *m,
+         struct md_sb *sb)
 {
-  struct io_member m;
-  bool fresh;
+  struct array_err ignored;
+
+  if (!a->meta.enabled || meta_read_sb (m, "new member", sb, &ignored) != 1 ||
+      memcmp (sb->set_uuid, a->meta.live.common.set_uuid, 16) != 0 ||
+      md_sb_role (sb) != slot)
+    return META_JOIN_NEW;
+  return META_JOIN_OLD;
+}
+
+/* Put m (or, in_place, the member already there) into slot and start
+ * rebuilding it as how says; job.lock held.
+ */
+static int
+begin (struct array *a, unsigned slot, struct io_member *m, bool in_place,
+       enum meta_join how, const struct md_sb *sb, struct array_err *err)
+{
   int r;
 
-  io_member_init (&m);
-  pthread_mutex_lock (&a->job.lock);
-  if ((r = check_slot (a, slot, err)) < 0 ||
-      (r = pick_member (a, slot, path, &m, &fresh, err)) < 0)
-    goto out;
   job_preempt (a);            /* md: recovery comes first */
   /* Requests planned before the slot went out of service may still be
    * reading or writing its old member: wait for them to finish before
    * that member (its descriptor, its path) is replaced.
    */
   epoch_quiesce (&a->epochs);
-  if (fresh) {
+  if (!in_place) {
     io_member_close (&a->members[slot]);
-    a->members[slot] = m;
-    io_member_init (&m);
+    a->members[slot] = *m;
+    io_member_init (m);
   }
   /* Cursor 0 before the member counts as rebuilding (see job_begin). */
   job_begin (a, ARRAY_JOB_NONE, (int) slot);
-  a->state[slot] = MEMBER_REBUILDING;
-  if ((r = meta_add_member (a, slot, fresh, err)) < 0) {
-    a->state[slot] = MEMBER_FAULTY;
-    goto out;
+  health_rebuild_begin (&a->health, slot, how == META_JOIN_RE_ADD);
+  if ((r = meta_add_member (a, slot, how, sb, err)) < 0) {
+    health_rebuild_failed (&a->health);
+    return r;
   }
+  free (a->left_out[slot]);
+  a->left_out[slot] = NULL;
   a->job.kind = ARRAY_JOB_REBUILD;
-  array_log (a, ARRAY_LOG_DEBUG, "rebuilding slot %u onto %s", slot,
+  array_log (a, ARRAY_LOG_DEBUG, "%s slot %u onto %s",
+             how == META_JOIN_RE_ADD ? "re-adding (bitmap-guided) into"
+                                     : "rebuilding", slot,
              a->members[slot].path);
- out:
+  return 0;
+}
+
+int
+array_rebuild_start (struct array *a, unsigned slot, const char *path,
+                     struct array_err *err)
+{
+  struct io_member m;
+  struct md_sb sb;
+  bool in_place;
+  int r;
+
+  io_member_init (&m);
+  pthread_mutex_lock (&a->job.lock);
+  if ((r = check_slot (a, slot, err)) == 0 &&
+      (r = pick_member (a, slot, path, &m, &in_place, err)) == 0)
+    r = begin (a, slot, &m, in_place,
+               join_of (a, slot, in_place ? &a->members[slot] : &m, &sb),
+               &sb, err);
+  pthread_mutex_unlock (&a->job.lock);
+  io_member_close (&m);
+  return r;
+}
+
+/* The member to re-add into slot: path, else the one left out there at
+ * assembly, else the one still in the slot (failed while serving).
+ */
+static int
+pick_readd (struct array *a, unsigned slot, const char *path,
+            struct io_member *m, bool *in_place, struct array_err *err)
+{
+  const char *p = path ? path : a->left_out[slot];
+
+  *in_place = false;
+  if (p == NULL && io_member_is_open (&a->members[slot])) {
+    *in_place = true;
+    return 0;
+  }
+  if (p == NULL) {
+    array_set_err (err, "slot %u: no member to re-add (none was left out "
+                   "of it): give its path", slot);
+    return -ENOENT;
+  }
+  if (io_member_is_open (&a->members[slot]) &&
+      names_member (a->members[slot].path, p)) {
+    *in_place = true;
+    return 0;
+  }
+  return open_new (a, p, m, err);
+}
+
+int
+array_readd_start (struct array *a, unsigned slot, const char *path,
+                   struct array_err *err)
+{
+  struct io_member m;
+  struct md_sb sb;
+  bool in_place;
+  int r;
+
+  if (!a->meta.enabled) {
+    array_set_err (err, "raw members (metadata=none) keep no record of what "
+                   "a member missed: rebuild it instead");
+    return -EINVAL;
+  }
+  io_member_init (&m);
+  pthread_mutex_lock (&a->job.lock);
+  if ((r = check_slot (a, slot, err)) == 0 &&
+      (r = pick_readd (a, slot, path, &m, &in_place, err)) == 0) {
+    const struct io_member *dev = in_place ? &a->members[slot] : &m;
+
+    r = meta_read_sb (dev, "re-add", &sb, err);
+    if (r == 0) {
+      array_set_err (err, "%s has no md superblock: rebuild onto it "
+                     "instead", dev->path);
+      r = -EINVAL;
+    }
+    if (r == 1 && (r = meta_readd_check (a, slot, &sb, err)) < 0) {
+      char why[ARRAY_ERR_LEN];
+
+      snprintf (why, sizeof why, "%s", err->msg);
+      array_set_err (err, "cannot re-add %s into slot %u: %s", dev->path,
+                     slot, why);
+    }
+    if (r >= 0)
+      r = begin (a, slot, &m, in_place, META_JOIN_RE_ADD, &sb, err);
+  }
   pthread_mutex_unlock (&a->job.lock);
   io_member_close (&m);
   return r;
@@ -158,11 +269,10 @@ rebuild_done (struct array *a, struct array_err *err)
 {
   int slot = a->job.slot;
 
-  a->state[slot] = MEMBER_ACTIVE;
-  a->out = -1;
+  health_rebuild_done (&a->health);
   array_log (a, ARRAY_LOG_DEBUG, "slot %d (%s) rebuilt: the array is whole "
              "again", slot, a->members[slot].path);
-  return meta_checkpoint (a, err);
+  return meta_rebuild_done (a, err);
 }
 
 void

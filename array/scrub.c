@@ -225,7 +225,7 @@ scrub_part (struct part *p)
   uint64_t slice = p->slice;
   int r;
 
-  if (a->out >= 0)
+  if (health_out (&a->health) >= 0)
     return -ENODEV;
   if (slice == 0 &&
       (r = read_cols (a, p->first, p->n, -1, p->buf, p->ops,
@@ -335,7 +335,8 @@ rebuild_part (struct part *p)
   uint64_t slice = p->slice;
   int slot = p->a->job.slot;
 
-  if (slot < 0 || p->a->state[slot] != MEMBER_REBUILDING)
+  if (slot < 0 ||
+      health_state (&p->a->health, (unsigned) slot) != MEMBER_REBUILDING)
     return -ECANCELED;        /* the new member failed: job_abort_rebuild */
   return slice ? rebuild_sliced (p, (unsigned) slot)
     : rebuild_batch (p, (unsigned) slot);

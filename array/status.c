@@ -10,40 +10,66 @@
 #include "array/internal.h"
 #include "raid/layout.h"
 
-static const char *const state_names[] = {
-  [MEMBER_ACTIVE] = "active", [MEMBER_MISSING] = "missing",
-  [MEMBER_FAULTY] = "faulty", [MEMBER_REBUILDING] = "rebuilding",
-};
+static const char *
+member_state_name (const struct array *a, unsigned slot)
+{
+  static const char *const names[] = {
+    [MEMBER_ACTIVE] = "active", [MEMBER_MISSING] = "missing",
+    [MEMBER_FAULTY] = "faulty", [MEMBER_REBUILDING] = "rebuilding",
+  };
+  enum member_state st = health_state (&a->health, slot);
+
+  if (st == MEMBER_REBUILDING && a->health.bitmap_rebuild)
+    return "re-adding";
+  return names[st];
+}
 
 static const char *
 array_state (const struct array *a)
 {
-  if (a->failed)
+  if (health_failed (&a->health))
     return "failed";
-  if (a->out >= 0)
+  if (health_out (&a->health) >= 0)
     return "degraded";
   return "healthy";
+}
+
+/* What the superblocks say: writes may be in flight (md's "active"), a
+ * resync is due (after a crash, until it is done), or clean.
+ */
+static const char *
+metadata_state (const struct array *a)
+{
+  if (!a->meta.enabled)
+    return "raw";
+  if (a->meta.dirty)
+    return "active";
+  return meta_resync_due (a) ? "needs-resync" : "clean";
 }
 
 /* md's [UU_] line: U in service, _ out (a rebuilding member is out). */
 static void
 health (const struct array *a, char *buf)
 {
-  unsigned s;
-
-  for (s = 0; s < a->geom.members; s++)
-    buf[s] = a->state[s] == MEMBER_ACTIVE ? 'U' : '_';
-  buf[s] = '\0';
+  health_ud (&a->health, a->geom.members, buf);
 }
 
 static unsigned
 in_service (const struct array *a)
 {
-  unsigned n = 0;
+  return health_in_service (&a->health, a->geom.members);
+}
 
+/* Members assembly left out of the out slot, and how to bring one back. */
+static void
+print_left_out (const struct array *a, FILE *out)
+{
   for (unsigned s = 0; s < a->geom.members; s++)
-    n += a->state[s] == MEMBER_ACTIVE;
-  return n;
+    if (a->left_out[s])
+      fprintf (out, "      left out of slot %u: %s (missed writes; %s)\n",
+               s, a->left_out[s], a->left_re_addable[s]
+               ? "re-add it: the bitmap covers what it missed"
+               : "rebuild it");
 }
 
 /* md's progress line (status_resync): done/total in KiB of each member. */
@@ -83,15 +109,15 @@ print_text (struct array *a, const struct array_job_status *j,
 
   health (a, h);
   fprintf (out, "raid5 : %s, %s [%u/%u] [%s]\n", array_state (a),
-           a->meta.enabled ? (a->meta.dirty ? "active" : "clean") : "raw",
-           a->geom.members, in_service (a), h);
+           metadata_state (a), a->geom.members, in_service (a), h);
   fprintf (out, "      %u members, %" PRIu64 "K chunk, %s, %" PRIu64
            " KiB\n", a->geom.members, a->geom.chunk / 1024,
            r5_layout_name (a->geom.layout), a->geom.capacity / 1024);
   for (unsigned s = 0; s < a->geom.members; s++)
     fprintf (out, "      slot %u: %s (%s)\n", s, array_member_path (a, s),
-             state_names[a->state[s]]);
-  if (a->spare.fd >= 0)
+             member_state_name (a, s));
+  print_left_out (a, out);
+  if (io_member_is_open (&a->spare))
     fprintf (out, "      spare: %s\n", a->spare.path);
   if (j->kind != ARRAY_JOB_NONE)
     progress_line (j, out);
@@ -139,10 +165,18 @@ json_members (struct array *a, FILE *out)
   for (unsigned s = 0; s < a->geom.members; s++) {
     fprintf (out, "%s{\"slot\": %u, \"path\": ", s ? ", " : "", s);
     json_string (out, array_member_path (a, s));
-    fprintf (out, ", \"state\": \"%s\"}", state_names[a->state[s]]);
+    fprintf (out, ", \"state\": \"%s\"}", member_state_name (a, s));
   }
+  fprintf (out, "], \"left_out\": [");
+  for (unsigned s = 0, n = 0; s < a->geom.members; s++)
+    if (a->left_out[s]) {
+      fprintf (out, "%s{\"slot\": %u, \"path\": ", n++ ? ", " : "", s);
+      json_string (out, a->left_out[s]);
+      fprintf (out, ", \"re_addable\": %s}",
+               a->left_re_addable[s] ? "true" : "false");
+    }
   fprintf (out, "], \"spare\": ");
-  if (a->spare.fd >= 0)
+  if (io_member_is_open (&a->spare))
     json_string (out, a->spare.path);
   else
     fputs ("null", out);
@@ -203,8 +237,7 @@ print_json (struct array *a, const struct array_job_status *j,
            "\"[%s]\", \"raid_disks\": %u, \"in_service\": %u, "
            "\"chunk_bytes\": %" PRIu64 ", \"layout\": \"%s\", "
            "\"size_bytes\": %" PRIu64 ", ", array_state (a),
-           a->meta.enabled ? (a->meta.dirty ? "active" : "clean") : "raw",
-           h, a->geom.members, in_service (a), a->geom.chunk,
+           metadata_state (a), h, a->geom.members, in_service (a), a->geom.chunk,
            r5_layout_name (a->geom.layout), a->geom.capacity);
   json_members (a, out);
   json_job (j, out);

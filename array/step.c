@@ -107,6 +107,33 @@ record (struct array *a, const struct bad_stripe *b, array_mismatch_fn found,
     found (opaque, &mm);
 }
 
+/* A re-add rebuilds only what the bitmap marks: pass the run of stripes
+ * from the cursor whose bits are clear (at most a batch's worth).  A bit
+ * is set before any write to its stripes is planned and never cleared
+ * while a slot is out, so one seen clear under the stripe locks means no
+ * write touched the stripe since the member left, and a write waiting for
+ * the lock replans once the mark has passed, with the member in service.
+ */
+static void
+pass_unmarked (struct array *a)
+{
+  uint64_t c = a->job.cursor, end = a->geom.stripes, k = c;
+  struct stripe_range range;
+
+  while (k < end && k - c < job_batch_stripes (a) &&
+         !meta_stripe_marked (a, k))
+    k++;
+  if (k == c)
+    return;
+  stripe_lock_range (&a->locks, c, k - 1, STRIPE_EXCLUSIVE, &range);
+  for (k = c; k < end && k - c < job_batch_stripes (a) &&
+         !meta_stripe_marked (a, k); k++)
+    ;
+  a->job.cursor = k;
+  health_rebuilt_to (&a->health, k);
+  stripe_unlock_range (&a->locks, &range);
+}
+
 /* Stripes the next step covers: up to a batch (sliced, up to MEMORY_STEP
  * or reach bytes of each member, if more), and for a bitmap-guided resync
  * only stripes whose bit is set (clear ones are skipped here).
@@ -115,9 +142,15 @@ static unsigned
 next_batch (struct array *a, enum array_job_kind kind, uint64_t slice,
             uint64_t reach, uint64_t *first)
 {
-  uint64_t c = a->job.cursor, end = a->geom.stripes;
+  bool guided = kind == ARRAY_JOB_REBUILD &&
+    a->health.bitmap_rebuild;
+  uint64_t c, end = a->geom.stripes;
   uint64_t most = reach < MEMORY_STEP ? reach : MEMORY_STEP;
   unsigned n = 0, max = job_batch_stripes (a);
+
+  if (guided)
+    pass_unmarked (a);
+  c = a->job.cursor;
 
   if (slice && most / a->geom.chunk > max)
     max = (unsigned) (most / a->geom.chunk);
@@ -126,7 +159,8 @@ next_batch (struct array *a, enum array_job_kind kind, uint64_t slice,
       c++;
   a->job.cursor = c;          /* skipped stripes need no lock */
   while (n < max && c + n < end &&
-         !(kind == ARRAY_JOB_RESYNC && bitmap_skips (a, c + n)))
+         !(kind == ARRAY_JOB_RESYNC && bitmap_skips (a, c + n)) &&
+         !(guided && !meta_stripe_marked (a, c + n)))
     n++;
   *first = c;
   return n;
@@ -289,8 +323,10 @@ job_step (struct array *a, enum array_job_kind kind, uint64_t reach,
   record_parts (a, parts, k, found, opaque);
   if (r == 0) {
     a->job.cursor = first + n;  /* still under the stripe locks */
-    if (kind == ARRAY_JOB_REBUILD)
+    if (kind == ARRAY_JOB_REBUILD) {
+      health_rebuilt_to (&a->health, first + n);
       a->job.rebuilt += n;
+    }
     else
       a->job.checked += n;
   }

@@ -78,6 +78,13 @@ int io_member_pwrite (const struct io_member *m, const void *buf, size_t len,
                       uint64_t off)
   __attribute__((nonnull, warn_unused_result));
 
+/* Is m open (a member in the array), or "not open" (missing)? */
+static inline bool
+io_member_is_open (const struct io_member *m)
+{
+  return m->fd >= 0;
+}
+
 /* True if both are the same file or device. */
 bool io_member_same (const struct io_member *a, const struct io_member *b)
   __attribute__((nonnull));

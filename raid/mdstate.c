@@ -311,10 +311,8 @@ static const char *
 remedy (const struct md_verdict *v)
 {
   return v->re_addable
-    ? "; re-add it (the write-intent bitmap covers what it missed), or "
-      "rebuild it"
-    : "; rebuild it (nothing records what it missed, so all of it is "
-      "rebuilt)";
+    ? "; re-add it (the bitmap covers what it missed) or rebuild it"
+    : "; rebuild it";
 }
 
 void
@@ -446,8 +444,8 @@ change (struct md_live *s, const struct md_event *ev)
     return true;
   case MD_EV_RE_ADD:
     assert (sl->state == MD_SLOT_ABSENT || sl->state == MD_SLOT_FAULTY);
-    start_recovery (sl, ev->dev_number, ev->data_size,
-                    (s->common.feature_map & MD_FEATURE_BITMAP_OFFSET) != 0);
+    start_recovery (sl, ev->dev_number, ev->data_size, ev->bitmap &&
+                    (s->common.feature_map & MD_FEATURE_BITMAP_OFFSET));
     if (ev->device_uuid)
       memcpy (sl->device_uuid, ev->device_uuid, 16);
     return true;

@@ -226,7 +226,7 @@ enum md_event_kind {
   MD_EV_CLEAN,                /* idle, or stopping: nothing in flight */
   MD_EV_FAIL,                 /* slot's device failed */
   MD_EV_ADD,                  /* a new device takes slot, to be rebuilt */
-  MD_EV_RE_ADD,               /* slot's own device comes back (bitmap) */
+  MD_EV_RE_ADD,               /* slot's own device comes back */
   MD_EV_RECOVERY_CP,          /* slot rebuilt up to sectors */
   MD_EV_RECOVERY_DONE,        /* slot is in sync */
   MD_EV_RESYNC_CP,            /* resync done up to sectors (not written) */
@@ -241,6 +241,8 @@ struct md_event {
   const uint8_t *device_uuid; /* ADD: the new device's (16 bytes) */
   uint64_t data_size;         /* ADD, RE_ADD: sectors */
   uint32_t dev_number;        /* RE_ADD: the device's own */
+  bool bitmap;                /* RE_ADD: rebuild only what the bitmap
+                               * marks (md's Bitmap_sync); else all */
 };
 
 /* Apply ev to s.  Returns true if superblocks must be written now (events

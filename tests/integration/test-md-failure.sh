@@ -90,7 +90,7 @@ fail_case ()
       --model-in "$3" --model-out "$3"' \
     "$RANDOM_IO" @URI@ "$n" "$tmpdir/model" "$RIO_SEED" ||
     fail "served again: reads or writes do not match the model"
-  grep -E "member $(( n - 1 - slot )) \(.*/$name\.$slot\) is (stale|marked faulty).*left out" \
+  grep -E "member $(( n - 1 - slot )) \(.*/$name\.$slot\) is (stale|recorded as faulty).*left out" \
     "$tmpdir/nbdkit.log" || fail "no log line leaving the failed member out"
   [ "$(sha256sum < "${m[$slot]}")" = "$sum" ] || fail "the failed member was written to"
   md_expect clean "$astate" "${surv[@]}"
@@ -167,7 +167,7 @@ import nbd, sys
 h = nbd.NBD(); h.connect_uri(sys.argv[1])
 assert h.pread(4096, 0) == b"q" * 4096, "data written before the crash"
 ' @URI@ || fail "force=true: reads"
-  grep -E "member 1 \(.*/k\.1\) is marked faulty.*left out" "$tmpdir/nbdkit.log" ||
+  grep -E "member 1 \(.*/k\.1\) is recorded as faulty.*left out" "$tmpdir/nbdkit.log" ||
     fail "no log line leaving the faulty member out"
   allow_nbdkit_errors=0
   rm -f "${m[@]}"
