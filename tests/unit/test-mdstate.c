@@ -427,7 +427,7 @@ apply (struct md_live *s, enum md_event_kind kind, unsigned slot,
   static const uint8_t uuid[16] = { 7, 7, 7 };
   struct md_event ev = { .kind = kind, .slot = slot, .sectors = sectors,
                          .device_uuid = uuid, .data_size = SIZE,
-                         .dev_number = slot };
+                         .dev_number = slot, .bitmap = true };
 
   return md_live_apply (s, &ev);
 }
