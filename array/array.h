@@ -63,6 +63,9 @@ struct array_config {
   enum array_metadata metadata;
   unsigned given;             /* ARRAY_GIVEN_* */
   bool force;                 /* start even if dirty and degraded */
+  bool run;                   /* start degraded even where the others
+                               * still count the missing member (mdadm
+                               * --run; a disk=missing implies it) */
   const char *spare;          /* hot spare, or NULL */
 };
 

@@ -258,7 +258,7 @@ meta_assemble (struct array *a, const struct array_config *cfg,
                struct io_member *opened, struct array_err *err)
 {
   struct md_found f[R5_MAX_MEMBERS];
-  struct md_asm_opts o = { .force = cfg->force };
+  struct md_asm_opts o = { .force = cfg->force, .run = cfg->run };
   struct md_assembly as;
   int r, verdict;
 

@@ -47,6 +47,8 @@ static const struct ctl_cmd cmds[] = {
     "[--wait [--json] [--list N]]", NULL },
   { "rebuild", OPT_WAIT | OPT_SLOT | OPT_NEW, 2, "[--wait] SLOT [PATH]",
     NULL },
+  { "re-add", OPT_WAIT | OPT_SLOT | OPT_NEW, 2, "[--wait] SLOT [PATH]",
+    NULL },
   { "fail", OPT_SLOT, 1, "SLOT",
     "Take the member in SLOT out of service by hand (md's --fail): it is\n"
     "marked faulty in the other members' superblocks and the array goes\n"
@@ -260,7 +262,8 @@ ctl_main (const char *path, int argc, char **argv)
 
   if (a.cmd == NULL)
     return tool_error ("not a command of the control socket (status, "
-                       "check, repair, rebuild, fail, pause, resume, speed)");
+                       "check, repair, rebuild, re-add, fail, pause, resume, "
+                       "speed)");
   if (parse_options (argc, argv, &a) != TOOL_OK ||
       parse_args (argc, argv, &a) != TOOL_OK ||
       compose (&a, line, sizeof line) != TOOL_OK ||

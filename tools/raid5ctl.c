@@ -25,6 +25,8 @@ static const struct tool_cmd commands[] = {
   { "repair", "rewrite wrong parity from the data", repair_main, true },
   { "rebuild", "compute the member of a slot out of service (resumable)",
     rebuild_main, true },
+  { "re-add", "bring back a member that missed writes (bitmap-guided)",
+    readd_main, true },
   { "status", "a served array's state: health, job, speed, counters",
     ctl_only_main, true },
   { "fail", "take a member of a served array out of service",
@@ -282,7 +284,8 @@ run_command (const struct tool_cmd *cmd, const char *control, int argc,
     return TOOL_FAIL;
   if (control && !cmd->online)
     return tool_error ("--control: only status, check, repair, rebuild, "
-                       "fail, pause, resume and speed talk to a server");
+                       "re-add, fail, pause, resume and speed talk to a "
+                       "server");
   if (control && !wants_help (argc, argv))
     return ctl_main (control, argc, argv);
   return cmd->run (argc, argv);

@@ -34,6 +34,8 @@
 struct rebuild_opts {
   int slot;                   /* -1 until given */
   const char *new_path;       /* NULL: continue a rebuild */
+  bool re_add;                /* raid5ctl re-add: bring back the member
+                               * left out of the slot (md's --re-add) */
   bool force;
   uint64_t max_kib;           /* per member and second; 0: no limit */
   unsigned n;
@@ -84,6 +86,35 @@ usage (void)
 "Exit status: 0 when the slot is in service again; 1 otherwise.\n");
 }
 
+static void
+usage_readd (void)
+{
+  printf (
+"usage: raid5ctl re-add [--slot K] [--max-speed SIZE] DISK...\n"
+"       raid5ctl re-add --control SOCKET [--wait] SLOT [PATH]\n"
+"\n"
+"Bring back a member that missed writes -- it was missing or failed while\n"
+"the others were written -- rebuilding only the regions the write-intent\n"
+"bitmap marks as written since it left (md's --re-add).  Offline, DISK...\n"
+"are the array's members in any order, the returning one among them;\n"
+"nothing may serve them.  md's rule decides whether it can come back this\n"
+"way: its own superblock must name this array and that slot, and the\n"
+"bitmap must not have been cleared since it left (its events counter at\n"
+"least the bitmap's events_cleared).  Otherwise rebuild it (raid5ctl\n"
+"rebuild) instead.\n"
+"\n"
+"  --slot K          the slot to re-add into (default: the one out of\n"
+"                    service)\n"
+"  --max-speed SIZE  at most SIZE per second of each member (bare: KiB)\n"
+"  -h, --help        this text\n"
+"\n"
+"With --control SOCKET, the server of the array re-adds SLOT while it\n"
+"serves: PATH, or without it the member it left out of that slot at start\n"
+"(or the one that failed there); --wait follows it to its end.\n"
+"\n"
+"Exit status: 0 when the slot is in service again; 1 otherwise.\n");
+}
+
 static int
 take_option (struct rebuild_opts *o, int c, const char *arg)
 {
@@ -91,7 +122,12 @@ take_option (struct rebuild_opts *o, int c, const char *arg)
   char *end;
 
   switch (c) {
-  case 'h': usage (); exit (TOOL_OK);
+  case 'h':
+    if (o->re_add)
+      usage_readd ();
+    else
+      usage ();
+    exit (TOOL_OK);
   case 's':
     v = strtoull (arg, &end, 10);
     if (*arg < '0' || *arg > '9' || *end || v >= R5_MAX_MEMBERS)
@@ -120,9 +156,13 @@ parse (int argc, char **argv, struct rebuild_opts *o)
   int c;
 
   while ((c = tool_getopt (argc, argv, "h", longopts)) != -1)
-    if (take_option (o, c, optarg) != TOOL_OK)
-      return TOOL_FAIL;
-  if (o->slot < 0)
+    if ((o->re_add && (c == 'n' || c == 'f')) ||
+        take_option (o, c, optarg) != TOOL_OK)
+      return c == 'n' || c == 'f'
+        ? tool_error ("%s is not an option of re-add (see raid5ctl re-add "
+                      "--help)", c == 'n' ? "--new" : "--force")
+        : TOOL_FAIL;
+  if (o->slot < 0 && !o->re_add)
     return tool_error ("which slot? --slot K is needed (see raid5ctl "
                        "rebuild --help)");
   if (argc - optind < 2 || argc - optind > R5_MAX_MEMBERS)
@@ -162,7 +202,10 @@ release_log (void)
 static int
 open_array (const struct rebuild_opts *o, struct array **a)
 {
-  struct array_config cfg = { .metadata = ARRAY_META_AUTO };
+  /* A rebuild is asked for a degraded array: start it without the slot's
+   * member even where md would want --run (the others still count it).
+   */
+  struct array_config cfg = { .metadata = ARRAY_META_AUTO, .run = true };
   struct array_err err;
 
   cfg.members = o->n < R5_MIN_MEMBERS ? R5_MIN_MEMBERS : o->n;
@@ -202,7 +245,8 @@ check_slot (struct array *a, const struct rebuild_opts *o)
     return tool_error ("slot %u is partly rebuilt onto %s: leave out --new "
                        "to continue that rebuild", k,
                        array_member_path (a, k));
-  if (array_member_state (a, k) != MEMBER_REBUILDING && !o->new_path)
+  if (array_member_state (a, k) != MEMBER_REBUILDING && !o->new_path &&
+      !o->re_add)
     return tool_error ("slot %u has no member to rebuild onto: give --new "
                        "PATH (or, to continue an interrupted rebuild, its "
                        "member among the disks)", k);
@@ -346,6 +390,10 @@ start (struct array *a, struct run *run)
   if (o->new_path &&
       array_rebuild_start (a, (unsigned) o->slot, o->new_path, &err) < 0)
     return tool_error ("%s", err.msg);
+  if (o->re_add &&
+      array_member_state (a, (unsigned) o->slot) != MEMBER_REBUILDING &&
+      array_readd_start (a, (unsigned) o->slot, NULL, &err) < 0)
+    return tool_error ("%s", err.msg);
   release_log ();
   return run->nwipe > 0 ? wipe_old (run, array_geom (a)) : TOOL_OK;
 }
@@ -372,10 +420,10 @@ run_job (struct array *a, struct run *run)
   return TOOL_OK;
 }
 
-int
-rebuild_main (int argc, char **argv)
+static int
+rebuild_or_readd (int argc, char **argv, bool re_add)
 {
-  struct rebuild_opts o = { .slot = -1 };
+  struct rebuild_opts o = { .slot = -1, .re_add = re_add };
   struct run run = { .o = &o };
   struct array *a = NULL;
   char path[4096] = "";
@@ -384,13 +432,27 @@ rebuild_main (int argc, char **argv)
   nheld = 0;
   if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
     return TOOL_FAIL;
+  if (o.slot < 0)             /* re-add: the slot out of service */
+    o.slot = slot_out (a) >= 0 ? slot_out (a) : 0;
   if ((r = start (a, &run)) == TOOL_OK)
     r = run_job (a, &run);
   if (r == TOOL_OK)
     snprintf (path, sizeof path, "%s", array_member_path (a, (unsigned) o.slot));
   array_close (a);
   if (r == TOOL_OK)
-    printf ("rebuild: slot %d (%s) is active: the array has all its "
-            "members\n", o.slot, path);
+    printf ("%s: slot %d (%s) is active: the array has all its members\n",
+            re_add ? "re-add" : "rebuild", o.slot, path);
   return r;
+}
+
+int
+rebuild_main (int argc, char **argv)
+{
+  return rebuild_or_readd (argc, argv, false);
+}
+
+int
+readd_main (int argc, char **argv)
+{
+  return rebuild_or_readd (argc, argv, true);
 }
