@@ -11,9 +11,10 @@
 
 R5_BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config
     nbdkit nbdkit-plugin-dev liburing-dev libisal-dev libnbd-dev libnbd-bin
-    libcriterion-dev)
+    libcriterion-dev libblkid-dev)
 R5_TEST_PACKAGES=(e2fsprogs fuse3 util-linux fio mdadm nbd-client
-    qemu-system-x86 busybox-static cpio kmod xz-utils python3-libnbd)
+    qemu-system-x86 busybox-static cpio kmod xz-utils python3-libnbd
+    xfsprogs fdisk cryptsetup-bin)
 
 # configure arguments of the main build in build/ (check.sh and demo.sh
 # share that folder, so they must agree).

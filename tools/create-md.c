@@ -191,7 +191,9 @@ encode_member (struct create_plan *p, unsigned i)
   md_sb_encode (sb, p->block);
 }
 
-/* Zero old superblocks of other versions (with --force). */
+_Static_assert (SIG_MAGIC_MAX <= MD_SB_BLOCK, "a magic fits p->block");
+
+/* Zero the magic of every old signature planned (with --force). */
 static int
 wipe_old (struct create_plan *p)
 {
@@ -200,7 +202,7 @@ wipe_old (struct create_plan *p)
   memset (p->block, 0, MD_SB_BLOCK);
   for (unsigned i = 0; i < p->opts->n && r == 0; i++)
     for (unsigned k = 0; k < p->nwipe[i] && r == 0; k++)
-      r = write_at (p, i, p->block, MD_SB_BLOCK, p->wipe[i][k]);
+      r = write_at (p, i, p->block, p->wipe[i][k].len, p->wipe[i][k].offset);
   return r;
 }
 

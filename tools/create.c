@@ -5,8 +5,10 @@
  * then makes parity consistent by running the array's resync (unless
  * --assume-clean).  Every disk is opened, locked and checked before the
  * first byte is written: a refused create leaves every disk as it was.
- * A disk holding an md superblock of any version (1.2, 1.1, 1.0, 0.90) is
- * refused without --force; with it, the old ones are zeroed first.
+ * A disk holding anything libblkid recognises (a file system, partition
+ * table, swap, LVM, LUKS, an md superblock of any version: signature.h)
+ * is refused without --force; with it, those signatures are zeroed first,
+ * as wipefs -a would.
  *
  * Where this departs from mdadm, and why:
  *  - every slot is created active and the array dirty (resync_offset 0),
@@ -18,7 +20,13 @@
  *  - the default name is the first disk's file name without its
  *    extension (mdadm uses the md device number, which we do not have);
  *  - the bitmap area after the last bit is zero (mdadm fills it with 1s;
- *    md ignores bits past the end).
+ *    md ignores bits past the end);
+ *  - a disk holding something is refused, not asked about: mdadm warns
+ *    of ext2/3/4, reiserfs, md superblocks and partition tables (its own
+ *    probes) and asks "Continue creating array?" (--run skips it), then
+ *    leaves foreign signatures where they are.  Here libblkid looks for
+ *    everything it knows, and --force wipes what it found, as wipefs -a
+ *    does: a member must not still look like ext4 to blkid and udev.
  */
 #include <config.h>
 
@@ -40,6 +48,7 @@
 #include "tools/disk.h"
 #include "tools/progress.h"
 #include "tools/raid5ctl.h"
+#include "tools/signature.h"
 
 #define BITMAP_AUTO_ABOVE (UINT64_C (100) << 30)   /* mdadm 4.2: > 100 GiB */
 
@@ -65,7 +74,9 @@ usage (FILE *fp)
 "                       member holds more than 100 GiB, as mdadm 4.2 does)\n"
 "  --data-offset SIZE   where data starts on each member, a multiple of 4K\n"
 "                       (default: mdadm's rule for the first disk's size)\n"
-"  --force              overwrite disks that hold an md superblock already\n"
+"  --force              overwrite disks that hold a file system, partition\n"
+"                       table, md superblock or any other signature that\n"
+"                       libblkid knows (they are wiped)\n"
 "  -h, --help           this text\n"
 "\n"
 "A bare number is KiB (as in mdadm); suffixes s (sectors), K, M, G, T.\n"
@@ -229,59 +240,74 @@ open_disks (struct create_plan *p)
   return 0;
 }
 
+/* The one line for a disk holding signatures: the first that libblkid
+ * found (an md superblock says which array it is), and how many more.
+ */
 static int
-refuse_old (const char *disk, const char *version, uint64_t off,
-            const void *block)
+refuse_signed (const char *disk, const struct sig_list *l)
 {
-  char uuid[36], name[33];
+  const struct sig *s = &l->sig[0];
+  const char *them = l->n > 1 ? "them" : "it";
+  char what[256], more[40] = "", uuid[36], name[80] = "";
 
-  if (version[0] == '0')
-    return tool_error ("%s already holds an md superblock (v0.90, at byte "
-                       "%" PRIu64 ") (--force overwrites it)", disk, off);
-  disk_sb_identity (block, uuid, name);
+  if (l->n > 1)
+    snprintf (more, sizeof more, "; %u more signature%s", l->n - 1,
+              l->n > 2 ? "s" : "");
+  if (!sig_is_md (s))
+    return tool_error ("%s holds %s%s (--force overwrites %s)", disk,
+                       sig_describe (s, what, sizeof what), more, them);
+  sig_md_uuid (s, uuid);
+  if (s->label[0] != '\0')
+    snprintf (name, sizeof name, ", name '%s'", s->label);
   return tool_error ("%s already holds an md superblock (v%s, at byte %"
-                     PRIu64 "): it belongs to array UUID %s, name '%s' "
-                     "(--force overwrites it)", disk, version, off, uuid,
-                     name);
+                     PRIu64 "): it belongs to array UUID %s%s%s (--force "
+                     "overwrites %s)", disk, s->version, s->offset, uuid,
+                     name, more, them);
 }
 
-/* With --force, an old superblock inside the new data area is zeroed
- * only if the resync will make parity agree again; with --assume-clean
- * it stays until the array's own data overwrites it (md and mdadm read
- * the new v1.2 superblock, the newest).
+/* With --force, a signature inside the new data area is zeroed only if
+ * the resync will make parity agree again; with --assume-clean it stays
+ * until the array's own data overwrites it (zeroing it would change data
+ * the parity is taken to cover).  blkid -p still calls the member a
+ * linux_raid_member: it stops at the first RAID superblock it finds.
  */
 static bool
-may_wipe (const struct create_plan *p, uint64_t off)
+may_wipe (const struct create_plan *p, const struct sig *s)
 {
-  return !p->opts->assume_clean || off + 4096 <= p->doff * 512 ||
-    off >= (p->doff + p->size) * 512;
+  return !p->opts->assume_clean || s->offset + s->len <= p->doff * 512 ||
+    s->offset >= (p->doff + p->size) * 512;
 }
 
-/* md superblocks of any version on a disk are refused without --force
- * (the one at byte 4096 is overwritten; others are wiped).
+static void
+plan_wipes (struct create_plan *p, unsigned i, const struct sig_list *l)
+{
+  for (unsigned k = 0; k < l->n; k++)
+    if (l->sig[k].len > 0 && may_wipe (p, &l->sig[k]))
+      p->wipe[i][p->nwipe[i]++] = (struct create_wipe) {
+        .offset = l->sig[k].offset, .len = l->sig[k].len };
+}
+
+/* A disk holding any signature libblkid knows (a file system, partition
+ * table, swap, LVM, LUKS, an md superblock of any version) is refused
+ * without --force; with it, the signatures are planned to be zeroed.
  */
 static int
-check_old_superblocks (struct create_plan *p)
+check_signatures (struct create_plan *p)
 {
   const struct create_opts *o = p->opts;
-  struct disk_md other[3];
-  int r, n = 0;
+  struct sig_list l;
+  int r;
 
   for (unsigned i = 0; i < o->n; i++) {
-    const struct io_member *m = &p->m[i];
-
-    if ((r = disk_read_sb (m->fd, m->size, p->block)) == 1 && !o->force)
-      return refuse_old (o->disks[i], "1.2", MD_SB_OFFSET, p->block);
-    if (r >= 0 && (n = r = disk_find_other_md (m->fd, m->size, other,
-                                               p->block)) > 0 && !o->force)
-      return refuse_old (o->disks[i], other[0].version, other[0].offset,
-                         p->block);
+    if ((r = sig_find (p->m[i].fd, &l)) == -E2BIG)
+      return tool_error ("%s holds more than %u signatures: wipe them "
+                         "first (wipefs -a)", o->disks[i], SIG_MAX);
     if (r < 0)
-      return tool_error ("%s: cannot read it: %s", o->disks[i],
-                         strerror (-r));
-    for (int k = 0; k < n; k++)
-      if (may_wipe (p, other[k].offset))
-        p->wipe[i][p->nwipe[i]++] = other[k].offset;
+      return tool_error ("%s: cannot look for signatures on it: %s",
+                         o->disks[i], strerror (-r));
+    if (l.n > 0 && !o->force)
+      return refuse_signed (o->disks[i], &l);
+    plan_wipes (p, i, &l);
   }
   return 0;
 }
@@ -384,7 +410,7 @@ static int
 plan_create (struct create_plan *p)
 {
   if (open_disks (p) != 0 || choose_size (p) != 0 ||
-      check_old_superblocks (p) != 0 || choose_bitmap (p) != 0 ||
+      check_signatures (p) != 0 || choose_bitmap (p) != 0 ||
       create_fill_sb (p) != 0)
     return TOOL_FAIL;
   return 0;

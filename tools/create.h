@@ -16,6 +16,7 @@
 #include "raid/geom.h"
 #include "raid/mdbitmap.h"
 #include "raid/mdsb.h"
+#include "tools/signature.h"
 
 /* mdadm puts the bitmap 8 sectors after a v1.2 superblock: byte 8192. */
 #define CREATE_BITMAP_SECTORS 8
@@ -49,10 +50,13 @@ struct create_plan {
   uint64_t bm_bytes;          /* on-disk bitmap area, 4 KiB multiple */
   struct md_sb sb;            /* array-wide fields; per-member at write */
   uint8_t dev_uuid[R5_MAX_MEMBERS][16];
-  /* With --force: byte offsets of 4 KiB blocks holding md superblocks of
-   * other versions, zeroed before the new metadata is written.
+  /* With --force: the magic of each signature found (signature.h),
+   * zeroed before the new metadata is written.
    */
-  uint64_t wipe[R5_MAX_MEMBERS][3];
+  struct create_wipe {
+    uint64_t offset;          /* bytes */
+    uint32_t len;             /* bytes, <= SIG_MAGIC_MAX <= MD_SB_BLOCK */
+  } wipe[R5_MAX_MEMBERS][SIG_MAX];
   unsigned nwipe[R5_MAX_MEMBERS];
   void *block;                /* MD_SB_BLOCK bytes of scratch, aligned */
 };
@@ -68,7 +72,7 @@ void create_plan_free (struct create_plan *p);
  */
 int create_fill_sb (struct create_plan *p) __attribute__((nonnull));
 
-/* Zero the plan's old superblocks of other versions, write the bitmap
+/* Zero the magics of the plan's old signatures, write the bitmap
  * (if any) to every member, then every superblock, each followed by
  * fdatasync.  Returns 0, or TOOL_FAIL (message printed).
  */

@@ -82,9 +82,15 @@ version, src, dst = sys.argv[1:4]
 sectors = os.path.getsize(dst) // 512
 with open(dst, 'r+b') as f:
     if version == '0.90':
+        # md_magic, major/minor/patch version 0.90.0, gvalid_words,
+        # set_uuid0, ctime, level 5, size 0, 3 of 3 disks (md_p.h); the
+        # rest of the 4 KiB is zero, as libblkid expects of a real one.
         off = ((sectors & ~127) - 128) * 512
+        sb = struct.pack('<16I', 0xa92b4efc, 0, 90, 0, 0, 0x5eed0090, 0,
+                         5, 0, 3, 3, 0, 0, 0x5eed0091, 0x5eed0092,
+                         0x5eed0093)
         f.seek(off)
-        f.write(struct.pack('<II', 0xa92b4efc, 0))
+        f.write(sb + bytes(4096 - len(sb)))
     else:
         off = ((sectors - 16) & ~7) * 512
         sb = bytearray(open(src, 'rb').read()[4096:8192])

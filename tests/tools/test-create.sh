@@ -229,8 +229,9 @@ expect_refused "r1 already holds an md superblock.*$uuid_r.*test-r" create \
 # Superblocks of the other md versions, where those versions keep them.
 off10=$(plant_md 1.0 "${R[0]}" "${F[2]}")
 off09=$(plant_md 0.90 - "${F[1]}")
-expect_refused "f1 already holds an md superblock \\(v0.90, at byte $off09\\)" \
-  create --chunk 64K "${F[@]}"
+uuid09=5eed0090:5eed0091:5eed0092:5eed0093     # plant_md's
+expect_refused "f1 already holds an md superblock \\(v0.90.0, at byte \
+$off09\\): it belongs to array UUID $uuid09 \\(" create --chunk 64K "${F[@]}"
 expect_refused "f2 already holds an md superblock \\(v1.0, at byte $off10\\).*test-r" \
   create --chunk 64K "${F[0]}" "${F[2]}" "${F[1]}"
 expect_refused 'no room for the internal bitmap' create --force \
