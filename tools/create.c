@@ -127,9 +127,7 @@ parse_option (struct create_opts *o, int c, const char *arg)
   case 'c': return parse_chunk (o, arg);
   case 'l':
     if (r5_layout_parse (arg, &o->layout) < 0)
-      return tool_error ("--layout %s: expected left-symmetric, "
-                         "left-asymmetric, right-symmetric or "
-                         "right-asymmetric", arg);
+      return tool_error ("--layout %s: expected " R5_LAYOUT_NAMES, arg);
     return 0;
   case 'n': return parse_name (o, arg);
   case 'a': o->assume_clean = true; return 0;

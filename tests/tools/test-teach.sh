@@ -260,7 +260,7 @@ bad "--disks 2" layout --disks 2
 bad "--disks 33" layout --disks 33
 bad "power of two" layout --chunk 3000b
 bad "power of two" map 0 --chunk 2K
-bad "--layout" layout --layout parity-first
+bad "--layout pf: expected .*parity-last" layout --layout pf
 bad "multiple of 512" map 0 --data-offset 1000b
 bad "--stripes" layout --stripes 0
 bad "unknown option" layout --bogus
