@@ -36,6 +36,12 @@ is_symmetric (enum r5_layout layout)
   return layout == R5_LEFT_SYMMETRIC || layout == R5_RIGHT_SYMMETRIC;
 }
 
+static bool
+is_fixed (enum r5_layout layout)
+{
+  return layout == R5_PARITY_FIRST || layout == R5_PARITY_LAST;
+}
+
 unsigned
 r5_parity_member (const struct r5_geom *g, uint64_t stripe)
 {
@@ -71,6 +77,12 @@ r5_data_index (const struct r5_geom *g, uint64_t stripe, unsigned member)
   if (is_symmetric (g->layout))
     return (int) ((member + g->members - pd - 1) % g->members);
   return (int) (member > pd ? member - 1 : member);
+}
+
+unsigned
+r5_layout_period (const struct r5_geom *g)
+{
+  return is_fixed (g->layout) ? 1 : g->members;
 }
 
 uint64_t

@@ -60,6 +60,12 @@ struct r5_loc {
 int r5_map (const struct r5_geom *g, uint64_t off, struct r5_loc *loc)
   __attribute__((nonnull, warn_unused_result));
 
+/* Stripes after which the pattern of data and parity repeats: N when
+ * parity moves (left-*, right-*), 1 when it stays (parity-first, -last).
+ */
+unsigned r5_layout_period (const struct r5_geom *g)
+  __attribute__((nonnull));
+
 /* Member byte offset where a stripe begins (data_offset + stripe * chunk). */
 uint64_t r5_stripe_member_off (const struct r5_geom *g, uint64_t stripe)
   __attribute__((nonnull));

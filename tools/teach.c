@@ -298,14 +298,14 @@ teach_layout_rule (enum r5_layout layout)
       "unless member 0 holds parity.";
   case R5_PARITY_FIRST:
     return "Parity stays on member 0 in every stripe (FIRST, RAID-4's "
-      "placement).\nData fills members 1 to N-1 in order, so member 0 holds "
-      "no data and takes\na parity write for every write to the array: it is "
-      "the busiest member.";
+      "placement).\nData fills members 1 to N-1 in order.  Member 0 takes a "
+      "parity write for\nevery write to the array, so writes queue there, "
+      "while healthy reads never\nuse it.";
   case R5_PARITY_LAST:
     return "Parity stays on the last member in every stripe (LAST, RAID-4's "
-      "placement).\nData fills members 0 to N-2 in order, so the last member "
-      "holds no data and\ntakes a parity write for every write to the array: "
-      "it is the busiest member.";
+      "placement).\nData fills members 0 to N-2 in order.  The last member "
+      "takes a parity write\nfor every write to the array, so writes queue "
+      "there, while healthy reads\nnever use it.";
   }
   return "";
 }

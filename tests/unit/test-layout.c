@@ -375,6 +375,36 @@ Test (layout, left_symmetric_round_robin)
   }
 }
 
+static bool
+same_stripe_pattern (const struct r5_geom *g, uint64_t a, uint64_t b)
+{
+  for (unsigned m = 0; m < g->members; m++)
+    if (r5_data_index (g, a, m) != r5_data_index (g, b, m))
+      return false;
+  return true;
+}
+
+/* The period is the smallest shift after which every stripe looks the
+ * same: N for the four rotating layouts, 1 for parity-first and -last.
+ */
+Test (layout, period)
+{
+  for (unsigned n = 3; n <= 6; n++)
+    for (int l = 0; l < R5_LAYOUTS; l++) {
+      struct r5_geom g = geom (n, (enum r5_layout) l);
+      unsigned p = r5_layout_period (&g);
+
+      cr_assert_eq (p, l == R5_PARITY_FIRST || l == R5_PARITY_LAST ? 1 : n,
+                    "N=%u layout %d", n, l);
+      for (uint64_t s = 0; s < 2 * n; s++) {
+        cr_assert (same_stripe_pattern (&g, s, s + p), "N=%u layout %d", n, l);
+        for (unsigned q = 1; q < p; q++)
+          cr_assert (!same_stripe_pattern (&g, s, s + q), "N=%u layout %d "
+                     "repeats after %u", n, l, q);
+      }
+    }
+}
+
 /* Over a whole small array, every array chunk lands on a distinct
  * (member, stripe) that is not that stripe's parity, every non-parity
  * position is hit, and each stripe has exactly one parity member.
