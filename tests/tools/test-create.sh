@@ -153,9 +153,10 @@ member_check --layout ra --chunk 128K --data-offset $(( doff * 512 )) "${B[@]}"
 echo "B: bitmap bits (total, set): $md_bits; served"
 
 # --- md's layouts 4 and 5 on random bytes; create syncs parity ----------
-# mdadm --examine must name them, member-check (md's rule, written again)
-# must find parity = XOR, and the plugin must serve them from the
-# superblocks alone.
+# mdadm --examine must name them; the plugin, from the superblocks alone,
+# must serve what member-check (md's rule, written again) reads as the
+# array's data, and parity must be their XOR.  (Parity alone would not
+# tell the layouts apart: a XOR is the same whichever member holds it.)
 doff=$(md_data_offset 32768 128)
 for l in parity-first parity-last; do
   for i in 0 1 2 3; do head -c 16M /dev/urandom >"$tmpdir/$l.$i"; done
@@ -163,10 +164,12 @@ for l in parity-first parity-last; do
   "$RAID5CTL" create --chunk 64K --layout $l "${P[@]}" >"$tmpdir/create.out" ||
     fail "create, $l"
   check_members 4 64 $l "$doff" clean 0x0 "${P[@]}"
-  member_check --layout $l --chunk 64K --data-offset $(( doff * 512 )) "${P[@]}"
-  [ "$(served_size "${P[@]}")" = $(( (32768 - doff) / 128 * 128 * 3 * 512 )) ] ||
-    fail "$l: served size"
-  echo "$l: parity is the XOR of the data in every stripe; served"
+  mapfile -t disks < <(disk_args "${P[@]}")
+  raid5_captive "${disks[@]}" -- nbdcopy @URI@ "$tmpdir/export" ||
+    fail "serving $l"
+  member_check --layout $l --chunk 64K --data-offset $(( doff * 512 )) \
+    --model "$tmpdir/export" "${P[@]}"
+  echo "$l: served where md's rule puts the data; parity synced"
 done
 
 # --- Members of different sizes: the smallest decides, as in mdadm -------
