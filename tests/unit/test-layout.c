@@ -204,19 +204,30 @@ Test (layout, map_worked_example)
   cr_assert_eq (loc.member_off, 1224704);
 }
 
+/* r5_map (g, off) must give this location, off % chunk into the chunk. */
+static void
+expect_loc (const struct r5_geom *g, uint64_t off, uint64_t stripe,
+            unsigned dd, unsigned member, unsigned parity, uint64_t member_off)
+{
+  struct r5_loc loc;
+
+  cr_assert_eq (r5_map (g, off, &loc), 0);
+  cr_assert_eq (loc.stripe, stripe);
+  cr_assert_eq (loc.dd, dd);
+  cr_assert_eq (loc.member, member, "%s: member %u, want %u",
+                r5_layout_name (g->layout), loc.member, member);
+  cr_assert_eq (loc.parity, parity, "%s: parity %u, want %u",
+                r5_layout_name (g->layout), loc.parity, parity);
+  cr_assert_eq (loc.chunk_off, off % g->chunk);
+  cr_assert_eq (loc.member_off, member_off);
+}
+
 Test (layout, map_asymmetric)
 {
   struct r5_geom g = geom (4, R5_LEFT_ASYMMETRIC);
-  struct r5_loc loc;
 
   /* chunk 5 = stripe 1, dd 2; la4 stripe 1 is "01P2": member 3, parity 2 */
-  cr_assert_eq (r5_map (&g, 5 * 64 * KiB + 4095, &loc), 0);
-  cr_assert_eq (loc.stripe, 1);
-  cr_assert_eq (loc.dd, 2);
-  cr_assert_eq (loc.member, 3);
-  cr_assert_eq (loc.parity, 2);
-  cr_assert_eq (loc.chunk_off, 4095);
-  cr_assert_eq (loc.member_off, 1 * MiB + 64 * KiB + 4095);
+  expect_loc (&g, 5 * 64 * KiB + 4095, 1, 2, 3, 2, 1 * MiB + 64 * KiB + 4095);
 }
 
 /* md's ALGORITHM_PARITY_0 and _N: chunk 5 of 4 members is stripe 1, dd 2;
@@ -227,18 +238,9 @@ Test (layout, map_parity_first_last)
 {
   struct r5_geom first = geom (4, R5_PARITY_FIRST);
   struct r5_geom last = geom (4, R5_PARITY_LAST);
-  struct r5_loc loc;
 
-  cr_assert_eq (r5_map (&first, 5 * 64 * KiB + 100, &loc), 0);
-  cr_assert_eq (loc.stripe, 1);
-  cr_assert_eq (loc.dd, 2);
-  cr_assert_eq (loc.member, 3);
-  cr_assert_eq (loc.parity, 0);
-  cr_assert_eq (loc.member_off, 1 * MiB + 64 * KiB + 100);
-  cr_assert_eq (r5_map (&last, 5 * 64 * KiB + 100, &loc), 0);
-  cr_assert_eq (loc.member, 2);
-  cr_assert_eq (loc.parity, 3);
-  cr_assert_eq (loc.member_off, 1 * MiB + 64 * KiB + 100);
+  expect_loc (&first, 5 * 64 * KiB + 100, 1, 2, 3, 0, 1 * MiB + 64 * KiB + 100);
+  expect_loc (&last, 5 * 64 * KiB + 100, 1, 2, 2, 3, 1 * MiB + 64 * KiB + 100);
 }
 
 /* Parity never moves, however far the stripe: chunk c is on member
