@@ -154,8 +154,7 @@ params_config (struct params *p, const char *key, const char *value)
     p->array.given |= ARRAY_GIVEN_LAYOUT;
     if (r5_layout_parse (value, &p->array.layout) == 0)
       return 0;
-    nbdkit_error ("layout=%s: unknown layout (left-symmetric, "
-                  "left-asymmetric, right-symmetric, right-asymmetric)",
+    nbdkit_error ("layout=%s: unknown layout (expected " R5_LAYOUT_NAMES ")",
                   value);
     return -1;
   }

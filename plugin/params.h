@@ -31,7 +31,8 @@ void params_free (struct params *p);
   "                   'missing' stands for one absent member.\n" \
   "chunk=SIZE         Chunk size, a power of two >= 4K (default 512K).\n" \
   "layout=NAME        left-symmetric (default), left-asymmetric,\n" \
-  "                   right-symmetric or right-asymmetric (ls/la/rs/ra).\n" \
+  "                   right-symmetric, right-asymmetric (ls/la/rs/ra),\n" \
+  "                   parity-first or parity-last.\n" \
   "data-offset=SIZE   Where data starts on each member (default 0).\n" \
   "metadata=auto|none auto (default): md v1.2 superblocks, when the\n" \
   "                   members have them, define geometry and roles;\n" \

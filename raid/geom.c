@@ -29,7 +29,7 @@ check_params (char *buf, unsigned len, unsigned members, uint64_t chunk,
   else if (chunk < R5_MIN_CHUNK || chunk > R5_MAX_CHUNK)
     snprintf (buf, len, "chunk %" PRIu64 " is outside %u..%u bytes", chunk,
               R5_MIN_CHUNK, R5_MAX_CHUNK);
-  else if ((unsigned) layout > R5_RIGHT_SYMMETRIC)
+  else if ((unsigned) layout >= R5_LAYOUTS)
     snprintf (buf, len, "layout %u is not a RAID-5 layout", (unsigned) layout);
   else if (data_offset % R5_SECTOR != 0)
     snprintf (buf, len, "data offset %" PRIu64 " is not a multiple of %u",

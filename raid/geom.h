@@ -22,15 +22,18 @@
 #define R5_MAX_CHUNK   (64u << 20)        /* 64 MiB */
 #define R5_SECTOR      512u
 
-/* md's RAID-5 algorithm numbers (sb.layout).  Parity-first/last (4, 5) are
- * RAID-4-like and not offered.
+/* md's RAID-5 algorithm numbers (sb.layout; md's ALGORITHM_* in raid5.h).
+ * Parity-first and parity-last keep parity on one member, as RAID-4 does.
  */
 enum r5_layout {
   R5_LEFT_ASYMMETRIC = 0,
   R5_RIGHT_ASYMMETRIC = 1,
   R5_LEFT_SYMMETRIC = 2,                  /* mdadm's default */
   R5_RIGHT_SYMMETRIC = 3,
+  R5_PARITY_FIRST = 4,                    /* md's ALGORITHM_PARITY_0 */
+  R5_PARITY_LAST = 5,                     /* md's ALGORITHM_PARITY_N */
 };
+#define R5_LAYOUTS 6                      /* layouts are 0..R5_LAYOUTS-1 */
 
 struct r5_geom {
   unsigned members;           /* N, >= R5_MIN_MEMBERS, <= R5_MAX_MEMBERS */

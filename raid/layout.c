@@ -1,5 +1,19 @@
 /* raid/layout.c -- md's RAID-5 layouts (raid5_compute_sector and its
- * inverse raid5_compute_blocknr, for algorithms 0..3).
+ * inverse raid5_compute_blocknr, for algorithms 0..5).
+ *
+ * md's rule (drivers/md/raid5.c, raid5_compute_sector, level 5), with
+ * D = N-1 data members, stripe s and data index dd:
+ *
+ *   ALGORITHM_LEFT_*     pd = D - s % N
+ *   ALGORITHM_RIGHT_*    pd = s % N
+ *   ALGORITHM_PARITY_0   pd = 0,  data on dd + 1
+ *   ALGORITHM_PARITY_N   pd = D,  data on dd
+ *   *_ASYMMETRIC         data on dd < pd ? dd : dd + 1
+ *   *_SYMMETRIC          data on (pd + 1 + dd) % N
+ *
+ * With parity fixed on the first or last member, the asymmetric rule
+ * gives exactly md's dd + 1 and dd, so parity-first and parity-last take
+ * the asymmetric path here (and in the inverse) once pd is known.
  */
 #include <config.h>
 
@@ -22,11 +36,22 @@ is_symmetric (enum r5_layout layout)
   return layout == R5_LEFT_SYMMETRIC || layout == R5_RIGHT_SYMMETRIC;
 }
 
+static bool
+is_fixed (enum r5_layout layout)
+{
+  return layout == R5_PARITY_FIRST || layout == R5_PARITY_LAST;
+}
+
 unsigned
 r5_parity_member (const struct r5_geom *g, uint64_t stripe)
 {
-  unsigned rot = (unsigned) (stripe % g->members);
+  unsigned rot;
 
+  if (g->layout == R5_PARITY_FIRST)
+    return 0;
+  if (g->layout == R5_PARITY_LAST)
+    return g->data_members;
+  rot = (unsigned) (stripe % g->members);
   return is_left (g->layout) ? g->data_members - rot : rot;
 }
 
@@ -54,6 +79,12 @@ r5_data_index (const struct r5_geom *g, uint64_t stripe, unsigned member)
   return (int) (member > pd ? member - 1 : member);
 }
 
+unsigned
+r5_layout_period (const struct r5_geom *g)
+{
+  return is_fixed (g->layout) ? 1 : g->members;
+}
+
 uint64_t
 r5_stripe_member_off (const struct r5_geom *g, uint64_t stripe)
 {
@@ -77,14 +108,19 @@ r5_map (const struct r5_geom *g, uint64_t off, struct r5_loc *loc)
   return 0;
 }
 
+/* mdadm's names (maps.c r5layout); parity-first and parity-last have no
+ * short form there, so none here.
+ */
 static const struct {
-  const char *name, *alias;
+  const char *name, *alias;   /* alias may be NULL */
   enum r5_layout layout;
 } layout_names[] = {
   { "left-asymmetric", "la", R5_LEFT_ASYMMETRIC },
   { "right-asymmetric", "ra", R5_RIGHT_ASYMMETRIC },
   { "left-symmetric", "ls", R5_LEFT_SYMMETRIC },
   { "right-symmetric", "rs", R5_RIGHT_SYMMETRIC },
+  { "parity-first", NULL, R5_PARITY_FIRST },
+  { "parity-last", NULL, R5_PARITY_LAST },
 };
 
 const char *
@@ -101,7 +137,8 @@ r5_layout_parse (const char *name, enum r5_layout *layout)
 {
   for (size_t i = 0; i < sizeof layout_names / sizeof layout_names[0]; i++)
     if (strcmp (name, layout_names[i].name) == 0 ||
-        strcmp (name, layout_names[i].alias) == 0) {
+        (layout_names[i].alias &&
+         strcmp (name, layout_names[i].alias) == 0)) {
       *layout = layout_names[i].layout;
       return 0;
     }

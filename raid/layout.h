@@ -1,4 +1,4 @@
-/* raid/layout.h -- where md's four RAID-5 layouts put data and parity.
+/* raid/layout.h -- where md's six RAID-5 layouts put data and parity.
  *
  * A stripe is one chunk on every member, all at the same member offset
  * (data_offset + stripe * chunk).  Its N-1 data chunks hold consecutive
@@ -9,11 +9,16 @@
  *   left-asymmetric  (md 0)   [D0 D1 P] [D2 P D3] [P D4 D5]
  *   right-symmetric  (md 3)   [P D0 D1] [D3 P D2] [D4 D5 P]
  *   right-asymmetric (md 1)   [P D0 D1] [D2 P D3] [D4 D5 P]
+ *   parity-first     (md 4)   [P D0 D1] [P D2 D3] [P D4 D5]
+ *   parity-last      (md 5)   [D0 D1 P] [D2 D3 P] [D4 D5 P]
  *
  * Left: parity starts on the last member and moves left; right: it starts
  * on the first and moves right.  Symmetric: data continues on the member
  * after parity and wraps; asymmetric: data fills members in order, skipping
- * parity.  Formulas are md's raid5_compute_sector() / raid5_compute_blocknr().
+ * parity.  Parity-first and parity-last never move parity (RAID-4's
+ * placement: that member takes a write for every write to the array); data
+ * fills the other members in order.  Formulas are md's
+ * raid5_compute_sector() / raid5_compute_blocknr(), quoted in layout.c.
  *
  * Pure functions over a geometry accepted by r5_geom_init(); callers pass
  * stripe < g->stripes and indices in range (checked only by assert).
@@ -55,13 +60,24 @@ struct r5_loc {
 int r5_map (const struct r5_geom *g, uint64_t off, struct r5_loc *loc)
   __attribute__((nonnull, warn_unused_result));
 
+/* Stripes after which the pattern of data and parity repeats: N when
+ * parity moves (left-*, right-*), 1 when it stays (parity-first, -last).
+ */
+unsigned r5_layout_period (const struct r5_geom *g)
+  __attribute__((nonnull));
+
 /* Member byte offset where a stripe begins (data_offset + stripe * chunk). */
 uint64_t r5_stripe_member_off (const struct r5_geom *g, uint64_t stripe)
   __attribute__((nonnull));
 
-/* Layout names: md's ("left-symmetric") and mdadm's short forms ("ls").
- * r5_layout_parse returns 0, or -EINVAL for an unknown name.
+/* Layout names: md's ("left-symmetric") and mdadm's short forms ("ls";
+ * parity-first and parity-last have none).  r5_layout_parse returns 0, or
+ * -EINVAL for an unknown name.  R5_LAYOUT_NAMES lists the names for error
+ * messages ("expected " R5_LAYOUT_NAMES).
  */
+#define R5_LAYOUT_NAMES "left-symmetric, left-asymmetric, right-symmetric, " \
+  "right-asymmetric, parity-first or parity-last"
+
 const char *r5_layout_name (enum r5_layout layout);
 int r5_layout_parse (const char *name, enum r5_layout *layout)
   __attribute__((nonnull, warn_unused_result));

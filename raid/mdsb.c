@@ -241,9 +241,9 @@ check_geometry (const struct md_sb *sb, char *why, size_t wl)
   if (sb->level != 5)
     return le_bad (why, wl, -ENOTSUP, "RAID level %" PRId32 ": only RAID-5 "
                 "is supported", sb->level);
-  if (sb->layout > 3)
+  if (sb->layout >= R5_LAYOUTS)
     return le_bad (why, wl, -ENOTSUP, "RAID-5 layout %" PRIu32 " is not one "
-                "of md's layouts 0-3", sb->layout);
+                "of md's layouts 0-%u", sb->layout, R5_LAYOUTS - 1);
   if (c == 0 || (c & (c - 1)) != 0 || (uint64_t) c * 512 < R5_MIN_CHUNK ||
       (uint64_t) c * 512 > R5_MAX_CHUNK)
     return le_bad (why, wl, -EBADMSG, "chunk of %" PRIu32 " sectors is not a "

@@ -65,7 +65,8 @@ usage (FILE *fp)
 "\n"
 "  --chunk SIZE         chunk size, a power of two from 4K to 64M (512K)\n"
 "  --layout NAME        left-symmetric (ls, default), left-asymmetric (la),\n"
-"                       right-symmetric (rs) or right-asymmetric (ra)\n"
+"                       right-symmetric (rs), right-asymmetric (ra),\n"
+"                       parity-first or parity-last\n"
 "  --name NAME          array name, stored as HOSTNAME:NAME (default: the\n"
 "                       first disk's file name without its extension)\n"
 "  --assume-clean       do not sync parity now (only for disks that are all\n"
@@ -138,9 +139,7 @@ parse_option (struct create_opts *o, int c, const char *arg)
   case 'c': return parse_chunk (o, arg);
   case 'l':
     if (r5_layout_parse (arg, &o->layout) < 0)
-      return tool_error ("--layout %s: expected left-symmetric, "
-                         "left-asymmetric, right-symmetric or "
-                         "right-asymmetric", arg);
+      return tool_error ("--layout %s: expected " R5_LAYOUT_NAMES, arg);
     return 0;
   case 'n': return parse_name (o, arg);
   case 'a': o->assume_clean = true; return 0;

@@ -342,6 +342,20 @@ print_small_write (const struct teach *t, unsigned members, const char *note)
   return 0;
 }
 
+/* Parity-first and parity-last: the member that pays for every write. */
+static void
+print_fixed_parity (const struct r5_geom *g)
+{
+  unsigned pm = r5_parity_member (g, 0);
+
+  if (r5_layout_period (g) != 1)
+    return;
+  printf ("  %s: parity is on m%u in every stripe, so every write also "
+          "writes m%u;\n  the left-* and right-* layouts move parity and "
+          "spread those writes over all %u members\n",
+          r5_layout_name (g->layout), pm, pm, g->members);
+}
+
 static int
 print_lesson (const struct teach *t)
 {
@@ -364,6 +378,7 @@ print_lesson (const struct teach *t)
           g->members, c.ios[R5_IO_READ], c.ios[R5_IO_WRITE],
           (double) g->members / (double) g->data_members, g->members,
           g->data_members);
+  print_fixed_parity (g);
   return 0;
 }
 

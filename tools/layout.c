@@ -117,6 +117,25 @@ print_rule (enum r5_layout layout)
   }
 }
 
+/* Where the layout puts stripe s's parity, as a formula of s and N. */
+static const char *
+parity_formula (enum r5_layout layout)
+{
+  switch (layout) {
+  case R5_LEFT_SYMMETRIC:
+  case R5_LEFT_ASYMMETRIC:
+    return "N-1 - (s mod N)";
+  case R5_RIGHT_SYMMETRIC:
+  case R5_RIGHT_ASYMMETRIC:
+    return "s mod N";
+  case R5_PARITY_FIRST:
+    return "0";
+  case R5_PARITY_LAST:
+    return "N-1";
+  }
+  return "?";
+}
+
 static void
 print_legend (const struct teach *t)
 {
@@ -131,12 +150,29 @@ print_legend (const struct teach *t)
           (int) g->layout);
   print_rule (g->layout);
   printf ("  Parity of stripe s is on member %s.\n",
-          g->layout == R5_LEFT_SYMMETRIC || g->layout == R5_LEFT_ASYMMETRIC
-          ? "N-1 - (s mod N)" : "s mod N");
+          parity_formula (g->layout));
   if (t->missing >= 0)
     printf ("m%d* is missing: reading its chunks means XOR-ing the other %u "
             "members' chunks\nof the same stripe.\n", t->missing,
             g->members - 1);
+}
+
+/* Before stripe s: a marker where the pattern starts again (once, if
+ * parity never moves).
+ */
+static void
+print_repeat (const struct r5_geom *g, uint64_t s)
+{
+  unsigned period = r5_layout_period (g);
+
+  if (s == 0 || s % period != 0)
+    return;
+  if (period > 1)
+    printf ("%6s  -- stripe %" PRIu64 ": the pattern of stripe 0 again "
+            "(it repeats every %u stripes) --\n", "", s, period);
+  else if (s == 1)
+    printf ("%6s  -- stripe 1 and on: the pattern of stripe 0 again "
+            "(parity never moves) --\n", "");
 }
 
 static void
@@ -152,9 +188,7 @@ print_text (const struct teach *t, uint64_t rows)
           teach_size (g->stripe_data, sd, sizeof sd));
   print_titles (t);
   for (uint64_t s = 0; s < rows; s++) {
-    if (s > 0 && s % g->members == 0)
-      printf ("%6s  -- stripe %" PRIu64 ": the pattern of stripe 0 again "
-              "(it repeats every %u stripes) --\n", "", s, g->members);
+    print_repeat (g, s);
     print_row (t, s);
   }
   print_legend (t);
@@ -170,7 +204,7 @@ print_json (const struct teach *t, uint64_t rows)
   json_init (&j, stdout);
   json_open (&j, NULL, '{');
   teach_json_geometry (&j, t);
-  json_u64 (&j, "period", g->members);
+  json_u64 (&j, "period", r5_layout_period (g));
   json_open (&j, "stripes", '[');
   for (uint64_t s = 0; s < rows; s++) {
     json_open (&j, NULL, '{');

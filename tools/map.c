@@ -91,41 +91,55 @@ check_range (const struct teach *t, const struct map_req *q)
                   "this geometry can describe", q->off, len);
 }
 
-static bool
-is_left (enum r5_layout l)
-{
-  return l == R5_LEFT_SYMMETRIC || l == R5_LEFT_ASYMMETRIC;
-}
-
-static bool
-is_symmetric (enum r5_layout l)
-{
-  return l == R5_LEFT_SYMMETRIC || l == R5_RIGHT_SYMMETRIC;
-}
-
 static void
 print_parity_step (const struct r5_geom *g, const struct r5_loc *l)
 {
   printf ("  parity member  %-9u", l->parity);
-  if (is_left (g->layout))
+  switch (g->layout) {
+  case R5_LEFT_SYMMETRIC:
+  case R5_LEFT_ASYMMETRIC:
     printf ("= N-1 - (stripe mod N) = %u - (%" PRIu64 " mod %u)   [left]\n",
             g->members - 1, l->stripe, g->members);
-  else
+    break;
+  case R5_RIGHT_SYMMETRIC:
+  case R5_RIGHT_ASYMMETRIC:
     printf ("= stripe mod N = %" PRIu64 " mod %u   [right]\n", l->stripe,
             g->members);
+    break;
+  case R5_PARITY_FIRST:
+    printf ("= 0 in every stripe   [parity-first]\n");
+    break;
+  case R5_PARITY_LAST:
+    printf ("= N-1 = %u in every stripe   [parity-last]\n", g->members - 1);
+    break;
+  }
 }
 
 static void
 print_member_step (const struct r5_geom *g, const struct r5_loc *l)
 {
   printf ("  member         %-9u", l->member);
-  if (is_symmetric (g->layout))
+  switch (g->layout) {
+  case R5_LEFT_SYMMETRIC:
+  case R5_RIGHT_SYMMETRIC:
     printf ("= (parity + 1 + index) mod N = (%u + 1 + %u) mod %u   "
             "[symmetric]\n", l->parity, l->dd, g->members);
-  else
+    break;
+  case R5_LEFT_ASYMMETRIC:
+  case R5_RIGHT_ASYMMETRIC:
     printf ("= index%s, as index %u %s parity %u   [asymmetric: data "
             "skips parity]\n", l->dd < l->parity ? "" : " + 1", l->dd,
             l->dd < l->parity ? "<" : ">=", l->parity);
+    break;
+  case R5_PARITY_FIRST:
+    printf ("= index + 1 = %u + 1   [parity-first: data on members 1 to "
+            "N-1]\n", l->dd);
+    break;
+  case R5_PARITY_LAST:
+    printf ("= index = %u   [parity-last: data on members 0 to N-2]\n",
+            l->dd);
+    break;
+  }
 }
 
 /* What a missing member means for this byte. */

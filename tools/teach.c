@@ -112,9 +112,7 @@ teach_option (struct teach *t, int c, const char *arg)
   case 'O': return parse_data_offset (t, arg);
   default:
     if (r5_layout_parse (arg, &t->layout) < 0)
-      return tool_error ("--layout %s: expected left-symmetric, "
-                         "left-asymmetric, right-symmetric or "
-                         "right-asymmetric", arg);
+      return tool_error ("--layout %s: expected " R5_LAYOUT_NAMES, arg);
     return 0;
   }
 }
@@ -298,6 +296,16 @@ teach_layout_rule (enum r5_layout layout)
       "stripe.\nData fills the other members in member order, skipping "
       "parity (ASYMMETRIC),\nso each stripe's first chunk is on member 0 "
       "unless member 0 holds parity.";
+  case R5_PARITY_FIRST:
+    return "Parity stays on member 0 in every stripe (FIRST, RAID-4's "
+      "placement).\nData fills members 1 to N-1 in order.  Member 0 takes a "
+      "parity write for\nevery write to the array, so writes queue there, "
+      "while healthy reads never\nuse it.";
+  case R5_PARITY_LAST:
+    return "Parity stays on the last member in every stripe (LAST, RAID-4's "
+      "placement).\nData fills members 0 to N-2 in order.  The last member "
+      "takes a parity write\nfor every write to the array, so writes queue "
+      "there, while healthy reads\nnever use it.";
   }
   return "";
 }

@@ -60,7 +60,8 @@ struct teach {
 "  --disks N            members, 3 to 32 (3)\n" \
 "  --chunk SIZE         chunk size, a power of two from 4K to 64M (512K)\n" \
 "  --layout NAME        left-symmetric (ls, default), left-asymmetric (la),\n" \
-"                       right-symmetric (rs), right-asymmetric (ra)\n" \
+"                       right-symmetric (rs), right-asymmetric (ra),\n" \
+"                       parity-first, parity-last\n" \
 "  --data-offset SIZE   where data starts on each member (0)\n" \
 "  --missing SLOT       treat member SLOT as missing (failed)\n" \
 "or from members (last on the line; every argument after it is a disk):\n" \

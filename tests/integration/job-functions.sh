@@ -140,11 +140,15 @@ data_byte_off ()
   case $6 in
     left-*) pd=$(( n - 1 - s % n )) ;;
     right-*) pd=$(( s % n )) ;;
+    parity-first) pd=0 ;;
+    parity-last) pd=$(( n - 1 )) ;;
     *) fail "data_byte_off: layout $6" ;;
   esac
   case $6 in
     *-symmetric) dd=$(( (pd + 1 + k) % n )) ;;
-    *) dd=$(( k < pd ? k : k + 1 )) ;;
+    *-asymmetric) dd=$(( k < pd ? k : k + 1 )) ;;
+    parity-first) dd=$(( k + 1 )) ;;
+    parity-last) dd=$k ;;
   esac
   echo "$dd $(( doff + s * c ))"
 }

@@ -205,6 +205,8 @@ parity_byte_off ()
   case $5 in
     left-*) pd=$(( n - 1 - s % n )) ;;
     right-*) pd=$(( s % n )) ;;
+    parity-first) pd=0 ;;
+    parity-last) pd=$(( n - 1 )) ;;
     *) fail "parity_byte_off: layout $5" ;;
   esac
   echo "$pd $(( doff + s * c ))"

@@ -14,6 +14,8 @@
  *   left-*:  pd = (N-1) - s%N        right-*: pd = s%N
  *   *-asymmetric: member = dd < pd ? dd : dd+1
  *   *-symmetric:  member = (pd + 1 + dd) % N
+ *   parity-first: pd = 0, member = dd+1      (md's ALGORITHM_PARITY_0)
+ *   parity-last:  pd = N-1, member = dd      (md's ALGORITHM_PARITY_N)
  *
  * For every stripe it checks that the parity chunk is the XOR of the data
  * chunks (all bytes, known to the model or not) and that every data chunk
@@ -45,9 +47,11 @@
 
 #define MAX_MEMBERS 32
 
-enum layout { LEFT_ASYM, RIGHT_ASYM, LEFT_SYM, RIGHT_SYM };
-static const char *layout_name[] = {
+enum layout { LEFT_ASYM, RIGHT_ASYM, LEFT_SYM, RIGHT_SYM, PARITY_FIRST,
+              PARITY_LAST, LAYOUTS };
+static const char *layout_name[LAYOUTS] = {
   "left-asymmetric", "right-asymmetric", "left-symmetric", "right-symmetric",
+  "parity-first", "parity-last",
 };
 
 /* Options and the array's shape. */
@@ -74,9 +78,14 @@ static unsigned char *buf[MAX_MEMBERS];  /* one chunk per member */
 static unsigned
 parity_member (uint64_t s)
 {
-  if (layout == LEFT_ASYM || layout == LEFT_SYM)
-    return (n - 1) - s % n;
-  return s % n;
+  switch (layout) {
+  case LEFT_ASYM: case LEFT_SYM: return (n - 1) - s % n;
+  case RIGHT_ASYM: case RIGHT_SYM: return s % n;
+  case PARITY_FIRST: return 0;
+  case PARITY_LAST: return n - 1;
+  case LAYOUTS: break;
+  }
+  abort ();
 }
 
 static unsigned
@@ -84,9 +93,14 @@ data_member (uint64_t s, unsigned dd)
 {
   unsigned pd = parity_member (s);
 
-  if (layout == LEFT_ASYM || layout == RIGHT_ASYM)
-    return dd < pd ? dd : dd + 1;
-  return (pd + 1 + dd) % n;
+  switch (layout) {
+  case LEFT_ASYM: case RIGHT_ASYM: return dd < pd ? dd : dd + 1;
+  case LEFT_SYM: case RIGHT_SYM: return (pd + 1 + dd) % n;
+  case PARITY_FIRST: return dd + 1;
+  case PARITY_LAST: return dd;
+  case LAYOUTS: break;
+  }
+  abort ();
 }
 
 static uint64_t
@@ -408,7 +422,8 @@ usage (FILE *fp, int status)
 "usage: member-check [options] MEMBER...   (MEMBER: path or 'missing')\n"
 "  --chunk SIZE        chunk size (default 512K)\n"
 "  --layout NAME       left-symmetric|left-asymmetric|right-symmetric|\n"
-"                      right-asymmetric or ls|la|rs|ra (default ls)\n"
+"                      right-asymmetric|parity-first|parity-last or\n"
+"                      ls|la|rs|ra (default ls)\n"
 "  --data-offset SIZE  first data byte on each member (default 0)\n"
 "  --model FILE        expected array content (FILE and FILE.known); without\n"
 "                      it only parity is checked\n"
@@ -439,11 +454,12 @@ size_arg (const char *opt, const char *s)
 static enum layout
 layout_arg (const char *s)
 {
-  static const char *shortname[] = { "la", "ra", "ls", "rs" };
+  static const char *shortname[LAYOUTS] = { "la", "ra", "ls", "rs" };
   unsigned i;
 
-  for (i = 0; i < 4; i++)
-    if (strcmp (s, layout_name[i]) == 0 || strcmp (s, shortname[i]) == 0)
+  for (i = 0; i < LAYOUTS; i++)
+    if (strcmp (s, layout_name[i]) == 0 ||
+        (shortname[i] && strcmp (s, shortname[i]) == 0))
       return i;
   fprintf (stderr, "member-check: unknown layout '%s'\n", s);
   exit (2);

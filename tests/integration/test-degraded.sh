@@ -39,4 +39,6 @@ start=$SECONDS
 run_config 3 8M 64K left-symmetric 0
 run_config 4 4M 4K right-asymmetric 8K
 run_config 5 4M 256K ls 0
+run_config 4 4M 16K parity-first 4K     # member 0 missing: no parity at all
+run_config 3 4M 64K parity-last 0
 echo "$test_name: OK ($(( SECONDS - start )) s)"

@@ -26,6 +26,12 @@ expect_map left-symmetric 4 '[D0 D1 D2 P] [D4 D5 P D3] [D8 P D6 D7] [P D9 D10 D1
 expect_map left-asymmetric 4 '[D0 D1 D2 P] [D3 D4 P D5] [D6 P D7 D8] [P D9 D10 D11]' a b c d
 expect_map right-asymmetric 4 '[P D0 D1 D2] [D3 P D4 D5] [D6 D7 P D8] [D9 D10 D11 P]' a b c d
 expect_map right-symmetric 4 '[P D0 D1 D2] [D5 P D3 D4] [D7 D8 P D6] [D9 D10 D11 P]' a b c d
+# parity-first (md 4): parity on member 0, data k on member k+1;
+# parity-last (md 5): parity on member N-1, data k on member k.
+expect_map parity-first 3 '[P D0 D1] [P D2 D3] [P D4 D5]' a b c
+expect_map parity-last 3 '[D0 D1 P] [D2 D3 P] [D4 D5 P]' a b c
+expect_map parity-first 4 '[P D0 D1 D2] [P D3 D4 D5] [P D6 D7 D8] [P D9 D10 D11]' a b c d
+expect_map parity-last 4 '[D0 D1 D2 P] [D3 D4 D5 P] [D6 D7 D8 P] [D9 D10 D11 P]' a b c d
 
 # md's worked example (section 1.3): N=3, 64K chunk, data_offset 2048
 # sectors, array sector 600 -> member 1, member byte 1224704.
@@ -41,7 +47,7 @@ got=$(dd if="${MEMBERS[1]}" bs=1 skip=1224704 count=4 status=none)
 # A random array, every layout and width: generated members check clean,
 # also with each member missing (rebuilt by XOR).
 for n in 3 4 5; do
-  for layout in ls la rs ra; do
+  for layout in parity-first parity-last ls la rs ra; do  # ra last: used below
     size=$(array_size $n 1M 16K 8K)
     head -c "$size" /dev/urandom > "$tmpdir/model"
     make_members g 1 0
@@ -54,7 +60,7 @@ for n in 3 4 5; do
       member_check -q "${geo[@]}" --model "$tmpdir/model" "${m[@]}"
     done
     # The wrong layout must fail (every pair of layouts differs for N>=3).
-    for other in ls la rs ra; do
+    for other in ls la rs ra parity-first parity-last; do
       [ $other = $layout ] && continue
       if "$MEMBER_CHECK" -q --chunk 16K --layout $other --data-offset 8K \
            --model "$tmpdir/model" "${MEMBERS[@]}" 2>/dev/null; then

@@ -54,5 +54,8 @@ rio_extra=(--ops 300 --max-len 32M)
 run_config 3 80M 256K ls 0
 rio_extra=()
 run_config 8 4M 16K ls 0                # wide: read-modify-write
+# md's parity-first and parity-last: every write writes the one parity member
+run_config 4 16M 64K parity-first 1M
+run_config 5 8M 16K parity-last 4K metadata=none   # 5: read-modify-write
 run_config 3 16M - - 0                  # the plugin's defaults
 echo "$test_name: OK ($(( SECONDS - start )) s)"

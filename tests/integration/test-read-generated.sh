@@ -40,11 +40,14 @@ run_config ()
 }
 
 start=$SECONDS
-for layout in left-symmetric left-asymmetric right-symmetric right-asymmetric; do
+for layout in left-symmetric left-asymmetric right-symmetric right-asymmetric \
+              parity-first parity-last; do
   run_config 3 4M 64K $layout 0 no
   run_config 4 4M 4K $layout 512K no
   run_config 5 $(( 4 * 1024 * 1024 + 5000 )) 32K $layout 8K no
 done
 run_config 4 6M 16K ra 1M yes
 run_config 5 4M 128K ls 0 yes
+run_config 4 4M 16K parity-first 4K yes
+run_config 3 4M 64K parity-last 8K yes
 echo "$test_name: OK ($(( SECONDS - start )) s)"

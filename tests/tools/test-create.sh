@@ -152,6 +152,26 @@ member_check --layout ra --chunk 128K --data-offset $(( doff * 512 )) "${B[@]}"
   fail "B: served size"
 echo "B: bitmap bits (total, set): $md_bits; served"
 
+# --- md's layouts 4 and 5 on random bytes; create syncs parity ----------
+# mdadm --examine must name them; the plugin, from the superblocks alone,
+# must serve what member-check (md's rule, written again) reads as the
+# array's data, and parity must be their XOR.  (Parity alone would not
+# tell the layouts apart: a XOR is the same whichever member holds it.)
+doff=$(md_data_offset 32768 128)
+for l in parity-first parity-last; do
+  for i in 0 1 2 3; do head -c 16M /dev/urandom >"$tmpdir/$l.$i"; done
+  P=("$tmpdir/$l".{0,1,2,3})
+  "$RAID5CTL" create --chunk 64K --layout $l "${P[@]}" >"$tmpdir/create.out" ||
+    fail "create, $l"
+  check_members 4 64 $l "$doff" clean 0x0 "${P[@]}"
+  mapfile -t disks < <(disk_args "${P[@]}")
+  raid5_captive "${disks[@]}" -- nbdcopy @URI@ "$tmpdir/export" ||
+    fail "serving $l"
+  member_check --layout $l --chunk 64K --data-offset $(( doff * 512 )) \
+    --model "$tmpdir/export" "${P[@]}"
+  echo "$l: served where md's rule puts the data; parity synced"
+done
+
 # --- Members of different sizes: the smallest decides, as in mdadm -------
 truncate -s 20M "$tmpdir/m0"; truncate -s 16M "$tmpdir/m1"
 truncate -s 18M "$tmpdir/m2"
@@ -210,7 +230,7 @@ expect_refused 'at least 3 disks' create "${F[0]}" "${F[1]}"
 expect_refused '33 disks' create --force "${many[@]}"
 expect_refused 'chunk 3K' create --chunk 3K "${F[@]}"
 expect_refused 'chunk 128M' create --chunk 128M "${F[@]}"
-expect_refused 'layout parity-first' create --layout parity-first "${F[@]}"
+expect_refused 'layout pf: expected .*parity-first' create --layout pf "${F[@]}"
 expect_refused 'bitmap sometimes' create --bitmap sometimes "${F[@]}"
 expect_refused 'data-offset 6K' create --data-offset 6K "${F[@]}"
 expect_refused "name" create --name 0123456789abcdef0123456789abcdef "${F[@]}"

@@ -144,6 +144,27 @@ grep -q 'resync from sector 4096' "$tmpdir/ours.txt" ||
   fail "member 2 is active (resync_offset 4096): verdict does not say so"
 echo "healthy: text and JSON agree with mdadm on 3 members"
 
+# md's layouts 4 and 5: named as mdadm names them, and servable.
+for l in parity-first parity-last; do
+  make_members "x$l" 4 16M
+  X=("${MEMBERS[@]}")
+  "$RAID5CTL" create --assume-clean --chunk 64K --layout $l "${X[@]}" \
+    >/dev/null || fail "create $l"
+  "$RAID5CTL" examine --json "${X[@]}" >"$tmpdir/all.json" ||
+    fail "examine --json $l"
+  examine_both "${X[3]}" 3
+  grep -Eq "^ +Layout : $l\$" "$tmpdir/ours.txt" ||
+    fail "$l: examine's Layout line: $(grep Layout "$tmpdir/ours.txt")"
+  grep -q 'raid5 plugin : yes, as slot 3 of 4' "$tmpdir/ours.txt" ||
+    fail "$l: verdict: $(grep 'raid5 plugin' "$tmpdir/ours.txt")"
+done
+# Layout 6 is no RAID-5 layout of md's: shown by number, refused.
+patch_sb "${X[0]}" "struct.pack_into('<I', sb, 76, 6)"
+"$RAID5CTL" examine "${X[0]}" >"$tmpdir/ours.txt" || fail "examine layout 6"
+grep -q 'raid5 plugin : no: RAID-5 layout 6 is not one of md' "$tmpdir/ours.txt" ||
+  fail "layout 6: verdict: $(grep 'raid5 plugin' "$tmpdir/ours.txt")"
+echo "parity-first, parity-last: named as mdadm names them, servable"
+
 # Examining a member that is being served (and so locked) works.
 mapfile -t disks < <(disk_args "${EX[@]}")
 raid5_captive "${disks[@]}" -- "$RAID5CTL" examine "${EX[0]}" \

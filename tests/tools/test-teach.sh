@@ -2,8 +2,9 @@
 # raid5ctl's teaching commands (layout, map, explain, mkfs-hint) against
 # values worked out by hand from md's formulas (the reference's section 1),
 # never from the code under test:
-#  - layout: the tables of 3 and 4 members in all four layouts, member
-#    offsets and array bytes of a row, the repeat marker;
+#  - layout: the tables of 3 and 4 members in all six layouts, member
+#    offsets and array bytes of a row, the repeat marker (once when parity
+#    never moves);
 #  - map: the reference's worked example (3 members, 64K chunk, data offset
 #    2048 sectors: array sector 600 is member 1, sector 2392) and others,
 #    and the pieces of a range;
@@ -87,6 +88,30 @@ D3 P D4 D5
 D6 D7 P D8
 D9 D10 D11 P
 P D12 D13 D14" --disks 4 --layout ra --stripes 5
+# parity-first (md 4): parity on member 0, data chunk k of a stripe on
+# member k+1; parity-last (md 5): parity on member N-1, data k on member k.
+expect_rows "3 members, parity-first" "P D0 D1
+P D2 D3
+P D4 D5
+P D6 D7
+P D8 D9
+P D10 D11" --disks 3 --layout parity-first
+expect_rows "3 members, parity-last" "D0 D1 P
+D2 D3 P
+D4 D5 P
+D6 D7 P
+D8 D9 P
+D10 D11 P" --disks 3 --layout parity-last
+expect_rows "4 members, parity-first" "P D0 D1 D2
+P D3 D4 D5
+P D6 D7 D8
+P D9 D10 D11
+P D12 D13 D14" --disks 4 --layout parity-first --stripes 5
+expect_rows "4 members, parity-last" "D0 D1 D2 P
+D3 D4 D5 P
+D6 D7 D8 P
+D9 D10 D11 P
+D12 D13 D14 P" --disks 4 --layout parity-last --stripes 5
 
 out=$("$R" layout --chunk 64K --data-offset 1M)
 grep -Eq '^ +1  1088K +\[128K, 256K\) +D3 +P +D2$' <<<"$out" ||
@@ -96,6 +121,14 @@ grep -q 'stripe 3: the pattern of stripe 0 again' <<<"$out" ||
 grep -q 'LEFT' <<<"$out" && grep -q 'SYMMETRIC' <<<"$out" ||
   fail "layout: the legend lacks the layout's rule"
 [ "$(rows --disks 5 | wc -l)" = 10 ] || fail "layout: default is 2N rows"
+out=$("$R" layout --layout parity-last --disks 4)
+[ "$(grep -c 'the pattern of stripe 0 again' <<<"$out")" = 1 ] &&
+grep -q 'stripe 1 and on: the pattern of stripe 0 again (parity never moves)' <<<"$out" ||
+  fail "layout parity-last: not one repeat marker before stripe 1: $out"
+grep -q 'LAST' <<<"$out" && grep -q 'Parity of stripe s is on member N-1\.' <<<"$out" ||
+  fail "layout parity-last: the legend lacks the layout's rule: $out"
+"$R" layout --layout parity-first | grep -q 'Parity of stripe s is on member 0\.' ||
+  fail "layout parity-first: the legend lacks the parity member"
 "$R" layout --missing 1 | grep -q 'm1\*' || fail "layout: missing not marked"
 
 # ---- JSON of every command, kept for one python check below ----
@@ -103,6 +136,7 @@ J=$tmpdir/json
 mkdir "$J"
 j () { local name=$1; shift; "$R" "$@" --json >"$J/$name" || fail "$* --json: exit $?"; }
 j layout3 layout --disks 3 --layout ls --chunk 64K
+j layout_pf layout --disks 3 --layout parity-first --chunk 64K
 # map: the reference's worked example, and two more by hand:
 #  4 members la, 64K: byte 5*64K+100 is chunk 5 = stripe 1, index 2;
 #    parity 3-1 = 2; asymmetric: 2 >= 2 -> member 3, offset 64K + 100;
@@ -113,6 +147,11 @@ j map_ref map 600s --chunk 64K --data-offset 2048s
 j map_la map $((5 * 65536 + 100)) --disks 4 --layout la --chunk 64K
 j map_rs map 1000000 --disks 5 --layout rs --chunk 32K
 j map_range map 60K 8K --chunk 64K
+#  4 members, 64K, byte 5*64K+100 (stripe 1, index 2): parity-first puts
+#    it on member 2+1 = 3, parity on 0; parity-last on member 2, parity on
+#    3; both at member offset 64K + 100.
+j map_pf map $((5 * 65536 + 100)) --disks 4 --layout parity-first --chunk 64K
+j map_pl map $((5 * 65536 + 100)) --disks 4 --layout parity-last --chunk 64K
 # explain: the classic cases
 j w3 explain write 0 4K --chunk 64K
 j w5 explain write 0 4K --chunk 64K --disks 5
@@ -127,6 +166,7 @@ j drd explain read 0 4K --chunk 64K --missing 0
 j zero explain zero 0 256K --chunk 64K
 j trim explain trim 4K 4K --chunk 64K
 j seg3 explain write 60K 72K --chunk 64K --disks 5
+j wpf explain write 100K 300K --chunk 64K --layout parity-first
 j mk3 mkfs-hint --chunk 64K
 j mk32 mkfs-hint --chunk 32K
 j mk4 mkfs-hint --chunk 64K --disks 4
@@ -142,6 +182,9 @@ eq("layout cells", [s["cells"] for s in d["layout3"]["stripes"][:3]],
    [["D0", "D1", "P"], ["D3", "P", "D2"], ["P", "D4", "D5"]])
 eq("layout row 2", (d["layout3"]["stripes"][2]["member_offset"],
                     d["layout3"]["stripes"][2]["array_offset"]), (131072, 262144))
+eq("parity-first period", d["layout_pf"]["period"], 1)
+eq("parity-first parity", [s["parity"] for s in d["layout_pf"]["stripes"]], [0] * 6)
+eq("parity-first md layout", d["layout_pf"]["geometry"]["md_layout"], 4)
 
 m = d["map_ref"]
 eq("map 600s", (m["offset"], m["chunk_number"], m["stripe"], m["data_index"],
@@ -151,6 +194,10 @@ eq("map la", (d["map_la"]["member"], d["map_la"]["member_offset"],
               d["map_la"]["parity"]), (3, 65636, 2))
 eq("map rs", (d["map_rs"]["member"], d["map_rs"]["member_offset"],
               d["map_rs"]["stripe"], d["map_rs"]["data_index"]), (0, 246336, 7, 2))
+eq("map parity-first", (d["map_pf"]["member"], d["map_pf"]["parity"],
+                        d["map_pf"]["member_offset"]), (3, 0, 65636))
+eq("map parity-last", (d["map_pl"]["member"], d["map_pl"]["parity"],
+                       d["map_pl"]["member_offset"]), (2, 3, 65636))
 eq("map pieces", [(p["offset"], p["member"], p["member_offset"], p["length"])
                   for p in d["map_range"]["pieces"]],
    [(61440, 0, 61440, 4096), (65536, 1, 0, 4096)])
@@ -174,6 +221,14 @@ eq("zero 2 stripes", (d["zero"]["cost"]["strategies"], d["zero"]["cost"]["zeroes
 eq("partial trim", (d["trim"]["cost"]["member_ios"], d["trim"]["cost"]["strategies"]),
    (0, {}))
 eq("three segments", cost("seg3"), ({"rcw": 2, "rmw": 1}, 6, 4))
+# parity-first, 3 members: new P always to member 0, new Dk to k mod 2 + 1
+for s in d["wpf"]["stripes"]:
+    eq("parity-first stripe parity", s["parity"], 0)
+    for w in s["writes"]:
+        k = w["what"].split()[1]
+        eq("parity-first " + w["what"], w["member"],
+           0 if k == "P" else int(k[1:]) % 2 + 1)
+eq("parity-first stripes", len(d["wpf"]["stripes"]), 4)
 eq("amplification", (d["w3"]["cost"]["write_amplification"],
                      d["full"]["cost"]["write_amplification"],
                      d["w5"]["cost"]["reads_per_client_byte"]), (2.0, 1.5, 2.0))
@@ -212,6 +267,19 @@ grep -q "write amplification 2.00" <<<"$out" || fail "explain: amplification"
   fail "explain: degraded reason"
 out=$("$R" map 600s --chunk 64K --data-offset 2048s)
 grep -q "member offset  1224704 (sector 2392)" <<<"$out" || fail "map text: $out"
+out=$("$R" map $((5 * 65536 + 100)) --disks 4 --layout parity-first --chunk 64K)
+grep -qE '^  parity member  0 +=  ?0 in every stripe +\[parity-first\]$' <<<"$out" &&
+grep -qE '^  member +3 += index \+ 1 = 2 \+ 1 ' <<<"$out" ||
+  fail "map parity-first text: $out"
+out=$("$R" map $((5 * 65536 + 100)) --disks 4 --layout parity-last --chunk 64K)
+grep -qE '^  parity member  3 += N-1 = 3 in every stripe +\[parity-last\]$' <<<"$out" &&
+grep -qE '^  member +2 += index = 2 ' <<<"$out" ||
+  fail "map parity-last text: $out"
+"$R" explain write 0 4K --chunk 64K --layout parity-last |
+  grep -qF "parity-last: parity is on m2 in every stripe, so every write also writes m2" ||
+  fail "explain parity-last: the lesson does not name the parity member"
+"$R" explain write 0 4K --chunk 64K | grep -q "in every stripe" &&
+  fail "explain left-symmetric: a fixed-parity lesson"
 out=$("$R" mkfs-hint --chunk 64K)
 grep -qF -- "-E stride=16,stripe_width=32" <<<"$out" &&
 grep -qF -- "-d su=64k,sw=2" <<<"$out" &&
@@ -260,7 +328,7 @@ bad "--disks 2" layout --disks 2
 bad "--disks 33" layout --disks 33
 bad "power of two" layout --chunk 3000b
 bad "power of two" map 0 --chunk 2K
-bad "--layout" layout --layout parity-first
+bad "--layout pf: expected .*parity-last" layout --layout pf
 bad "multiple of 512" map 0 --data-offset 1000b
 bad "--stripes" layout --stripes 0
 bad "unknown option" layout --bogus

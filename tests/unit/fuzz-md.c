@@ -50,7 +50,7 @@ check_sb (const struct md_sb *sb, uint64_t member)
 
   if (sb->dev_number >= sb->max_dev || sb->max_dev > MD_SB_MAX_DEV ||
       sb->data_offset > member || sb->data_size > member - sb->data_offset ||
-      sb->level != 5 || sb->layout > 3 || c == 0 || (c & (c - 1)) != 0 ||
+      sb->level != 5 || sb->layout > 5 || c == 0 || (c & (c - 1)) != 0 ||
       sb->size < c || sb->size > sb->data_size)
     abort ();
   md_sb_encode (sb, again);

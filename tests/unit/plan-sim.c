@@ -79,6 +79,10 @@ md_parity (const struct r5_geom *g, uint64_t stripe)
   case R5_RIGHT_ASYMMETRIC:
   case R5_RIGHT_SYMMETRIC:
     return rot;
+  case R5_PARITY_FIRST:
+    return 0;
+  case R5_PARITY_LAST:
+    return n - 1;
   }
   abort ();
 }
@@ -88,9 +92,19 @@ md_data_member (const struct r5_geom *g, uint64_t stripe, unsigned dd)
 {
   unsigned pd = md_parity (g, stripe);
 
-  if (g->layout == R5_LEFT_SYMMETRIC || g->layout == R5_RIGHT_SYMMETRIC)
+  switch (g->layout) {
+  case R5_LEFT_SYMMETRIC:
+  case R5_RIGHT_SYMMETRIC:
     return (pd + 1 + dd) % g->members;
-  return dd < pd ? dd : dd + 1;
+  case R5_LEFT_ASYMMETRIC:
+  case R5_RIGHT_ASYMMETRIC:
+    return dd < pd ? dd : dd + 1;
+  case R5_PARITY_FIRST:
+    return dd + 1;
+  case R5_PARITY_LAST:
+    return dd;
+  }
+  abort ();
 }
 
 /*----------------------------------------------------------------------

@@ -117,10 +117,11 @@ Test (geom, every_layout_accepted)
   static const enum r5_layout layouts[] = {
     R5_LEFT_ASYMMETRIC, R5_RIGHT_ASYMMETRIC,
     R5_LEFT_SYMMETRIC, R5_RIGHT_SYMMETRIC,
+    R5_PARITY_FIRST, R5_PARITY_LAST,
   };
   struct r5_geom g;
 
-  for (unsigned i = 0; i < 4; i++) {
+  for (unsigned i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
     cr_assert_eq (init (&g, 3, 4096, layouts[i], 0, 1 * MiB), 0);
     cr_assert_eq (g.layout, layouts[i]);
   }
@@ -164,9 +165,11 @@ Test (geom, layout_out_of_range)
 {
   struct r5_geom g;
 
-  /* 4 and 5 are md's parity-first/last: RAID-4-like, not offered */
-  cr_assert_eq (init (&g, 3, 4096, (enum r5_layout) 4, 0, 1 * MiB), -EINVAL);
-  cr_assert_eq (init (&g, 3, 4096, (enum r5_layout) 5, 0, 1 * MiB), -EINVAL);
+  /* md's RAID-5 layouts are 0..5 (algorithm_valid_raid5); 16..20 are
+   * RAID-6's, not RAID-5's.
+   */
+  cr_assert_eq (init (&g, 3, 4096, (enum r5_layout) 6, 0, 1 * MiB), -EINVAL);
+  cr_assert_eq (init (&g, 3, 4096, (enum r5_layout) 16, 0, 1 * MiB), -EINVAL);
   cr_assert_eq (init (&g, 3, 4096, (enum r5_layout) 99, 0, 1 * MiB), -EINVAL);
 }
 
@@ -253,7 +256,7 @@ Test (geom, explain_chunk)
 
 Test (geom, explain_layout)
 {
-  expect_explains ("layout", "4", 3, 4096, (enum r5_layout) 4, 0, 64 * MiB);
+  expect_explains ("layout", "6", 3, 4096, (enum r5_layout) 6, 0, 64 * MiB);
 }
 
 Test (geom, explain_data_offset)

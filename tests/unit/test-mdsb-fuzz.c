@@ -311,7 +311,7 @@ check_sb_bounds (const struct md_sb *sb, const uint8_t *b, uint64_t member)
     CHECK (sb->bitmap_offset > 0 &&
            MD_SB_SECTOR + (uint64_t) sb->bitmap_offset < sb->data_offset,
            "bitmap at %d", sb->bitmap_offset);
-  CHECK (sb->level == 5 && sb->layout <= 3, "level %d layout %u", sb->level,
+  CHECK (sb->level == 5 && sb->layout <= 5, "level %d layout %u", sb->level,
          sb->layout);
   CHECK (c != 0 && (c & (c - 1)) == 0 && c * 512 >= R5_MIN_CHUNK &&
          c * 512 <= R5_MAX_CHUNK, "chunk %" PRIu64, c);

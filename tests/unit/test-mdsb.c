@@ -82,6 +82,7 @@ array_state (const struct md_sb *sb, char *out)
 
 static const char *const layouts[] = {
   "left-asymmetric", "right-asymmetric", "left-symmetric", "right-symmetric",
+  "parity-first", "parity-last",
 };
 
 static void
@@ -110,7 +111,7 @@ check_geometry (const struct md_sb *sb, const char *ex, const char *where)
 
   cr_expect_eq (sb->level, 5, "%s: level", where);
   expect_text (ex, "Raid Level", "raid5", where);
-  cr_assert_lt (sb->layout, 4u, "%s: layout", where);
+  cr_assert_lt (sb->layout, 6u, "%s: layout", where);
   expect_text (ex, "Layout", layouts[sb->layout], where);
   snprintf (s, sizeof s, "%" PRIu32 "K", sb->chunksize / 2);
   expect_text (ex, "Chunk Size", s, where);

@@ -520,7 +520,7 @@ Test (plan, seg_kind_names)
  */
 static const enum r5_layout layouts[] = {
   R5_LEFT_ASYMMETRIC, R5_RIGHT_ASYMMETRIC, R5_LEFT_SYMMETRIC,
-  R5_RIGHT_SYMMETRIC,
+  R5_RIGHT_SYMMETRIC, R5_PARITY_FIRST, R5_PARITY_LAST,
 };
 
 /* N = 3..6 and chunks of 4K..64K; or, wide, N up to R5_MAX_MEMBERS with
@@ -537,9 +537,10 @@ random_sim (struct sim *s, bool degraded, bool wide)
   uint64_t stripes = 1 + sim_rng_below (4);
   uint64_t slack = sim_rng_below (2) ? 0 : sim_rng_below (chunk);
   int missing = degraded ? (int) sim_rng_below (n) : -1;
+  enum r5_layout layout = layouts[sim_rng_below (sizeof layouts /
+                                                 sizeof layouts[0])];
 
-  sim_init (s, n, chunk, layouts[sim_rng_below (4)], doff, stripes, slack,
-            missing);
+  sim_init (s, n, chunk, layout, doff, stripes, slack, missing);
 }
 
 static void

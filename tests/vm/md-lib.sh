@@ -13,6 +13,9 @@ MEMBERS=${MD_MEMBERS:-"3 4"}
 # Also 5 members with 64K chunks: there a small write is read-modify-write
 # (on 3 and 4 members the planner always picks reconstruct-write).
 WIDE=${MD_WIDE-5}
+# md's parity-first and parity-last (layouts 4 and 5): parity never moves,
+# so 64K chunks on $MEMBERS members show where everything goes.
+FIXED=${MD_FIXED_LAYOUTS-"parity-first parity-last"}
 NDISKS=5
 
 # part_mib CHUNK: partition size.  Room for md's default data offset (1 MiB, or
@@ -20,7 +23,8 @@ NDISKS=5
 # parity over 4 members (16 stripes of 64K, 6 of 512K).
 part_mib () { case $1 in 512K) echo 5 ;; *) echo 2 ;; esac; }
 
-short () { echo "$1" | sed -e 's/left-/l/' -e 's/right-/r/' -e 's/asymmetric/a/' -e 's/symmetric/s/'; }
+short () { echo "$1" | sed -e 's/left-/l/' -e 's/right-/r/' -e 's/asymmetric/a/' -e 's/symmetric/s/' \
+                          -e 's/parity-first/pf/' -e 's/parity-last/pl/'; }
 
 # geometries: writes $W/geoms, one line per geometry:
 #   G N LAYOUT CHUNK START_SECTOR SIZE_SECTORS NAME
@@ -38,10 +42,15 @@ geometries () {
         add $n $l $c "$(short $l)-$n-$c"
     done; done; done
     for n in $WIDE; do for l in $LAYOUTS; do add $n $l 64K "$(short $l)-$n-64K"; done; done
+    for n in $MEMBERS; do for l in $FIXED; do add $n $l 64K "$(short $l)-$n-64K"; done; done
     # Degraded from the start, slot k missing (k = 0..3 over the layouts): md
     # writes and reads through parity where the plugin must, and vice versa.
+    # Then parity-first without its parity member (slot 0), parity-last
+    # without data member 1.
     local k=0
     for l in $LAYOUTS; do add 4 $l 64K "$(short $l)-4-64K-missing$k"; k=$(( (k + 1) % 4 )); done
+    k=0
+    for l in $FIXED; do add 4 $l 64K "$(short $l)-4-64K-missing$k"; k=$((k + 1)); done
     add 3 left-symmetric 64K control-ls-3-64K
     DISK_SECTORS=$((e + 2048))
 }

@@ -2,7 +2,8 @@
 # tests/vm/test-md-to-raid5.sh -- md -> here.  In the guest, kernel md creates a
 # RAID-5 (mdadm --create --assume-clean --metadata=1.2) on partitions of the
 # virtio disks for every geometry (4 layouts x chunk 16K/64K/512K x 3/4
-# members, and 5 members with 64K chunks) and writes a random pattern (a host
+# members, 5 members with 64K chunks, and parity-first/parity-last with 64K
+# chunks on 3/4 members) and writes a random pattern (a host
 # file read through 9p) to it.  On the host the same members are served with
 # metadata=none, the same chunk and layout and data-offset = md's (mdadm
 # --examine): the export must equal the pattern byte for byte, healthy and with
@@ -53,9 +54,10 @@ while read -r -u 3 g n l c s p name; do
                metadata=none chunk=$c layout=$l data-offset=$((offset_sectors * 512)))${why:+; } || true
     done
     if [[ -n ${MD_AUTO:-} ]]; then
-        # metadata=auto: md's superblocks alone must give the same export.
+        # metadata=auto: md's superblocks alone must give the same export
+        # (a slot md left out has none: it is served as missing).
         # shellcheck disable=SC2046
-        why+=$(compare_export "metadata=auto" $n $c $size "$W/pattern" -- "$PLUGIN" $(disks $n))${why:+; } || true
+        why+=$(compare_export "metadata=auto" $n $c $size "$W/pattern" -- "$PLUGIN" $(disks $n $k))${why:+; } || true
     fi
     if [[ -z $why ]]; then
         desc="healthy + each member missing"; [[ -n $k ]] && desc="md wrote it with member $k missing"

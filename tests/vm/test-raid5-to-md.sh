@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/vm/test-raid5-to-md.sh -- here -> md.  On the host, for every geometry
-# (4 layouts x chunk 16K/64K/512K x 3/4 members, and 5 members
-# with 64K chunks), raw members are served with
+# (4 layouts x chunk 16K/64K/512K x 3/4 members, 5 members with 64K
+# chunks, and parity-first/parity-last with 64K chunks on 3/4 members), raw
+# members are served with
 # metadata=none data-offset=1M.  A random pattern is written through the
 # plugin over another one (that one in 4 KiB requests on 4 connections, the
 # pattern in random pieces of odd sizes at odd offsets, 64 in flight:
