@@ -24,7 +24,7 @@
 #include "raid/geom.h"
 #include "raid/plan.h"
 
-#define ARRAY_ERR_LEN 320
+#define ARRAY_ERR_LEN 512
 
 struct array_err {
   char msg[ARRAY_ERR_LEN];

@@ -336,9 +336,8 @@ md_fate_explain (const struct md_assembly *as, const struct md_found *f,
     return;
   case MD_FATE_REMOVED:
     snprintf (buf, len, "missed writes: the others were written without "
-              "it (their superblocks, events %" PRIu64 ", record slot %d as "
-              "empty; its own, events %" PRIu64 ", is older)%s", fev, v->slot,
-              ev, remedy (v));
+              "it (they record slot %d as empty at events %" PRIu64 "; it "
+              "has %" PRIu64 ")%s", v->slot, fev, ev, remedy (v));
     return;
   case MD_FATE_FAULTY:
     snprintf (buf, len, "is recorded as faulty (events %" PRIu64 ", array %"

@@ -173,7 +173,7 @@ wait_active ()
 # write_until_killed MODEL_IN MODEL_OUT DELAY_TENTHS RANDOM-IO-ARGS...:
 # random-io (--crash-ok) against the background server; once it runs, wait
 # DELAY_TENTHS tenths of a second after the array is marked dirty (the
-# superblock of ${m[0]} says active), kill -9 the server.  The workload
+# superblock of $WATCH, default ${m[0]}, says active), kill -9 the server.  The workload
 # must have been running (not finished) at the kill.
 write_until_killed ()
 {
@@ -188,7 +188,7 @@ write_until_killed ()
     grep -q running "$tmpdir/rio.out" && break
     sleep 0.05
   done
-  wait_active "${m[0]}"
+  wait_active "${WATCH:-${m[0]}}"
   sleep "$(( delay / 10 )).$(( delay % 10 ))"
   crash_server
   wait "$rio" || status=$?

@@ -66,6 +66,7 @@ static bool initial_unknown;
 static bool no_trim, no_zero, no_flush, no_fua, read_only, no_learn, no_final;
 static bool verbose;
 static bool crash_ok;                 /* --crash-ok */
+static bool write_hole;               /* --write-hole */
 
 /* Shared state.  lock guards the model, the in-flight table and the log. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -234,6 +235,16 @@ lost_connection (struct thread *t, enum op_type type, uint64_t off,
   if (!crash_ok ||
       (nbd_aio_is_dead (t->nbd) != 1 && nbd_aio_is_closed (t->nbd) != 1))
     return false;
+  if (type != OP_READ && type != OP_FLUSH && write_hole) {
+    /* Degraded: the missing member's chunks of these stripes are computed
+     * from parity the crash may have left stale (the write hole).
+     */
+    uint64_t sd = shape.chunk * (shape.disks - 1);
+    uint64_t end = (off + len + sd - 1) / sd * sd;
+
+    off = off / sd * sd;
+    len = (end < model.size ? end : model.size) - off;
+  }
   if (type != OP_READ && type != OP_FLUSH)
     model_forget (&model, off, len);
   t->dead = disconnected = true;
@@ -464,6 +475,8 @@ usage (FILE *fp, int status)
 "  --no-final     skip the final read of the whole export\n"
 "  --crash-ok     the server may die: requests in flight then make their\n"
 "                 range unknown, and the model is saved without a final read\n"
+"  --write-hole   with --crash-ok, on a degraded array: the whole stripes\n"
+"                 of requests in flight become unknown (the write hole)\n"
 "  -v, --verbose  print every request\n", MAX_THREADS);
   exit (status);
 }
@@ -498,7 +511,7 @@ parse_region (const char *s)
 enum { O_SEED = 256, O_OPS, O_THREADS, O_CHUNK, O_DISKS, O_MAX_LEN, O_REGION,
        O_MODEL_IN, O_INITIAL, O_MODEL_OUT, O_NO_TRIM, O_NO_ZERO, O_NO_FLUSH,
        O_NO_FUA, O_READ_ONLY, O_VERIFY_ONLY, O_NO_LEARN, O_NO_FINAL,
-       O_CRASH_OK };
+       O_CRASH_OK, O_WRITE_HOLE };
 
 static const struct option long_options[] = {
   { "seed", 1, NULL, O_SEED }, { "ops", 1, NULL, O_OPS },
@@ -512,6 +525,7 @@ static const struct option long_options[] = {
   { "verify-only", 0, NULL, O_VERIFY_ONLY },
   { "no-learn", 0, NULL, O_NO_LEARN }, { "no-final", 0, NULL, O_NO_FINAL },
   { "crash-ok", 0, NULL, O_CRASH_OK },
+  { "write-hole", 0, NULL, O_WRITE_HOLE },
   { "verbose", 0, NULL, 'v' }, { "help", 0, NULL, 'h' },
   { NULL, 0, NULL, 0 },
 };
@@ -539,6 +553,7 @@ parse_option (int c, const char *arg)
   case O_NO_LEARN: no_learn = true; break;
   case O_NO_FINAL: no_final = true; break;
   case O_CRASH_OK: crash_ok = true; break;
+  case O_WRITE_HOLE: write_hole = true; break;
   case 'v': verbose = true; break;
   case 'h': usage (stdout, 0); break;
   default: usage (stderr, 2);
