@@ -131,7 +131,8 @@ job_begin (struct array *a, enum array_job_kind kind, int slot)
   j->nfound = 0;
   j->paused = false;
   j->abort = false;
-  j->mark_ns = j->next_ns = j->checkpoint_ns = array_now_ns ();
+  j->mark_ns = j->next_ns = array_now_ns ();
+  j->checkpoint_ns = 0;       /* a rebuild's first step is kept at once */
   j->mark_cursor = 0;
   j->speed_kib = 0;
   j->kind = kind;

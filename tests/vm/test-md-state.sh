@@ -1,0 +1,251 @@
+#!/bin/bash
+# tests/vm/test-md-state.sh -- md's state rules, kernel md as the oracle.
+#
+# On the host, scripted event sequences are played through the plugin and
+# raid5ctl on 32 MiB member images: a whole array killed during writes;
+# written degraded, then killed (without and with a bitmap) or stopped
+# cleanly (without and with a bitmap) before the member returns; a member
+# failed at run time (raid5ctl fail) and the array written and stopped; a
+# rebuild killed half way; an old copy of a member put back; members given
+# in another order with two images swapped; started degraded but never
+# written.  For each, the same images go to the plugin and, in the guest,
+# to mdadm --assemble (no --run, no --force).  Both must agree on:
+#   start   whether the array starts at all
+#   health  which slots are in service ([UU_] as md shows it)
+#   job     what is due: resync, rebuild (md's recover) or nothing
+#   readd   whether the member that missed writes can be re-added
+#           (our re-add; mdadm --re-add), where the story has one
+# and md's own superblocks after a degraded write hold the same dev_roles
+# value for the absent slot as ours.
+# Then the plugin resolves each story (force=true, re-add or rebuild, the
+# resync finished, clean stop) and md must assemble the result whole and
+# clean, with mismatch_cnt 0 after a check.
+#
+# One guest boot: each image is a logical partition of four disk images
+# (md-lib.sh), the stories' "before" images first, then their "after".
+. "${0%/*}/lib.sh"
+. "${0%/*}/md-lib.sh"
+orig_plugin=${PLUGIN:-$(ls -1t "$TOP"/build*/plugin/.libs/nbdkit-raid5-plugin.so 2>/dev/null | head -n1)}
+need_plugin
+need_cmds mdadm nbdkit /usr/bin/python3
+RAID5CTL=${RAID5CTL:-$(dirname "$(dirname "$(dirname "$orig_plugin")")")/tools/raid5ctl}
+[[ -x $RAID5CTL ]] || skip "raid5ctl is not built ($RAID5CTL)"
+/usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "needs python3-libnbd"
+
+NDISKS=4
+MIB=32
+STORIES="crash-whole crash-return crash-return-bitmap stop-return
+ stop-return-bitmap fail-return-bitmap rebuild-cut old-copy swapped
+ degraded-idle"
+fails=0
+bad () { echo "not ok $*"; fails=$((fails + 1)); }
+
+# poke URI OFF BYTE [PID]: 64K of BYTE at OFF, flush; kill -9 PID if given.
+poke () {
+    /usr/bin/python3 -c '
+import nbd, os, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(bytes([int(sys.argv[3], 0)]) * 65536, int(sys.argv[2]))
+h.flush()
+if len(sys.argv) > 4:
+    os.kill(int(sys.argv[4]), 9)
+else:
+    h.shutdown()
+' "$@"
+}
+
+# serve DIR ARGS...: the plugin in the background on DIR/sock (SERVER,
+# URI); returns 1 if it did not start (its log in DIR/nbdkit.log).
+serve () {
+    local d=$1 i; shift
+    rm -f "$d/sock" "$d/pid"
+    nbdkit -f -U "$d/sock" -P "$d/pid" "$PLUGIN" "$@" >"$d/nbdkit.log" 2>&1 &
+    SERVER=$!
+    URI="nbd+unix:///?socket=$d/sock"
+    for ((i = 0; i < 200; i++)); do
+        [[ -s $d/pid && -S $d/sock ]] && return 0
+        kill -0 $SERVER 2>/dev/null || { wait $SERVER; return 1; }
+        sleep 0.05
+    done
+    return 1
+}
+stop () { kill -TERM $SERVER; wait $SERVER; }
+crash () { kill -9 $SERVER 2>/dev/null; wait $SERVER 2>/dev/null || :; }
+
+# new_array DIR [create options]: three members of MIB MiB, clean.
+new_array () {
+    local d=$1; shift
+    mkdir -p "$d"
+    truncate -s ${MIB}M "$d"/m{0,1,2}
+    "$RAID5CTL" create --chunk 64K --assume-clean "$@" "$d"/m{0,1,2} >/dev/null ||
+        return 1
+    echo "m0 m1 m2" >"$d/given"
+    echo - >"$d/readd"
+    # A first session, so that the bitmap's bits are cleared as md's would
+    # be after its initial sync.
+    serve "$d" "disk=$d/m0" "disk=$d/m1" "disk=$d/m2" && poke "$URI" 0 0x01 && stop
+}
+
+# The stories: each leaves its members in sc/NAME and the files to give
+# (in that order) in sc/NAME/given; readd names the slot to re-add.
+story_crash-whole () {
+    new_array "$1" && serve "$1" disk="$1"/m{0,1,2} &&
+        poke "$URI" 65536 0x22 $SERVER; crash
+}
+degraded_write () {   # DIR then: crash or stop
+    serve "$1" disk="$1/m0" disk=missing disk="$1/m2" || return 1
+    if [[ $2 == crash ]]; then poke "$URI" 65536 0x22 $SERVER; crash
+    else poke "$URI" 65536 0x22 && stop; fi
+}
+story_crash-return () { new_array "$1" --bitmap none && degraded_write "$1" crash; }
+story_crash-return-bitmap () {
+    new_array "$1" --bitmap internal && degraded_write "$1" crash && echo 1 >"$1/readd"
+}
+story_stop-return () {
+    new_array "$1" --bitmap none && degraded_write "$1" stop && echo 1 >"$1/readd"
+}
+story_stop-return-bitmap () {
+    new_array "$1" --bitmap internal && degraded_write "$1" stop && echo 1 >"$1/readd"
+}
+story_fail-return-bitmap () {
+    new_array "$1" --bitmap internal &&
+        serve "$1" disk="$1"/m{0,1,2} control="$1/ctl" &&
+        "$RAID5CTL" --control "$1/ctl" fail 1 >/dev/null &&
+        poke "$URI" 65536 0x22 && stop && echo 1 >"$1/readd"
+}
+story_rebuild-cut () {
+    local i
+    new_array "$1" --bitmap none || return 1
+    truncate -s ${MIB}M "$1/m3"
+    serve "$1" disk="$1/m0" disk=missing disk="$1/m2" control="$1/ctl" \
+        sync-speed-max=1000 &&
+        "$RAID5CTL" --control "$1/ctl" rebuild 1 "$1/m3" >/dev/null || return 1
+    for ((i = 0; i < 100; i++)); do
+        mdadm --examine "$1/m3" 2>/dev/null | grep -q 'Recovery Offset : [1-9]' && break
+        sleep 0.1
+    done
+    crash
+    mdadm --examine "$1/m3" | grep -q 'Recovery Offset : [1-9]' || return 1
+    echo "m0 m3 m2" >"$1/given"
+}
+story_old-copy () {
+    new_array "$1" && cp --sparse=always "$1/m1" "$1/old" || return 1
+    for i in 1 2; do
+        serve "$1" disk="$1"/m{0,1,2} && poke "$URI" $((i * 65536)) 0x3$i && stop || return 1
+    done
+    cp --sparse=always "$1/old" "$1/m1"
+}
+story_swapped () {
+    new_array "$1" || return 1
+    mv "$1/m0" "$1/x"; mv "$1/m1" "$1/m0"; mv "$1/x" "$1/m1"
+    echo "m2 m0 m1" >"$1/given"
+}
+story_degraded-idle () {
+    new_array "$1" && serve "$1" disk="$1/m0" disk=missing disk="$1/m2" && stop
+}
+
+# disk_args DIR [COPY]: disk= for the files DIR/given names (in COPY).
+disk_args () { local f; for f in $(cat "$1/given"); do echo "disk=${2:-$1}/$f"; done; }
+
+# json_get FILE KEY: a string value of the status JSON.
+json_get () { sed -n "s/.*\"$2\": \"\\([^\"]*\\)\".*/\\1/p" "$1" | head -n1; }
+
+# verdict DIR: what the plugin makes of the members (on copies in DIR/v).
+verdict () {
+    local d=$1 v=$1/v f s st job
+    mkdir -p "$v"; cp --sparse=always "$d"/m* "$v"/
+    if ! serve "$v" $(disk_args "$d" "$v") control="$v/ctl" sync-speed-max=1000; then
+        echo "start=no"; return
+    fi
+    "$RAID5CTL" --control "$v/ctl" status --json >"$v/st.json"
+    st=$(json_get "$v/st.json" health); job=$(sed -n 's/.*"job": {"kind": "\([a-z]*\)".*/\1/p' "$v/st.json")
+    echo "start=yes"; echo "health=$st"; echo "job=$job"
+    s=$(cat "$d/readd")
+    if [[ $s != - ]]; then
+        if "$RAID5CTL" --control "$v/ctl" re-add "$s" >"$v/readd.out" 2>&1; then echo readd=ok
+        else echo readd=refused; fi
+    fi
+    stop
+}
+
+# resolve DIR: the plugin brings the story to a whole, clean array in
+# DIR/f: force=true, the resync finished, the member out re-added or
+# rebuilt from the file that held its slot.
+resolve () {
+    local d=$1 f=$1/f i st out
+    mkdir -p "$f"; cp --sparse=always "$d"/m* "$f"/
+    serve "$f" $(disk_args "$d" "$f") force=true control="$f/ctl" \
+        sync-speed-max=2000000 || return 1
+    for ((i = 0; i < 300; i++)); do
+        "$RAID5CTL" --control "$f/ctl" status --json >"$f/st.json" || return 1
+        st=$(json_get "$f/st.json" health)
+        if grep -q '"job": {"kind": "idle"' "$f/st.json"; then
+            [[ $st == '[UUU]' ]] && break
+            out=$(expr index "$st" _); out=$((out - 2))
+            "$RAID5CTL" --control "$f/ctl" re-add --wait "$out" >/dev/null 2>&1 ||
+                "$RAID5CTL" --control "$f/ctl" rebuild --wait "$out" "$f/m$out" >/dev/null 2>&1 ||
+                return 1
+        fi
+        sleep 0.1
+    done
+    stop
+    [[ $st == '[UUU]' ]]
+}
+
+# ---- the stories, our verdicts and resolutions ----
+mkdir -p "$W/sc"
+: >"$W/geoms"
+g=0 e=2048 p=$((MIB * 2048))
+for name in $STORIES; do
+    d=$W/sc/$name
+    if ! "story_$name" "$d" >"$W/sc/$name.log" 2>&1; then
+        bad "$name: the story could not be played on the host: $(tail -n 3 "$W/sc/$name.log" | tr '\n' ' ')"
+        continue
+    fi
+    verdict "$d" >"$d/ours.txt"
+    resolve "$d" || bad "$name: the plugin could not bring it back whole: $(tail -n 3 "$d/f/nbdkit.log")"
+    n=$(ls "$d" | grep -c '^m[0-9]$')
+    for phase in before after; do
+        g=$((g + 1))
+        echo "$g $n left-symmetric 64K $((e + 2048)) $p $name-$phase" >>"$W/geoms"
+        e=$((e + 2048 + p))
+    done
+done
+DISK_SECTORS=$((e + 2048))
+make_disks
+while read -r g n l c s p name; do
+    d=$W/sc/${name%-*}; mkdir -p "$W/g$g"
+    src=$d; [[ $name == *-after ]] && src=$d/f
+    for ((i = 0; i < n; i++)); do cp --sparse=always "$src/m$i" "$W/g$g/m$i"; done
+    implant "$g" "$n" "$s"
+done <"$W/geoms"
+
+t0=$SECONDS
+vm_run "$VM_TESTS/guest-md-state.sh" "$W"/disk{0,1,2,3}.img || fails=$((fails + 1))
+say "guest: $((SECONDS - t0))s"
+
+# ---- what md writes for an absent slot, against ours ----
+ours_fill=$(od -An -tx2 -j $((4096 + 256 + 2)) -N 2 "$W/sc/stop-return/m0" | tr -d ' ')
+if grep -qx "role_fill=$ours_fill" "$W/md-role-fill.txt" 2>/dev/null; then
+    echo "ok role fill: md and the plugin record a slot written without its member as $ours_fill"
+else
+    bad "role fill: ours $ours_fill, md's: $(cat "$W/md-role-fill.txt" 2>/dev/null)"
+fi
+
+# ---- md's verdicts against ours ----
+for name in $STORIES; do
+    d=$W/sc/$name
+    [[ -s $d/ours.txt ]] || continue
+    if [[ ! -s $W/md-$name-before.txt ]]; then bad "$name: no result from the guest"; continue; fi
+    if diff "$d/ours.txt" "$W/md-$name-before.txt" >"$d/diff"; then
+        echo "ok $name: md and the plugin agree: $(tr '\n' ' ' <"$d/ours.txt")"
+    else
+        bad "$name: md and the plugin disagree (< ours, > md): $(grep '^[<>]' "$d/diff" | tr '\n' ' ')"
+    fi
+    if grep -qx 'start=yes health=\[UUU\] mismatch_cnt=0' "$W/md-$name-after.txt" 2>/dev/null; then
+        echo "ok $name: what the plugin left assembles whole under md, mismatch_cnt 0"
+    else
+        bad "$name: what the plugin left, under md: $(cat "$W/md-$name-after.txt" 2>/dev/null)"
+    fi
+done
+[[ $fails == 0 ]]
