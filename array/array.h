@@ -228,6 +228,8 @@ struct array_job_status {
   uint64_t stripes_bad;
   unsigned nfound;
   struct array_mismatch found[ARRAY_FOUND_MAX];
+  bool resync_due;            /* not stopped cleanly: parity may be stale
+                               * where writes were in flight */
   enum array_job_kind last_kind;  /* the last job that ended */
   int last_result;            /* 0 or -errno */
   uint64_t last_mismatches, last_stripes_bad;
@@ -238,7 +240,10 @@ void array_job_status (struct array *a, struct array_job_status *out)
 /* Offline use (raid5ctl, nothing serving the members): run a job to its
  * end in the calling thread, unthrottled.  ARRAY_JOB_RESYNC runs the
  * pending resync (if any); CHECK and REPAIR scrub every stripe; REBUILD
- * continues what array_rebuild_start() began.  progress, if not NULL, is
+ * continues what array_rebuild_start() began.  On a dirty array (a resync
+ * pending after an unclean stop) a CHECK counts what the crash left and
+ * the resync stays due; a REPAIR is the resync, done over every stripe,
+ * and the array is recorded clean after it.  progress, if not NULL, is
  * called now and then; found for each stripe with wrong parity.
  * Returns 0 or -errno (err set).
  */

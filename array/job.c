@@ -180,6 +180,7 @@ array_job_status (struct array *a, struct array_job_status *st)
     .stripe_bytes = a->geom.chunk, .speed_kib = j->speed_kib,
     .speed_min = j->speed_min, .speed_max = j->speed_max,
     .throttled_ms = j->throttled_ns / 1000000,
+    .resync_due = meta_resync_due (a),
     .mismatches = j->mismatches, .stripes_bad = j->stripes_bad,
     .nfound = j->nfound, .last_kind = j->last_kind,
     .last_result = j->last_result, .last_mismatches = j->last_mismatches,
@@ -429,11 +430,19 @@ array_job_run (struct array *a, enum array_job_kind kind,
                void *opaque, struct array_err *err)
 {
   struct job *j = &a->job;
+  bool scrub = kind == ARRAY_JOB_CHECK || kind == ARRAY_JOB_REPAIR;
+  bool was_dirty = false;
   char *buf = NULL;
   int r = 0;
 
-  if ((kind == ARRAY_JOB_CHECK || kind == ARRAY_JOB_REPAIR) &&
-      (r = array_job_start (a, kind, err)) < 0)
+  /* Offline nothing runs the pending resync: a check looks at parity as
+   * the crash left it, a repair does the resync's work on every stripe.
+   */
+  if (scrub && j->kind == ARRAY_JOB_RESYNC) {
+    j->kind = ARRAY_JOB_NONE;
+    was_dirty = true;
+  }
+  if (scrub && (r = array_job_start (a, kind, err)) < 0)
     return r;
   if (j->kind != (int) kind)
     return 0;                 /* no resync or rebuild pending */
@@ -449,5 +458,7 @@ array_job_run (struct array *a, enum array_job_kind kind,
     array_set_err (err, "%s stopped at stripe %" PRIu64 ": %s",
                    array_job_name (kind), (uint64_t) j->cursor,
                    r == -ENODEV ? "the array is degraded" : strerror (-r));
+  else if (was_dirty && kind == ARRAY_JOB_REPAIR)
+    r = meta_resync_done (a, err);
   return r;
 }

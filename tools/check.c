@@ -131,6 +131,13 @@ report_text (const struct check_result *r)
   if (r->stripes_bad > r->n)
     printf ("  ... and %" PRIu64 " more stripes%s\n", r->stripes_bad - r->n,
             r->more_listable ? " (--list N shows more)" : "");
+  if (r->dirty && !r->repair)
+    printf ("the array is dirty: it was not stopped cleanly, so parity may "
+            "be stale where writes were in flight; raid5ctl repair (or "
+            "serving it) resyncs it\n");
+  else if (r->dirty)
+    printf ("the array was dirty (not stopped cleanly): this repair was its "
+            "resync, and it is clean now\n");
 }
 
 static void
@@ -145,6 +152,7 @@ report_json (const struct check_result *r)
   json_u64 (&j, "stripes_bad", r->stripes_bad);
   json_u64 (&j, "mismatch_sectors", r->mismatches);
   json_bool (&j, "repaired", r->repair && r->stripes_bad > 0);
+  json_bool (&j, "dirty", r->dirty);
   json_open (&j, "mismatches", '[');
   for (unsigned i = 0; i < r->n; i++) {
     json_open (&j, NULL, '{');
@@ -182,7 +190,7 @@ run (const struct check_opts *o)
   struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO };
   struct findings f = { .o = o };
   struct array_job_status res;
-  struct check_result result;
+  struct check_result result = { .dirty = false };
   struct array_err err;
   struct array *a;
   int r;
@@ -197,6 +205,8 @@ run (const struct check_opts *o)
     return tool_error ("out of memory");
   }
   progress_init (&f.prog, tool_sub (), array_geom (a)->chunk);
+  array_job_status (a, &res);
+  result.dirty = res.resync_due;
   r = array_job_run (a, o->repair ? ARRAY_JOB_REPAIR : ARRAY_JOB_CHECK,
                      progress_update, on_mismatch, &f, &err);
   array_job_status (a, &res);
@@ -206,7 +216,7 @@ run (const struct check_opts *o)
   result = (struct check_result) {
     .repair = o->repair, .stripes = res.total,
     .stripes_bad = res.last_stripes_bad, .mismatches = res.last_mismatches,
-    .list = f.list, .n = f.n, .more_listable = true,
+    .list = f.list, .n = f.n, .more_listable = true, .dirty = result.dirty,
   };
   if (r == 0)
     check_report (&result, o->json);

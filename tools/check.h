@@ -18,6 +18,8 @@ struct check_result {
   const struct array_mismatch *list;  /* the first n of them */
   unsigned n;
   bool more_listable;         /* --list N would show more than n */
+  bool dirty;                 /* offline: the array had not been stopped
+                               * cleanly (a repair was its resync) */
 };
 
 /* Print the report on stdout: a summary line and one line per stripe

@@ -10,7 +10,11 @@
 #    spoiled data byte is still there and check says 0;
 #  - the array's data, read through the plugin, is unchanged by repair
 #    where the data was intact;
-#  - --json agrees with the text; a served array is refused (its lock).
+#  - --json agrees with the text; a served array is refused (its lock);
+#  - a dirty array (the server killed during a write): check runs, says
+#    the array is dirty and leaves it so (State active); repair runs as its
+#    resync: a parity byte spoiled meanwhile is rewritten and the array is
+#    clean afterwards (State clean, mismatch_cnt 0).
 
 . "${0%/*}/functions.sh"
 requires_raid5ctl
@@ -93,4 +97,35 @@ b=$(od -An -tx1 -j $(( DOFF + s * CHUNK + 5 )) -N1 "${DISKS[$d]}" | tr -d ' ')
 cmp -l "$tmpdir/before" "$tmpdir/after" > "$tmpdir/diff" || :
 [ "$(wc -l < "$tmpdir/diff")" = 1 ] && [ "$(awk '{print $1}' "$tmpdir/diff")" = $(( s * CHUNK * (N - 1) + 5 + 1 )) ] ||
   fail "repair changed data read through the plugin: $(head -3 "$tmpdir/diff")"
+# state DISK: the superblock's State (mdadm --examine's words).
+state () { "$RAID5CTL" examine "$1" | sed -n 's/^ *State : //p'; }
+
+# A dirty array: the server killed right after a flushed write.
+rm -f "$tmpdir/sock" "$tmpdir/pid"
+"$NBDKIT" -f -U "$tmpdir/sock" -P "$tmpdir/pid" "$PLUGIN" "${DISKS[@]/#/disk=}" \
+  >/dev/null 2>&1 &
+srv=$!
+for (( i = 0; i < 100; i++ )); do [ -s "$tmpdir/pid" ] && [ -S "$tmpdir/sock" ] && break; sleep 0.05; done
+/usr/bin/python3 -c '
+import nbd, os, sys
+h = nbd.NBD(); h.connect_uri("nbd+unix:///?socket=" + sys.argv[1])
+h.pwrite(b"d" * 4096, 0); h.flush(); os.kill(int(sys.argv[2]), 9)
+' "$tmpdir/sock" "$srv" || fail "the write before the kill"
+wait $srv 2>/dev/null || :
+[ "$(state "${DISKS[0]}")" = active ] || fail "not dirty after the kill"
+p=$(parity_member 2)
+spoil "$p" $(( DOFF + 2 * CHUNK + 100 )) >/dev/null
+st=0; out=$("$RAID5CTL" check "${DISKS[@]}" 2>&1) || st=$?
+[ $st = 2 ] || fail "check of a dirty array with a spoiled parity byte: exit $st: $out"
+grep -q "stripe 2:" <<<"$out" && grep -q "the array is dirty" <<<"$out" ||
+  fail "check of a dirty array: $out"
+[ "$(state "${DISKS[0]}")" = active ] || fail "check cleaned the dirty array"
+out=$("$RAID5CTL" repair "${DISKS[@]}" 2>&1) || fail "repair of a dirty array: exit $?: $out"
+grep -q "this repair was its resync" <<<"$out" || fail "repair of a dirty array: $out"
+for d in "${DISKS[@]}"; do
+  [ "$(state "$d")" = clean ] || fail "${d##*/}: not clean after the repair"
+done
+out=$("$RAID5CTL" check "${DISKS[@]}" 2>/dev/null) || fail "check after the dirty repair: exit $?"
+grep -q "mismatch_cnt 0$" <<<"$out" && ! grep -q dirty <<<"$out" ||
+  fail "after the dirty repair: $out"
 echo "test-check: OK"
