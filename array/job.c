@@ -296,9 +296,8 @@ static void
 throttle (struct array *a, uint64_t bytes)
 {
   struct job *j = &a->job;
-  uint64_t t = array_now_ns ();
+  uint64_t t = array_now_ns (), base, due;
   bool busy = clients_busy (j, t);
-  uint64_t kib = busy ? j->speed_min : j->speed_max;
   /* Credit for steps that took longer than the limit allows: little at
    * max, so that the limit holds; up to 2 s at min, so that a job slowed
    * by a stall (clients holding its stripes, a busy processor) catches up
@@ -309,14 +308,22 @@ throttle (struct array *a, uint64_t bytes)
 
   if (j->next_ns + credit < t)
     j->next_ns = t - credit;
-  j->next_ns += bytes * 1000000000ULL / (kib * 1024);
-  while (!j->stop && !j->abort && j->kind != ARRAY_JOB_NONE &&
-         (t = array_now_ns ()) < j->next_ns) {
-    uint64_t wait = j->next_ns - t < IDLE_TICK_NS ? j->next_ns - t
-                                                  : IDLE_TICK_NS;
-    sleep_ns (wait);
+  base = j->next_ns;
+  /* The limit is read again at every tick, so that a new one (raid5ctl
+   * speed) takes effect at once, as md's does, not after this step's wait.
+   */
+  for (;;) {
+    uint64_t kib = clients_busy (j, t) ? j->speed_min : j->speed_max;
+
+    due = base + bytes * 1000000000ULL / (kib * 1024);
+    if (j->stop || j->abort || j->kind == ARRAY_JOB_NONE ||
+        (t = array_now_ns ()) >= due)
+      break;
+    sleep_ns (due - t < IDLE_TICK_NS ? due - t : IDLE_TICK_NS);
     j->throttled_ns += array_now_ns () - t;
+    t = array_now_ns ();
   }
+  j->next_ns = due;
 }
 
 /* A spare takes the place of a failed member by itself. */

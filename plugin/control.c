@@ -81,7 +81,10 @@ control_open (const char *path)
     nbdkit_error ("control=%s: socket: %m", path);
     return -1;
   }
-  old = umask (077);          /* the socket file is born 0600 */
+  /* Sockets are made 0777 & ~umask: 0177 makes this one 0600 (read and
+   * write for the owner; connecting needs write, never execute).
+   */
+  old = umask (0177);
   r = bind (listen_fd, (struct sockaddr *) &addr, sizeof addr);
   umask (old);
   if (r == -1 || listen (listen_fd, 8) == -1) {

@@ -31,6 +31,8 @@ m=("${MEMBERS[@]}")
 SOCK=$tmpdir/ctl.sock
 serve_bg "$tmpdir/nbdkit.log" "${m[@]/#/disk=}" control="$SOCK" ||
   fail "the server did not start"
+[ "$(stat -c %a "$SOCK")" = 600 ] ||
+  fail "the control socket is mode $(stat -c %a "$SOCK"), not 600"
 
 # ctl ARGS...: raid5ctl --control SOCK ARGS..., output in $out.
 ctl () { out=$("$RAID5CTL" --control "$SOCK" "$@" 2>"$tmpdir/ctl.err"); }
@@ -196,4 +198,43 @@ md_expect clean AAA "${ms[@]}"
   fail "new.img: role '$(md_field "$tmpdir/new.img" 'Device Role')'"
 "$NBDKIT" -U - "$PLUGIN" "${ms[@]/#/disk=}" --run "nbdcopy \"\$uri\" '$tmpdir/after'"
 cmp "$tmpdir/model" "$tmpdir/after" || fail "data after the rebuild differ"
+echo "== status while a resync runs after a crash: not clean"
+serve_bg "$tmpdir/nbdkit.log" "${ms[@]/#/disk=}" control="$SOCK" ||
+  fail "serve before the crash"
+/usr/bin/python3 -c '
+import nbd, os, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(b"c" * 4096, 0); h.flush(); os.kill(int(sys.argv[2]), 9)
+' "$URI" "$SERVER" || fail "the write before the kill"
+wait "$SERVER" 2>/dev/null || :
+serve_bg "$tmpdir/nbdkit.log" "${ms[@]/#/disk=}" control="$SOCK" \
+  sync-speed-min=100 sync-speed-max=100 || fail "serve after the crash"
+[ "$(jget 's["metadata"], s["job"]["kind"]')" = "needs-resync resync" ] ||
+  fail "status during the resync after a crash: $(jget 's["metadata"], s["job"]["kind"]')"
+ctl status
+grep -q "^raid5 : healthy, needs-resync" <<<"$out" || fail "status text: $out"
+ctl speed --max 2000000 || fail "speed: $out"
+for (( i = 0; i < 100; i++ )); do
+  [ "$(jget 's["metadata"], s["job"]["kind"]')" = "clean idle" ] && break
+  sleep 0.1
+done
+[ "$(jget 's["metadata"]')" = clean ] || fail "the resync did not end: $(jget 's["job"]')"
+stop_server
+
+echo "== a second member failing: status says both are out"
+serve_bg "$tmpdir/nbdkit.log" "${ms[@]/#/disk=}" control="$SOCK" \
+  -D raid5.fail_member=2 -D raid5.fail_after=0 || fail "serve with member 2 failing"
+ctl fail 1 || fail "fail 1: $out $(cat "$tmpdir/ctl.err")"
+/usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+try:
+    h.pread(65536 * 4, 0)
+except nbd.Error:
+    sys.exit(0)
+sys.exit("a read with two members out succeeded")
+' "$URI" || fail "reading with two members out"
+[ "$(jget 's["state"], s["members"][1]["state"], s["members"][2]["state"]')" = "failed faulty faulty" ] ||
+  fail "status after a double failure: $(jget 's["state"], s["members"]')"
+crash_server
 echo "test-ctl: OK ($(( SECONDS - start )) s)"
