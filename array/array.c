@@ -389,6 +389,15 @@ array_member_path (const struct array *a, unsigned member)
   return a->members[member].path ? a->members[member].path : "missing";
 }
 
+int
+array_md_uuid (const struct array *a, char out[36])
+{
+  if (!a->meta.enabled)
+    return -ENOENT;
+  md_uuid_format (a->meta.live.common.set_uuid, out);
+  return 0;
+}
+
 void
 array_get_stats (const struct array *a, struct array_stats *out)
 {

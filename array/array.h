@@ -107,6 +107,9 @@ enum member_state array_member_state (const struct array *a, unsigned member)
   __attribute__((nonnull));
 const char *array_member_path (const struct array *a, unsigned member)
   __attribute__((nonnull));
+/* The md array UUID as mdadm prints it; -ENOENT for raw members. */
+int array_md_uuid (const struct array *a, char out[36])
+  __attribute__((nonnull, warn_unused_result));
 
 /* Requests on array bytes [off, off+len): off + len <= capacity, len > 0
  * (len 0 is a no-op).  Buffers belong to the caller.

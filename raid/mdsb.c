@@ -263,12 +263,16 @@ check_geometry (const struct md_sb *sb, char *why, size_t wl)
   return 0;
 }
 
-int
-md_sb_decode (const void *block, uint64_t member_sectors, struct md_sb *sb,
-              char *why, size_t why_len)
+bool
+md_sb_has_magic (const void *block)
+{
+  return le_get (block, 4) == MD_SB_MAGIC;
+}
+
+void
+md_sb_peek (const void *block, struct md_sb *sb, struct md_sb_frame *frame)
 {
   const uint8_t *b = block;
-  int r;
 
   memset (sb, 0, sizeof *sb);
   for (size_t i = 0; i < NFIELDS; i++)
@@ -278,6 +282,22 @@ md_sb_decode (const void *block, uint64_t member_sectors, struct md_sb *sb,
   memcpy (sb->device_uuid, b + 168, 16);
   for (unsigned i = 0; i < sb->max_dev && i < MD_SB_MAX_DEV; i++)
     sb->dev_roles[i] = (uint16_t) le_get (b + ROLES_OFFSET + 2 * i, 2);
+  if (frame == NULL)
+    return;
+  frame->magic = (uint32_t) le_get (b, 4);
+  frame->major_version = (uint32_t) le_get (b + 4, 4);
+  frame->csum_stored = (uint32_t) le_get (b + CSUM_OFFSET, 4);
+  frame->csum_computed = md_sb_csum (b);
+}
+
+int
+md_sb_decode (const void *block, uint64_t member_sectors, struct md_sb *sb,
+              char *why, size_t why_len)
+{
+  const uint8_t *b = block;
+  int r;
+
+  md_sb_peek (block, sb, NULL);
   if ((r = check_frame (b, sb, why, why_len)) < 0 ||
       (r = check_placement (sb, member_sectors, why, why_len)) < 0 ||
       (r = check_features (sb, why, why_len)) < 0)

@@ -18,6 +18,7 @@
 #ifndef RAID_MDSB_H
 #define RAID_MDSB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -101,6 +102,26 @@ uint32_t md_sb_csum (const void *block) __attribute__((nonnull));
 int md_sb_decode (const void *block, uint64_t member_sectors,
                   struct md_sb *sb, char *why, size_t why_len)
   __attribute__((nonnull (1, 3), warn_unused_result));
+
+/* Does block start with md's superblock magic? */
+bool md_sb_has_magic (const void *block) __attribute__((nonnull));
+
+/* What frames a superblock: its magic, major version and checksum (as
+ * stored, and as computed over the block).
+ */
+struct md_sb_frame {
+  uint32_t magic;
+  uint32_t major_version;
+  uint32_t csum_stored, csum_computed;
+};
+
+/* Every field of the MD_SB_BLOCK bytes at block, with no check at all
+ * (for showing what a disk holds, corrupt or not), and if frame is not
+ * NULL its frame.  md_sb_decode() is the one to trust.
+ */
+void md_sb_peek (const void *block, struct md_sb *sb,
+                 struct md_sb_frame *frame)
+  __attribute__((nonnull (1, 2)));
 
 /* Encode into MD_SB_BLOCK bytes (the rest zeroed), checksum included.
  * Only the first max_dev roles are written.

@@ -239,31 +239,6 @@ open_disks (struct create_plan *p)
   return 0;
 }
 
-/* The one line for a disk holding signatures: the first that libblkid
- * found (an md superblock says which array it is), and how many more.
- */
-static int
-refuse_signed (const char *disk, const struct sig_list *l)
-{
-  const struct sig *s = &l->sig[0];
-  const char *them = l->n > 1 ? "them" : "it";
-  char what[256], more[40] = "", uuid[36], name[80] = "";
-
-  if (l->n > 1)
-    snprintf (more, sizeof more, "; %u more signature%s", l->n - 1,
-              l->n > 2 ? "s" : "");
-  if (!sig_is_md (s))
-    return tool_error ("%s holds %s%s (--force overwrites %s)", disk,
-                       sig_describe (s, what, sizeof what), more, them);
-  sig_md_uuid (s, uuid);
-  if (s->label[0] != '\0')
-    snprintf (name, sizeof name, ", name '%s'", s->label);
-  return tool_error ("%s already holds an md superblock (v%s, at byte %"
-                     PRIu64 "): it belongs to array UUID %s%s%s (--force "
-                     "overwrites %s)", disk, s->version, s->offset, uuid,
-                     name, more, them);
-}
-
 /* With --force, a signature inside the new data area is zeroed only if
  * the resync will make parity agree again; with --assume-clean it stays
  * until the array's own data overwrites it (zeroing it would change data
@@ -305,7 +280,7 @@ check_signatures (struct create_plan *p)
       return tool_error ("%s: cannot look for signatures on it: %s",
                          o->disks[i], strerror (-r));
     if (l.n > 0 && !o->force)
-      return refuse_signed (o->disks[i], &l);
+      return sig_refuse (o->disks[i], &l);
     plan_wipes (p, i, &l);
   }
   return 0;

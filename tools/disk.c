@@ -65,15 +65,6 @@ disk_pread (int fd, void *buf, size_t len, uint64_t off)
   return io_pread_full (fd, buf, len, off);
 }
 
-uint32_t
-disk_le32 (const void *p)
-{
-  const uint8_t *b = p;
-
-  return (uint32_t) b[0] | (uint32_t) b[1] << 8 | (uint32_t) b[2] << 16
-    | (uint32_t) b[3] << 24;
-}
-
 int
 disk_read_sb (int fd, uint64_t size, void *block)
 {
@@ -84,66 +75,7 @@ disk_read_sb (int fd, uint64_t size, void *block)
     return 0;
   if ((r = disk_pread (fd, block, MD_SB_BLOCK, MD_SB_OFFSET)) < 0)
     return r;
-  return disk_le32 (block) == MD_SB_MAGIC;
-}
-
-static uint64_t
-le64 (const uint8_t *p)
-{
-  return (uint64_t) disk_le32 (p) | (uint64_t) disk_le32 (p + 4) << 32;
-}
-
-/* Is there an md superblock of this version at byte off? */
-static int
-probe_md (int fd, uint64_t off, const char *version, uint8_t *b)
-{
-  bool v1 = version[0] == '1';
-  int r = disk_pread (fd, b, 4096, off);
-
-  if (r < 0)
-    return r;
-  if (disk_le32 (b) != MD_SB_MAGIC || disk_le32 (b + 4) != (v1 ? 1 : 0))
-    return 0;
-  return !v1 || le64 (b + 144) == off / 512;
-}
-
-int
-disk_find_other_md (int fd, uint64_t size, struct disk_md found[3],
-                    void *block)
-{
-  uint64_t sectors = size / 512;
-  struct disk_md where[3] = {
-    { "1.1", 0 },
-    { "1.0", sectors >= 24 ? ((sectors - 16) & ~UINT64_C (7)) * 512 : 0 },
-    { "0.90", sectors >= 256 ? ((sectors & ~UINT64_C (127)) - 128) * 512
-                             : 0 },
-  };
-  uint8_t *b = malloc (4096);
-  int n = 0, r = 0;
-
-  if (b == NULL)
-    return -ENOMEM;
-  for (unsigned i = 0; i < 3 && r >= 0; i++) {
-    if (size < 4096 || (i > 0 && where[i].offset == 0))
-      continue;
-    if ((r = probe_md (fd, where[i].offset, where[i].version, b)) == 1) {
-      if (n == 0)
-        memcpy (block, b, 4096);
-      found[n++] = where[i];
-    }
-  }
-  free (b);
-  return r < 0 ? r : n;
-}
-
-void
-disk_sb_identity (const void *block, char uuid[36], char name[33])
-{
-  const uint8_t *b = block;
-
-  md_uuid_format (b + 16, uuid);
-  memcpy (name, b + 32, 32);
-  name[32] = '\0';
+  return md_sb_has_magic (block);
 }
 
 const char *

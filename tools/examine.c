@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "raid/mdstate.h"
 #include "tools/disk.h"
+#include "tools/signature.h"
 #include "tools/examine.h"
 #include "tools/raid5ctl.h"
 
@@ -64,39 +66,18 @@ parse_args (int argc, char **argv, bool *json)
   return 0;
 }
 
-static void
-put_le32 (uint8_t *p, uint32_t v)
-{
-  for (unsigned i = 0; i < 4; i++, v >>= 8)
-    p[i] = (uint8_t) v;
-}
-
-/* Every field of the superblock, even one md_sb_decode() refuses: decode
- * a copy whose frame (version, pads, max_dev, checksum) is made valid.
- * md_sb_decode() has filled every field by the time it checks anything
- * past the frame; the verdict comes from decoding the real bytes.
+/* Every field of the superblock, even one md_sb_decode() refuses, and
+ * its frame (version, checksum) for mdadm's lines.
  */
 static void
 decode_for_display (struct exam *e, const uint8_t *block)
 {
-  uint8_t *copy = malloc (MD_SB_BLOCK);
+  struct md_sb_frame f;
 
-  e->major = disk_le32 (block + 4);
-  e->csum = disk_le32 (block + 216);
-  e->csum_expected = md_sb_csum (block);
-  if (copy == NULL)
-    return;
-  memcpy (copy, block, MD_SB_BLOCK);
-  put_le32 (copy + 4, 1);
-  memset (copy + 12, 0, 4);
-  memset (copy + 224, 0, 32);
-  if (disk_le32 (copy + 220) > MD_SB_MAX_DEV)
-    put_le32 (copy + 220, MD_SB_MAX_DEV);
-  put_le32 (copy + 216, md_sb_csum (copy));
-  if (md_sb_decode (copy, UINT64_MAX / 512, &e->sb, NULL, 0) < 0) {
-    /* The fields are filled; what is wrong is judged below. */
-  }
-  free (copy);
+  md_sb_peek (block, &e->sb, &f);
+  e->major = f.major_version;
+  e->csum = f.csum_stored;
+  e->csum_expected = f.csum_computed;
 }
 
 static void
@@ -196,52 +177,96 @@ verdict (struct exam *e, bool ok, const char *fmt, ...)
   va_end (ap);
 }
 
-/* Would the plugin take this member into its array?  Its own checks:
- * md_sb_decode() on the real bytes, the member's role, the bitmap.
- */
+/* A superblock the plugin cannot use at all: why, in e->verdict. */
 static void
-judge (struct exam *e, const uint8_t *block)
+judge_alone (struct exam *e, const uint8_t *block)
 {
-  struct md_sb sb;
   char why[200];
-  unsigned role;
 
-  if (md_sb_decode (block, e->size / 512, &sb, why, sizeof why) < 0)
+  e->valid = false;
+  if (md_sb_decode (block, e->size / 512, &e->sb, why, sizeof why) < 0)
     return verdict (e, false, "no: %s", why);
   if (e->has_bitmap && e->bm_err < 0)
     return verdict (e, false, "no: md bitmap: %s", e->bm_why);
-  role = md_sb_role (&sb);
-  if (role == MD_ROLE_FAULTY)
-    return verdict (e, false, "not this member: it is marked faulty");
-  if (role >= sb.raid_disks)
-    return verdict (e, false, "not this member: it is a spare");
-  if (sb.feature_map & MD_FEATURE_RECOVERY_OFFSET)
-    return verdict (e, false, "not this member: it is only partly rebuilt "
-                    "(recovery offset %" PRIu64 ")", sb.recovery_offset);
-  if (sb.resync_offset != MD_MAX_SECTOR)
-    return verdict (e, true, "yes, as slot %u of %" PRIu32 " (parity needs "
-                    "a resync from sector %" PRIu64 ", which the plugin "
-                    "runs in the background)", role, sb.raid_disks,
-                    sb.resync_offset);
-  verdict (e, true, "yes, as slot %u of %" PRIu32 " (clean)", role,
-           sb.raid_disks);
+  e->valid = true;
+}
+
+/* The verdict on one member of an assembly of the disks of its array. */
+static void
+judge_in (struct exam *e, const struct md_assembly *as,
+          const struct md_found *f, unsigned i)
+{
+  const struct md_verdict *v = &as->dev[i];
+  char why[300];
+
+  md_fate_explain (as, f, i, why, sizeof why);
+  if (v->fate == MD_FATE_RECOVERING)
+    return verdict (e, true, "yes, as slot %d of %u, partly rebuilt "
+                    "(recovery offset %" PRIu64 "): the rebuild resumes",
+                    v->slot, as->raid_disks, v->recovery_offset);
+  if (v->fate != MD_FATE_IN_SYNC)
+    return verdict (e, false, "not this member: it %s", why);
+  if (e->sb.resync_offset != MD_MAX_SECTOR)
+    return verdict (e, true, "yes, as slot %d of %u (parity needs a resync "
+                    "from sector %" PRIu64 ", which the plugin runs in the "
+                    "background)", v->slot, as->raid_disks,
+                    e->sb.resync_offset);
+  verdict (e, true, "yes, as slot %d of %u (clean)", v->slot,
+           as->raid_disks);
+}
+
+/* The disks given that belong to the array of ex[first] and decode,
+ * judged together by md's rules (raid/mdstate.h) as the plugin's
+ * assembly would judge them; a member examined alone is judged alone.
+ */
+static void
+judge_array (struct exam *ex, unsigned n, unsigned first)
+{
+  struct md_found *f = calloc (R5_MAX_MEMBERS, sizeof *f);
+  struct md_asm_opts o = { .run = true };
+  unsigned idx[R5_MAX_MEMBERS], k = 0;
+  struct md_assembly as;
+
+  if (f == NULL)
+    return;
+  for (unsigned i = first; i < n && k < R5_MAX_MEMBERS; i++)
+    if (ex[i].valid && !ex[i].judged &&
+        memcmp (ex[i].sb.set_uuid, ex[first].sb.set_uuid, 16) == 0) {
+      f[k] = (struct md_found) { true, true, ex[i].sb };
+      idx[k++] = i;
+      ex[i].judged = true;
+    }
+  if (md_assemble (f, k, &o, &as) < 0 && as.refusal == MD_START_FOREIGN)
+    verdict (&ex[idx[as.refusal_dev]], false, "no: it disagrees with the "
+             "other members' superblocks on the array's geometry");
+  else {
+    if (ex[idx[as.freshest]].has_bitmap)
+      md_asm_bitmap (&as, f, k, ex[idx[as.freshest]].bm.events_cleared);
+    for (unsigned j = 0; j < k; j++)
+      judge_in (&ex[idx[j]], &as, f, j);
+  }
+  free (f);
 }
 
 /* No v1.2 superblock: is there one of a version we do not read? */
 static void
 find_other_version (struct exam *e, int fd, uint8_t *block)
 {
-  struct disk_md other[3];
-  int r = disk_find_other_md (fd, e->size, other, block);
+  struct sig_list l;
+  int r = sig_find (fd, &l);
 
-  if (r < 0) {
+  (void) block;
+  if (r < 0 && r != -E2BIG) {
     e->err = r, e->err_what = "cannot read it";
     return;
   }
-  if (r > 0) {
-    e->other = other[0].version;
-    e->other_offset = other[0].offset;
-  }
+  for (unsigned k = 0; k < l.n && e->other == NULL; k++)
+    if (sig_is_md (&l.sig[k])) {
+      snprintf (e->other_version, sizeof e->other_version, "%s",
+                l.sig[k].version);
+      e->other = e->other_version;
+      e->other_offset = l.sig[k].offset;
+    }
 }
 
 static void
@@ -259,15 +284,21 @@ examine_one (struct exam *e, const char *path, uint8_t *block)
   e->size = d.size;
   if ((r = disk_read_sb (d.fd, d.size, block)) < 0)
     e->err = r, e->err_what = "cannot read its superblock";
-  e->magic = disk_le32 (block);
   e->has_sb = r == 1;
+  {
+    struct md_sb_frame fr;
+    struct md_sb ignored;
+
+    md_sb_peek (block, &ignored, &fr);
+    e->magic = fr.magic;
+  }
   if (r == 0)
     find_other_version (e, d.fd, block);
   if (e->has_sb) {
     decode_for_display (e, block);
     if (e->sb.feature_map & MD_FEATURE_BITMAP_OFFSET)
       read_bitmap (e, d.fd);
-    judge (e, block);
+    judge_alone (e, block);
   }
   disk_close (&d);
 }
@@ -296,6 +327,9 @@ examine_main (int argc, char **argv)
     found += ex[i].has_sb;
     failed += ex[i].err < 0;
   }
+  for (unsigned i = 0; i < n; i++)
+    if (ex[i].valid && !ex[i].judged)
+      judge_array (ex, n, i);
   if (json)
     examine_print_json (ex, n);
   else

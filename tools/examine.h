@@ -21,6 +21,7 @@ struct exam {
   uint32_t magic;             /* what is there, superblock or not */
   const char *other;          /* without: an md superblock of another */
   uint64_t other_offset;      /* version ("1.0"), or NULL, and where */
+  char other_version[16];     /* what other points to */
   /* With has_sb: every field as stored, even if the superblock is
    * corrupt (see examine.c), and the checksum stored and computed.
    */
@@ -33,6 +34,11 @@ struct exam {
   char bm_why[160];
   struct md_bitmap_sb bm;
   uint64_t bm_bits, bm_set;
+  /* The superblock passes md_sb_decode() (and its bitmap, if any, is
+   * usable): the plugin's assembly would consider it.
+   */
+  bool valid;
+  bool judged;                /* its verdict is in (examine.c) */
   /* Can the raid5 plugin serve this member, and if not why. */
   bool servable;
   char verdict[240];

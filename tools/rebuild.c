@@ -29,6 +29,7 @@
 #include "raid/mdsb.h"
 #include "tools/disk.h"
 #include "tools/progress.h"
+#include "tools/signature.h"
 #include "tools/raid5ctl.h"
 
 struct rebuild_opts {
@@ -46,8 +47,7 @@ struct rebuild_opts {
 struct run {
   const struct rebuild_opts *o;
   struct progress prog;
-  struct disk_md wipe[3];     /* --force: old superblocks to zero */
-  int nwipe;
+  struct sig_list sigs;       /* --force: what the new disk held */
 };
 
 static void
@@ -253,105 +253,67 @@ check_slot (struct array *a, const struct rebuild_opts *o)
   return TOOL_OK;
 }
 
-/* The md identity (set UUID) of the first member given. */
-static int
-array_uuid (const struct rebuild_opts *o, char uuid[36])
-{
-  struct disk d;
-  char block[MD_SB_BLOCK], name[33];
-  int r = -ENOENT;
-
-  for (unsigned i = 0; i < o->n && r < 0; i++) {
-    if (strcmp (o->disks[i], "missing") == 0 ||
-        disk_open_ro (&d, o->disks[i]) < 0)
-      continue;
-    if ((r = disk_read_sb (d.fd, d.size, block)) == 1)
-      disk_sb_identity (block, uuid, name);
-    r = r == 1 ? 0 : -ENOENT;
-    disk_close (&d);
-  }
-  return r;
-}
-
-static int
-refuse_foreign (const char *path, const char *version, const void *block)
-{
-  char uuid[36], name[33];
-
-  if (version[0] == '0')
-    return tool_error ("%s holds an md superblock (v0.90) (--force wipes "
-                       "it)", path);
-  disk_sb_identity (block, uuid, name);
-  if (strcmp (version, "1.2") == 0)
-    return tool_error ("%s holds an md superblock of another array (UUID "
-                       "%s, name '%s') (--force overwrites it)", path, uuid,
-                       name);
-  return tool_error ("%s holds an md superblock (v%s, array UUID %s, name "
-                     "'%s') (--force wipes it)", path, version, uuid, name);
-}
-
-/* 1 if the disk holds a v1.2 superblock of another array, else 0 (none,
- * or this array's: an old member), or -errno.
+/* The new disk may carry this array's own superblock (an old member),
+ * but no other signature libblkid knows -- another array's, a file
+ * system, a partition table, swap -- unless --force, which zeroes them
+ * once the rebuild has started.
  */
 static int
-foreign_sb (const struct rebuild_opts *o, const struct disk *d, char *block)
+check_new (struct run *run, struct array *a, const char *path)
 {
-  char mine[36], theirs[36], name[33];
-  int r = disk_read_sb (d->fd, d->size, block);
-
-  if (r != 1)
-    return r;
-  if (array_uuid (o, mine) < 0)
-    return 1;
-  disk_sb_identity (block, theirs, name);
-  return strcmp (mine, theirs) != 0;
-}
-
-/* The new disk may carry this array's superblock, but not another
- * array's, nor one of another version (wiped with --force).
- */
-static int
-check_new (struct run *run, const char *path)
-{
-  char block[MD_SB_BLOCK];
+  char mine[36] = "", theirs[36];
+  struct sig_list *l = &run->sigs;
   struct disk d;
-  int r, n = 0;
+  unsigned k = 0;
+  int r;
 
   if ((r = disk_open_ro (&d, path)) < 0)
     return tool_error ("%s: %s", path, disk_strerror (r));
-  if ((r = foreign_sb (run->o, &d, block)) == 0)
-    r = n = disk_find_other_md (d.fd, d.size, run->wipe, block);
+  r = sig_find (d.fd, l);
   disk_close (&d);
+  if (r == -E2BIG)
+    return tool_error ("%s holds more than %u signatures: wipe them first "
+                       "(wipefs -a)", path, SIG_MAX);
   if (r < 0)
-    return tool_error ("%s: cannot read it: %s", path, strerror (-r));
-  run->nwipe = n;
-  if (r > 0 && !run->o->force)
-    return refuse_foreign (path, n > 0 ? run->wipe[0].version : "1.2",
-                           block);
+    return tool_error ("%s: cannot look for signatures on it: %s", path,
+                       strerror (-r));
+  if (array_md_uuid (a, mine) < 0)
+    mine[0] = '\0';             /* raw members: nothing is ours */
+  for (unsigned i = 0; i < l->n; i++) {
+    sig_md_uuid (&l->sig[i], theirs);
+    if (!(sig_is_md (&l->sig[i]) && strcmp (l->sig[i].version, "1.2") == 0 &&
+          strcmp (theirs, mine) == 0))
+      l->sig[k++] = l->sig[i];
+  }
+  l->n = k;
+  if (l->n > 0 && !run->o->force)
+    return sig_refuse (path, l);
   return TOOL_OK;
 }
 
-/* --force: zero the old superblocks the rebuild does not overwrite. */
+/* --force: zero what check_new found, but in the superblock and bitmap
+ * area the rebuild has just written (from byte 4096 to the data).
+ */
 static int
 wipe_old (const struct run *run, const struct r5_geom *g)
 {
-  static const char zero[4096];
+  static const char zero[SIG_MAGIC_MAX];
   const char *path = run->o->new_path;
   int fd = open (path, O_WRONLY | O_CLOEXEC), r = 0;
 
-  for (int i = 0; i < run->nwipe && fd >= 0 && r == 0; i++) {
-    uint64_t off = run->wipe[i].offset;
+  for (unsigned i = 0; i < run->sigs.n && fd >= 0 && r == 0; i++) {
+    const struct sig *s = &run->sigs.sig[i];
 
-    if (off + 4096 <= g->data_offset || off >= g->data_offset + g->member_data)
-      r = pwrite (fd, zero, sizeof zero, (off_t) off) == sizeof zero ? 0 : -1;
+    if (s->offset + s->len <= MD_SB_OFFSET || s->offset >= g->data_offset)
+      r = pwrite (fd, zero, s->len, (off_t) s->offset) == (ssize_t) s->len
+        ? 0 : -1;
   }
   if (fd >= 0 && r == 0)
     return close (fd), TOOL_OK;
   r = errno;
   if (fd >= 0)
     close (fd);
-  return tool_error ("%s: wiping an old md superblock: %s", path,
-                     strerror (r));
+  return tool_error ("%s: wiping what it held: %s", path, strerror (r));
 }
 
 /* array_progress_fn: the bar, and --max-speed (sleep until the bytes
@@ -385,7 +347,7 @@ start (struct array *a, struct run *run)
   struct array_err err;
 
   if (check_slot (a, o) != TOOL_OK ||
-      (o->new_path && check_new (run, o->new_path) != TOOL_OK))
+      (o->new_path && check_new (run, a, o->new_path) != TOOL_OK))
     return TOOL_FAIL;
   if (o->new_path &&
       array_rebuild_start (a, (unsigned) o->slot, o->new_path, &err) < 0)
@@ -395,7 +357,7 @@ start (struct array *a, struct run *run)
       array_readd_start (a, (unsigned) o->slot, NULL, &err) < 0)
     return tool_error ("%s", err.msg);
   release_log ();
-  return run->nwipe > 0 ? wipe_old (run, array_geom (a)) : TOOL_OK;
+  return run->sigs.n > 0 ? wipe_old (run, array_geom (a)) : TOOL_OK;
 }
 
 static int

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/raid5ctl.h"
 #include "tools/signature.h"
 
 /* What libblkid reports, with the magic of each hit (to hide it and look
@@ -205,4 +206,29 @@ sig_describe (const struct sig *s, char *buf, size_t len)
   snprintf (buf, len, "%s %s %s (%s%sat byte %" PRIu64 ")", article (s->type),
             s->type, kind_noun (s->kind), label, uuid, s->offset);
   return buf;
+}
+
+/* The one line for a disk holding signatures: the first that libblkid
+ * found (an md superblock says which array it is), and how many more.
+ */
+int
+sig_refuse (const char *disk, const struct sig_list *l)
+{
+  const struct sig *s = &l->sig[0];
+  const char *them = l->n > 1 ? "them" : "it";
+  char what[256], more[40] = "", uuid[36], name[80] = "";
+
+  if (l->n > 1)
+    snprintf (more, sizeof more, "; %u more signature%s", l->n - 1,
+              l->n > 2 ? "s" : "");
+  if (!sig_is_md (s))
+    return tool_error ("%s holds %s%s (--force overwrites %s)", disk,
+                       sig_describe (s, what, sizeof what), more, them);
+  sig_md_uuid (s, uuid);
+  if (s->label[0] != '\0')
+    snprintf (name, sizeof name, ", name '%s'", s->label);
+  return tool_error ("%s already holds an md superblock (v%s, at byte %"
+                     PRIu64 "): it belongs to array UUID %s%s%s (--force "
+                     "overwrites %s)", disk, s->version, s->offset, uuid,
+                     name, more, them);
 }

@@ -74,4 +74,11 @@ void sig_md_uuid (const struct sig *s, char out[36])
 const char *sig_describe (const struct sig *s, char *buf, size_t len)
   __attribute__((nonnull));
 
+/* The one error line for disk holding the signatures l (n > 0): the first
+ * that libblkid found -- an md superblock says which array it is -- and
+ * how many more; "(--force overwrites it)".  Returns TOOL_FAIL.
+ */
+int sig_refuse (const char *disk, const struct sig_list *l)
+  __attribute__((nonnull));
+
 #endif /* TOOLS_SIGNATURE_H */

@@ -2,11 +2,11 @@
  * members' md v1.2 superblocks (--from DISK...).
  *
  * Read-only and lenient where serving would be strict (no lock, a dirty
- * array is fine): the question is only "what is this array's shape, and
- * which member is out of service".  Slots follow md's assembly rules as
- * array/assemble.c applies them: the freshest superblock (highest events)
- * names each device's role; a stale, faulty, spare or half-rebuilt member
- * holds no slot; a slot nobody holds is the missing member.
+ * or degraded array is fine): the question is only "what is this array's
+ * shape, and which member is out of service".  Who holds which slot is
+ * md's assembly as raid/mdstate.h decides it for the plugin too: a stale,
+ * faulty, spare or half-rebuilt member holds no slot here; a slot nobody
+ * holds in sync is the missing member.
  */
 #include <config.h>
 
@@ -17,6 +17,7 @@
 
 #include "raid/layout.h"
 #include "raid/mdsb.h"
+#include "raid/mdstate.h"
 #include "tools/disk.h"
 #include "tools/raid5ctl.h"
 #include "tools/teach.h"
@@ -55,96 +56,74 @@ read_one (const char *path, struct member_sb *m, void *block)
   return 0;
 }
 
-/* Every superblock must describe the same array. */
-static int
-check_same (const struct member_sb *m, unsigned n)
-{
-  const struct md_sb *a = &m[0].sb;
-
-  for (unsigned i = 1; i < n; i++) {
-    const struct md_sb *b = &m[i].sb;
-
-    if (memcmp (a->set_uuid, b->set_uuid, 16) != 0)
-      return tool_error ("%s and %s belong to different arrays", m[0].path,
-                         m[i].path);
-    if (a->layout != b->layout || a->chunksize != b->chunksize ||
-        a->raid_disks != b->raid_disks || a->size != b->size ||
-        a->data_offset != b->data_offset)
-      return tool_error ("%s and %s disagree on layout, chunk, disks, size "
-                         "or data offset", m[0].path, m[i].path);
-  }
-  return 0;
-}
-
-static const struct md_sb *
-freshest (const struct member_sb *m, unsigned n)
-{
-  const struct md_sb *best = &m[0].sb;
-
-  for (unsigned i = 1; i < n; i++)
-    if (m[i].sb.events > best->events)
-      best = &m[i].sb;
-  return best;
-}
-
-/* The slot a member holds, or -1 with the reason in why. */
-static int
-slot_of (const struct member_sb *m, const struct md_sb *fresh, char *why,
-         size_t len)
-{
-  const struct md_sb *sb = &m->sb;
-  unsigned role = sb->dev_number < fresh->max_dev
-    ? fresh->dev_roles[sb->dev_number] : MD_ROLE_SPARE;
-  const char *what = NULL;
-
-  if (sb->events + 1 < fresh->events)
-    what = "is stale (events behind the array's)";
-  else if (role == MD_ROLE_FAULTY)
-    what = "is marked faulty in the superblocks";
-  else if (role >= fresh->raid_disks)
-    what = "is a spare";
-  else if (sb->feature_map & MD_FEATURE_RECOVERY_OFFSET)
-    what = "is only partly rebuilt";
-  if (what == NULL)
-    return (int) role;
-  snprintf (why, len, "%s %s", m->path, what);
-  return -1;
-}
-
-/* Fill t->slot_path and t->missing; more than one empty slot is fatal. */
+/* Slots as md assembles them; more than one out of sync is fatal. */
 static int
 assign_slots (struct teach *t, const struct member_sb *m, unsigned n,
-              const struct md_sb *fresh)
+              const struct md_assembly *as)
 {
-  char why[200] = "";
-  int out = -1;
+  struct md_found *f = calloc (R5_MAX_MEMBERS, sizeof *f);
+  int out = as->out;
 
-  for (unsigned i = 0; i < n; i++) {
-    int s = slot_of (&m[i], fresh, why, sizeof why);
-
-    if (s >= 0 && t->slot_path[s] != NULL)
-      return tool_error ("%s and %s both claim slot %d", t->slot_path[s],
-                         m[i].path, s);
-    if (s >= 0)
-      t->slot_path[s] = m[i].path;
-  }
-  for (unsigned s = 0; s < fresh->raid_disks; s++) {
-    if (t->slot_path[s] != NULL)
-      continue;
-    if (out >= 0)
-      return tool_error ("slots %d and %u have no member: RAID-5 survives "
-                         "the loss of one only", out, s);
-    out = (int) s;
-  }
-  if (out >= 0 && t->missing >= 0 && t->missing != out)
+  if (f == NULL)
+    return tool_error ("out of memory");
+  for (unsigned i = 0; i < n; i++)
+    f[i] = (struct md_found) { true, true, m[i].sb };
+  for (unsigned s = 0; s < as->raid_disks; s++)
+    if (as->owner[s] >= 0 && as->dev[as->owner[s]].fate == MD_FATE_IN_SYNC)
+      t->slot_path[s] = m[as->owner[s]].path;
+  if (out >= 0 && t->missing >= 0 && t->missing != out) {
+    free (f);
     return tool_error ("--missing %d: slot %d is already out of service",
                        t->missing, out);
+  }
   if (out >= 0) {
     t->missing = out;
-    snprintf (t->missing_why, sizeof t->missing_why, "%s",
-              *why ? why : "no disk given holds it");
+    snprintf (t->missing_why, sizeof t->missing_why, "no disk given holds "
+              "it");
+    for (unsigned i = 0; i < n; i++)
+      if (as->dev[i].slot == out && as->dev[i].fate == MD_FATE_RECOVERING)
+        snprintf (t->missing_why, sizeof t->missing_why, "%s is only partly "
+                  "rebuilt", m[i].path);
+      else if (as->dev[i].slot == out && as->dev[i].fate != MD_FATE_IN_SYNC) {
+        char why[160];
+
+        md_fate_explain (as, f, i, why, sizeof why);
+        snprintf (t->missing_why, sizeof t->missing_why, "%s %s", m[i].path,
+                  why);
+      }
   }
+  free (f);
   return 0;
+}
+
+/* md's assembly of the disks given, or one error line why not. */
+static int
+assemble (const struct member_sb *m, unsigned n, struct md_assembly *as)
+{
+  struct md_found *f = calloc (R5_MAX_MEMBERS, sizeof *f);
+  struct md_asm_opts o = { .force = true, .run = true };
+  int r = 0;
+
+  if (f == NULL)
+    return tool_error ("out of memory");
+  for (unsigned i = 0; i < n; i++)
+    f[i] = (struct md_found) { true, true, m[i].sb };
+  if (md_assemble (f, n, &o, as) == 0)
+    ;
+  else if (as->refusal == MD_START_FOREIGN)
+    r = tool_error ("%s does not belong with the others: it disagrees on "
+                    "the array, layout, chunk, disks, size or data offset",
+                    m[as->refusal_dev].path);
+  else if (as->refusal == MD_START_SAME_SLOT)
+    r = tool_error ("%s and another disk both claim slot %d",
+                    m[as->refusal_dev].path, as->dev[as->refusal_dev].slot);
+  else if (as->refusal == MD_START_NO_SLOT)
+    r = tool_error ("none of the disks holds a data slot");
+  else
+    r = tool_error ("two or more slots have no member in sync: RAID-5 "
+                    "survives the loss of one only");
+  free (f);
+  return r;
 }
 
 static int
@@ -186,6 +165,7 @@ read_all (struct teach *t, struct member_sb *m, unsigned *n)
 int
 teach_from_members (struct teach *t)
 {
+  struct md_assembly as;
   struct member_sb *m;
   unsigned n;
   int r;
@@ -197,11 +177,11 @@ teach_from_members (struct teach *t)
     return tool_error ("out of memory");
   r = read_all (t, m, &n);
   if (r == 0)
-    r = check_same (m, n);
+    r = assemble (m, n, &as);
   if (r == 0)
-    r = set_geometry (t, freshest (m, n));
+    r = set_geometry (t, &m[as.freshest].sb);
   if (r == 0)
-    r = assign_slots (t, m, n, freshest (m, n));
+    r = assign_slots (t, m, n, &as);
   free (m);
   return r;
 }
