@@ -2,9 +2,13 @@
  * locks, and requests carried out as raid/ plans through io/.
  *
  * Thread safety: after array_open() returns, every request function may be
- * called from any number of threads at once.  Member health changes only
- * from active to faulty, atomically, while the failing request holds the
- * stripe lock; requests re-check it under their own lock (see exec.c).
+ * called from any number of threads at once, and so may array_control()
+ * and the job functions.  Member health has one owner (health.h): a slot
+ * goes out of service once, atomically, while the failing request holds
+ * its stripe lock, and comes back only when its rebuild ends; requests
+ * re-check it under their own lock and replan (exec.c).  What the md
+ * superblocks say changes only under meta.lock (meta.h), and a write that
+ * leaves a failed member out waits until they say it is out.
  *
  * Errors: functions return 0 or -errno.  A request that fails fills
  * struct array_err with one line naming what failed (member, path,

@@ -47,7 +47,7 @@ static const struct ctl_cmd cmds[] = {
     "[--wait [--json] [--list N]]", NULL },
   { "rebuild", OPT_WAIT | OPT_SLOT | OPT_NEW, 2, "[--wait] SLOT [PATH]",
     NULL },
-  { "re-add", OPT_WAIT | OPT_SLOT | OPT_NEW, 2, "[--wait] SLOT [PATH]",
+  { "re-add", OPT_WAIT | OPT_SLOT, 2, "[--wait] SLOT [PATH]",
     NULL },
   { "fail", OPT_SLOT, 1, "SLOT",
     "Take the member in SLOT out of service by hand (md's --fail): it is\n"

@@ -96,6 +96,22 @@ assign_slots (struct teach *t, const struct member_sb *m, unsigned n,
   return 0;
 }
 
+/* "slots 1 and 2 have no member": the slots not in sync. */
+static int
+too_few (const struct md_assembly *as)
+{
+  char list[160] = "";
+  size_t at = 0;
+  unsigned k = 0;
+
+  for (unsigned s = 0; s < as->raid_disks && at + 16 < sizeof list; s++)
+    if (as->owner[s] < 0 || as->dev[as->owner[s]].fate != MD_FATE_IN_SYNC)
+      at += (size_t) snprintf (list + at, sizeof list - at, "%s%u",
+                               k++ ? " and " : "", s);
+  return tool_error ("slots %s have no member: RAID-5 survives the loss of "
+                     "one only", list);
+}
+
 /* md's assembly of the disks given, or one error line why not. */
 static int
 assemble (const struct member_sb *m, unsigned n, struct md_assembly *as)
@@ -120,8 +136,7 @@ assemble (const struct member_sb *m, unsigned n, struct md_assembly *as)
   else if (as->refusal == MD_START_NO_SLOT)
     r = tool_error ("none of the disks holds a data slot");
   else
-    r = tool_error ("two or more slots have no member in sync: RAID-5 "
-                    "survives the loss of one only");
+    r = too_few (as);
   free (f);
   return r;
 }

@@ -50,8 +50,13 @@ expect_refused 'small is too small' \
   rebuild --slot 1 --new "$tmpdir/small" "${m[0]}" missing "${m[2]}"
 expect_refused 'r\.2 is member 2 already' \
   rebuild --slot 1 --new "${m[2]}" "${m[0]}" missing "${m[2]}"
-expect_refused 'o\.0 holds an md superblock of another array' \
+expect_refused 'o\.0 already holds an md superblock \(v1\.2, at byte 4096\): it belongs to array UUID .*--force overwrites it' \
   rebuild --slot 1 --new "$tmpdir/o.0" "${m[0]}" missing "${m[2]}"
+truncate -s 40M "$tmpdir/fs"
+mkfs.ext4 -q -F -L keep "$tmpdir/fs"
+DISKS+=("$tmpdir/fs")
+expect_refused "fs holds an ext4 file system \\(label 'keep'.*--force overwrites it" \
+  rebuild --slot 1 --new "$tmpdir/fs" "${m[0]}" missing "${m[2]}"
 expect_refused 'slot 1 has no member to rebuild onto: give --new' \
   rebuild --slot 1 "${m[0]}" missing "${m[2]}"
 expect_refused 'which slot' rebuild --new "$new" "${m[0]}" missing "${m[2]}"
@@ -86,7 +91,7 @@ new2=$tmpdir/new2
 truncate -s 40M "$new2"
 plant_md 1.0 "$tmpdir/o.0" "$new2" >/dev/null
 DISKS=("${ms[@]}" "$new2")
-expect_refused 'new2 holds an md superblock \(v1\.0, array UUID .*--force wipes it' \
+expect_refused 'new2 already holds an md superblock \(v1\.0, at byte [0-9]*\): it belongs to array UUID .*--force overwrites it' \
   rebuild --slot 2 --new "$new2" "${ms[0]}" "${ms[1]}" missing
 [ "$failures" = 0 ] || fail "a disk with a v1.0 superblock was not refused"
 "$RAID5CTL" rebuild --slot 2 --new "$new2" --force --max-speed 8M "${ms[0]}" "${ms[1]}" missing \
