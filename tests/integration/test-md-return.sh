@@ -49,31 +49,10 @@ chunk_on ()
 }
 
 # poke URI OFF BYTE [PID]: write 64K of BYTE at OFF, flush; then kill -9
-# PID at once (the server) if given.
-poke ()
-{
-  "$NBD_PYTHON" -c '
-import nbd, os, sys
-h = nbd.NBD(); h.connect_uri(sys.argv[1])
-h.pwrite(bytes([int(sys.argv[3], 0)]) * 65536, int(sys.argv[2]))
-h.flush()
-if len(sys.argv) > 4:
-    os.kill(int(sys.argv[4]), 9)
-else:
-    h.shutdown()
-' "$@" 2>/dev/null
-}
-
-# peek URI OFF BYTE: the 64K at OFF are all BYTE.
-peek ()
-{
-  "$NBD_PYTHON" -c '
-import nbd, sys
-h = nbd.NBD(); h.connect_uri(sys.argv[1])
-got = h.pread(65536, int(sys.argv[2]))
-sys.exit(0 if got == bytes([int(sys.argv[3], 0)]) * 65536 else 1)
-' "$@"
-}
+# PID at once (the server) if given.  peek URI OFF BYTE: they are BYTE.
+POKE=${0%/*}/poke.py
+poke () { "$NBD_PYTHON" "$POKE" "$1" write "${@:2}" 2>/dev/null; }
+peek () { "$NBD_PYTHON" "$POKE" "$1" read "${@:2}"; }
 
 # survivors_record_out SLOT FILE...: every FILE (a survivor) has a
 # correct checksum, State active and slot SLOT not working ('.').
@@ -122,7 +101,7 @@ crash_return ()
   m=("${MEMBERS[@]}")
   mapfile -t disks < <(disk_args "${m[@]}")
   off=$(chunk_on "$n" "$s")
-  raid5_captive "${disks[@]}" -- bash -c "$(declare -f poke); NBD_PYTHON=$NBD_PYTHON poke \"\$1\" $off 0x11" _ @URI@ ||
+  raid5_captive "${disks[@]}" -- "$NBD_PYTHON" "$POKE" @URI@ write "$off" 0x11 ||
     fail "n $n slot $s: writing 0x11"
   deg=("${disks[@]}"); deg[$s]=disk=missing
   serve_bg "$tmpdir/deg.log" "${deg[@]}" || fail "serve without member $s"
@@ -167,7 +146,7 @@ stop_return ()
   mapfile -t disks < <(disk_args "${m[@]}")
   off=$(chunk_on 3 "$s")
   deg=("${disks[@]}"); deg[$s]=disk=missing
-  raid5_captive "${deg[@]}" -- bash -c "$(declare -f poke); NBD_PYTHON=$NBD_PYTHON poke \"\$1\" $off 0x22" _ @URI@ ||
+  raid5_captive "${deg[@]}" -- "$NBD_PYTHON" "$POKE" @URI@ write "$off" 0x22 ||
     fail "degraded write"
   serve_bg "$tmpdir/back.log" "${disks[@]}" control="$tmpdir/ctl" "${fast[@]}" ||
     fail "slot $s: the array did not start with the stale member given"
@@ -193,10 +172,10 @@ m=("${MEMBERS[@]}")
 mapfile -t disks < <(disk_args "${m[@]}")
 # create sets every bit; a first clean session clears them (as md does).
 raid5_captive "${disks[@]}" -- \
-  bash -c "$(declare -f poke); NBD_PYTHON=$NBD_PYTHON poke \"\$1\" 0 0x11" _ @URI@ ||
+  "$NBD_PYTHON" "$POKE" @URI@ write 0 0x11 ||
   fail "first session on the 256M members"
 raid5_captive "${disks[0]}" "${disks[1]}" disk=missing -- \
-  bash -c "$(declare -f poke); NBD_PYTHON=$NBD_PYTHON poke \"\$1\" 0 0x22" _ @URI@ ||
+  "$NBD_PYTHON" "$POKE" @URI@ write 0 0x22 ||
   fail "degraded write on the 256M members"
 serve_bg "$tmpdir/big.log" "${disks[@]}" control="$tmpdir/ctl" "${fast[@]}" ||
   fail "serve the 256M members"

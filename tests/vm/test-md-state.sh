@@ -41,18 +41,7 @@ fails=0
 bad () { echo "not ok $*"; fails=$((fails + 1)); }
 
 # poke URI OFF BYTE [PID]: 64K of BYTE at OFF, flush; kill -9 PID if given.
-poke () {
-    /usr/bin/python3 -c '
-import nbd, os, sys
-h = nbd.NBD(); h.connect_uri(sys.argv[1])
-h.pwrite(bytes([int(sys.argv[3], 0)]) * 65536, int(sys.argv[2]))
-h.flush()
-if len(sys.argv) > 4:
-    os.kill(int(sys.argv[4]), 9)
-else:
-    h.shutdown()
-' "$@"
-}
+poke () { /usr/bin/python3 "$TOP/tests/integration/poke.py" "$1" write "${@:2}"; }
 
 # serve DIR ARGS...: the plugin in the background on DIR/sock (SERVER,
 # URI); returns 1 if it did not start (its log in DIR/nbdkit.log).
