@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "raid/layout.h"
+#include "raid/mdstate.h"
 #include "tools/create.h"
 #include "tools/raid5ctl.h"
 
@@ -180,15 +181,37 @@ write_at (const struct create_plan *p, unsigned i, const void *buf,
   return 0;
 }
 
-static void
+/* Member i's superblock as the state model writes one for a new array
+ * whose every slot is in sync (raid/mdstate.h): slot i, device number i
+ * (mdadm numbers them in slot order), roles filled as md's super_1_sync
+ * fills them.
+ */
+static int
 encode_member (struct create_plan *p, unsigned i)
 {
-  struct md_sb *sb = &p->sb;
+  struct md_live *live = calloc (1, sizeof *live);
+  struct md_sb *sb = malloc (sizeof *sb);
 
-  sb->dev_number = i;
-  memcpy (sb->device_uuid, p->dev_uuid[i], 16);
-  sb->data_size = p->m[i].size / 512 - p->doff;
+  if (live == NULL || sb == NULL) {
+    free (live);
+    free (sb);
+    return tool_error ("out of memory");
+  }
+  live->common = p->sb;
+  live->dirty = false;
+  live->resync_cp = p->sb.resync_offset;
+  for (unsigned k = 0; k < p->opts->n; k++) {
+    live->slot[k] = (struct md_live_slot) {
+      .state = MD_SLOT_IN_SYNC, .dev_number = k,
+      .data_size = p->m[k].size / 512 - p->doff,
+    };
+    memcpy (live->slot[k].device_uuid, p->dev_uuid[k], 16);
+  }
+  md_live_sb (live, i, sb);
   md_sb_encode (sb, p->block);
+  free (sb);
+  free (live);
+  return 0;
 }
 
 _Static_assert (SIG_MAGIC_MAX <= MD_SB_BLOCK, "a magic fits p->block");
@@ -220,8 +243,8 @@ create_write (struct create_plan *p)
     r = write_at (p, i, area, p->bm_bytes, CREATE_BITMAP_OFFSET);
   free (area);
   for (unsigned i = 0; i < p->opts->n && r == 0; i++) {
-    encode_member (p, i);
-    r = write_at (p, i, p->block, MD_SB_BLOCK, MD_SB_OFFSET);
+    if ((r = encode_member (p, i)) == 0)
+      r = write_at (p, i, p->block, MD_SB_BLOCK, MD_SB_OFFSET);
   }
   return r;
 }
