@@ -125,7 +125,7 @@ raw_geometry (struct array *a, const struct array_config *cfg,
     a->members[i] = opened[i];
     io_member_init (&opened[i]);
     if (cfg->paths[i] == NULL) {
-      health_set_out (&a->health, i, MEMBER_MISSING, 0);
+      health_set_out (&a->health, i, MEMBER_MISSING, 0, false);
       continue;
     }
     if (a->members[i].size < smallest)

@@ -202,9 +202,12 @@ place_members (struct array *a, const struct md_assembly *as,
     return;
   if (as->owner[as->out] >= 0)
     health_set_out (&a->health, (unsigned) as->out, MEMBER_REBUILDING,
-                    as->due_from * 512 / a->geom.chunk);
+                    as->due_from * 512 / a->geom.chunk,
+                    as->dev[as->owner[as->out]].bitmap_recovery &&
+                    a->meta.has_bitmap);
   else
-    health_set_out (&a->health, (unsigned) as->out, MEMBER_MISSING, 0);
+    health_set_out (&a->health, (unsigned) as->out, MEMBER_MISSING, 0,
+                    false);
 }
 
 /* One line per member left out (why, and what to do); a member that
@@ -225,7 +228,9 @@ log_left_out (struct array *a, const struct array_config *cfg,
       continue;
     say_fate (as, f, opened, i, line, sizeof line);
     array_log (a, ARRAY_LOG_ERROR, "%s: left out", line);
-    if (v->slot >= 0 && v->slot == as->out && a->left_out[v->slot] == NULL) {
+    if ((v->fate == MD_FATE_STALE || v->fate == MD_FATE_REMOVED ||
+         v->fate == MD_FATE_FAULTY) &&
+        v->slot >= 0 && v->slot == as->out && a->left_out[v->slot] == NULL) {
       a->left_out[v->slot] = strdup (opened[i].path);
       a->left_re_addable[v->slot] = v->re_addable;
     }

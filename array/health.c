@@ -43,10 +43,11 @@ health_rebuilding (const struct health *h)
 
 void
 health_set_out (struct health *h, unsigned slot, enum member_state st,
-                uint64_t from)
+                uint64_t from, bool bitmap)
 {
   h->state[slot] = st;
   h->rebuilt = from;
+  h->bitmap_rebuild = bitmap;
   h->out = (int) slot;
 }
 

@@ -47,10 +47,11 @@ bool health_failed (const struct health *h) __attribute__((nonnull));
 bool health_rebuilding (const struct health *h) __attribute__((nonnull));
 
 /* At assembly, before any request: slot has no member (MISSING) or a
- * partly rebuilt one (REBUILDING, rebuilt below stripe from).
+ * partly rebuilt one (REBUILDING, rebuilt below stripe from; bitmap: a
+ * re-add, resumed bitmap-guided).
  */
 void health_set_out (struct health *h, unsigned slot, enum member_state st,
-                     uint64_t from) __attribute__((nonnull));
+                     uint64_t from, bool bitmap) __attribute__((nonnull));
 
 /* The slot treated as absent for requests on stripes from first, or -1,
  * and in *limit the stripe a request must stop before (UINT64_MAX: none):

@@ -206,8 +206,15 @@ finish_locked (struct array *a, enum array_job_kind kind, int r)
             "another job took over" : strerror (-r));
   if (kind == ARRAY_JOB_REBUILD && r == 0)
     r = rebuild_done (a, &err);
-  else if (kind == ARRAY_JOB_REBUILD)
-    health_rebuild_failed (&a->health);   /* stays out of service */
+  else if (kind == ARRAY_JOB_REBUILD) {
+    /* Stays out of service, and the superblocks say so: a member whose
+     * rebuild stopped is not in service anywhere any more.
+     */
+    health_rebuild_failed (&a->health);
+    if (meta_member_failed (a, (unsigned) j->slot, &err) < 0)
+      array_log (a, ARRAY_LOG_ERROR, "recording the stopped rebuild: %s",
+                 err.msg);
+  }
   else if (kind == ARRAY_JOB_RESYNC && (r == 0 || r == -ENODEV))
     r = meta_resync_done (a, &err);
   if (r < 0)

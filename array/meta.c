@@ -32,13 +32,6 @@ bitmap_bits (struct meta *m)
 /* Bits may be tested by any writer while another sets them under
  * meta.lock, so every access is atomic.
  */
-static bool
-bit_is_set (struct meta *m, uint64_t k)
-{
-  return (__atomic_load_n (&bitmap_bits (m)[k >> 3], __ATOMIC_ACQUIRE)
-          >> (k & 7)) & 1;
-}
-
 static void
 bit_set (struct meta *m, uint64_t k)
 {
@@ -57,8 +50,12 @@ bits_of_stripes (const struct array *a, uint64_t first, uint64_t last,
   *k1 = ((last + 1) * a->geom.chunk - 1) / per_bit;
 }
 
+/* Are the bits of stripes first..last set in bits (the in-memory bitmap,
+ * or the copy of what is durable)?
+ */
 static bool
-bits_all_set (struct array *a, uint64_t first, uint64_t last)
+bits_all_set (struct array *a, const uint8_t *bits, uint64_t first,
+              uint64_t last)
 {
   uint64_t k0, k1;
 
@@ -66,9 +63,24 @@ bits_all_set (struct array *a, uint64_t first, uint64_t last)
     return true;
   bits_of_stripes (a, first, last, &k0, &k1);
   for (uint64_t k = k0; k <= k1; k++)
-    if (!bit_is_set (&a->meta, k))
+    if (!((__atomic_load_n (&bits[k >> 3], __ATOMIC_ACQUIRE) >> (k & 7)) & 1))
       return false;
   return true;
+}
+
+/* After a bitmap write reached every member in service: what it held is
+ * durable; meta.lock held (every bit is set under it).
+ */
+static void
+bits_durable (struct meta *m)
+{
+  size_t len = m->bm_area_bytes - MD_BITMAP_HEADER;
+
+  if (!m->has_bitmap)
+    return;
+  for (size_t i = 0; i < len; i++)
+    __atomic_fetch_or (&m->bm_durable[i], bitmap_bits (m)[i],
+                       __ATOMIC_RELEASE);
 }
 
 static void
@@ -84,7 +96,7 @@ set_bits (struct array *a, uint64_t first, uint64_t last)
 bool
 meta_stripe_marked (struct array *a, uint64_t stripe)
 {
-  return bits_all_set (a, stripe, stripe);
+  return bits_all_set (a, bitmap_bits (&a->meta), stripe, stripe);
 }
 
 /* The slot the live state records as out of service, or -1. */
@@ -95,6 +107,19 @@ live_out (const struct array *a)
     if (a->meta.live.slot[s].state != MD_SLOT_IN_SYNC)
       return (int) s;
   return -1;
+}
+
+/* What the superblocks now say about the slot out; meta.lock held, right
+ * after they were written (or, at start, before any write needs it).
+ */
+static void
+note_recorded (struct array *a)
+{
+  int out = live_out (a);
+
+  a->meta.recorded_out = out;
+  a->meta.recorded_lost = out >= 0 && !md_live_writes (&a->meta.live,
+                                                       (unsigned) out);
 }
 
 /* Queue the writes of the superblock (if sb) and the bitmap for every
@@ -152,7 +177,8 @@ write_out (struct array *a, bool sb, struct array_err *err)
     r = io_run (a->members, ops, n, IO_FUA);
     if (r == 0) {
       m->dirty = m->live.dirty;
-      m->recorded_out = live_out (a);
+      note_recorded (a);
+      bits_durable (m);
       return 0;
     }
     if ((r = array_take_out (a, ops, n, r, err)) < 0)
@@ -205,13 +231,24 @@ record_out (struct array *a, struct array_err *err)
                                          .slot = (unsigned) out }, err);
 }
 
+/* Do the superblocks already say what health says of the out slot? */
+static bool
+recorded (const struct array *a, int out)
+{
+  const struct meta *m = &a->meta;
+
+  return m->recorded_out == out &&
+    (m->recorded_lost ||
+     health_state (&a->health, (unsigned) out) == MEMBER_REBUILDING);
+}
+
 int
 meta_record_out (struct array *a, struct array_err *err)
 {
   struct meta *m = &a->meta;
   int out = health_out (&a->health), r;
 
-  if (!m->enabled || out < 0 || m->recorded_out == out)
+  if (!m->enabled || out < 0 || recorded (a, out))
     return 0;
   pthread_mutex_lock (&m->lock);
   /* Under the lock the live state is what the disks say (every change is
@@ -219,7 +256,7 @@ meta_record_out (struct array *a, struct array_err *err)
    * first write's dirty mark, which meta_write_begin made before this).
    */
   if ((r = record_out (a, err)) == 0)
-    m->recorded_out = live_out (a);
+    note_recorded (a);
   pthread_mutex_unlock (&m->lock);
   return r;
 }
@@ -234,10 +271,10 @@ meta_write_begin (struct array *a, uint64_t first, uint64_t last,
   if (!m->enabled)
     return 0;
   pthread_rwlock_rdlock (&m->gate);
-  if (m->dirty && bits_all_set (a, first, last))
+  if (m->dirty && bits_all_set (a, m->bm_durable, first, last))
     return 0;
   pthread_mutex_lock (&m->lock);
-  if (!m->dirty || !bits_all_set (a, first, last)) {
+  if (!m->dirty || !bits_all_set (a, m->bm_durable, first, last)) {
     if (m->has_bitmap)
       set_bits (a, first, last);
     /* Already dirty: only the new bits must reach the disks first, as
@@ -295,7 +332,11 @@ clear_bits (struct array *a)
   if (!m->has_bitmap || health_out (&a->health) >= 0 || live_out (a) >= 0 ||
       m->live.resync_cp != MD_MAX_SECTOR)
     return;
+  /* No writer is in flight (the gate is held): the fast path cannot be
+   * reading the durable copy meanwhile.
+   */
   memset (bitmap_bits (m), 0, m->bm_area_bytes - MD_BITMAP_HEADER);
+  memset (m->bm_durable, 0, m->bm_area_bytes - MD_BITMAP_HEADER);
   m->bm.events_cleared = m->live.common.events + 1;
 }
 
@@ -403,13 +444,12 @@ meta_rebuild_progress (struct array *a, uint64_t stripe,
 }
 
 int
-meta_rebuild_done (struct array *a, struct array_err *err)
+meta_rebuild_done (struct array *a, unsigned slot, struct array_err *err)
 {
-  int out = live_out (a);
-
-  if (!a->meta.enabled || out < 0)
+  if (!a->meta.enabled ||
+      a->meta.live.slot[slot].state != MD_SLOT_RECOVERING)
     return 0;
-  return update_locked (a, MD_EV_RECOVERY_DONE, (unsigned) out, 0, err);
+  return update_locked (a, MD_EV_RECOVERY_DONE, slot, 0, err);
 }
 
 int
@@ -434,12 +474,26 @@ meta_add_member (struct array *a, unsigned slot, enum meta_join how,
     ev.dev_number = dev->dev_number;
   }
   pthread_mutex_lock (&m->lock);
-  if (m->live.slot[slot].state == MD_SLOT_IN_SYNC)
+  /* Whatever the slot's device was doing (in sync, being rebuilt), it is
+   * let go for this one.
+   */
+  if (md_live_writes (&m->live, slot))
     md_live_apply (&m->live, &(struct md_event) { .kind = MD_EV_FAIL,
                                                    .slot = slot });
   r = update (a, &ev, err);
   pthread_mutex_unlock (&m->lock);
   return r;
+}
+
+bool
+meta_dev_number_taken (struct array *a, unsigned slot, uint32_t dev)
+{
+  bool taken;
+
+  pthread_mutex_lock (&a->meta.lock);
+  taken = md_live_dev_number_taken (&a->meta.live, dev, slot);
+  pthread_mutex_unlock (&a->meta.lock);
+  return taken;
 }
 
 int
@@ -555,7 +609,10 @@ meta_init (struct array *a, struct array_err *err)
   struct meta *m = &a->meta;
 
   m->dirty = m->live.dirty;
-  m->recorded_out = -1;       /* nothing written yet records anything */
+  /* The absent slot is recorded by the first write's dirty mark, which
+   * every write waits for (meta_write_begin) before it may leave it out.
+   */
+  note_recorded (a);
   for (unsigned s = 0; s < a->geom.members; s++)
     if (posix_memalign (&m->sb_buf[s], 4096, MD_SB_BLOCK) != 0)
       goto nomem;
@@ -566,9 +623,15 @@ meta_init (struct array *a, struct array_err *err)
     goto nomem;
   }
   m->locks_made = true;
-  if (m->has_bitmap && m->live.resync_cp != MD_MAX_SECTOR &&
-      take_resync_bits (a) < 0)
-    goto nomem;
+  if (m->has_bitmap) {
+    size_t len = m->bm_area_bytes - MD_BITMAP_HEADER;
+
+    if ((m->bm_durable = malloc (len)) == NULL)
+      goto nomem;
+    memcpy (m->bm_durable, bitmap_bits (m), len);   /* as read from disk */
+    if (m->live.resync_cp != MD_MAX_SECTOR && take_resync_bits (a) < 0)
+      goto nomem;
+  }
   return 0;
 
  nomem:
@@ -597,6 +660,7 @@ meta_free (struct meta *m)
   for (unsigned s = 0; s < R5_MAX_MEMBERS; s++)
     free (m->sb_buf[s]);
   free (m->bm_area);
+  free (m->bm_durable);
   free (m->resync_bits);
   memset (m, 0, sizeof *m);
 }

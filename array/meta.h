@@ -52,11 +52,16 @@ struct meta {
   bool forced;                /* force=true started it dirty and degraded */
   _Atomic bool dirty;         /* live.dirty, for the writers' fast path */
   _Atomic int recorded_out;   /* the slot the superblocks record as out of
-                               * service, or -1 */
+                               * service (absent, faulty or rebuilding),
+                               * or -1 ... */
+  _Atomic bool recorded_lost; /* ... and whether they record it absent or
+                               * faulty (not rebuilding) */
   _Atomic uint64_t last_write_ns;
   bool has_bitmap;
   struct md_bitmap_sb bm;
   uint8_t *bm_area;           /* header + bits, bm_area_bytes, aligned */
+  uint8_t *bm_durable;        /* the bits known to be on every member in
+                               * service (writers' fast path) */
   uint64_t bm_area_bytes;
   uint64_t bm_offset;         /* bytes from the member start */
   uint8_t *resync_bits;       /* bits a pending resync must visit, or NULL */
@@ -147,13 +152,17 @@ int meta_add_member (struct array *a, unsigned slot, enum meta_join how,
 int meta_rebuild_progress (struct array *a, uint64_t stripe,
                            struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
-int meta_rebuild_done (struct array *a, struct array_err *err)
+int meta_rebuild_done (struct array *a, unsigned slot, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 /* Might a stripe have been written since the bitmap was last cleared?
  * (Its bit is set; always true without a bitmap.)
  */
 bool meta_stripe_marked (struct array *a, uint64_t stripe)
+  __attribute__((nonnull));
+
+/* Does a device other than slot's use device number dev? */
+bool meta_dev_number_taken (struct array *a, unsigned slot, uint32_t dev)
   __attribute__((nonnull));
 
 /* Can dev (a member's own superblock) be re-added into slot?  0, or

@@ -122,7 +122,8 @@ check_slot (struct array *a, unsigned slot, struct array_err *err)
 }
 
 /* How m joins the slot, and its own superblock (OLD, RE_ADD): a member
- * of this array in this slot keeps its identity, anything else is new.
+ * of this array in this slot keeps its identity (unless its number went
+ * to another member meanwhile), anything else is new.
  */
 static enum meta_join
 join_of (struct array *a, unsigned slot, const struct io_member *m,
@@ -132,7 +133,8 @@ join_of (struct array *a, unsigned slot, const struct io_member *m,
 
   if (!a->meta.enabled || meta_read_sb (m, "new member", sb, &ignored) != 1 ||
       memcmp (sb->set_uuid, a->meta.live.common.set_uuid, 16) != 0 ||
-      md_sb_role (sb) != slot)
+      md_sb_role (sb) != slot ||
+      meta_dev_number_taken (a, slot, sb->dev_number))
     return META_JOIN_NEW;
   return META_JOIN_OLD;
 }
@@ -161,7 +163,12 @@ begin (struct array *a, unsigned slot, struct io_member *m, bool in_place,
   job_begin (a, ARRAY_JOB_NONE, (int) slot);
   health_rebuild_begin (&a->health, slot, how == META_JOIN_RE_ADD);
   if ((r = meta_add_member (a, slot, how, sb, err)) < 0) {
+    struct array_err ignored;
+
     health_rebuild_failed (&a->health);
+    if (meta_member_failed (a, slot, &ignored) < 0)   /* live agrees */
+      array_log (a, ARRAY_LOG_ERROR, "recording slot %u out: %s", slot,
+                 ignored.msg);
     return r;
   }
   free (a->left_out[slot]);
@@ -267,12 +274,17 @@ array_readd_start (struct array *a, unsigned slot, const char *path,
 int
 rebuild_done (struct array *a, struct array_err *err)
 {
-  int slot = a->job.slot;
+  int slot = a->job.slot, r;
 
+  /* The superblocks first: until they say the member is in sync, health
+   * keeps it rebuilding (in service everywhere, its mark at the end).
+   */
+  if ((r = meta_rebuild_done (a, (unsigned) slot, err)) < 0)
+    return r;
   health_rebuild_done (&a->health);
   array_log (a, ARRAY_LOG_DEBUG, "slot %d (%s) rebuilt: the array is whole "
              "again", slot, a->members[slot].path);
-  return meta_rebuild_done (a, err);
+  return 0;
 }
 
 void

@@ -394,6 +394,17 @@ attached (const struct md_live_slot *sl)
   return sl->state != MD_SLOT_ABSENT;
 }
 
+bool
+md_live_dev_number_taken (const struct md_live *s, uint32_t dev,
+                          unsigned except)
+{
+  for (unsigned k = 0; k < s->common.raid_disks; k++)
+    if (k != except && s->slot[k].state != MD_SLOT_ABSENT &&
+        s->slot[k].dev_number == dev)
+      return true;
+  return false;
+}
+
 uint32_t
 md_live_new_dev_number (const struct md_live *s)
 {
@@ -443,6 +454,7 @@ change (struct md_live *s, const struct md_event *ev)
     return true;
   case MD_EV_RE_ADD:
     assert (sl->state == MD_SLOT_ABSENT || sl->state == MD_SLOT_FAULTY);
+    assert (!md_live_dev_number_taken (s, ev->dev_number, ev->slot));
     start_recovery (sl, ev->dev_number, ev->data_size, ev->bitmap &&
                     (s->common.feature_map & MD_FEATURE_BITMAP_OFFSET));
     if (ev->device_uuid)
@@ -527,6 +539,18 @@ md_live_sb (const struct md_live *s, unsigned slot, struct md_sb *sb)
   fill_roles (s, sb);
 }
 
+/* Does dev record a slot that is in sync here as not working? */
+static bool
+written_apart (const struct md_live *s, const struct md_sb *dev,
+               unsigned slot)
+{
+  for (unsigned k = 0; k < s->common.raid_disks; k++)
+    if (k != slot && s->slot[k].state == MD_SLOT_IN_SYNC &&
+        !records_working (dev, k))
+      return true;
+  return false;
+}
+
 int
 md_readd_check (const struct md_live *s, const struct md_sb *dev,
                 unsigned slot, bool has_bitmap, uint64_t events_cleared,
@@ -543,6 +567,13 @@ md_readd_check (const struct md_live *s, const struct md_sb *dev,
   else if (dev->events > c->events)
     snprintf (why, len, "it is newer than the array (events %" PRIu64
               " > %" PRIu64 ")", dev->events, c->events);
+  else if (written_apart (s, dev, slot))
+    snprintf (why, len, "it records a member of the array as failed: it "
+              "was written apart from the others, and no bitmap here says "
+              "where");
+  else if (md_live_dev_number_taken (s, dev->dev_number, slot))
+    snprintf (why, len, "its device number %" PRIu32 " belongs to another "
+              "member now: rebuild it instead", dev->dev_number);
   else if (!has_bitmap)
     snprintf (why, len, "the array has no write-intent bitmap to say what "
               "it missed: rebuild it instead");

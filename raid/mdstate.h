@@ -261,12 +261,22 @@ bool md_live_writes (const struct md_live *s, unsigned slot)
 void md_live_sb (const struct md_live *s, unsigned slot, struct md_sb *sb)
   __attribute__((nonnull));
 
+/* Is dev_number in use by a device attached to a slot other than
+ * except?  (md refuses a device whose number is taken: -EBUSY.)
+ */
+bool md_live_dev_number_taken (const struct md_live *s, uint32_t dev,
+                               unsigned except)
+  __attribute__((nonnull));
+
 /* The dev_number a new device for the array gets. */
 uint32_t md_live_new_dev_number (const struct md_live *s)
   __attribute__((nonnull));
 
 /* Can dev (its own superblock) be re-added into slot of the live array
- * s, bitmap-guided?  Returns 0, or -EINVAL with the reason in why.
+ * s, bitmap-guided?  Not if it names another array or slot, is newer,
+ * records a member in sync here as failed (written apart), its device
+ * number is taken, or the bitmap cannot say what it missed.  Returns 0,
+ * or -EINVAL with the reason in why.
  */
 int md_readd_check (const struct md_live *s, const struct md_sb *dev,
                     unsigned slot, bool has_bitmap, uint64_t events_cleared,

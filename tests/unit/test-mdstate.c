@@ -608,6 +608,22 @@ Test (live, readd_check)
   dev = member_sb (3, 1, E + 9);
   cr_expect_eq (md_readd_check (&s, &dev, 1, true, E, why, sizeof why),
                 -EINVAL);
+  /* Written apart: it records slot 0, in sync here, as gone. */
+  dev = member_sb (3, 1, E);
+  dev.dev_roles[0] = MD_ROLE_SPARE;
+  cr_expect_eq (md_readd_check (&s, &dev, 1, true, E, why, sizeof why),
+                -EINVAL);
+  cr_expect (strstr (why, "written apart"), "%s", why);
+  /* Its device number went to another member. */
+  dev = member_sb (3, 1, E);
+  dev.dev_number = 2;
+  dev.dev_roles[2] = 1;
+  dev.dev_roles[3] = 2;       /* slot 2 was another device's then */
+  cr_expect_eq (md_readd_check (&s, &dev, 1, true, E, why, sizeof why),
+                -EINVAL);
+  cr_expect (strstr (why, "device number 2"), "%s", why);
+  cr_expect (md_live_dev_number_taken (&s, 2, 1));
+  cr_expect (!md_live_dev_number_taken (&s, 2, 2));
 }
 
 /* ---- the property: a random walk over the array's life ----
