@@ -61,10 +61,12 @@ array_mark_failed (struct array *a, struct array_err *err, const char *why,
 /* Take member m out of service (what says why); see array_take_out. */
 static int
 take_out (struct array *a, int m, bool others, char *what, size_t len,
-          struct array_err *err)
+          uint32_t *gen, struct array_err *err)
 {
   int had;
 
+  if (gen)
+    *gen = health_gen (&a->health, (unsigned) m);
   if (others) {
     health_take_out (&a->health, (unsigned) m);   /* marks it faulty */
     health_fail_array (&a->health);
@@ -99,7 +101,7 @@ take_out (struct array *a, int m, bool others, char *what, size_t len,
 
 int
 array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
-                struct array_err *err)
+                uint32_t *gen, struct array_err *err)
 {
   const struct io_op *op = first_member_error (ops, n);
   char what[ARRAY_ERR_LEN];
@@ -113,16 +115,18 @@ array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
             op->off, strerror (-op->result));
   return take_out (a, (int) op->member, other_member_failed (ops, n,
                                                              op->member),
-                   what, sizeof what, err);
+                   what, sizeof what, gen, err);
 }
 
-/* Record a member just taken out in the superblocks. */
+/* Record a member just taken out (the gen-th of its slot) in the
+ * superblocks.
+ */
 static void
-record_failure (struct array *a, int slot)
+record_failure (struct array *a, int slot, uint32_t gen)
 {
   struct array_err merr;
 
-  if (meta_member_failed (a, (unsigned) slot, &merr) < 0)
+  if (meta_member_failed (a, (unsigned) slot, gen, &merr) < 0)
     array_log (a, ARRAY_LOG_ERROR, "recording the failure in the "
                "superblocks: %s", merr.msg);
 }
@@ -131,14 +135,15 @@ int
 array_fail (struct array *a, unsigned slot, struct array_err *err)
 {
   char what[ARRAY_ERR_LEN];
-  int t;
+  uint32_t gen;
+  int t, out;
 
   if (slot >= a->geom.members) {
     array_set_err (err, "slot %u: the array has slots 0 to %u", slot,
                    a->geom.members - 1);
     return -EINVAL;
   }
-  int out = health_out (&a->health);
+  out = health_out (&a->health);
 
   if (out == (int) slot &&
       health_state (&a->health, slot) != MEMBER_REBUILDING) {
@@ -152,9 +157,9 @@ array_fail (struct array *a, unsigned slot, struct array_err *err)
   }
   snprintf (what, sizeof what, "member %u (%s): failed by hand", slot,
             a->members[slot].path ? a->members[slot].path : "missing");
-  t = take_out (a, (int) slot, false, what, sizeof what, err);
+  t = take_out (a, (int) slot, false, what, sizeof what, &gen, err);
   if (t == 1)
-    record_failure (a, (int) slot);
+    record_failure (a, (int) slot, gen);
   return t < 0 ? t : 0;
 }
 
@@ -162,11 +167,12 @@ int
 array_io_failed (struct array *a, const struct io_op *ops, size_t n, int r,
                  struct array_err *err)
 {
-  int t = array_take_out (a, ops, n, r, err);
+  uint32_t gen;
+  int t = array_take_out (a, ops, n, r, &gen, err);
 
   if (t < 0)
     return t;
   if (t == 1)
-    record_failure (a, health_out (&a->health));
+    record_failure (a, health_out (&a->health), gen);
   return 0;
 }

@@ -27,6 +27,12 @@ health_out (const struct health *h)
   return h->out;
 }
 
+uint32_t
+health_gen (const struct health *h, unsigned slot)
+{
+  return h->gen[slot];
+}
+
 bool
 health_failed (const struct health *h)
 {
@@ -102,6 +108,7 @@ health_rebuild_begin (struct health *h, unsigned slot, bool bitmap)
   /* The mark first: requests read it to tell a rebuilt stripe. */
   h->rebuilt = 0;
   h->bitmap_rebuild = bitmap;
+  h->gen[slot]++;
   h->state[slot] = MEMBER_REBUILDING;
 }
 

@@ -35,12 +35,18 @@ struct health {
   _Atomic bool failed;
   _Atomic uint64_t rebuilt;           /* stripes: rebuilt below this */
   _Atomic bool bitmap_rebuild;        /* the rebuild is a bitmap re-add */
+  _Atomic uint32_t gen[R5_MAX_MEMBERS];   /* members the slot has had */
 };
 
 /* Every slot active, none out. */
 void health_init (struct health *h) __attribute__((nonnull));
 
 enum member_state health_state (const struct health *h, unsigned slot)
+  __attribute__((nonnull));
+/* Which member of the slot it is: bumped when a rebuild puts one in, so
+ * that a failure noticed on the one before is not pinned on the new one.
+ */
+uint32_t health_gen (const struct health *h, unsigned slot)
   __attribute__((nonnull));
 int health_out (const struct health *h) __attribute__((nonnull));
 bool health_failed (const struct health *h) __attribute__((nonnull));

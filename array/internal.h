@@ -173,13 +173,14 @@ void array_log (const struct array *a, enum array_log_level level,
   __attribute__((format (printf, 3, 4)));
 
 /* After io_run() failed with r on ops: take the member it blames out of
- * service (fail.c).  Returns 1 if this call took it out, 0 if it already
+ * service (fail.c); *gen (if not NULL) says which member of its slot it
+ * was (health_gen).  Returns 1 if this call took it out, 0 if it already
  * was, or -errno with err set: nothing to blame (the batch could not
  * run), or the array has failed.  The superblocks are not touched.
  */
 int array_take_out (struct array *a, const struct io_op *ops, size_t n,
-                    int r, struct array_err *err)
-  __attribute__((nonnull, warn_unused_result));
+                    int r, uint32_t *gen, struct array_err *err)
+  __attribute__((nonnull (1, 2, 6), warn_unused_result));
 
 /* array_take_out(), then record the failure in the superblocks.  Returns
  * 0 if the array goes on degraded and the work may be redone, else -errno.

@@ -211,7 +211,9 @@ finish_locked (struct array *a, enum array_job_kind kind, int r)
      * rebuild stopped is not in service anywhere any more.
      */
     health_rebuild_failed (&a->health);
-    if (meta_member_failed (a, (unsigned) j->slot, &err) < 0)
+    if (meta_member_failed (a, (unsigned) j->slot,
+                            health_gen (&a->health, (unsigned) j->slot),
+                            &err) < 0)
       array_log (a, ARRAY_LOG_ERROR, "recording the stopped rebuild: %s",
                  err.msg);
   }

@@ -181,7 +181,7 @@ write_out (struct array *a, bool sb, struct array_err *err)
       bits_durable (m);
       return 0;
     }
-    if ((r = array_take_out (a, ops, n, r, err)) < 0)
+    if ((r = array_take_out (a, ops, n, r, NULL, err)) < 0)
       return r;
     out = health_out (&a->health);
     if (out < 0 || !md_live_writes (&m->live, (unsigned) out))
@@ -225,7 +225,8 @@ record_out (struct array *a, struct array_err *err)
   int out = health_out (&a->health);
 
   if (out < 0 || !md_live_writes (&a->meta.live, (unsigned) out) ||
-      health_state (&a->health, (unsigned) out) == MEMBER_REBUILDING)
+      (health_state (&a->health, (unsigned) out) == MEMBER_REBUILDING &&
+       a->meta.live.slot[out].state == MD_SLOT_RECOVERING))
     return 0;
   return update (a, &(struct md_event) { .kind = MD_EV_FAIL,
                                          .slot = (unsigned) out }, err);
@@ -315,7 +316,7 @@ sync_members (struct array *a, struct array_err *err)
           health_state (&a->health, s) != MEMBER_FAULTY)
         ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = s };
     r = io_run (a->members, ops, n, 0);
-    if (r == 0 || (r = array_take_out (a, ops, n, r, err)) < 0)
+    if (r == 0 || (r = array_take_out (a, ops, n, r, NULL, err)) < 0)
       return r;
   }
 }
@@ -367,14 +368,19 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
 }
 
 int
-meta_member_failed (struct array *a, unsigned slot, struct array_err *err)
+meta_member_failed (struct array *a, unsigned slot, uint32_t gen,
+                    struct array_err *err)
 {
   int r;
 
   if (!a->meta.enabled)
     return 0;
   pthread_mutex_lock (&a->meta.lock);
-  r = md_live_writes (&a->meta.live, slot)
+  /* A rebuild may have put another member into the slot meanwhile (its
+   * superblocks recorded the old one out already): not that one.
+   */
+  r = md_live_writes (&a->meta.live, slot) &&
+    health_gen (&a->health, slot) == gen
     ? update (a, &(struct md_event) { .kind = MD_EV_FAIL, .slot = slot }, err)
     : 0;
   pthread_mutex_unlock (&a->meta.lock);
@@ -430,26 +436,41 @@ meta_set_resync_cp (struct array *a, uint64_t sectors)
   pthread_mutex_unlock (&a->meta.lock);
 }
 
+/* Apply a recovery event to slot if it is being rebuilt (checked under
+ * meta.lock: a failure may have been recorded meanwhile).
+ */
+static int
+recovery_event (struct array *a, enum md_event_kind kind, unsigned slot,
+                uint64_t sectors, struct array_err *err)
+{
+  int r = 0;
+
+  if (!a->meta.enabled)
+    return 0;
+  pthread_mutex_lock (&a->meta.lock);
+  if (a->meta.live.slot[slot].state == MD_SLOT_RECOVERING)
+    r = update (a, &(struct md_event) { .kind = kind, .slot = slot,
+                                        .sectors = sectors }, err);
+  pthread_mutex_unlock (&a->meta.lock);
+  return r;
+}
+
 int
 meta_rebuild_progress (struct array *a, uint64_t stripe,
                        struct array_err *err)
 {
   int out = health_out (&a->health);
 
-  if (out < 0 || !md_live_writes (&a->meta.live, (unsigned) out) ||
-      a->meta.live.slot[out].state != MD_SLOT_RECOVERING)
+  if (out < 0)
     return 0;
-  return update_locked (a, MD_EV_RECOVERY_CP, (unsigned) out,
-                        stripe * a->geom.chunk / 512, err);
+  return recovery_event (a, MD_EV_RECOVERY_CP, (unsigned) out,
+                         stripe * a->geom.chunk / 512, err);
 }
 
 int
 meta_rebuild_done (struct array *a, unsigned slot, struct array_err *err)
 {
-  if (!a->meta.enabled ||
-      a->meta.live.slot[slot].state != MD_SLOT_RECOVERING)
-    return 0;
-  return update_locked (a, MD_EV_RECOVERY_DONE, slot, 0, err);
+  return recovery_event (a, MD_EV_RECOVERY_DONE, slot, 0, err);
 }
 
 int

@@ -108,7 +108,10 @@ void meta_write_end (struct array *a) __attribute__((nonnull));
 int meta_mark_clean (struct array *a, bool only_if_idle,
                      struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
-int meta_member_failed (struct array *a, unsigned slot,
+/* The gen-th member of slot (health_gen) failed: record it faulty, unless
+ * the slot has had another member since.
+ */
+int meta_member_failed (struct array *a, unsigned slot, uint32_t gen,
                         struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 

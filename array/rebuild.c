@@ -166,7 +166,8 @@ begin (struct array *a, unsigned slot, struct io_member *m, bool in_place,
     struct array_err ignored;
 
     health_rebuild_failed (&a->health);
-    if (meta_member_failed (a, slot, &ignored) < 0)   /* live agrees */
+    if (meta_member_failed (a, slot, health_gen (&a->health, slot),
+                            &ignored) < 0)      /* live agrees */
       array_log (a, ARRAY_LOG_ERROR, "recording slot %u out: %s", slot,
                  ignored.msg);
     return r;
