@@ -1,14 +1,7 @@
 /* array/control.c -- the array's control commands, as lines of text:
- * what the plugin's control socket and raid5ctl --control speak.
- *
- *   status [--json]           md-style state, the job's progress, counters
- *   check | repair            start a scrub in the background
- *   rebuild SLOT [PATH]       replace the member in SLOT and rebuild it
- *   re-add SLOT [PATH]        bring back the member that left SLOT,
- *                             rebuilding what the bitmap marks (md --re-add)
- *   fail SLOT                 take a member out of service by hand
- *   pause | resume            hold or continue the running job
- *   speed [--min KIB] [--max KIB]   sync speed limits, KiB/s per member
+ * what the plugin's control socket and raid5ctl --control speak.  The
+ * commands, their syntax and their help are the table below
+ * (commands.h); raid5ctl reads the same table.
  *
  * The reply is the command's output followed by a last line "OK" or
  * "ERROR: why".  Pure text in, text out: no sockets here.
@@ -21,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array/commands.h"
 #include "array/internal.h"
 
 #define MAX_WORDS 8
@@ -50,6 +44,38 @@ parse_u64 (const char *s, uint64_t *v)
 }
 
 static int
+cmd_status (struct array *a, char **w, unsigned n, FILE *out,
+            struct array_err *err)
+{
+  if (n == 2 && strcmp (w[1], "--json") != 0)
+    return -EINVAL;
+  array_status_print (a, n == 2, out);
+  return 0;
+}
+
+static int
+cmd_scrub (struct array *a, char **w, unsigned n, FILE *out,
+           struct array_err *err)
+{
+  int r = array_job_start (a, strcmp (w[0], "check") == 0 ? ARRAY_JOB_CHECK
+                                                          : ARRAY_JOB_REPAIR,
+                           err);
+
+  if (r == 0)
+    fprintf (out, "%s started\n", w[0]);
+  return r;
+}
+
+static int
+cmd_hold (struct array *a, char **w, unsigned n, FILE *out,
+          struct array_err *err)
+{
+  array_job_pause (a, strcmp (w[0], "pause") == 0);
+  fprintf (out, "%s: %s\n", w[0], array_job_name (a->job.kind));
+  return 0;
+}
+
+static int
 cmd_speed (struct array *a, char **w, unsigned n, FILE *out,
            struct array_err *err)
 {
@@ -59,11 +85,8 @@ cmd_speed (struct array *a, char **w, unsigned n, FILE *out,
     dst = strcmp (w[i], "--min") == 0 ? &min
         : strcmp (w[i], "--max") == 0 ? &max : NULL;
     if (dst == NULL || i + 1 >= n || parse_u64 (w[i + 1], dst) < 0 ||
-        *dst == 0) {
-      array_set_err (err, "usage: speed [--min KIB] [--max KIB] (KiB/s per "
-                     "member, > 0)");
+        *dst == 0)
       return -EINVAL;
-    }
   }
   array_set_sync_speed (a, min, max);
   fprintf (out, "speed limits: min %" PRIu64 " K/sec, max %" PRIu64
@@ -72,25 +95,23 @@ cmd_speed (struct array *a, char **w, unsigned n, FILE *out,
   return 0;
 }
 
+/* fail SLOT, rebuild SLOT [PATH], re-add SLOT [PATH]. */
 static int
 cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
           struct array_err *err)
 {
+  const char *path = n == 3 ? w[2] : NULL;
   uint64_t slot;
   int r;
 
-  if (n < 2 || parse_u64 (w[1], &slot) < 0 || slot >= R5_MAX_MEMBERS ||
-      (strcmp (w[0], "fail") == 0 && n != 2) || n > 3) {
-    array_set_err (err, "usage: %s SLOT%s", w[0],
-                   strcmp (w[0], "fail") ? " [PATH]" : "");
+  if (parse_u64 (w[1], &slot) < 0 || slot >= R5_MAX_MEMBERS)
     return -EINVAL;
-  }
   if (strcmp (w[0], "fail") == 0)
     r = array_fail (a, (unsigned) slot, err);
   else if (strcmp (w[0], "re-add") == 0)
-    r = array_readd_start (a, (unsigned) slot, n == 3 ? w[2] : NULL, err);
+    r = array_readd_start (a, (unsigned) slot, path, err);
   else
-    r = array_rebuild_start (a, (unsigned) slot, n == 3 ? w[2] : NULL, err);
+    r = array_rebuild_start (a, (unsigned) slot, path, err);
   if (r == 0)
     fprintf (out, "%s: slot %" PRIu64 "%s\n", w[0], slot,
              strcmp (w[0], "fail") == 0 ? " failed"
@@ -100,40 +121,85 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
   return r;
 }
 
+const struct array_cmd array_cmds[] = {
+  { "status", "a served array's state: health, job, speed, counters",
+    "status [--json]", 1, 2, ACMD_JSON, 0, "[--json]",
+    "The state of the array as the server sees it: health ([UUU] as md\n"
+    "shows it), members, the running job's progress and speed, the sync\n"
+    "speed limits, the last job's result and the request counters; with\n"
+    "--json, one JSON object.\n", cmd_status },
+  { "check", "count parity mismatches like md, and say where they are",
+    "check", 1, 1, ACMD_WAIT | ACMD_JSON | ACMD_LIST, 0,
+    "[--wait [--json] [--list N]]", NULL, cmd_scrub },
+  { "repair", "rewrite wrong parity from the data", "repair", 1, 1,
+    ACMD_WAIT | ACMD_JSON | ACMD_LIST, 0, "[--wait [--json] [--list N]]",
+    NULL, cmd_scrub },
+  { "rebuild", "compute the member of a slot out of service (resumable)",
+    "rebuild SLOT [PATH]", 2, 3, ACMD_WAIT | ACMD_SLOT | ACMD_NEW, 2,
+    "[--wait] SLOT [PATH]", NULL, cmd_slot },
+  { "re-add", "bring back a member that missed writes (bitmap-guided)",
+    "re-add SLOT [PATH]", 2, 3, ACMD_WAIT | ACMD_SLOT, 2,
+    "[--wait] SLOT [PATH]", NULL, cmd_slot },
+  { "fail", "take a member of a served array out of service", "fail SLOT",
+    2, 2, ACMD_SLOT, 1, "SLOT",
+    "Take the member in SLOT out of service by hand (md's --fail): it is\n"
+    "marked faulty in the other members' superblocks and the array goes\n"
+    "on degraded.  Put a member back with raid5ctl rebuild --control.\n",
+    cmd_slot },
+  { "pause", "hold a served array's running job", "pause", 1, 1, 0, 0, "",
+    "Hold the running job (resync, check, repair, rebuild) where it is;\n"
+    "raid5ctl resume continues it.\n", cmd_hold },
+  { "resume", "continue a served array's held job", "resume", 1, 1, 0, 0,
+    "", "Continue the job that raid5ctl pause held.\n", cmd_hold },
+  { "speed", "a served array's sync speed limits (min, max)",
+    "speed [--min KIB] [--max KIB] (KiB/s per member, > 0)", 1, 5,
+    ACMD_MIN | ACMD_MAX, 0, "[--min SIZE] [--max SIZE]",
+    "Set the sync speed limits of resync, check, repair and rebuild, per\n"
+    "member and second (md's sync_speed_min and sync_speed_max): a job runs\n"
+    "at up to max while clients are idle and at min while they are busy.\n"
+    "A bare number is KiB (per second); suffixes K, M, G.  Without options,\n"
+    "print the limits.\n", cmd_speed },
+};
+const size_t array_ncmds = sizeof array_cmds / sizeof array_cmds[0];
+
+const struct array_cmd *
+array_cmd_find (const char *name)
+{
+  for (size_t i = 0; i < array_ncmds; i++)
+    if (strcmp (array_cmds[i].name, name) == 0)
+      return &array_cmds[i];
+  return NULL;
+}
+
+const char *
+array_cmd_names (void)
+{
+  static char names[160];
+
+  if (names[0] == '\0')
+    for (size_t i = 0, at = 0; i < array_ncmds; i++)
+      at += (size_t) snprintf (names + at, sizeof names - at, "%s%s",
+                               i ? ", " : "", array_cmds[i].name);
+  return names;
+}
+
 static int
 dispatch (struct array *a, char **w, unsigned n, FILE *out,
           struct array_err *err)
 {
-  if (strcmp (w[0], "status") == 0 && n <= 2) {
-    bool json = n == 2 && strcmp (w[1], "--json") == 0;
+  const struct array_cmd *c = array_cmd_find (w[0]);
+  int r;
 
-    if (n == 2 && !json)
-      return array_set_err (err, "usage: status [--json]"), -EINVAL;
-    array_status_print (a, json, out);
-    return 0;
+  if (c == NULL) {
+    array_set_err (err, "unknown command '%s' (%s)", w[0],
+                   array_cmd_names ());
+    return -EINVAL;
   }
-  if ((strcmp (w[0], "check") == 0 || strcmp (w[0], "repair") == 0) &&
-      n == 1) {
-    int r = array_job_start (a, w[0][0] == 'c' ? ARRAY_JOB_CHECK
-                                               : ARRAY_JOB_REPAIR, err);
-    if (r == 0)
-      fprintf (out, "%s started\n", w[0]);
-    return r;
-  }
-  if ((strcmp (w[0], "pause") == 0 || strcmp (w[0], "resume") == 0) &&
-      n == 1) {
-    array_job_pause (a, w[0][0] == 'p');
-    fprintf (out, "%s: %s\n", w[0], array_job_name (a->job.kind));
-    return 0;
-  }
-  if (strcmp (w[0], "speed") == 0)
-    return cmd_speed (a, w, n, out, err);
-  if (strcmp (w[0], "rebuild") == 0 || strcmp (w[0], "fail") == 0 ||
-      strcmp (w[0], "re-add") == 0)
-    return cmd_slot (a, w, n, out, err);
-  array_set_err (err, "unknown command '%s' (status, check, repair, rebuild, "
-                 "re-add, fail, pause, resume, speed)", w[0]);
-  return -EINVAL;
+  r = n < c->min_words || n > c->max_words ? -EINVAL
+    : c->run (a, w, n, out, err);
+  if (r == -EINVAL && err->msg[0] == '\0')
+    array_set_err (err, "usage: %s", c->wire);
+  return r;
 }
 
 char *

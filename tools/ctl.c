@@ -15,84 +15,33 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array/commands.h"
 #include "tools/ctl.h"
 #include "tools/raid5ctl.h"
 
-/* Options a command may take. */
-enum {
-  OPT_JSON = 1, OPT_WAIT = 2, OPT_LIST = 4, OPT_SLOT = 8, OPT_NEW = 16,
-  OPT_MIN = 32, OPT_MAX = 64,
-};
+/* raid5ctl's names of the ACMD_* options, by bit. */
 static const char *const opt_names[] = {
   "--json", "--wait", "--list", "--slot", "--new", "--min", "--max",
 };
 
-struct ctl_cmd {
-  const char *name;
-  unsigned opts;              /* OPT_* allowed */
-  unsigned args;              /* positional arguments at most */
-  const char *synopsis;       /* after "raid5ctl NAME --control SOCKET" */
-  const char *text;           /* the rest of --help, for the server-only */
-};
-
-static const struct ctl_cmd cmds[] = {
-  { "status", OPT_JSON, 0, "[--json]",
-    "The state of the array as the server sees it: health ([UUU] as md\n"
-    "shows it), members, the running job's progress and speed, the sync\n"
-    "speed limits, the last job's result and the request counters; with\n"
-    "--json, one JSON object.\n" },
-  { "check", OPT_WAIT | OPT_JSON | OPT_LIST, 0,
-    "[--wait [--json] [--list N]]", NULL },
-  { "repair", OPT_WAIT | OPT_JSON | OPT_LIST, 0,
-    "[--wait [--json] [--list N]]", NULL },
-  { "rebuild", OPT_WAIT | OPT_SLOT | OPT_NEW, 2, "[--wait] SLOT [PATH]",
-    NULL },
-  { "re-add", OPT_WAIT | OPT_SLOT, 2, "[--wait] SLOT [PATH]",
-    NULL },
-  { "fail", OPT_SLOT, 1, "SLOT",
-    "Take the member in SLOT out of service by hand (md's --fail): it is\n"
-    "marked faulty in the other members' superblocks and the array goes\n"
-    "on degraded.  Put a member back with raid5ctl rebuild --control.\n" },
-  { "pause", 0, 0, "",
-    "Hold the running job (resync, check, repair, rebuild) where it is;\n"
-    "raid5ctl resume continues it.\n" },
-  { "resume", 0, 0, "", "Continue the job that raid5ctl pause held.\n" },
-  { "speed", OPT_MIN | OPT_MAX, 0, "[--min SIZE] [--max SIZE]",
-    "Set the sync speed limits of resync, check, repair and rebuild, per\n"
-    "member and second (md's sync_speed_min and sync_speed_max): a job runs\n"
-    "at up to max while clients are idle and at min while they are busy.\n"
-    "A bare number is KiB (per second); suffixes K, M, G.  Without options,\n"
-    "print the limits.\n" },
-};
-#define NCMDS (sizeof cmds / sizeof cmds[0])
-
 /* What the command line said. */
 struct ctl_args {
-  const struct ctl_cmd *cmd;
-  unsigned given;             /* OPT_* seen */
+  const struct array_cmd *cmd;
+  unsigned given;             /* ACMD_* seen */
   bool json, wait;
   unsigned list;
   const char *slot, *path;
   uint64_t min_kib, max_kib;
 };
 
-static const struct ctl_cmd *
-find (const char *name)
-{
-  for (size_t i = 0; i < NCMDS; i++)
-    if (strcmp (cmds[i].name, name) == 0)
-      return &cmds[i];
-  return NULL;
-}
-
 bool
 ctl_knows (const char *command)
 {
-  return find (command) != NULL;
+  return array_cmd_find (command) != NULL;
 }
 
 static void
-usage (const struct ctl_cmd *c)
+usage (const struct array_cmd *c)
 {
   printf ("usage: raid5ctl %s --control SOCKET%s%s\n"
           "       raid5ctl --control SOCKET %s%s%s\n\n%s"
@@ -105,7 +54,7 @@ usage (const struct ctl_cmd *c)
 int
 ctl_only_main (int argc, char **argv)
 {
-  const struct ctl_cmd *c = find (argv[0]);
+  const struct array_cmd *c = array_cmd_find (argv[0]);
 
   for (int i = 1; i < argc && strcmp (argv[i], "--") != 0; i++)
     if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0) {
@@ -132,16 +81,16 @@ static int
 take_option (struct ctl_args *a, int c, const char *arg)
 {
   switch (c) {
-  case 'j': a->given |= OPT_JSON; a->json = true; return TOOL_OK;
-  case 'w': a->given |= OPT_WAIT; a->wait = true; return TOOL_OK;
-  case 'l': a->given |= OPT_LIST; return parse_list (arg, &a->list);
-  case 's': a->given |= OPT_SLOT; a->slot = arg; return TOOL_OK;
-  case 'n': a->given |= OPT_NEW; a->path = arg; return TOOL_OK;
+  case 'j': a->given |= ACMD_JSON; a->json = true; return TOOL_OK;
+  case 'w': a->given |= ACMD_WAIT; a->wait = true; return TOOL_OK;
+  case 'l': a->given |= ACMD_LIST; return parse_list (arg, &a->list);
+  case 's': a->given |= ACMD_SLOT; a->slot = arg; return TOOL_OK;
+  case 'n': a->given |= ACMD_NEW; a->path = arg; return TOOL_OK;
   case 'm':
-    a->given |= OPT_MIN;
+    a->given |= ACMD_MIN;
     return tool_parse_speed ("--min", arg, &a->min_kib);
   case 'M':
-    a->given |= OPT_MAX;
+    a->given |= ACMD_MAX;
     return tool_parse_speed ("--max", arg, &a->max_kib);
   default: return TOOL_FAIL;
   }
@@ -171,8 +120,8 @@ parse_options (int argc, char **argv, struct ctl_args *a)
                        "raid5ctl %s --help)",
                        opt_names[__builtin_ctz (bad)], a->cmd->name,
                        a->cmd->name);
-  if ((a->json || (a->given & OPT_LIST)) && !a->wait &&
-      a->cmd->opts & OPT_WAIT)
+  if ((a->json || (a->given & ACMD_LIST)) && !a->wait &&
+      a->cmd->opts & ACMD_WAIT)
     return tool_error ("--json and --list report a finished job: they "
                        "need --wait");
   return TOOL_OK;
@@ -247,7 +196,7 @@ compose (const struct ctl_args *a, char *line, size_t len)
 }
 
 static enum array_job_kind
-job_of (const struct ctl_cmd *c)
+job_of (const struct array_cmd *c)
 {
   return strcmp (c->name, "check") == 0 ? ARRAY_JOB_CHECK
     : strcmp (c->name, "repair") == 0 ? ARRAY_JOB_REPAIR : ARRAY_JOB_REBUILD;
@@ -256,14 +205,14 @@ job_of (const struct ctl_cmd *c)
 int
 ctl_main (const char *path, int argc, char **argv)
 {
-  struct ctl_args a = { .cmd = find (argv[0]), .list = ARRAY_FOUND_MAX };
+  struct ctl_args a = { .cmd = array_cmd_find (argv[0]),
+                        .list = ARRAY_FOUND_MAX };
   char line[PATH_MAX + 64], *reply;
   int r;
 
   if (a.cmd == NULL)
-    return tool_error ("not a command of the control socket (status, "
-                       "check, repair, rebuild, re-add, fail, pause, resume, "
-                       "speed)");
+    return tool_error ("not a command of the control socket (%s)",
+                       array_cmd_names ());
   if (parse_options (argc, argv, &a) != TOOL_OK ||
       parse_args (argc, argv, &a) != TOOL_OK ||
       compose (&a, line, sizeof line) != TOOL_OK ||

@@ -3,9 +3,9 @@
  *
  * The protocol (array/control.c, plugin/control.c): one connection per
  * command; the client sends one line, the server answers with lines, the
- * last "OK" or "ERROR: why", and closes.  Commands: status [--json],
- * check, repair, rebuild SLOT [PATH], fail SLOT, pause, resume,
- * speed [--min KIB] [--max KIB].
+ * last "OK" or "ERROR: why", and closes.  The commands, their syntax on
+ * the socket and in raid5ctl, and their help are one table,
+ * array/commands.h, which ctl.c parses and checks by.
  *
  * ctl.c parses the command line, sends it and prints the reply;
  * ctl-wait.c follows a job to its end (--wait).  Errors are one line on
@@ -29,9 +29,9 @@ bool ctl_knows (const char *command) __attribute__((nonnull));
 int ctl_main (const char *path, int argc, char **argv)
   __attribute__((nonnull));
 
-/* The run function of status, fail, pause, resume and speed, which only
- * a server can do: --help prints the usage, anything else says that
- * --control is needed.
+/* The run function of the commands only a server can do (the control
+ * table's entries with a help text): --help prints the usage, anything
+ * else says that --control is needed.
  */
 int ctl_only_main (int argc, char **argv);
 

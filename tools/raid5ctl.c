@@ -12,37 +12,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array/commands.h"
 #include "tools/ctl.h"
 #include "tools/raid5ctl.h"
 
+/* raid5ctl's own commands, in the order --help lists them; where
+ * raid5ctl --control hands the command to a server too, its summary comes
+ * from the control table (array/commands.h), whose server-only commands
+ * (status, fail, ...) are listed after "rebuild"'s kind.
+ */
 static const struct tool_cmd commands[] = {
   { "create", "write md v1.2 superblocks to new members and sync parity",
-    create_main, false },
+    create_main },
   { "examine", "show the md superblock of each member, as mdadm --examine",
-    examine_main, false },
-  { "check", "count parity mismatches like md, and say where they are",
-    check_main, true },
-  { "repair", "rewrite wrong parity from the data", repair_main, true },
-  { "rebuild", "compute the member of a slot out of service (resumable)",
-    rebuild_main, true },
-  { "re-add", "bring back a member that missed writes (bitmap-guided)",
-    readd_main, true },
-  { "status", "a served array's state: health, job, speed, counters",
-    ctl_only_main, true },
-  { "fail", "take a member of a served array out of service",
-    ctl_only_main, true },
-  { "pause", "hold a served array's running job", ctl_only_main, true },
-  { "resume", "continue a served array's held job", ctl_only_main, true },
-  { "speed", "a served array's sync speed limits (min, max)",
-    ctl_only_main, true },
+    examine_main },
+  { "check", NULL, check_main },
+  { "repair", NULL, repair_main },
+  { "rebuild", NULL, rebuild_main },
+  { "re-add", NULL, readd_main },
   { "layout", "draw which member holds each data and parity chunk",
-    layout_main, false },
-  { "map", "where an array byte (or range) lives on the members", map_main,
-    false },
+    layout_main },
+  { "map", "where an array byte (or range) lives on the members", map_main },
   { "explain", "what a read/write/zero/trim does on the members, and why",
-    explain_main, false },
+    explain_main },
   { "mkfs-hint", "mkfs.ext4/xfs stripe options and alignment for a geometry",
-    mkfs_hint_main, false },
+    mkfs_hint_main },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -201,9 +195,17 @@ usage (FILE *fp)
            "superblocks (served by\n`nbdkit raid5 disk=...`).\n"
            "\n"
            "Commands:\n");
-  for (size_t i = 0; i < NCOMMANDS; i++)
-    fprintf (fp, "  %-10s%s %s\n", commands[i].name,
-             commands[i].online ? "*" : " ", commands[i].summary);
+  for (size_t i = 0; i < NCOMMANDS; i++) {
+    const struct array_cmd *c = array_cmd_find (commands[i].name);
+
+    fprintf (fp, "  %-10s%s %s\n", commands[i].name, c ? "*" : " ",
+             c ? c->summary : commands[i].summary);
+    if (strcmp (commands[i].name, "re-add") == 0)
+      for (size_t k = 0; k < array_ncmds; k++)   /* the server-only ones */
+        if (array_cmds[k].text)
+          fprintf (fp, "  %-10s* %s\n", array_cmds[k].name,
+                   array_cmds[k].summary);
+  }
   fprintf (fp,
            "\n"
            "* With --control SOCKET (before or after the command), the "
@@ -217,13 +219,18 @@ usage (FILE *fp)
            "mdadm.\n");
 }
 
+/* A command only a server carries out: its --help, or "needs --control". */
+static const struct tool_cmd server_only = { NULL, NULL, ctl_only_main };
+
 static const struct tool_cmd *
 find_command (const char *name)
 {
+  const struct array_cmd *c = array_cmd_find (name);
+
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp (name, commands[i].name) == 0)
       return &commands[i];
-  return NULL;
+  return c && c->text ? &server_only : NULL;
 }
 
 /* --control SOCKET or --control=SOCKET at argv[i]: how many words it
@@ -279,13 +286,14 @@ static int
 run_command (const struct tool_cmd *cmd, const char *control, int argc,
              char **argv)
 {
-  running = cmd->name;
-  if (cmd->online && take_control (&argc, argv, &control) != TOOL_OK)
+  bool online = array_cmd_find (argv[0]) != NULL;
+
+  running = argv[0];
+  if (online && take_control (&argc, argv, &control) != TOOL_OK)
     return TOOL_FAIL;
-  if (control && !cmd->online)
-    return tool_error ("--control: only status, check, repair, rebuild, "
-                       "re-add, fail, pause, resume and speed talk to a "
-                       "server");
+  if (control && !online)
+    return tool_error ("--control: only %s talk to a server",
+                       array_cmd_names ());
   if (control && !wants_help (argc, argv))
     return ctl_main (control, argc, argv);
   return cmd->run (argc, argv);

@@ -27,9 +27,9 @@
 
 struct tool_cmd {
   const char *name;
-  const char *summary;        /* one line for raid5ctl --help */
+  const char *summary;        /* one line for raid5ctl --help; NULL: the
+                               * control table's (array/commands.h) */
   int (*run) (int argc, char **argv);   /* returns an exit status */
-  bool online;                /* with --control, a server runs it (ctl.h) */
 };
 
 /* The subcommands (one file each). */
