@@ -102,7 +102,7 @@ open_member (struct io_member *opened, const struct array_config *cfg,
   if (r < 0)
     return member_err (err, cfg->paths[i], i, "cannot open", r);
   for (unsigned j = 0; j < i; j++)
-    if (opened[j].fd >= 0 && io_member_same (&opened[j], m)) {
+    if (io_member_is_open (&opened[j]) && io_member_same (&opened[j], m)) {
       array_set_err (err, "member %u (%s): same file as member %u (%s)", i,
                      cfg->paths[i], j, cfg->paths[j]);
       return -EINVAL;
@@ -163,7 +163,7 @@ probe_and_lock (struct array *a, struct array_err *err)
     uint32_t len = m->dio_align > 4096 ? m->dio_align : 4096;
     int r;
 
-    if (m->fd < 0)
+    if (!io_member_is_open (m))
       continue;
     if (m->direct && a->geom.data_offset % m->dio_align != 0) {
       array_set_err (err, "member %u (%s): data offset %" PRIu64 " is not a "
@@ -225,7 +225,8 @@ open_spare (struct array *a, const struct array_config *cfg,
   if ((r = io_member_open (m, cfg->spare, cfg->direct)) < 0)
     return member_err (err, cfg->spare, 0, "spare: cannot open", r);
   for (unsigned s = 0; s < a->geom.members; s++)
-    if (a->members[s].fd >= 0 && io_member_same (&a->members[s], m)) {
+    if (io_member_is_open (&a->members[s]) &&
+        io_member_same (&a->members[s], m)) {
       array_set_err (err, "spare=%s is member %u already", cfg->spare, s);
       return -EINVAL;
     }
@@ -367,7 +368,7 @@ array_close (struct array *a)
 void
 array_inject_failure (struct array *a, unsigned slot, int64_t after)
 {
-  if (slot < a->geom.members && a->members[slot].fd >= 0)
+  if (slot < a->geom.members && io_member_is_open (&a->members[slot]))
     io_member_inject_failure (&a->members[slot], after);
 }
 

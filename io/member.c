@@ -99,10 +99,10 @@ describe (struct io_member *m)
   return read_size (m, &st);
 }
 
-int
-io_member_open (struct io_member *m, const char *path, bool direct)
+/* Open with flags (O_RDWR or O_RDONLY, maybe O_DIRECT) and describe. */
+static int
+open_member (struct io_member *m, const char *path, int flags, bool direct)
 {
-  int flags = O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0);
   int r;
 
   io_member_close (m);
@@ -110,7 +110,7 @@ io_member_open (struct io_member *m, const char *path, bool direct)
   if (m->path == NULL)
     return -ENOMEM;
   m->direct = direct;
-  m->fd = open (path, flags);
+  m->fd = open (path, flags | O_CLOEXEC);
   if (m->fd == -1)
     return direct && errno == EINVAL ? -EOPNOTSUPP : -errno;
   r = describe (m);
@@ -119,6 +119,24 @@ io_member_open (struct io_member *m, const char *path, bool direct)
     m->fd = -1;
   }
   return r;
+}
+
+int
+io_member_open (struct io_member *m, const char *path, bool direct)
+{
+  return open_member (m, path, O_RDWR | (direct ? O_DIRECT : 0), direct);
+}
+
+int
+io_member_open_ro (struct io_member *m, const char *path)
+{
+  return open_member (m, path, O_RDONLY, false);
+}
+
+int
+io_member_sync (const struct io_member *m)
+{
+  return fdatasync (m->fd) == -1 ? -errno : 0;
 }
 
 int

@@ -49,6 +49,16 @@ void io_member_init (struct io_member *m) __attribute__((nonnull));
 int io_member_open (struct io_member *m, const char *path, bool direct)
   __attribute__((nonnull, warn_unused_result));
 
+/* The same, read-only and without O_DIRECT: for looking at a disk (its
+ * superblock, its signatures) without taking it.
+ */
+int io_member_open_ro (struct io_member *m, const char *path)
+  __attribute__((nonnull, warn_unused_result));
+
+/* fdatasync the member: what was written before is durable.  0 or -errno. */
+int io_member_sync (const struct io_member *m)
+  __attribute__((nonnull, warn_unused_result));
+
 /* Take an exclusive advisory lock (flock) so two servers cannot run one
  * array.  Returns 0, or -EBUSY if another open file holds it.
  */

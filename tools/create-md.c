@@ -172,8 +172,8 @@ write_at (const struct create_plan *p, unsigned i, const void *buf,
   const struct io_member *m = &p->m[i];
   int r = io_member_pwrite (m, buf, len, off);
 
-  if (r == 0 && fdatasync (m->fd) == -1)
-    r = -errno;
+  if (r == 0)
+    r = io_member_sync (m);
   if (r < 0)
     return tool_error ("%s: write at %" PRIu64 ": %s (the disks may now "
                        "hold part of an array: create it again)",
@@ -214,7 +214,7 @@ encode_member (struct create_plan *p, unsigned i)
   return 0;
 }
 
-_Static_assert (SIG_MAGIC_MAX <= MD_SB_BLOCK, "a magic fits p->block");
+_Static_assert (IO_SIG_MAGIC_MAX <= MD_SB_BLOCK, "a magic fits p->block");
 
 /* Zero the magic of every old signature planned (with --force). */
 static int

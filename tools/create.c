@@ -246,14 +246,14 @@ open_disks (struct create_plan *p)
  * linux_raid_member: it stops at the first RAID superblock it finds.
  */
 static bool
-may_wipe (const struct create_plan *p, const struct sig *s)
+may_wipe (const struct create_plan *p, const struct io_sig *s)
 {
   return !p->opts->assume_clean || s->offset + s->len <= p->doff * 512 ||
     s->offset >= (p->doff + p->size) * 512;
 }
 
 static void
-plan_wipes (struct create_plan *p, unsigned i, const struct sig_list *l)
+plan_wipes (struct create_plan *p, unsigned i, const struct io_sig_list *l)
 {
   for (unsigned k = 0; k < l->n; k++)
     if (l->sig[k].len > 0 && may_wipe (p, &l->sig[k]))
@@ -269,13 +269,13 @@ static int
 check_signatures (struct create_plan *p)
 {
   const struct create_opts *o = p->opts;
-  struct sig_list l;
+  struct io_sig_list l;
   int r;
 
   for (unsigned i = 0; i < o->n; i++) {
-    if ((r = sig_find (p->m[i].fd, &l)) == -E2BIG)
+    if ((r = io_member_signatures (&p->m[i], &l)) == -E2BIG)
       return tool_error ("%s holds more than %u signatures: wipe them "
-                         "first (wipefs -a)", o->disks[i], SIG_MAX);
+                         "first (wipefs -a)", o->disks[i], IO_SIG_MAX);
     if (r < 0)
       return tool_error ("%s: cannot look for signatures on it: %s",
                          o->disks[i], strerror (-r));

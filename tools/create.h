@@ -55,8 +55,8 @@ struct create_plan {
    */
   struct create_wipe {
     uint64_t offset;          /* bytes */
-    uint32_t len;             /* bytes, <= SIG_MAGIC_MAX <= MD_SB_BLOCK */
-  } wipe[R5_MAX_MEMBERS][SIG_MAX];
+    uint32_t len;             /* bytes, <= IO_SIG_MAGIC_MAX <= MD_SB_BLOCK */
+  } wipe[R5_MAX_MEMBERS][IO_SIG_MAX];
   unsigned nwipe[R5_MAX_MEMBERS];
   void *block;                /* MD_SB_BLOCK bytes of scratch, aligned */
 };

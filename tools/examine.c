@@ -108,14 +108,15 @@ bitmap_fail (struct exam *e, int err, const char *fmt, ...)
  * plugin checks it.  Returns 0 or -errno (e->bm_why says why).
  */
 static int
-load_header (struct exam *e, int fd, uint64_t off, uint64_t *bytes)
+load_header (struct exam *e, const struct io_member *d, uint64_t off,
+             uint64_t *bytes)
 {
   uint8_t *hdr = malloc (4096);
   int r;
 
   if (hdr == NULL)
     return bitmap_fail (e, -ENOMEM, "out of memory");
-  r = disk_pread (fd, hdr, 4096, off);
+  r = io_member_pread (d, hdr, 4096, off);
   if (r < 0)
     bitmap_fail (e, r, "cannot read it at byte %" PRIu64 ": %s", off,
                  strerror (-r));
@@ -138,7 +139,7 @@ load_header (struct exam *e, int fd, uint64_t off, uint64_t *bytes)
 
 /* Read the bitmap and count its set bits. */
 static void
-read_bitmap (struct exam *e, int fd)
+read_bitmap (struct exam *e, const struct io_member *d)
 {
   int64_t sector = (int64_t) e->sb.super_offset + e->sb.bitmap_offset;
   uint64_t off = (uint64_t) sector * 512, bytes = 0;
@@ -150,11 +151,11 @@ read_bitmap (struct exam *e, int fd)
                              " points before the disk", e->sb.bitmap_offset);
     return;
   }
-  if ((e->bm_err = load_header (e, fd, off, &bytes)) < 0)
+  if ((e->bm_err = load_header (e, d, off, &bytes)) < 0)
     return;
   if ((area = malloc (bytes)) == NULL)
     e->bm_err = bitmap_fail (e, -ENOMEM, "out of memory");
-  else if ((e->bm_err = disk_pread (fd, area, bytes, off)) < 0)
+  else if ((e->bm_err = io_member_pread (d, area, bytes, off)) < 0)
     bitmap_fail (e, e->bm_err, "cannot read it at byte %" PRIu64 ": %s",
                  off, strerror (-e->bm_err));
   else
@@ -250,12 +251,11 @@ judge_array (struct exam *ex, unsigned n, unsigned first)
 
 /* No v1.2 superblock: is there one of a version we do not read? */
 static void
-find_other_version (struct exam *e, int fd, uint8_t *block)
+find_other_version (struct exam *e, const struct io_member *d)
 {
-  struct sig_list l;
-  int r = sig_find (fd, &l);
+  struct io_sig_list l;
+  int r = io_member_signatures (d, &l);
 
-  (void) block;
   if (r < 0 && r != -E2BIG) {
     e->err = r, e->err_what = "cannot read it";
     return;
@@ -272,7 +272,8 @@ find_other_version (struct exam *e, int fd, uint8_t *block)
 static void
 examine_one (struct exam *e, const char *path, uint8_t *block)
 {
-  struct disk d;
+  struct md_sb_frame fr;
+  struct io_member d;
   int r;
 
   memset (e, 0, sizeof *e);
@@ -282,25 +283,20 @@ examine_one (struct exam *e, const char *path, uint8_t *block)
     return;
   }
   e->size = d.size;
-  if ((r = disk_read_sb (d.fd, d.size, block)) < 0)
+  if ((r = disk_read_sb (&d, block)) < 0)
     e->err = r, e->err_what = "cannot read its superblock";
   e->has_sb = r == 1;
-  {
-    struct md_sb_frame fr;
-    struct md_sb ignored;
-
-    md_sb_peek (block, &ignored, &fr);
-    e->magic = fr.magic;
-  }
+  md_sb_peek (block, &e->sb, &fr);
+  e->magic = fr.magic;
   if (r == 0)
-    find_other_version (e, d.fd, block);
+    find_other_version (e, &d);
   if (e->has_sb) {
     decode_for_display (e, block);
     if (e->sb.feature_map & MD_FEATURE_BITMAP_OFFSET)
-      read_bitmap (e, d.fd);
+      read_bitmap (e, &d);
     judge_alone (e, block);
   }
-  disk_close (&d);
+  io_member_close (&d);
 }
 
 int

@@ -47,7 +47,7 @@ struct rebuild_opts {
 struct run {
   const struct rebuild_opts *o;
   struct progress prog;
-  struct sig_list sigs;       /* --force: what the new disk held */
+  struct io_sig_list sigs;       /* --force: what the new disk held */
 };
 
 static void
@@ -262,18 +262,20 @@ static int
 check_new (struct run *run, struct array *a, const char *path)
 {
   char mine[36] = "", theirs[36];
-  struct sig_list *l = &run->sigs;
-  struct disk d;
+  struct io_sig_list *l = &run->sigs;
+  struct io_member d;
   unsigned k = 0;
   int r;
 
-  if ((r = disk_open_ro (&d, path)) < 0)
+  if ((r = disk_open_ro (&d, path)) < 0) {
+    io_member_close (&d);
     return tool_error ("%s: %s", path, disk_strerror (r));
-  r = sig_find (d.fd, l);
-  disk_close (&d);
+  }
+  r = io_member_signatures (&d, l);
+  io_member_close (&d);
   if (r == -E2BIG)
     return tool_error ("%s holds more than %u signatures: wipe them first "
-                       "(wipefs -a)", path, SIG_MAX);
+                       "(wipefs -a)", path, IO_SIG_MAX);
   if (r < 0)
     return tool_error ("%s: cannot look for signatures on it: %s", path,
                        strerror (-r));
@@ -297,12 +299,12 @@ check_new (struct run *run, struct array *a, const char *path)
 static int
 wipe_old (const struct run *run, const struct r5_geom *g)
 {
-  static const char zero[SIG_MAGIC_MAX];
+  static const char zero[IO_SIG_MAGIC_MAX];
   const char *path = run->o->new_path;
   int fd = open (path, O_WRONLY | O_CLOEXEC), r = 0;
 
   for (unsigned i = 0; i < run->sigs.n && fd >= 0 && r == 0; i++) {
-    const struct sig *s = &run->sigs.sig[i];
+    const struct io_sig *s = &run->sigs.sig[i];
 
     if (s->offset + s->len <= MD_SB_OFFSET || s->offset >= g->data_offset)
       r = pwrite (fd, zero, s->len, (off_t) s->offset) == (ssize_t) s->len

@@ -30,27 +30,29 @@ struct member_sb {
 static int
 read_one (const char *path, struct member_sb *m, void *block)
 {
-  struct disk d;
+  struct io_member d;
   char why[200];
   int r;
 
   m->path = path;
-  if ((r = disk_open_ro (&d, path)) < 0)
+  if ((r = disk_open_ro (&d, path)) < 0) {
+    io_member_close (&d);
     return tool_error ("%s: %s", path, disk_strerror (r));
-  r = disk_read_sb (d.fd, d.size, block);
+  }
+  r = disk_read_sb (&d, block);
   if (r < 0) {
-    disk_close (&d);
+    io_member_close (&d);
     return tool_error ("%s: cannot read its superblock: %s", path,
                        disk_strerror (r));
   }
   if (r == 0) {
-    disk_close (&d);
+    io_member_close (&d);
     return tool_error ("%s: no md v1.2 superblock (make one with raid5ctl "
                        "create, or give the geometry with --disks, "
                        "--chunk, ...)", path);
   }
   r = md_sb_decode (block, d.size / R5_SECTOR, &m->sb, why, sizeof why);
-  disk_close (&d);
+  io_member_close (&d);
   if (r < 0)
     return tool_error ("%s: md superblock: %s", path, why);
   return 0;

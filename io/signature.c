@@ -1,0 +1,143 @@
+/* io/signature.c -- what a member holds already, as libblkid finds it
+ * (see signature.h).
+ */
+#include <config.h>
+
+#include <blkid.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/signature.h"
+
+/* What libblkid reports, with the magic of each hit (to hide it and look
+ * again, and to zero it later).  wipefs's own choice of chains and flags:
+ * a GPT is looked for even without its protective MBR, so a backup
+ * header left at the end of the disk is found too.
+ */
+#define SUPERBLOCK_VALUES (BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE | \
+                           BLKID_SUBLKS_LABEL | BLKID_SUBLKS_UUID | \
+                           BLKID_SUBLKS_VERSION | BLKID_SUBLKS_MAGIC)
+#define PARTITION_VALUES (BLKID_PARTS_MAGIC | BLKID_PARTS_FORCE_GPT)
+
+/* A prober for fd, or NULL (errno set if libblkid set it). */
+static blkid_probe
+new_probe (int fd)
+{
+  blkid_probe pr = blkid_new_probe ();
+
+  if (pr == NULL)
+    return NULL;
+  if (blkid_probe_set_device (pr, fd, 0, 0) != 0 ||
+      blkid_probe_enable_superblocks (pr, 1) != 0 ||
+      blkid_probe_set_superblocks_flags (pr, SUPERBLOCK_VALUES) != 0 ||
+      blkid_probe_enable_partitions (pr, 1) != 0 ||
+      blkid_probe_set_partitions_flags (pr, PARTITION_VALUES) != 0) {
+    blkid_free_probe (pr);
+    return NULL;
+  }
+  return pr;
+}
+
+/* Copy the current hit's value of key into out ("" if it has none).
+ * Returns whether it had one.
+ */
+static bool
+lookup (blkid_probe pr, const char *key, char *out, size_t len)
+{
+  const char *v;
+
+  out[0] = '\0';
+  if (blkid_probe_lookup_value (pr, key, &v, NULL) != 0)
+    return false;
+  snprintf (out, len, "%s", v);
+  return true;
+}
+
+static enum io_sig_kind
+kind_of_usage (const char *usage)
+{
+  if (strcmp (usage, "filesystem") == 0)
+    return IO_SIG_FILESYSTEM;
+  if (strcmp (usage, "raid") == 0)
+    return IO_SIG_RAID;
+  if (strcmp (usage, "crypto") == 0)
+    return IO_SIG_CRYPTO;
+  return IO_SIG_OTHER;
+}
+
+/* Where the current hit's magic is, and how long: superblocks and
+ * partition tables name them differently.
+ */
+static void
+read_magic (blkid_probe pr, struct io_sig *s)
+{
+  bool pt = s->kind == IO_SIG_PARTITION_TABLE;
+  const char *magic;
+  size_t len = 0;
+  char off[32];
+
+  if (!lookup (pr, pt ? "PTMAGIC_OFFSET" : "SBMAGIC_OFFSET", off, sizeof off)
+      || blkid_probe_lookup_value (pr, pt ? "PTMAGIC" : "SBMAGIC", &magic,
+                                   &len) != 0)
+    return;
+  s->offset = strtoull (off, NULL, 10);
+  s->len = len > IO_SIG_MAGIC_MAX ? IO_SIG_MAGIC_MAX : (uint32_t) len;
+}
+
+static void
+read_hit (blkid_probe pr, struct io_sig *s)
+{
+  char usage[32];
+
+  memset (s, 0, sizeof *s);
+  if (lookup (pr, "TYPE", s->type, sizeof s->type)) {
+    lookup (pr, "USAGE", usage, sizeof usage);
+    s->kind = kind_of_usage (usage);
+    lookup (pr, "UUID", s->uuid, sizeof s->uuid);
+  } else {
+    s->kind = IO_SIG_PARTITION_TABLE;
+    lookup (pr, "PTTYPE", s->type, sizeof s->type);
+    lookup (pr, "PTUUID", s->uuid, sizeof s->uuid);
+  }
+  lookup (pr, "LABEL", s->label, sizeof s->label);
+  lookup (pr, "VERSION", s->version, sizeof s->version);
+  read_magic (pr, s);
+}
+
+/* Hide the hit in libblkid's buffer and make the same prober run again
+ * (it may find a second copy: md's other versions, a GPT backup).  Not
+ * when the magic is unknown or cannot be hidden: the prober would find
+ * the same hit again, for ever.
+ */
+static void
+look_again (blkid_probe pr, const struct io_sig *s)
+{
+  if (s->len > 0 && blkid_probe_hide_range (pr, s->offset, s->len) == 0)
+    blkid_probe_step_back (pr);
+}
+
+int
+io_member_signatures (const struct io_member *m, struct io_sig_list *list)
+{
+  blkid_probe pr;
+  int r;
+
+  list->n = 0;
+  errno = 0;
+  if ((pr = new_probe (m->fd)) == NULL)
+    return errno ? -errno : -ENOMEM;
+  while ((errno = 0, r = blkid_do_probe (pr)) == 0) {
+    if (list->n == IO_SIG_MAX) {
+      r = -E2BIG;
+      break;
+    }
+    read_hit (pr, &list->sig[list->n]);
+    look_again (pr, &list->sig[list->n++]);
+  }
+  if (r == -1)
+    r = errno ? -errno : -EIO;
+  blkid_free_probe (pr);
+  return r == 1 ? 0 : r;
+}
