@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "array/internal.h"
 #include "raid/layout.h"
 
@@ -141,108 +143,153 @@ print_text (struct array *a, const struct array_job_status *j,
            a->job.rebuilt * a->geom.chunk >> 20, st->member_failures);
 }
 
+/* json-c shorthands: a value under key in object o. */
 static void
-json_string (FILE *out, const char *s)
+put_u64 (json_object *o, const char *key, uint64_t v)
 {
-  fputc ('"', out);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char) *s;
-
-    if (c == '"' || c == '\\')
-      fprintf (out, "\\%c", c);
-    else if (c < 0x20)
-      fprintf (out, "\\u%04x", c);
-    else
-      fputc (c, out);
-  }
-  fputc ('"', out);
+  json_object_object_add (o, key, json_object_new_uint64 (v));
 }
 
 static void
-json_members (struct array *a, FILE *out)
+put_str (json_object *o, const char *key, const char *v)
 {
-  fprintf (out, "\"members\": [");
+  json_object_object_add (o, key, v ? json_object_new_string (v) : NULL);
+}
+
+static json_object *
+json_members (struct array *a)
+{
+  json_object *ms = json_object_new_array ();
+
   for (unsigned s = 0; s < a->geom.members; s++) {
-    fprintf (out, "%s{\"slot\": %u, \"path\": ", s ? ", " : "", s);
-    json_string (out, array_member_path (a, s));
-    fprintf (out, ", \"state\": \"%s\"}", member_state_name (a, s));
+    json_object *m = json_object_new_object ();
+
+    put_u64 (m, "slot", s);
+    put_str (m, "path", array_member_path (a, s));
+    put_str (m, "state", member_state_name (a, s));
+    json_object_array_add (ms, m);
   }
-  fprintf (out, "], \"left_out\": [");
-  for (unsigned s = 0, n = 0; s < a->geom.members; s++)
+  return ms;
+}
+
+static json_object *
+json_left_out (struct array *a)
+{
+  json_object *l = json_object_new_array ();
+
+  for (unsigned s = 0; s < a->geom.members; s++)
     if (a->left_out[s]) {
-      fprintf (out, "%s{\"slot\": %u, \"path\": ", n++ ? ", " : "", s);
-      json_string (out, a->left_out[s]);
-      fprintf (out, ", \"re_addable\": %s}",
-               a->left_re_addable[s] ? "true" : "false");
+      json_object *m = json_object_new_object ();
+
+      put_u64 (m, "slot", s);
+      put_str (m, "path", a->left_out[s]);
+      json_object_object_add (m, "re_addable",
+                              json_object_new_boolean (a->left_re_addable[s]));
+      json_object_array_add (l, m);
     }
-  fprintf (out, "], \"spare\": ");
-  if (io_member_is_open (&a->spare))
-    json_string (out, a->spare.path);
-  else
-    fputs ("null", out);
+  return l;
 }
 
-static void
-json_job (const struct array_job_status *j, FILE *out)
+static json_object *
+json_found (const struct array_job_status *j)
 {
-  fprintf (out, ", \"job\": {\"kind\": \"%s\", \"paused\": %s, \"slot\": %d,"
-           " \"done_stripes\": %" PRIu64 ", \"total_stripes\": %" PRIu64
-           ", \"done_kib\": %" PRIu64 ", \"total_kib\": %" PRIu64
-           ", \"speed_kib\": %" PRIu64 ", \"throttled_ms\": %" PRIu64
-           ", \"mismatch_sectors\": %" PRIu64
-           ", \"stripes_bad\": %" PRIu64 ", \"found\": [",
-           array_job_name (j->kind), j->paused ? "true" : "false", j->slot,
-           j->done, j->total, j->done * j->stripe_bytes / 1024,
-           j->total * j->stripe_bytes / 1024, j->speed_kib, j->throttled_ms,
-           j->mismatches,
-           j->stripes_bad);
-  for (unsigned i = 0; i < j->nfound; i++)
-    fprintf (out, "%s{\"stripe\": %" PRIu64 ", \"array_offset\": %" PRIu64
-             ", \"array_length\": %" PRIu64 ", \"parity_member\": %u, "
-             "\"member_offset\": %" PRIu64 ", \"units_4k\": %u}",
-             i ? ", " : "", j->found[i].stripe, j->found[i].array_off,
-             j->found[i].array_len, j->found[i].parity,
-             j->found[i].member_off, j->found[i].units);
-  fprintf (out, "]}, \"last_job\": {\"kind\": \"%s\", \"result\": %d, "
-           "\"mismatch_sectors\": %" PRIu64 ", \"stripes_bad\": %" PRIu64
-           "}, \"speed_min_kib\": %" PRIu64 ", \"speed_max_kib\": %" PRIu64,
-           array_job_name (j->last_kind), j->last_result, j->last_mismatches,
-           j->last_stripes_bad, j->speed_min, j->speed_max);
+  json_object *l = json_object_new_array ();
+
+  for (unsigned i = 0; i < j->nfound; i++) {
+    json_object *m = json_object_new_object ();
+
+    put_u64 (m, "stripe", j->found[i].stripe);
+    put_u64 (m, "array_offset", j->found[i].array_off);
+    put_u64 (m, "array_length", j->found[i].array_len);
+    put_u64 (m, "parity_member", j->found[i].parity);
+    put_u64 (m, "member_offset", j->found[i].member_off);
+    put_u64 (m, "units_4k", j->found[i].units);
+    json_object_array_add (l, m);
+  }
+  return l;
 }
 
-static void
-json_counters (struct array *a, const struct array_stats *st, FILE *out)
+static json_object *
+json_job (const struct array_job_status *j)
 {
-  fprintf (out, ", \"counters\": {\"reads\": %" PRIu64 ", \"writes\": %"
-           PRIu64 ", \"zeroes\": %" PRIu64 ", \"trims\": %" PRIu64
-           ", \"flushes\": %" PRIu64 ", \"member_failures\": %" PRIu64
-           ", \"checked_bytes\": %" PRIu64 ", \"rebuilt_bytes\": %" PRIu64,
-           st->reads, st->writes, st->zeroes, st->trims, st->flushes,
-           st->member_failures,
-           a->job.checked * a->geom.chunk * a->geom.members,
-           a->job.rebuilt * a->geom.chunk);
+  json_object *o = json_object_new_object ();
+
+  put_str (o, "kind", array_job_name (j->kind));
+  json_object_object_add (o, "paused", json_object_new_boolean (j->paused));
+  json_object_object_add (o, "slot", json_object_new_int (j->slot));
+  put_u64 (o, "done_stripes", j->done);
+  put_u64 (o, "total_stripes", j->total);
+  put_u64 (o, "done_kib", j->done * j->stripe_bytes / 1024);
+  put_u64 (o, "total_kib", j->total * j->stripe_bytes / 1024);
+  put_u64 (o, "speed_kib", j->speed_kib);
+  put_u64 (o, "throttled_ms", j->throttled_ms);
+  put_u64 (o, "mismatch_sectors", j->mismatches);
+  put_u64 (o, "stripes_bad", j->stripes_bad);
+  json_object_object_add (o, "found", json_found (j));
+  return o;
+}
+
+static json_object *
+json_last_job (const struct array_job_status *j)
+{
+  json_object *o = json_object_new_object ();
+
+  put_str (o, "kind", array_job_name (j->last_kind));
+  json_object_object_add (o, "result", json_object_new_int (j->last_result));
+  put_u64 (o, "mismatch_sectors", j->last_mismatches);
+  put_u64 (o, "stripes_bad", j->last_stripes_bad);
+  return o;
+}
+
+static json_object *
+json_counters (struct array *a, const struct array_stats *st)
+{
+  json_object *o = json_object_new_object ();
+
+  put_u64 (o, "reads", st->reads);
+  put_u64 (o, "writes", st->writes);
+  put_u64 (o, "zeroes", st->zeroes);
+  put_u64 (o, "trims", st->trims);
+  put_u64 (o, "flushes", st->flushes);
+  put_u64 (o, "member_failures", st->member_failures);
+  put_u64 (o, "checked_bytes",
+           a->job.checked * a->geom.chunk * a->geom.members);
+  put_u64 (o, "rebuilt_bytes", a->job.rebuilt * a->geom.chunk);
   for (unsigned k = 0; k < R5_SEG_KINDS; k++)
-    fprintf (out, ", \"%s\": %" PRIu64, r5_seg_kind_name (k), st->segs[k]);
-  fputc ('}', out);
+    put_u64 (o, r5_seg_kind_name (k), st->segs[k]);
+  return o;
 }
 
+/* One line (the control protocol is lines): json-c's spaced form. */
 static void
 print_json (struct array *a, const struct array_job_status *j,
             const struct array_stats *st, FILE *out)
 {
-  char h[R5_MAX_MEMBERS + 1];
+  json_object *o = json_object_new_object ();
+  char h[R5_MAX_MEMBERS + 3];
 
-  health (a, h);
-  fprintf (out, "{\"state\": \"%s\", \"metadata\": \"%s\", \"health\": "
-           "\"[%s]\", \"raid_disks\": %u, \"in_service\": %u, "
-           "\"chunk_bytes\": %" PRIu64 ", \"layout\": \"%s\", "
-           "\"size_bytes\": %" PRIu64 ", ", array_state (a),
-           metadata_state (a), h, a->geom.members, in_service (a), a->geom.chunk,
-           r5_layout_name (a->geom.layout), a->geom.capacity);
-  json_members (a, out);
-  json_job (j, out);
-  json_counters (a, st, out);
-  fputs ("}\n", out);
+  health (a, h + 1);
+  h[0] = '[';
+  strcat (h, "]");
+  put_str (o, "state", array_state (a));
+  put_str (o, "metadata", metadata_state (a));
+  put_str (o, "health", h);
+  put_u64 (o, "raid_disks", a->geom.members);
+  put_u64 (o, "in_service", in_service (a));
+  put_u64 (o, "chunk_bytes", a->geom.chunk);
+  put_str (o, "layout", r5_layout_name (a->geom.layout));
+  put_u64 (o, "size_bytes", a->geom.capacity);
+  json_object_object_add (o, "members", json_members (a));
+  json_object_object_add (o, "left_out", json_left_out (a));
+  put_str (o, "spare", io_member_is_open (&a->spare) ? a->spare.path : NULL);
+  json_object_object_add (o, "job", json_job (j));
+  json_object_object_add (o, "last_job", json_last_job (j));
+  put_u64 (o, "speed_min_kib", j->speed_min);
+  put_u64 (o, "speed_max_kib", j->speed_max);
+  json_object_object_add (o, "counters", json_counters (a, st));
+  fprintf (out, "%s\n", json_object_to_json_string_ext (
+             o, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+  json_object_put (o);
 }
 
 void

@@ -145,27 +145,27 @@ report_json (const struct check_result *r)
 {
   struct json j;
 
-  json_init (&j, stdout);
-  json_open (&j, NULL, '{');
-  json_str (&j, "action", r->repair ? "repair" : "check");
-  json_u64 (&j, "stripes_checked", r->stripes);
-  json_u64 (&j, "stripes_bad", r->stripes_bad);
-  json_u64 (&j, "mismatch_sectors", r->mismatches);
-  json_bool (&j, "repaired", r->repair && r->stripes_bad > 0);
-  json_bool (&j, "dirty", r->dirty);
-  json_open (&j, "mismatches", '[');
+  tool_json_init (&j, stdout);
+  tool_json_open (&j, NULL, '{');
+  tool_json_str (&j, "action", r->repair ? "repair" : "check");
+  tool_json_u64 (&j, "stripes_checked", r->stripes);
+  tool_json_u64 (&j, "stripes_bad", r->stripes_bad);
+  tool_json_u64 (&j, "mismatch_sectors", r->mismatches);
+  tool_json_bool (&j, "repaired", r->repair && r->stripes_bad > 0);
+  tool_json_bool (&j, "dirty", r->dirty);
+  tool_json_open (&j, "mismatches", '[');
   for (unsigned i = 0; i < r->n; i++) {
-    json_open (&j, NULL, '{');
-    json_u64 (&j, "stripe", r->list[i].stripe);
-    json_u64 (&j, "array_offset", r->list[i].array_off);
-    json_u64 (&j, "array_length", r->list[i].array_len);
-    json_u64 (&j, "parity_member", r->list[i].parity);
-    json_u64 (&j, "member_offset", r->list[i].member_off);
-    json_u64 (&j, "units_4k", r->list[i].units);
-    json_close (&j, '}');
+    tool_json_open (&j, NULL, '{');
+    tool_json_u64 (&j, "stripe", r->list[i].stripe);
+    tool_json_u64 (&j, "array_offset", r->list[i].array_off);
+    tool_json_u64 (&j, "array_length", r->list[i].array_len);
+    tool_json_u64 (&j, "parity_member", r->list[i].parity);
+    tool_json_u64 (&j, "member_offset", r->list[i].member_off);
+    tool_json_u64 (&j, "units_4k", r->list[i].units);
+    tool_json_close (&j, '}');
   }
-  json_close (&j, ']');
-  json_close (&j, '}');
+  tool_json_close (&j, ']');
+  tool_json_close (&j, '}');
   fputc ('\n', stdout);
 }
 

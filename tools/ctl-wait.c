@@ -16,9 +16,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <json-c/json.h>
+
 #include "tools/check.h"
 #include "tools/ctl.h"
-#include "tools/jscan.h"
 #include "tools/progress.h"
 #include "tools/raid5ctl.h"
 
@@ -37,72 +38,132 @@ struct job_view {
   char slot_state[16], slot_path[4096];
 };
 
-static bool
-read_found (const char *list, struct job_view *v)
+/* Member key of object o, if it is of type t. */
+static json_object *
+member (json_object *o, const char *key, json_type t)
 {
-  const char *m;
-  uint64_t parity = 0, units = 0;
+  json_object *v;
 
-  for (v->nfound = 0; v->nfound < ARRAY_FOUND_MAX &&
-         (m = jscan_index (list, v->nfound)) != NULL; v->nfound++) {
+  return o && json_object_object_get_ex (o, key, &v) &&
+    json_object_is_type (v, t) ? v : NULL;
+}
+
+static bool
+get_u64 (json_object *o, const char *key, uint64_t *out)
+{
+  json_object *v = member (o, key, json_type_int);
+
+  if (v == NULL || json_object_get_int64 (v) < 0)
+    return false;
+  *out = json_object_get_uint64 (v);
+  return true;
+}
+
+static bool
+get_i64 (json_object *o, const char *key, int64_t *out)
+{
+  json_object *v = member (o, key, json_type_int);
+
+  if (v)
+    *out = json_object_get_int64 (v);
+  return v != NULL;
+}
+
+static bool
+get_bool (json_object *o, const char *key, bool *out)
+{
+  json_object *v = member (o, key, json_type_boolean);
+
+  if (v)
+    *out = json_object_get_boolean (v);
+  return v != NULL;
+}
+
+static bool
+get_str (json_object *o, const char *key, char *buf, size_t len)
+{
+  json_object *v = member (o, key, json_type_string);
+
+  return v && (size_t) snprintf (buf, len, "%s", json_object_get_string (v))
+    < len;
+}
+
+static bool
+read_found (json_object *list, struct job_view *v)
+{
+  uint64_t parity = 0, units = 0;
+  size_t n = list ? json_object_array_length (list) : 0;
+
+  for (v->nfound = 0; v->nfound < ARRAY_FOUND_MAX && v->nfound < n;
+       v->nfound++) {
+    json_object *m = json_object_array_get_idx (list, v->nfound);
     struct array_mismatch *f = &v->found[v->nfound];
 
-    if (!jscan_u64 (jscan_get (m, "stripe"), &f->stripe) ||
-        !jscan_u64 (jscan_get (m, "array_offset"), &f->array_off) ||
-        !jscan_u64 (jscan_get (m, "array_length"), &f->array_len) ||
-        !jscan_u64 (jscan_get (m, "parity_member"), &parity) ||
-        !jscan_u64 (jscan_get (m, "member_offset"), &f->member_off) ||
-        !jscan_u64 (jscan_get (m, "units_4k"), &units))
+    if (!get_u64 (m, "stripe", &f->stripe) ||
+        !get_u64 (m, "array_offset", &f->array_off) ||
+        !get_u64 (m, "array_length", &f->array_len) ||
+        !get_u64 (m, "parity_member", &parity) ||
+        !get_u64 (m, "member_offset", &f->member_off) ||
+        !get_u64 (m, "units_4k", &units))
       return false;
     f->parity = (unsigned) parity;
     f->units = (unsigned) units;
   }
-  return true;
+  return list != NULL;
 }
 
 /* The member in slot: its state and path. */
 static bool
-read_slot (const char *s, unsigned slot, struct job_view *v)
+read_slot (json_object *s, unsigned slot, struct job_view *v)
 {
-  const char *m = jscan_index (jscan_get (s, "members") ?: "", slot);
+  json_object *ms = member (s, "members", json_type_array);
+  json_object *m = ms && slot < json_object_array_length (ms)
+    ? json_object_array_get_idx (ms, slot) : NULL;
 
-  return m && jscan_str (jscan_get (m, "state"), v->slot_state,
-                         sizeof v->slot_state) &&
-    jscan_str (jscan_get (m, "path"), v->slot_path, sizeof v->slot_path);
+  return get_str (m, "state", v->slot_state, sizeof v->slot_state) &&
+    get_str (m, "path", v->slot_path, sizeof v->slot_path);
 }
 
 static bool
-parse_status (const char *s, unsigned slot, struct job_view *v)
+parse_status (json_object *s, unsigned slot, struct job_view *v)
 {
-  const char *j = jscan_get (s, "job"), *l = jscan_get (s, "last_job");
+  json_object *j = member (s, "job", json_type_object);
+  json_object *l = member (s, "last_job", json_type_object);
 
-  return j && l && jscan_str (jscan_get (j, "kind"), v->kind, sizeof v->kind)
-    && jscan_bool (jscan_get (j, "paused"), &v->paused)
-    && jscan_u64 (jscan_get (j, "done_stripes"), &v->done)
-    && jscan_u64 (jscan_get (j, "total_stripes"), &v->total)
-    && jscan_u64 (jscan_get (s, "chunk_bytes"), &v->chunk)
-    && read_found (jscan_get (j, "found") ?: "", v)
-    && jscan_str (jscan_get (l, "kind"), v->last_kind, sizeof v->last_kind)
-    && jscan_i64 (jscan_get (l, "result"), &v->last_result)
-    && jscan_u64 (jscan_get (l, "mismatch_sectors"), &v->last_mismatches)
-    && jscan_u64 (jscan_get (l, "stripes_bad"), &v->last_bad)
-    && jscan_str (jscan_get (s, "state"), v->state, sizeof v->state)
-    && jscan_str (jscan_get (s, "health"), v->health, sizeof v->health)
+  return j && l && get_str (j, "kind", v->kind, sizeof v->kind)
+    && get_bool (j, "paused", &v->paused)
+    && get_u64 (j, "done_stripes", &v->done)
+    && get_u64 (j, "total_stripes", &v->total)
+    && get_u64 (s, "chunk_bytes", &v->chunk)
+    && read_found (member (j, "found", json_type_array), v)
+    && get_str (l, "kind", v->last_kind, sizeof v->last_kind)
+    && get_i64 (l, "result", &v->last_result)
+    && get_u64 (l, "mismatch_sectors", &v->last_mismatches)
+    && get_u64 (l, "stripes_bad", &v->last_bad)
+    && get_str (s, "state", v->state, sizeof v->state)
+    && get_str (s, "health", v->health, sizeof v->health)
     && read_slot (s, slot, v);
 }
 
+/* One status, parsed: the reply's first line is the JSON object. */
 static int
 fetch (const struct ctl_wait *w, struct job_view *v)
 {
-  char *reply;
+  json_object *s = NULL;
+  char *reply, *nl;
   int r;
 
   if (ctl_request (w->path, "status --json", &reply) != TOOL_OK)
     return TOOL_FAIL;
-  if ((r = ctl_reply (reply, NULL)) == TOOL_OK &&
-      !parse_status (reply, w->slot, v))
-    r = tool_error ("%s: status --json: a reply raid5ctl does not "
-                    "understand", w->path);
+  if ((r = ctl_reply (reply, NULL)) == TOOL_OK) {
+    if ((nl = strchr (reply, '\n')) != NULL)
+      *nl = '\0';
+    s = json_tokener_parse (reply);
+    if (s == NULL || !parse_status (s, w->slot, v))
+      r = tool_error ("%s: status --json: a reply raid5ctl does not "
+                      "understand", w->path);
+    json_object_put (s);
+  }
   free (reply);
   return r;
 }

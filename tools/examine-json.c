@@ -22,29 +22,29 @@ uuid (struct json *j, const char *key, const uint8_t u[16])
   char buf[36];
 
   md_uuid_format (u, buf);
-  json_str (j, key, buf);
+  tool_json_str (j, key, buf);
 }
 
 static void
 json_bitmap (struct json *j, const struct exam *e)
 {
   if (!e->has_bitmap) {
-    json_null (j, "bitmap");
+    tool_json_null (j, "bitmap");
     return;
   }
-  json_open (j, "bitmap", '{');
-  json_i64 (j, "offset_sectors", e->sb.bitmap_offset);
-  json_str (j, "error", e->bm_err < 0 ? e->bm_why : NULL);
+  tool_json_open (j, "bitmap", '{');
+  tool_json_i64 (j, "offset_sectors", e->sb.bitmap_offset);
+  tool_json_str (j, "error", e->bm_err < 0 ? e->bm_why : NULL);
   if (e->bm_err == 0) {
-    json_u64 (j, "chunk_bytes", e->bm.chunksize);
-    json_u64 (j, "events", e->bm.events);
-    json_u64 (j, "events_cleared", e->bm.events_cleared);
-    json_u64 (j, "sync_size_sectors", e->bm.sync_size);
-    json_u64 (j, "daemon_sleep", e->bm.daemon_sleep);
-    json_u64 (j, "bits", e->bm_bits);
-    json_u64 (j, "bits_set", e->bm_set);
+    tool_json_u64 (j, "chunk_bytes", e->bm.chunksize);
+    tool_json_u64 (j, "events", e->bm.events);
+    tool_json_u64 (j, "events_cleared", e->bm.events_cleared);
+    tool_json_u64 (j, "sync_size_sectors", e->bm.sync_size);
+    tool_json_u64 (j, "daemon_sleep", e->bm.daemon_sleep);
+    tool_json_u64 (j, "bits", e->bm_bits);
+    tool_json_u64 (j, "bits_set", e->bm_set);
   }
-  json_close (j, '{');
+  tool_json_close (j, '{');
 }
 
 static void
@@ -54,26 +54,26 @@ json_sizes (struct json *j, const struct exam *e)
   uint64_t before;
   int64_t after;
 
-  json_u64 (j, "avail_dev_sectors", sb->data_size);
-  json_u64 (j, "used_dev_sectors", sb->size);
+  tool_json_u64 (j, "avail_dev_sectors", sb->data_size);
+  tool_json_u64 (j, "used_dev_sectors", sb->size);
   if (sb->level == 5)
-    json_u64 (j, "array_size_kib", (sb->size << 9)
+    tool_json_u64 (j, "array_size_kib", (sb->size << 9)
               * (sb->raid_disks > 0 ? sb->raid_disks - 1 : 0) >> 10);
   else
-    json_null (j, "array_size_kib");
-  json_u64 (j, "data_offset_sectors", sb->data_offset);
-  json_u64 (j, "super_offset_sectors", sb->super_offset);
+    tool_json_null (j, "array_size_kib");
+  tool_json_u64 (j, "data_offset_sectors", sb->data_offset);
+  tool_json_u64 (j, "super_offset_sectors", sb->super_offset);
   if (sb->feature_map & MD_FEATURE_RECOVERY_OFFSET)
-    json_u64 (j, "recovery_offset_sectors", sb->recovery_offset);
+    tool_json_u64 (j, "recovery_offset_sectors", sb->recovery_offset);
   else
-    json_null (j, "recovery_offset_sectors");
+    tool_json_null (j, "recovery_offset_sectors");
   if (examine_unused_space (e, &before, &after)) {
-    json_u64 (j, "unused_before_sectors", before);
-    json_i64 (j, "unused_after_sectors", after);
+    tool_json_u64 (j, "unused_before_sectors", before);
+    tool_json_i64 (j, "unused_after_sectors", after);
   }
   else {
-    json_null (j, "unused_before_sectors");
-    json_null (j, "unused_after_sectors");
+    tool_json_null (j, "unused_before_sectors");
+    tool_json_null (j, "unused_after_sectors");
   }
 }
 
@@ -83,18 +83,18 @@ json_state (struct json *j, const struct exam *e)
   const struct md_sb *sb = &e->sb;
   bool clean = sb->resync_offset == MD_MAX_SECTOR;
 
-  json_str (j, "state", clean ? "clean" : "active");
+  tool_json_str (j, "state", clean ? "clean" : "active");
   if (clean)
-    json_null (j, "resync_offset_sectors");
+    tool_json_null (j, "resync_offset_sectors");
   else
-    json_u64 (j, "resync_offset_sectors", sb->resync_offset);
+    tool_json_u64 (j, "resync_offset_sectors", sb->resync_offset);
   uuid (j, "device_uuid", sb->device_uuid);
-  json_u64 (j, "update_time", sb->utime & 0xffffffffffULL);
+  tool_json_u64 (j, "update_time", sb->utime & 0xffffffffffULL);
   json_bitmap (j, e);
-  json_u64 (j, "checksum", e->csum);
-  json_u64 (j, "checksum_expected", e->csum_expected);
-  json_bool (j, "checksum_correct", e->csum == e->csum_expected);
-  json_u64 (j, "events", sb->events);
+  tool_json_u64 (j, "checksum", e->csum);
+  tool_json_u64 (j, "checksum_expected", e->csum_expected);
+  tool_json_bool (j, "checksum_correct", e->csum == e->csum_expected);
+  tool_json_u64 (j, "events", sb->events);
 }
 
 static void
@@ -104,18 +104,18 @@ json_role (struct json *j, const struct md_sb *sb)
   bool slot = word[0] == 'a' || word[0] == 'r';     /* active, replacement */
   char state[EXAMINE_STATE_MAX];
 
-  json_str (j, "layout", sb->level == 5 || sb->level == 6
+  tool_json_str (j, "layout", sb->level == 5 || sb->level == 6
                          ? examine_layout_name (sb->level, sb->layout) : NULL);
-  json_u64 (j, "layout_number", sb->layout);
-  json_u64 (j, "chunk_kib", sb->chunksize / 2);
-  json_u64 (j, "dev_number", sb->dev_number);
-  json_str (j, "device_role", word);
+  tool_json_u64 (j, "layout_number", sb->layout);
+  tool_json_u64 (j, "chunk_kib", sb->chunksize / 2);
+  tool_json_u64 (j, "dev_number", sb->dev_number);
+  tool_json_str (j, "device_role", word);
   if (slot)
-    json_u64 (j, "slot", md_sb_role (sb));
+    tool_json_u64 (j, "slot", md_sb_role (sb));
   else
-    json_null (j, "slot");
+    tool_json_null (j, "slot");
   examine_array_state (sb, state, sizeof state);
-  json_str (j, "array_state", state);
+  tool_json_str (j, "array_state", state);
 }
 
 static void
@@ -123,21 +123,21 @@ json_superblock (struct json *j, const struct exam *e)
 {
   const struct md_sb *sb = &e->sb;
 
-  json_str (j, "version", sb->super_offset <= 4 ? "1.1"
+  tool_json_str (j, "version", sb->super_offset <= 4 ? "1.1"
                           : sb->super_offset <= 8 ? "1.2" : "1.0");
-  json_u64 (j, "major_version", e->major);
-  json_u64 (j, "feature_map", sb->feature_map);
+  tool_json_u64 (j, "major_version", e->major);
+  tool_json_u64 (j, "feature_map", sb->feature_map);
   uuid (j, "array_uuid", sb->set_uuid);
-  json_str (j, "name", sb->set_name);
-  json_u64 (j, "creation_time", sb->ctime & 0xffffffffffULL);
-  json_i64 (j, "raid_level", sb->level);
-  json_str (j, "raid_level_name", examine_level_name (sb->level));
-  json_u64 (j, "raid_devices", sb->raid_disks);
+  tool_json_str (j, "name", sb->set_name);
+  tool_json_u64 (j, "creation_time", sb->ctime & 0xffffffffffULL);
+  tool_json_i64 (j, "raid_level", sb->level);
+  tool_json_str (j, "raid_level_name", examine_level_name (sb->level));
+  tool_json_u64 (j, "raid_devices", sb->raid_disks);
   json_sizes (j, e);
   json_state (j, e);
   json_role (j, sb);
-  json_bool (j, "servable", e->servable);
-  json_str (j, "verdict", e->verdict);
+  tool_json_bool (j, "servable", e->servable);
+  tool_json_str (j, "verdict", e->verdict);
 }
 
 static void
@@ -147,24 +147,24 @@ json_disk (struct json *j, const struct exam *e)
 
   snprintf (err, sizeof err, "%s: %s", e->err_what ? e->err_what : "",
             disk_strerror (e->err));
-  json_open (j, NULL, '{');
-  json_str (j, "disk", e->path);
-  json_u64 (j, "size_bytes", e->size);
-  json_str (j, "error", e->err < 0 ? err : NULL);
-  json_bool (j, "superblock", e->has_sb);
+  tool_json_open (j, NULL, '{');
+  tool_json_str (j, "disk", e->path);
+  tool_json_u64 (j, "size_bytes", e->size);
+  tool_json_str (j, "error", e->err < 0 ? err : NULL);
+  tool_json_bool (j, "superblock", e->has_sb);
   snprintf (magic, sizeof magic, "%08x", e->magic);
-  json_str (j, "magic", e->err < 0 ? NULL : magic);
+  tool_json_str (j, "magic", e->err < 0 ? NULL : magic);
   if (e->other) {
-    json_open (j, "other_superblock", '{');
-    json_str (j, "version", e->other);
-    json_u64 (j, "offset_bytes", e->other_offset);
-    json_close (j, '{');
+    tool_json_open (j, "other_superblock", '{');
+    tool_json_str (j, "version", e->other);
+    tool_json_u64 (j, "offset_bytes", e->other_offset);
+    tool_json_close (j, '{');
   }
   else
-    json_null (j, "other_superblock");
+    tool_json_null (j, "other_superblock");
   if (e->has_sb)
     json_superblock (j, e);
-  json_close (j, '{');
+  tool_json_close (j, '{');
 }
 
 void
@@ -172,9 +172,9 @@ examine_print_json (const struct exam *e, unsigned n)
 {
   struct json j;
 
-  json_init (&j, stdout);
-  json_open (&j, NULL, '[');
+  tool_json_init (&j, stdout);
+  tool_json_open (&j, NULL, '[');
   for (unsigned i = 0; i < n; i++)
     json_disk (&j, &e[i]);
-  json_close (&j, '[');
+  tool_json_close (&j, '[');
 }

@@ -326,17 +326,17 @@ json_seg (struct json *j, const struct explain_stripe *s,
 {
   char w[EXPLAIN_WHY];
 
-  json_open (j, NULL, '{');
-  json_u64 (j, "chunk_start", seg->x);
-  json_u64 (j, "chunk_end", seg->y);
-  json_open (j, "touched", '[');
+  tool_json_open (j, NULL, '{');
+  tool_json_u64 (j, "chunk_start", seg->x);
+  tool_json_u64 (j, "chunk_end", seg->y);
+  tool_json_open (j, "touched", '[');
   for (unsigned dd = 0; dd < s->t->g.data_members; dd++)
     if ((seg->mask >> dd) & 1)
-      json_u64 (j, NULL, teach_chunk_number (&s->t->g, s->index, dd));
-  json_close (j, '[');
-  json_str (j, "strategy", r5_seg_kind_name (seg->kind));
-  json_str (j, "why", explain_why (s, seg, w));
-  json_close (j, '{');
+      tool_json_u64 (j, NULL, teach_chunk_number (&s->t->g, s->index, dd));
+  tool_json_close (j, '[');
+  tool_json_str (j, "strategy", r5_seg_kind_name (seg->kind));
+  tool_json_str (j, "why", explain_why (s, seg, w));
+  tool_json_close (j, '{');
 }
 
 static void
@@ -344,13 +344,13 @@ json_io (struct json *j, const struct explain_stripe *s, const struct r5_io *io)
 {
   char what[EXPLAIN_LABEL];
 
-  json_open (j, NULL, '{');
-  json_str (j, "op", verbs[io->kind]);
-  json_u64 (j, "member", io->member);
-  json_u64 (j, "member_offset", io->member_off);
-  json_u64 (j, "length", io->len);
-  json_str (j, "what", io_label (s, io, what));
-  json_close (j, '{');
+  tool_json_open (j, NULL, '{');
+  tool_json_str (j, "op", verbs[io->kind]);
+  tool_json_u64 (j, "member", io->member);
+  tool_json_u64 (j, "member_offset", io->member_off);
+  tool_json_u64 (j, "length", io->len);
+  tool_json_str (j, "what", io_label (s, io, what));
+  tool_json_close (j, '{');
 }
 
 static void
@@ -359,49 +359,49 @@ json_xor (struct json *j, const struct explain_stripe *s,
 {
   char b[EXPLAIN_LABEL];
 
-  json_open (j, NULL, '{');
-  json_u64 (j, "length", xr->len);
-  json_str (j, "result", buf_label (s, xr->dst, b));
-  json_open (j, "sources", '[');
+  tool_json_open (j, NULL, '{');
+  tool_json_u64 (j, "length", xr->len);
+  tool_json_str (j, "result", buf_label (s, xr->dst, b));
+  tool_json_open (j, "sources", '[');
   for (unsigned i = 0; i < xr->nsrc; i++)
-    json_str (j, NULL, buf_label (s, xr->src[i], b));
-  json_close (j, '[');
-  json_close (j, '{');
+    tool_json_str (j, NULL, buf_label (s, xr->src[i], b));
+  tool_json_close (j, '[');
+  tool_json_close (j, '{');
 }
 
 static void
 json_ios (struct json *j, const struct explain_stripe *s, bool reads)
 {
-  json_open (j, reads ? "reads" : "writes", '[');
+  tool_json_open (j, reads ? "reads" : "writes", '[');
   for (size_t i = 0; i < s->p->nios; i++)
     if ((s->p->ios[i].kind == R5_IO_READ) == reads)
       json_io (j, s, &s->p->ios[i]);
-  json_close (j, '[');
+  tool_json_close (j, '[');
 }
 
 void
 explain_json_stripe (struct json *j, const struct explain_stripe *s)
 {
-  json_open (j, NULL, '{');
-  json_u64 (j, "stripe", s->index);
-  json_u64 (j, "array_offset", s->array_base);
-  json_u64 (j, "array_end", s->array_base + s->t->g.stripe_data);
-  json_u64 (j, "member_offset", s->member_base);
-  json_u64 (j, "parity", s->parity);
-  json_u64 (j, "touched_offset", s->array_base + s->a);
-  json_u64 (j, "touched_end", s->array_base + s->b);
-  json_open (j, "segments", '[');
+  tool_json_open (j, NULL, '{');
+  tool_json_u64 (j, "stripe", s->index);
+  tool_json_u64 (j, "array_offset", s->array_base);
+  tool_json_u64 (j, "array_end", s->array_base + s->t->g.stripe_data);
+  tool_json_u64 (j, "member_offset", s->member_base);
+  tool_json_u64 (j, "parity", s->parity);
+  tool_json_u64 (j, "touched_offset", s->array_base + s->a);
+  tool_json_u64 (j, "touched_end", s->array_base + s->b);
+  tool_json_open (j, "segments", '[');
   for (unsigned i = 0; i < s->nseg; i++)
     json_seg (j, s, &s->seg[i]);
-  json_close (j, '[');
+  tool_json_close (j, '[');
   if (s->nseg == 0)
-    json_str (j, "note", explain_partial_trim);
+    tool_json_str (j, "note", explain_partial_trim);
   json_ios (j, s, true);
-  json_open (j, "xors", '[');
+  tool_json_open (j, "xors", '[');
   for (size_t i = 0; i < s->p->nxors; i++)
     json_xor (j, s, &s->p->xors[i]);
-  json_close (j, '[');
+  tool_json_close (j, '[');
   json_ios (j, s, false);
-  json_bool (j, "planner_agrees", s->agrees);
-  json_close (j, '{');
+  tool_json_bool (j, "planner_agrees", s->agrees);
+  tool_json_close (j, '{');
 }

@@ -407,30 +407,30 @@ static void
 json_cost (struct json *j, const struct explain_req *q,
            const struct explain_cost *c)
 {
-  json_open (j, "cost", '{');
-  json_u64 (j, "reads", c->ios[R5_IO_READ]);
-  json_u64 (j, "read_bytes", c->bytes[R5_IO_READ]);
-  json_u64 (j, "writes", c->ios[R5_IO_WRITE]);
-  json_u64 (j, "write_bytes", c->bytes[R5_IO_WRITE]);
-  json_u64 (j, "zeroes", c->ios[R5_IO_ZERO]);
-  json_u64 (j, "zero_bytes", c->bytes[R5_IO_ZERO]);
-  json_u64 (j, "trims", c->ios[R5_IO_TRIM]);
-  json_u64 (j, "trim_bytes", c->bytes[R5_IO_TRIM]);
-  json_u64 (j, "member_ios", total_ios (c));
-  json_u64 (j, "xors", c->xors);
-  json_u64 (j, "xor_bytes", c->xor_bytes);
+  tool_json_open (j, "cost", '{');
+  tool_json_u64 (j, "reads", c->ios[R5_IO_READ]);
+  tool_json_u64 (j, "read_bytes", c->bytes[R5_IO_READ]);
+  tool_json_u64 (j, "writes", c->ios[R5_IO_WRITE]);
+  tool_json_u64 (j, "write_bytes", c->bytes[R5_IO_WRITE]);
+  tool_json_u64 (j, "zeroes", c->ios[R5_IO_ZERO]);
+  tool_json_u64 (j, "zero_bytes", c->bytes[R5_IO_ZERO]);
+  tool_json_u64 (j, "trims", c->ios[R5_IO_TRIM]);
+  tool_json_u64 (j, "trim_bytes", c->bytes[R5_IO_TRIM]);
+  tool_json_u64 (j, "member_ios", total_ios (c));
+  tool_json_u64 (j, "xors", c->xors);
+  tool_json_u64 (j, "xor_bytes", c->xor_bytes);
   if (q->op == R5_OP_READ || q->op == R5_OP_TRIM)
-    json_null (j, "write_amplification");
+    tool_json_null (j, "write_amplification");
   else
     teach_json_ratio (j, "write_amplification", out_bytes (c), q->len, 3);
   teach_json_ratio (j, "reads_per_client_byte", c->bytes[R5_IO_READ], q->len,
                     3);
-  json_open (j, "strategies", '{');
+  tool_json_open (j, "strategies", '{');
   for (unsigned k = 0; k < R5_SEG_KINDS; k++)
     if (c->segs[k] > 0)
-      json_u64 (j, r5_seg_kind_name (k), c->segs[k]);
-  json_close (j, '{');
-  json_close (j, '{');
+      tool_json_u64 (j, r5_seg_kind_name (k), c->segs[k]);
+  tool_json_close (j, '{');
+  tool_json_close (j, '{');
 }
 
 static int
@@ -439,21 +439,21 @@ print_json (const struct teach *t, const struct explain_req *q)
   struct explain_cost c;
   struct json j;
 
-  json_init (&j, stdout);
-  json_open (&j, NULL, '{');
+  tool_json_init (&j, stdout);
+  tool_json_open (&j, NULL, '{');
   teach_json_geometry (&j, t);
-  json_str (&j, "op", op_names[q->op]);
-  json_u64 (&j, "offset", q->off);
-  json_u64 (&j, "length", q->len);
-  json_open (&j, "stripes", '[');
+  tool_json_str (&j, "op", op_names[q->op]);
+  tool_json_u64 (&j, "offset", q->off);
+  tool_json_u64 (&j, "length", q->len);
+  tool_json_open (&j, "stripes", '[');
   if (walk (t, q, &c, &j, false) != 0)
     return TOOL_FAIL;
-  json_close (&j, '[');
-  json_u64 (&j, "stripes_total", c.stripes);
-  json_u64 (&j, "stripes_listed", c.stripes < q->show ? c.stripes : q->show);
+  tool_json_close (&j, '[');
+  tool_json_u64 (&j, "stripes_total", c.stripes);
+  tool_json_u64 (&j, "stripes_listed", c.stripes < q->show ? c.stripes : q->show);
   json_cost (&j, q, &c);
-  json_bool (&j, "planner_agrees", c.agrees);
-  json_close (&j, '{');
+  tool_json_bool (&j, "planner_agrees", c.agrees);
+  tool_json_close (&j, '{');
   return 0;
 }
 

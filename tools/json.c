@@ -1,107 +1,101 @@
-/* tools/json.c -- streaming JSON writer (see json.h). */
+/* tools/json.c -- the --json writer on json-c (see json.h). */
 #include <config.h>
 
-#include <inttypes.h>
+#include <assert.h>
+#include <stdlib.h>
 
 #include "tools/json.h"
 
 void
-json_init (struct json *j, FILE *fp)
+tool_json_init (struct json *j, FILE *fp)
 {
   *j = (struct json) { .fp = fp };
 }
 
+void
+tool_json_print (FILE *fp, json_object *o)
+{
+  fputs (json_object_to_json_string_ext (o, JSON_C_TO_STRING_PRETTY |
+                                         JSON_C_TO_STRING_SPACED |
+                                         JSON_C_TO_STRING_NOSLASHESCAPE),
+         fp);
+}
+
+/* Put v (owned from now on by its container) in the innermost one. */
 static void
-put_string (FILE *fp, const char *s)
+add (struct json *j, const char *key, json_object *v)
 {
-  fputc ('"', fp);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char) *s;
+  json_object *c;
 
-    if (c == '"' || c == '\\')
-      fprintf (fp, "\\%c", c);
-    else if (c == '\n')
-      fputs ("\\n", fp);
-    else if (c == '\t')
-      fputs ("\\t", fp);
-    else if (c < 0x20 || c == 0x7f)
-      fprintf (fp, "\\u%04x", c);
-    else
-      fputc (c, fp);
+  if (j->depth == 0) {        /* a bare value at the top */
+    tool_json_print (j->fp, v);
+    json_object_put (v);
+    return;
   }
-  fputc ('"', fp);
-}
-
-/* Separator, indentation and key before a value. */
-static void
-begin_value (struct json *j, const char *key)
-{
-  if (j->need_comma)
-    fputc (',', j->fp);
-  if (j->depth > 0)
-    fprintf (j->fp, "\n%*s", (int) (2 * j->depth), "");
-  if (key != NULL) {
-    put_string (j->fp, key);
-    fputs (": ", j->fp);
-  }
-  j->need_comma = true;
-}
-
-void
-json_open (struct json *j, const char *key, char bracket)
-{
-  begin_value (j, key);
-  fputc (bracket, j->fp);
-  j->depth++;
-  j->need_comma = false;
-}
-
-void
-json_close (struct json *j, char bracket)
-{
-  j->depth--;
-  if (j->need_comma)
-    fprintf (j->fp, "\n%*s", (int) (2 * j->depth), "");
-  fputc (bracket == '{' ? '}' : bracket == '[' ? ']' : bracket, j->fp);
-  j->need_comma = true;
-  if (j->depth == 0)
-    fputc ('\n', j->fp);
-}
-
-void
-json_str (struct json *j, const char *key, const char *v)
-{
-  begin_value (j, key);
-  if (v == NULL)
-    fputs ("null", j->fp);
+  c = j->open[j->depth - 1];
+  if (json_object_is_type (c, json_type_array))
+    json_object_array_add (c, v);
   else
-    put_string (j->fp, v);
+    json_object_object_add (c, key ? key : "", v);
 }
 
 void
-json_u64 (struct json *j, const char *key, uint64_t v)
+tool_json_open (struct json *j, const char *key, char bracket)
 {
-  begin_value (j, key);
-  fprintf (j->fp, "%" PRIu64, v);
+  json_object *c = bracket == '{' ? json_object_new_object ()
+                                  : json_object_new_array ();
+
+  assert (j->depth < JSON_MAX_DEPTH);
+  if (j->depth > 0)
+    add (j, key, json_object_get (c));    /* the parent holds one ref */
+  j->open[j->depth++] = c;
 }
 
 void
-json_i64 (struct json *j, const char *key, int64_t v)
+tool_json_close (struct json *j, char bracket)
 {
-  begin_value (j, key);
-  fprintf (j->fp, "%" PRId64, v);
+  json_object *c;
+
+  (void) bracket;
+  assert (j->depth > 0);
+  c = j->open[--j->depth];
+  if (j->depth == 0)
+    tool_json_print (j->fp, c);
+  json_object_put (c);          /* ours; the parent keeps its own */
 }
 
 void
-json_bool (struct json *j, const char *key, bool v)
+tool_json_str (struct json *j, const char *key, const char *v)
 {
-  begin_value (j, key);
-  fputs (v ? "true" : "false", j->fp);
+  add (j, key, v ? json_object_new_string (v) : NULL);
 }
 
 void
-json_null (struct json *j, const char *key)
+tool_json_u64 (struct json *j, const char *key, uint64_t v)
 {
-  begin_value (j, key);
-  fputs ("null", j->fp);
+  add (j, key, json_object_new_uint64 (v));
+}
+
+void
+tool_json_i64 (struct json *j, const char *key, int64_t v)
+{
+  add (j, key, json_object_new_int64 (v));
+}
+
+void
+tool_json_decimal (struct json *j, const char *key, const char *text)
+{
+  add (j, key, json_object_new_double_s (strtod (text, NULL), text));
+}
+
+void
+tool_json_bool (struct json *j, const char *key, bool v)
+{
+  add (j, key, json_object_new_boolean (v));
+}
+
+void
+tool_json_null (struct json *j, const char *key)
+{
+  add (j, key, NULL);
 }

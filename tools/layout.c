@@ -201,26 +201,26 @@ print_json (const struct teach *t, uint64_t rows)
   struct json j;
   char cell[32];
 
-  json_init (&j, stdout);
-  json_open (&j, NULL, '{');
+  tool_json_init (&j, stdout);
+  tool_json_open (&j, NULL, '{');
   teach_json_geometry (&j, t);
-  json_u64 (&j, "period", r5_layout_period (g));
-  json_open (&j, "stripes", '[');
+  tool_json_u64 (&j, "period", r5_layout_period (g));
+  tool_json_open (&j, "stripes", '[');
   for (uint64_t s = 0; s < rows; s++) {
-    json_open (&j, NULL, '{');
-    json_u64 (&j, "stripe", s);
-    json_u64 (&j, "member_offset", r5_stripe_member_off (g, s));
-    json_u64 (&j, "array_offset", s * g->stripe_data);
-    json_u64 (&j, "array_end", (s + 1) * g->stripe_data);
-    json_u64 (&j, "parity", r5_parity_member (g, s));
-    json_open (&j, "cells", '[');
+    tool_json_open (&j, NULL, '{');
+    tool_json_u64 (&j, "stripe", s);
+    tool_json_u64 (&j, "member_offset", r5_stripe_member_off (g, s));
+    tool_json_u64 (&j, "array_offset", s * g->stripe_data);
+    tool_json_u64 (&j, "array_end", (s + 1) * g->stripe_data);
+    tool_json_u64 (&j, "parity", r5_parity_member (g, s));
+    tool_json_open (&j, "cells", '[');
     for (unsigned m = 0; m < g->members; m++)
-      json_str (&j, NULL, teach_cell (g, s, m, cell, sizeof cell));
-    json_close (&j, '[');
-    json_close (&j, '{');
+      tool_json_str (&j, NULL, teach_cell (g, s, m, cell, sizeof cell));
+    tool_json_close (&j, '[');
+    tool_json_close (&j, '{');
   }
-  json_close (&j, '[');
-  json_close (&j, '{');
+  tool_json_close (&j, '[');
+  tool_json_close (&j, '{');
 }
 
 int

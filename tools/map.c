@@ -266,18 +266,18 @@ static void
 json_byte (struct json *j, const struct r5_geom *g, const struct r5_loc *l,
            uint64_t off)
 {
-  json_u64 (j, "offset", off);
-  json_u64 (j, "chunk_number", off / g->chunk);
-  json_u64 (j, "chunk_offset", l->chunk_off);
-  json_u64 (j, "stripe", l->stripe);
-  json_u64 (j, "data_index", l->dd);
-  json_u64 (j, "member", l->member);
-  json_u64 (j, "member_offset", l->member_off);
-  json_u64 (j, "member_sector", l->member_off / R5_SECTOR);
-  json_u64 (j, "parity", l->parity);
-  json_u64 (j, "stripe_array_offset", l->stripe * g->stripe_data);
-  json_u64 (j, "stripe_array_end", (l->stripe + 1) * g->stripe_data);
-  json_u64 (j, "stripe_member_offset", r5_stripe_member_off (g, l->stripe));
+  tool_json_u64 (j, "offset", off);
+  tool_json_u64 (j, "chunk_number", off / g->chunk);
+  tool_json_u64 (j, "chunk_offset", l->chunk_off);
+  tool_json_u64 (j, "stripe", l->stripe);
+  tool_json_u64 (j, "data_index", l->dd);
+  tool_json_u64 (j, "member", l->member);
+  tool_json_u64 (j, "member_offset", l->member_off);
+  tool_json_u64 (j, "member_sector", l->member_off / R5_SECTOR);
+  tool_json_u64 (j, "parity", l->parity);
+  tool_json_u64 (j, "stripe_array_offset", l->stripe * g->stripe_data);
+  tool_json_u64 (j, "stripe_array_end", (l->stripe + 1) * g->stripe_data);
+  tool_json_u64 (j, "stripe_member_offset", r5_stripe_member_off (g, l->stripe));
 }
 
 static void
@@ -286,20 +286,20 @@ json_pieces (struct json *j, const struct r5_geom *g, const struct map_req *q)
   uint64_t end = q->off + q->len, n = 0;
   struct piece p;
 
-  json_u64 (j, "length", q->len);
-  json_open (j, "pieces", '[');
+  tool_json_u64 (j, "length", q->len);
+  tool_json_open (j, "pieces", '[');
   for (uint64_t off = q->off; off < end; off += p.len, n++) {
     next_piece (g, off, end, &p);
     if (n >= JSON_PIECES)
       continue;
-    json_open (j, NULL, '{');
+    tool_json_open (j, NULL, '{');
     json_byte (j, g, &p.l, p.off);
-    json_u64 (j, "length", p.len);
-    json_close (j, '{');
+    tool_json_u64 (j, "length", p.len);
+    tool_json_close (j, '{');
   }
-  json_close (j, '[');
-  json_u64 (j, "pieces_total", n);
-  json_bool (j, "pieces_truncated", n > JSON_PIECES);
+  tool_json_close (j, '[');
+  tool_json_u64 (j, "pieces_total", n);
+  tool_json_bool (j, "pieces_truncated", n > JSON_PIECES);
 }
 
 static void
@@ -310,14 +310,14 @@ print_json (const struct teach *t, const struct map_req *q)
 
   if (r5_map (&t->g, q->off, &l) < 0)
     return;
-  json_init (&j, stdout);
-  json_open (&j, NULL, '{');
+  tool_json_init (&j, stdout);
+  tool_json_open (&j, NULL, '{');
   teach_json_geometry (&j, t);
   json_byte (&j, &t->g, &l, q->off);
-  json_bool (&j, "member_missing", t->missing == (int) l.member);
+  tool_json_bool (&j, "member_missing", t->missing == (int) l.member);
   if (q->len > 0)
     json_pieces (&j, &t->g, q);
-  json_close (&j, '{');
+  tool_json_close (&j, '{');
 }
 
 int

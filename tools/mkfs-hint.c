@@ -277,31 +277,31 @@ print_alignment (const struct r5_geom *g, const struct start *s, unsigned n)
 static void
 json_wcost (struct json *j, const char *key, const struct wcost *c)
 {
-  json_open (j, key, '{');
-  json_u64 (j, "chunks", c->chunks);
-  json_u64 (j, "reads", c->reads);
-  json_u64 (j, "writes", c->writes);
-  json_close (j, '{');
+  tool_json_open (j, key, '{');
+  tool_json_u64 (j, "chunks", c->chunks);
+  tool_json_u64 (j, "reads", c->reads);
+  tool_json_u64 (j, "writes", c->writes);
+  tool_json_close (j, '{');
 }
 
 static void
 json_starts (struct json *j, const struct r5_geom *g, const struct start *s,
              unsigned n)
 {
-  json_open (j, "partition_starts", '[');
+  tool_json_open (j, "partition_starts", '[');
   for (unsigned i = 0; i < n; i++) {
     uint64_t off = s[i].sector * R5_SECTOR;
 
-    json_open (j, NULL, '{');
-    json_u64 (j, "sector", s[i].sector);
-    json_bool (j, "chunk_aligned", off % g->chunk == 0);
-    json_bool (j, "stripe_aligned", off % g->stripe_data == 0);
+    tool_json_open (j, NULL, '{');
+    tool_json_u64 (j, "sector", s[i].sector);
+    tool_json_bool (j, "chunk_aligned", off % g->chunk == 0);
+    tool_json_bool (j, "stripe_aligned", off % g->stripe_data == 0);
     json_wcost (j, "chunk_write", &s[i].chunk_write);
     json_wcost (j, "stripe_write", &s[i].stripe_write);
-    json_close (j, '{');
+    tool_json_close (j, '{');
   }
-  json_close (j, '[');
-  json_u64 (j, "recommended_start_sector", s[n - 1].sector);
+  tool_json_close (j, '[');
+  tool_json_u64 (j, "recommended_start_sector", s[n - 1].sector);
 }
 
 static void
@@ -313,24 +313,24 @@ print_json (const struct teach *t, uint64_t block, const struct start *s,
   struct json j;
   char su[32];
 
-  json_init (&j, stdout);
-  json_open (&j, NULL, '{');
+  tool_json_init (&j, stdout);
+  tool_json_open (&j, NULL, '{');
   teach_json_geometry (&j, t);
-  json_u64 (&j, "block", block);
-  json_open (&j, "ext4", '{');
-  json_u64 (&j, "stride", stride);
-  json_u64 (&j, "stripe_width", stride * g->data_members);
-  json_close (&j, '{');
-  json_open (&j, "xfs", '{');
-  json_str (&j, "su", xfs_size (g->chunk, su, sizeof su));
-  json_u64 (&j, "su_bytes", g->chunk);
-  json_u64 (&j, "sw", g->data_members);
-  json_close (&j, '{');
-  json_u64 (&j, "nbd_client_block", block < NBD_MAX_BLOCK ? block
+  tool_json_u64 (&j, "block", block);
+  tool_json_open (&j, "ext4", '{');
+  tool_json_u64 (&j, "stride", stride);
+  tool_json_u64 (&j, "stripe_width", stride * g->data_members);
+  tool_json_close (&j, '{');
+  tool_json_open (&j, "xfs", '{');
+  tool_json_str (&j, "su", xfs_size (g->chunk, su, sizeof su));
+  tool_json_u64 (&j, "su_bytes", g->chunk);
+  tool_json_u64 (&j, "sw", g->data_members);
+  tool_json_close (&j, '{');
+  tool_json_u64 (&j, "nbd_client_block", block < NBD_MAX_BLOCK ? block
                                                           : NBD_MAX_BLOCK);
-  json_u64 (&j, "nbd_preferred_block", preferred_block (g));
+  tool_json_u64 (&j, "nbd_preferred_block", preferred_block (g));
   json_starts (&j, g, s, n);
-  json_close (&j, '{');
+  tool_json_close (&j, '{');
 }
 
 int

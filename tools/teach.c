@@ -238,22 +238,22 @@ teach_json_geometry (struct json *j, const struct teach *t)
 {
   const struct r5_geom *g = &t->g;
 
-  json_open (j, "geometry", '{');
-  json_u64 (j, "members", g->members);
-  json_str (j, "layout", r5_layout_name (g->layout));
-  json_u64 (j, "md_layout", (uint64_t) g->layout);
-  json_u64 (j, "chunk", g->chunk);
-  json_u64 (j, "data_offset", g->data_offset);
-  json_u64 (j, "stripe_data", g->stripe_data);
+  tool_json_open (j, "geometry", '{');
+  tool_json_u64 (j, "members", g->members);
+  tool_json_str (j, "layout", r5_layout_name (g->layout));
+  tool_json_u64 (j, "md_layout", (uint64_t) g->layout);
+  tool_json_u64 (j, "chunk", g->chunk);
+  tool_json_u64 (j, "data_offset", g->data_offset);
+  tool_json_u64 (j, "stripe_data", g->stripe_data);
   if (t->sized)
-    json_u64 (j, "capacity", g->capacity);
+    tool_json_u64 (j, "capacity", g->capacity);
   else
-    json_null (j, "capacity");
+    tool_json_null (j, "capacity");
   if (t->missing >= 0)
-    json_i64 (j, "missing", t->missing);
+    tool_json_i64 (j, "missing", t->missing);
   else
-    json_null (j, "missing");
-  json_close (j, '{');
+    tool_json_null (j, "missing");
+  tool_json_close (j, '{');
 }
 
 void
@@ -262,14 +262,19 @@ teach_json_ratio (struct json *j, const char *key, uint64_t num,
 {
   uint64_t scale = 1;
   unsigned __int128 scaled;
+  char text[48];
 
   for (unsigned i = 0; i < decimals; i++)
     scale *= 10;
   scaled = ((unsigned __int128) num * scale + den / 2) / den;
-  json_u64 (j, key, (uint64_t) (scaled / scale));
-  if (decimals > 0)
-    fprintf (j->fp, ".%0*" PRIu64, (int) decimals,
-             (uint64_t) (scaled % scale));
+  if (decimals == 0) {
+    tool_json_u64 (j, key, (uint64_t) scaled);
+    return;
+  }
+  snprintf (text, sizeof text, "%" PRIu64 ".%0*" PRIu64,
+            (uint64_t) (scaled / scale), (int) decimals,
+            (uint64_t) (scaled % scale));
+  tool_json_decimal (j, key, text);
 }
 
 const char *

@@ -154,7 +154,8 @@ stop_return ()
     { cat "$tmpdir/back.log" >&2; fail "slot $s: no line leaving the stale member out"; }
   peek "$URI" "$off" 0x22 || fail "slot $s: the degraded write was lost"
   "$RAID5CTL" --control "$tmpdir/ctl" status --json >"$tmpdir/st.json"
-  grep -q "\"left_out\": \[{\"slot\": $s," "$tmpdir/st.json" ||
+  /usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); assert [m["slot"] for m in s["left_out"]] == [int(sys.argv[2])]' \
+    "$tmpdir/st.json" "$s" ||
     fail "status does not show the member left out: $(cat "$tmpdir/st.json")"
   finish_return 3 "$s" "$off" "$bm"
   rm -f "${m[@]}"
@@ -181,7 +182,7 @@ serve_bg "$tmpdir/big.log" "${disks[@]}" control="$tmpdir/ctl" "${fast[@]}" ||
   fail "serve the 256M members"
 ctl_wait re-add 2
 "$RAID5CTL" --control "$tmpdir/ctl" status --json >"$tmpdir/st.json"
-rebuilt=$(sed 's/.*"rebuilt_bytes": \([0-9]*\).*/\1/' "$tmpdir/st.json")
+rebuilt=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["counters"]["rebuilt_bytes"])' "$tmpdir/st.json")
 echo "  re-add rebuilt $(( rebuilt >> 20 )) MiB of a 256M member"
 (( rebuilt > 0 && rebuilt <= 64 << 20 )) ||
   fail "re-add rebuilt $rebuilt bytes: expected the one 64M bit's region"

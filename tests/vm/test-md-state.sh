@@ -136,8 +136,8 @@ story_degraded-idle () {
 # disk_args DIR [COPY]: disk= for the files DIR/given names (in COPY).
 disk_args () { local f; for f in $(cat "$1/given"); do echo "disk=${2:-$1}/$f"; done; }
 
-# json_get FILE KEY: a string value of the status JSON.
-json_get () { sed -n "s/.*\"$2\": \"\\([^\"]*\\)\".*/\\1/p" "$1" | head -n1; }
+# json_get FILE EXPR: a Python expression over s, the status JSON.
+json_get () { /usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 
 # verdict DIR: what the plugin makes of the members (on copies in DIR/v).
 verdict () {
@@ -147,7 +147,7 @@ verdict () {
         echo "start=no"; return
     fi
     "$RAID5CTL" --control "$v/ctl" status --json >"$v/st.json"
-    st=$(json_get "$v/st.json" health); job=$(sed -n 's/.*"job": {"kind": "\([a-z]*\)".*/\1/p' "$v/st.json")
+    st=$(json_get "$v/st.json" 's["health"]'); job=$(json_get "$v/st.json" 's["job"]["kind"]')
     echo "start=yes"; echo "health=$st"; echo "job=$job"
     s=$(cat "$d/readd")
     if [[ $s != - ]]; then
@@ -167,8 +167,8 @@ resolve () {
         sync-speed-max=2000000 || return 1
     for ((i = 0; i < 300; i++)); do
         "$RAID5CTL" --control "$f/ctl" status --json >"$f/st.json" || return 1
-        st=$(json_get "$f/st.json" health)
-        if grep -q '"job": {"kind": "idle"' "$f/st.json"; then
+        st=$(json_get "$f/st.json" 's["health"]')
+        if [[ $(json_get "$f/st.json" 's["job"]["kind"]') == idle ]]; then
             [[ $st == '[UUU]' ]] && break
             out=$(expr index "$st" _); out=$((out - 2))
             "$RAID5CTL" --control "$f/ctl" re-add --wait "$out" >/dev/null 2>&1 ||
