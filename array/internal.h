@@ -11,7 +11,7 @@
 #include "array/meta.h"
 #include "array/stripe_lock.h"
 #include "io/member.h"
-#include "io/uring.h"
+#include "io/batch.h"
 #include "io/view.h"
 #include "array/scratch_pool.h"
 

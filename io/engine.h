@@ -1,5 +1,5 @@
 /* io/engine.h -- internal to io/: the per-thread ring that runs batches of
- * already-aligned operations.  See uring.h for the public contract.
+ * already-aligned operations.  See batch.h for the public contract.
  */
 #ifndef IO_ENGINE_H
 #define IO_ENGINE_H
@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "io/member.h"
-#include "io/uring.h"
+#include "io/batch.h"
 
 /* Run ops on this thread's ring exactly as io_run() describes, except
  * that buffers, offsets and lengths are passed to the kernel as they are

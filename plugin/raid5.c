@@ -15,7 +15,7 @@
 #include <nbdkit-plugin.h>
 
 #include "array/array.h"
-#include "io/uring.h"
+#include "io/batch.h"
 #include "plugin/control.h"
 #include "plugin/params.h"
 

@@ -21,7 +21,7 @@
 #include <criterion/criterion.h>
 
 #include "io/member.h"
-#include "io/uring.h"
+#include "io/batch.h"
 #include "io/view.h"
 
 #define MiB (1u << 20)

@@ -1,4 +1,4 @@
-/* io/uring.c -- io_run(): a batch of member I/O, start to finish. */
+/* io/batch.c -- io_run(): a batch of member I/O, start to finish. */
 #include <config.h>
 
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <liburing.h>
 
 #include "io/engine.h"
-#include "io/uring.h"
+#include "io/batch.h"
 
 /* fallocate(2) is not covered by RWF_DSYNC, so zeroed members are synced
  * afterwards when the caller asked for FUA.

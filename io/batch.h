@@ -1,4 +1,4 @@
-/* io/uring.h -- batched member I/O through io_uring.
+/* io/batch.h -- batched member I/O through io_uring.
  *
  * io_run() takes a batch of independent member operations, submits them
  * together on the calling thread's own ring, and returns when every one
@@ -14,8 +14,8 @@
  * blocks) wherever an op is not aligned to the member's dio_align.
  * Ops in one batch must not overlap each other on a member.
  */
-#ifndef IO_URING_H
-#define IO_URING_H
+#ifndef IO_BATCH_H
+#define IO_BATCH_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -56,4 +56,4 @@ int io_run (const struct io_member *members, struct io_op *ops, size_t n,
 /* Check that this process can use io_uring.  Returns 0 or -errno. */
 int io_probe (void) __attribute__((warn_unused_result));
 
-#endif /* IO_URING_H */
+#endif /* IO_BATCH_H */
