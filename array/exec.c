@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "array/internal.h"
-#include "raid/parity.h"
+#include "array/runplan.h"
 
 struct request {
   struct array *a;
@@ -87,80 +87,21 @@ reserve (struct array *a, struct worker *w)
   return 0;
 }
 
-static void *
-buf_ptr (const struct request *rq, struct r5_buf b)
-{
-  switch (b.kind) {
-  case R5_BUF_CLIENT: return rq->buf + b.off;
-  case R5_BUF_SCRATCH: return (char *) rq->w->scratch + b.off;
-  case R5_BUF_ZERO: return rq->a->zero;
-  }
-  abort ();
-}
-
-static enum io_kind
-io_kind (const struct request *rq, enum r5_io_kind kind)
-{
-  switch (kind) {
-  case R5_IO_READ: return IO_READ;
-  case R5_IO_WRITE: return IO_WRITE;
-  case R5_IO_ZERO: return rq->flags & ARRAY_MAY_TRIM ? IO_PUNCH : IO_ZERO;
-  case R5_IO_TRIM: return IO_PUNCH;
-  }
-  abort ();
-}
-
-/* Run the plan's ios of one phase (reads, or everything else). */
-static int
-run_phase (struct request *rq, bool reads, size_t *nops)
-{
-  const struct r5_plan *p = &rq->w->plan;
-  struct io_op *ops = rq->w->ops;
-  size_t n = 0;
-
-  for (size_t i = 0; i < p->nios; i++) {
-    const struct r5_io *io = &p->ios[i];
-    bool zero_like = io->kind == R5_IO_ZERO || io->kind == R5_IO_TRIM;
-
-    if ((io->kind == R5_IO_READ) != reads)
-      continue;
-    ops[n++] = (struct io_op) {
-      .kind = io_kind (rq, io->kind), .member = io->member,
-      .buf = zero_like ? NULL : buf_ptr (rq, io->buf),
-      .off = io->member_off, .len = io->len,
-    };
-  }
-  *nops = n;
-  return io_run (rq->a->members, ops, n,
-                 !reads && (rq->flags & ARRAY_FUA) ? IO_FUA : 0);
-}
-
-static void
-run_xors (struct request *rq)
-{
-  const struct r5_plan *p = &rq->w->plan;
-
-  for (size_t i = 0; i < p->nxors; i++) {
-    const struct r5_xor *x = &p->xors[i];
-    void *v[R5_XOR_VECTS_MAX];
-
-    for (unsigned s = 0; s < x->nsrc; s++)
-      v[s] = buf_ptr (rq, x->src[s]);
-    v[x->nsrc] = buf_ptr (rq, x->dst);
-    r5_xor_gen (x->nsrc + 1, x->len, v);
-  }
-}
-
-/* Three phases; on failure *nops says how many ops of w->ops ran last. */
+/* The plan's three phases, by the one executor (runplan.h); on failure
+ * *nops says how many ops of w->ops ran last.
+ */
 static int
 execute (struct request *rq, size_t *nops)
 {
-  int r = run_phase (rq, true, nops);
+  struct plan_run x = {
+    .plan = &rq->w->plan, .client = rq->buf, .scratch = rq->w->scratch,
+    .zero = rq->a->zero, .io_flags = rq->flags & ARRAY_FUA ? IO_FUA : 0,
+    .zero_punches = (rq->flags & ARRAY_MAY_TRIM) != 0, .ops = rq->w->ops,
+  };
+  int r = plan_run (rq->a, &x);
 
-  if (r < 0)
-    return r;
-  run_xors (rq);
-  return run_phase (rq, false, nops);
+  *nops = x.nops;
+  return r;
 }
 
 static int

@@ -99,6 +99,18 @@ meta_stripe_marked (struct array *a, uint64_t stripe)
   return bits_all_set (a, bitmap_bits (&a->meta), stripe, stripe);
 }
 
+bool
+meta_resync_visits (const struct array *a, uint64_t stripe)
+{
+  const struct meta *m = &a->meta;
+  uint64_t k;
+
+  if (m->resync_bits == NULL)
+    return true;
+  k = stripe * a->geom.chunk / m->bm.chunksize;
+  return (m->resync_bits[k >> 3] >> (k & 7)) & 1;
+}
+
 /* The slot the live state records as out of service, or -1. */
 static int
 live_out (const struct array *a)

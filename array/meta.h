@@ -158,6 +158,12 @@ int meta_rebuild_progress (struct array *a, uint64_t stripe,
 int meta_rebuild_done (struct array *a, unsigned slot, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* Must the pending resync visit stripe?  With a bitmap only the stripes
+ * of the bits set at the crash; without one, all.
+ */
+bool meta_resync_visits (const struct array *a, uint64_t stripe)
+  __attribute__((nonnull));
+
 /* Might a stripe have been written since the bitmap was last cleared?
  * (Its bit is set; always true without a bitmap.)
  */

@@ -1,8 +1,9 @@
 /* array/scrub.c -- a part of a job's step (scrub.h), in the thread that
- * runs it: parity checked or rewritten (resync, check, repair) or a
- * member's chunks reconstructed (rebuild).  With members on disks a part
- * reads its stripes as one io_uring batch; with members in memory it goes
- * a slice at a time, reading in place where the members are mapped.
+ * runs it: its stripes planned by raid/jobplan.h (check, repair, rebuild)
+ * and run by the one executor (runplan.h), then what the compares found
+ * collected per stripe.  The RAID decisions are the planner's; how the
+ * work is cut (one batch on disks, a slice at a time in memory, where
+ * members are read in place) is this file's.
  *
  * Counting follows md: RAID-5 compares in 4 KiB units and adds 8 sectors
  * to mismatch_cnt for each unit whose parity is wrong.  Repair (and
@@ -13,173 +14,89 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <string.h>
 
+#include "array/runplan.h"
 #include "array/scrub.h"
-#include "raid/layout.h"
-#include "raid/parity.h"
+#include "raid/jobplan.h"
 
-/* Chunk buffer of member column col (N = computed) of batch stripe i. */
-static char *
-col (const struct array *a, char *buf, unsigned i, unsigned c)
+static enum r5_job
+job_of (enum array_job_kind kind)
 {
-  return buf + ((size_t) i * (a->geom.members + 1) + c) * a->geom.chunk;
-}
-
-/* Run a batch of ops of the step.  Returns 0, -ENODEV if a member failed
- * (and was taken out: the array goes on degraded), or -EIO.
- */
-static int
-run_ops (struct array *a, struct io_op *ops, size_t k, struct array_err *err)
-{
-  int r;
-
-  if (k == 0 || (r = io_run (a->members, ops, k, 0)) == 0)
-    return 0;
-  return array_io_failed (a, ops, k, r, err) < 0 ? -EIO : -ENODEV;
-}
-
-/* Read the chunks of stripes [first, first+n) of every member but skip
- * (or all, skip -1) into their columns; run_ops' results.
- */
-static int
-read_cols (struct array *a, uint64_t first, unsigned n, int skip, char *buf,
-           struct io_op *ops, struct array_err *err)
-{
-  size_t k = 0;
-
-  for (unsigned i = 0; i < n; i++)
-    for (unsigned m = 0; m < a->geom.members; m++)
-      if ((int) m != skip)
-        ops[k++] = (struct io_op) {
-          .kind = IO_READ, .member = m, .buf = col (a, buf, i, m),
-          .off = r5_stripe_member_off (&a->geom, first + i),
-          .len = a->geom.chunk,
-        };
-  return run_ops (a, ops, k, err);
-}
-
-/* XOR len bytes at src[m] of every member m but skip into dst. */
-static void
-xor_except (const struct array *a, void *const src[], uint64_t len,
-            unsigned skip, void *dst)
-{
-  void *v[R5_MAX_MEMBERS];
-  unsigned nv = 0;
-
-  for (unsigned m = 0; m < a->geom.members; m++)
-    if (m != skip)
-      v[nv++] = src[m];
-  v[nv++] = dst;
-  r5_xor_gen (nv, len, v);
-}
-
-/* XOR the members other than target (a member, or the parity) of batch
- * stripe i into column N.
- */
-static void
-xor_others (const struct array *a, char *buf, unsigned i, unsigned target)
-{
-  void *src[R5_MAX_MEMBERS];
-
-  for (unsigned m = 0; m < a->geom.members; m++)
-    src[m] = col (a, buf, i, m);
-  xor_except (a, src, a->geom.chunk, target,
-              col (a, buf, i, a->geom.members));
-}
-
-/* Bad stripe s, read whole into batch stripe i of buf: its parity
- * computed from the data into column N, and the op that writes it.
- */
-static struct io_op
-parity_rewrite (const struct array *a, char *buf, unsigned i,
-                const struct bad_stripe *s)
-{
-  xor_others (a, buf, i, s->parity);
-  return (struct io_op) {
-    .kind = IO_WRITE, .member = s->parity,
-    .buf = col (a, buf, i, a->geom.members),
-    .off = r5_stripe_member_off (&a->geom, s->stripe),
-    .len = a->geom.chunk,
-  };
-}
-
-/* Bytes [off, off+len) of the chunks of part stripe i of every member
- * but skip (or all, skip -1) and the mapped ones into set (of the part's
- * scratch), len apart.
- */
-static int
-read_slice (struct part *p, char *set, unsigned i, uint64_t off,
-            uint64_t len, int skip)
-{
-  struct array *a = p->a;
-  uint64_t at = r5_stripe_member_off (&a->geom, p->first + i) + off;
-  size_t k = 0;
-
-  for (unsigned m = 0; m < a->geom.members; m++)
-    if ((int) m != skip && p->base[m] == NULL)
-      p->ops[k++] = (struct io_op) {
-        .kind = IO_READ, .member = m, .buf = set + m * len,
-        .off = at, .len = len,
-      };
-  return run_ops (a, p->ops, k, &p->err);
-}
-
-/* In v[m], where member m's bytes [off, off+len) of part stripe i are:
- * mapped, or in set after read_slice().
- */
-static void
-slice_ptrs (const struct part *p, char *set, unsigned i, uint64_t off,
-            uint64_t len, void *v[])
-{
-  const struct array *a = p->a;
-
-  for (unsigned m = 0; m < a->geom.members; m++)
-    v[m] = p->base[m] ? p->base[m] + (uint64_t) i * a->geom.chunk + off
-      : set + m * len;
-}
-
-/* Count the wrong 4 KiB units of parity in len bytes of every member's
- * chunk, at data[m] for member m and at offset off within the chunk,
- * into *bad; the chunk offset of the first in *first.
- */
-static void
-compare_units (const struct array *a, void *const data[], uint64_t off,
-               uint64_t len, unsigned *bad, uint64_t *first)
-{
-  void *v[R5_MAX_MEMBERS];
-
-  /* Data and parity together XOR to zero where parity is right: one pass
-   * over the members' chunks, nothing written (ISA-L's xor_check), as
-   * long as it can be (streams prefetch well); unit by unit only from
-   * where it first is not.
-   */
-  for (uint64_t u = 0; u < len; u += SCRUB_UNIT) {
-    size_t ok;
-
-    for (unsigned m = 0; m < a->geom.members; m++)
-      v[m] = (char *) data[m] + u;
-    ok = r5_xor_check (a->geom.members, len - u, v);
-    if (ok == len - u)
-      return;
-    u += ok / SCRUB_UNIT * SCRUB_UNIT;  /* the first wrong byte's unit */
-    if ((*bad)++ == 0)
-      *first = off + u;
+  switch (kind) {
+  case ARRAY_JOB_CHECK: return R5_JOB_CHECK;
+  case ARRAY_JOB_REBUILD: return R5_JOB_REBUILD;
+  default: return R5_JOB_REPAIR;          /* repair, resync */
   }
 }
 
-/* Rewrite the parity of the part's stripes found wrong (repair, resync):
- * computed from the data now in the buffer.  Returns the ops queued.
+/* A compare found wrong units: add them to the part's list, to the
+ * stripe's entry if the same stripe's last slice was wrong too.
  */
-static size_t
-queue_parity_writes (struct part *p)
+static void
+note_wrong (struct part *p, const struct r5_cmp *c,
+            const struct plan_cmp_out *o)
+{
+  struct bad_stripe *last = p->nbad ? &p->bad[p->nbad - 1] : NULL;
+
+  if (last && last->stripe == c->stripe) {
+    last->units += o->bad;
+    return;
+  }
+  p->bad[p->nbad++] = (struct bad_stripe) {
+    .stripe = c->stripe, .first = o->first, .parity = c->parity,
+    .units = o->bad,
+  };
+}
+
+/* A member failed in a piece: taken out of service (the array goes on
+ * degraded).  A scrub can go no further (-ENODEV); a rebuild has lost a
+ * second member (-EIO) or the one it rebuilds (-ECANCELED).
+ */
+static int
+failed (struct part *p, const struct plan_run *x, int r)
+{
+  int slot = p->a->job.slot;
+  bool ours = false;
+
+  for (size_t i = 0; i < x->nops; i++)
+    ours |= x->ops[i].result < 0 && x->ops[i].result != -ECANCELED &&
+      (int) x->ops[i].member == slot;
+  if (array_io_failed (p->a, x->ops, x->nops, r, &p->err) < 0)
+    return -EIO;
+  if (p->kind != ARRAY_JOB_REBUILD)
+    return -ENODEV;
+  return ours ? -ECANCELED : -EIO;
+}
+
+/* Plan and run stripes [first, first+n) of the part over chunk bytes
+ * [off, off+len), in scratch; note what the compares found.
+ */
+static int
+run_piece (struct part *p, uint64_t first, unsigned n, uint64_t off,
+           uint64_t len, char *scratch)
 {
   struct array *a = p->a;
+  struct plan_run x = {
+    .plan = &p->plan, .scratch = scratch, .zero = a->zero,
+    .views = p->views, .ops = p->ops, .cmp = p->cmp,
+  };
+  int r;
 
-  for (unsigned b = 0; b < p->nbad; b++)
-    p->ops[b] = parity_rewrite (a, p->buf,
-                                (unsigned) (p->bad[b].stripe - p->first),
-                                &p->bad[b]);
-  return p->nbad;
+  r5_plan_reset (&p->plan);
+  r = r5_plan_job (&p->plan, &a->geom, job_of (p->kind), first, n, off, len,
+                   p->kind == ARRAY_JOB_REBUILD ? (unsigned) a->job.slot : 0);
+  if (r < 0) {
+    array_set_err (&p->err, "cannot plan the %s: %s",
+                   array_job_name (p->kind), strerror (-r));
+    return r;
+  }
+  if ((r = plan_run (a, &x)) < 0)
+    return failed (p, &x, r);
+  for (size_t i = 0; i < p->plan.ncmps; i++)
+    if (x.cmp[i].bad)
+      note_wrong (p, &p->plan.cmps[i], &x.cmp[i]);
+  return 0;
 }
 
 /* The part's next of count units (stripes, or a rebuild's slices) into
@@ -192,162 +109,47 @@ next_of (struct part *p, unsigned *at, unsigned *i, unsigned count)
   return *i < count;
 }
 
-/* Compare part stripe i: already in the buffer (slice 0), or read a
- * slice at a time into the part's scratch.
+/* Members in memory: a slice at a time, taken from the shared counter --
+ * a stripe's slices in turn for a scrub (so its compares stay together),
+ * any slice of any stripe for a rebuild.
  */
 static int
-scrub_stripe (struct part *p, unsigned i, uint64_t slice, unsigned *bad,
-              uint64_t *first)
+run_sliced (struct part *p)
 {
-  struct array *a = p->a;
-  void *data[R5_MAX_MEMBERS];
-  int r;
+  uint64_t slice = p->slice, chunk = p->a->geom.chunk, per = chunk / slice;
+  bool rebuild = p->kind == ARRAY_JOB_REBUILD;
+  unsigned count = (unsigned) (rebuild ? p->n * per : p->n), at = 0, u;
+  int r = 0;
 
-  if (slice == 0) {
-    for (unsigned m = 0; m < a->geom.members; m++)
-      data[m] = col (a, p->buf, i, m);
-    compare_units (a, data, 0, a->geom.chunk, bad, first);
-    return 0;
+  while (r == 0 && next_of (p, &at, &u, count)) {
+    uint64_t stripe = p->first + (rebuild ? u / per : u);
+
+    if (rebuild)
+      r = run_piece (p, stripe, 1, u % per * slice, slice, p->scratch);
+    else
+      for (uint64_t off = 0; off < chunk && r == 0; off += slice)
+        r = run_piece (p, stripe, 1, off, slice, p->scratch);
   }
-  for (uint64_t off = 0; off < a->geom.chunk; off += slice) {
-    if ((r = read_slice (p, p->scratch, i, off, slice, -1)) < 0)
-      return r;
-    slice_ptrs (p, p->scratch, i, off, slice, data);
-    compare_units (a, data, off, slice, bad, first);
-  }
-  return 0;
-}
-
-static int
-scrub_part (struct part *p)
-{
-  struct array *a = p->a;
-  uint64_t slice = p->slice;
-  int r;
-
-  if (health_out (&a->health) >= 0)
-    return -ENODEV;
-  if (slice == 0 &&
-      (r = read_cols (a, p->first, p->n, -1, p->buf, p->ops,
-                      &p->err)) < 0)
-    return r;
-  for (unsigned at = 0, i; next_of (p, &at, &i, p->n);) {
-    unsigned bad = 0;
-    uint64_t first = 0;
-
-    if ((r = scrub_stripe (p, i, slice, &bad, &first)) < 0)
-      return r;
-    if (bad)
-      p->bad[p->nbad++] = (struct bad_stripe) {
-        p->first + i, first, r5_parity_member (&a->geom, p->first + i),
-        bad,
-      };
-  }
-  if (p->kind == ARRAY_JOB_CHECK || slice)
-    return 0;                 /* sliced: scrub_rewrite_bad() after */
-  return run_ops (a, p->ops, queue_parity_writes (p), &p->err);
-}
-
-int
-scrub_rewrite_bad (struct part *p, char *cols)
-{
-  struct array *a = p->a;
-
-  for (unsigned b = 0; b < p->nbad && p->r == 0; b++) {
-    const struct bad_stripe *s = &p->bad[b];
-
-    p->r = read_cols (a, s->stripe, 1, -1, cols, p->ops, &p->err);
-    if (p->r < 0)
-      break;
-    p->ops[0] = parity_rewrite (a, cols, 0, s);
-    p->r = run_ops (a, p->ops, 1, &p->err);
-  }
-  return p->r;
-}
-
-/* Rebuild the step a slice at a time, taking slices (of any of its
- * stripes) from the shared counter: XOR the others' slices (mapped, or
- * read into the part's scratch) into the rebuilt member's -- straight
- * into its pages where it is mapped, else into the scratch and written
- * from there.  Returns 0, -EIO if another member failed, or -ECANCELED if
- * the rebuilt one did.
- */
-static int
-rebuild_sliced (struct part *p, unsigned slot)
-{
-  struct array *a = p->a;
-  uint64_t slice = p->slice, per = a->geom.chunk / slice;
-  unsigned at = 0, u;
-  int r;
-
-  while (next_of (p, &at, &u, (unsigned) (p->n * per))) {
-    unsigned i = (unsigned) (u / per);
-    uint64_t off = u % per * slice;
-    void *v[R5_MAX_MEMBERS];
-    bool mapped = p->base[slot] != NULL;    /* XOR into its pages */
-
-    if ((r = read_slice (p, p->scratch, i, off, slice, (int) slot)) < 0)
-      return r == -ENODEV ? -EIO : r;   /* a second member lost */
-    slice_ptrs (p, p->scratch, i, off, slice, v);
-    if (mapped)
-      io_view_populate (v[slot], slice);
-    xor_except (a, v, slice, slot, v[slot]);
-    if (mapped)
-      continue;
-    p->ops[0] = (struct io_op) {
-      .kind = IO_WRITE, .member = slot, .buf = v[slot], .len = slice,
-      .off = r5_stripe_member_off (&a->geom, p->first + i) + off,
-    };
-    if ((r = run_ops (a, p->ops, 1, &p->err)) < 0)
-      return r == -ENODEV ? -ECANCELED : r;
-  }
-  return 0;
-}
-
-/* Rebuild the part's stripes as one batch: read the others' chunks, XOR
- * each stripe's into column N, write those.
- */
-static int
-rebuild_batch (struct part *p, unsigned slot)
-{
-  struct array *a = p->a;
-  int r;
-
-  if ((r = read_cols (a, p->first, p->n, (int) slot, p->buf,
-                      p->ops, &p->err)) < 0)
-    return r == -ENODEV ? -EIO : r;   /* a second member lost: failed */
-  for (unsigned i = 0; i < p->n; i++) {
-    xor_others (a, p->buf, i, slot);
-    p->ops[i] = (struct io_op) {
-      .kind = IO_WRITE, .member = slot,
-      .buf = col (a, p->buf, i, a->geom.members),
-      .off = r5_stripe_member_off (&a->geom, p->first + i),
-      .len = a->geom.chunk,
-    };
-  }
-  r = run_ops (a, p->ops, p->n, &p->err);
-  return r == -ENODEV ? -ECANCELED : r;
-}
-
-static int
-rebuild_part (struct part *p)
-{
-  uint64_t slice = p->slice;
-  int slot = p->a->job.slot;
-
-  if (slot < 0 ||
-      health_state (&p->a->health, (unsigned) slot) != MEMBER_REBUILDING)
-    return -ECANCELED;        /* the new member failed: job_abort_rebuild */
-  return slice ? rebuild_sliced (p, (unsigned) slot)
-    : rebuild_batch (p, (unsigned) slot);
+  return r;
 }
 
 void *
 scrub_run_part (void *arg)
 {
   struct part *p = arg;
+  struct array *a = p->a;
+  int slot = a->job.slot;
 
-  p->r = p->kind == ARRAY_JOB_REBUILD ? rebuild_part (p) : scrub_part (p);
+  r5_plan_init (&p->plan);
+  if (p->kind == ARRAY_JOB_REBUILD
+      ? slot < 0 || health_state (&a->health, (unsigned) slot)
+        != MEMBER_REBUILDING
+      : health_out (&a->health) >= 0)
+    p->r = p->kind == ARRAY_JOB_REBUILD ? -ECANCELED : -ENODEV;
+  else if (p->slice)
+    p->r = run_sliced (p);
+  else
+    p->r = run_piece (p, p->first, p->n, 0, a->geom.chunk, p->buf);
+  r5_plan_free (&p->plan);
   return NULL;
 }
-

@@ -5,8 +5,10 @@
 #define ARRAY_SCRUB_H
 
 #include "array/internal.h"
+#include "array/runplan.h"
+#include "raid/plan.h"
 
-#define SCRUB_UNIT 4096u          /* md's stripe_head unit */
+#define SCRUB_UNIT R5_CMP_UNIT    /* md's stripe_head unit */
 
 /* A stripe whose parity was wrong, kept until the step ends. */
 struct bad_stripe {
@@ -29,16 +31,18 @@ struct part {
   char *scratch;              /* members in memory: a slice of each */
   /* Members in memory: each one's bytes of the step's stripes, mapped
    * (view.h; only a rebuilt member's may be written), or NULL where they
-   * are read into (or written from) the scratch instead.
+   * are read into (or written from) the scratch instead; NULL: none.
    */
-  char *const *base;
+  const struct plan_views *views;
   /* Members in memory: every part has the whole step and takes its
    * stripes one at a time from this shared counter, so that a part whose
    * thread is held up (a busy processor) leaves the rest to the others
    * rather than to wait for.  NULL: the part's own n stripes, in order.
    */
   _Atomic unsigned *next;
-  struct io_op *ops;          /* room for n * members ops */
+  struct io_op *ops;          /* room for n * (members + 1) ops */
+  struct plan_cmp_out *cmp;   /* room for n */
+  struct r5_plan plan;        /* the part's own (scrub.c) */
   struct bad_stripe *bad;     /* room for n */
   unsigned nbad;
   int r;
@@ -46,19 +50,13 @@ struct part {
 };
 
 /* Do the part's share of its step: compare (check), rewrite wrong parity
- * (repair, resync) or reconstruct the rebuilt member's chunks (rebuild).
- * Sets p->r to 0, -ENODEV if a member failed (the array goes on
- * degraded: a scrub can go no further), -EIO if a rebuild lost a second
- * member, -ECANCELED if the rebuilt member failed, or another -errno, and
- * then p->err.  A pthread start routine: returns NULL.
+ * (repair, resync) or reconstruct the rebuilt member's chunks (rebuild),
+ * as raid/jobplan.h plans it.  Sets p->r to 0, -ENODEV if a member failed
+ * (the array goes on degraded: a scrub can go no further), -EIO if a
+ * rebuild lost a second member, -ECANCELED if the rebuilt member failed,
+ * or another -errno, and then p->err.  A pthread start routine: returns
+ * NULL.
  */
 void *scrub_run_part (void *part) __attribute__((nonnull));
-
-/* Sliced parts only compare: after they ran, a repair or resync rewrites
- * the parity of each part's wrong stripes here, one at a time, reading
- * each stripe whole into cols (room for one stripe's members + 1
- * chunks).  Returns p->r: 0, or as scrub_run_part's, with p->err.
- */
-int scrub_rewrite_bad (struct part *p, char *cols) __attribute__((nonnull));
 
 #endif /* ARRAY_SCRUB_H */

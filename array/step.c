@@ -53,19 +53,6 @@ job_buf_bytes (const struct array *a)
   return cols_bytes (a) + MAX_PARTS * MEMORY_SCRATCH;
 }
 
-/* Does a bitmap-guided resync skip this stripe? */
-static bool
-bitmap_skips (const struct array *a, uint64_t stripe)
-{
-  const struct meta *m = &a->meta;
-  uint64_t k;
-
-  if (m->resync_bits == NULL)
-    return false;
-  k = stripe * a->geom.chunk / m->bm.chunksize;
-  return !((m->resync_bits[k >> 3] >> (k & 7)) & 1);
-}
-
 /* Members in memory (tmpfs) are read in place through mappings where
  * they can be (view_members), else by the kernel copying pages: then a
  * part goes a slice of each chunk at a time, so that a copy lands in a
@@ -81,8 +68,9 @@ slice_bytes (const struct array *a)
   for (unsigned m = 0; m < a->geom.members; m++)
     if (!a->members[m].in_memory)
       return 0;
-  while (slice > SCRUB_UNIT && slice * a->geom.members > MEMORY_SCRATCH)
-    slice /= 2;
+  while (slice > SCRUB_UNIT &&
+         slice * (a->geom.members + 1) > MEMORY_SCRATCH)
+    slice /= 2;                 /* a slice of each member and one computed */
   return slice;
 }
 
@@ -94,7 +82,7 @@ record (struct array *a, const struct bad_stripe *b, array_mismatch_fn found,
   struct array_mismatch mm = {
     .stripe = b->stripe, .parity = b->parity, .units = b->units,
     .member_off = r5_stripe_member_off (&a->geom, b->stripe) + b->first,
-    .array_off = b->stripe * a->geom.stripe_data,
+    .array_off = r5_stripe_array_off (&a->geom, b->stripe),
     .array_len = a->geom.stripe_data,
   };
 
@@ -155,11 +143,11 @@ next_batch (struct array *a, enum array_job_kind kind, uint64_t slice,
   if (slice && most / a->geom.chunk > max)
     max = (unsigned) (most / a->geom.chunk);
   if (kind == ARRAY_JOB_RESYNC)
-    while (c < end && bitmap_skips (a, c))
+    while (c < end && !meta_resync_visits (a, c))
       c++;
   a->job.cursor = c;          /* skipped stripes need no lock */
   while (n < max && c + n < end &&
-         !(kind == ARRAY_JOB_RESYNC && bitmap_skips (a, c + n)) &&
+         !(kind == ARRAY_JOB_RESYNC && !meta_resync_visits (a, c + n)) &&
          !(guided && !meta_stripe_marked (a, c + n)))
     n++;
   *first = c;
@@ -187,31 +175,47 @@ parts_for (unsigned n)
   return k < n ? k : n;
 }
 
-/* Cut stripes [first, first+n) into k parts: on disks each its own
- * share, read as one batch; in memory each the whole step, its stripes
- * taken through *next (slice: slice_bytes(), 0 on disks).  ops has room
- * for k * n * members, bad for k * n.
+/* What the step's parts share: its stripes, their buffers, the room for
+ * every part's ops, compares and wrong stripes, the members' mappings.
+ */
+struct step {
+  struct array *a;
+  enum array_job_kind kind;
+  uint64_t first;
+  unsigned n;
+  uint64_t slice;             /* slice_bytes(); 0 on disks */
+  char *buf;
+  struct io_op *ops;          /* k * n * (members + 1) */
+  struct plan_cmp_out *cmp;   /* k * n */
+  struct bad_stripe *bad;     /* k * n */
+  _Atomic unsigned next;      /* members in memory: the next unit */
+  char *base[R5_MAX_MEMBERS];
+  struct plan_views views;
+};
+
+/* Cut the step into k parts: on disks each its own share, read as one
+ * batch; in memory each the whole step, its units taken through the
+ * shared counter.
  */
 static void
-cut_parts (struct array *a, enum array_job_kind kind, uint64_t first,
-           unsigned n, uint64_t slice, char *buf, struct io_op *ops,
-           struct bad_stripe *bad, _Atomic unsigned *next, char **base,
-           struct part *parts, unsigned k)
+cut_parts (struct step *st, struct part *parts, unsigned k)
 {
+  const struct array *a = st->a;
   size_t col_bytes = (size_t) (a->geom.members + 1) * a->geom.chunk;
-  bool shared = slice != 0;
-  unsigned at = 0;
+  bool shared = st->slice != 0;
+  unsigned at = 0, n = st->n;
 
   for (unsigned i = 0; i < k; i++) {
     unsigned len = shared ? n : n / k + (i < n % k);
 
     parts[i] = (struct part) {
-      .a = a, .kind = kind, .first = first + at, .n = len, .slice = slice,
-      .buf = buf + at * col_bytes,
-      .scratch = buf + cols_bytes (a) + (size_t) i * MEMORY_SCRATCH,
-      .ops = ops + (size_t) i * n * a->geom.members,
-      .bad = bad + (size_t) i * n,
-      .next = shared ? next : NULL, .base = base,
+      .a = st->a, .kind = st->kind, .first = st->first + at, .n = len,
+      .slice = st->slice, .buf = st->buf + at * col_bytes,
+      .scratch = st->buf + cols_bytes (a) + (size_t) i * MEMORY_SCRATCH,
+      .ops = st->ops + (size_t) i * n * (a->geom.members + 1),
+      .cmp = st->cmp + (size_t) i * n, .bad = st->bad + (size_t) i * n,
+      .next = shared ? &st->next : NULL,
+      .views = shared ? &st->views : NULL,
     };
     at += shared ? 0 : len;
   }
@@ -222,19 +226,22 @@ cut_parts (struct array *a, enum array_job_kind kind, uint64_t first,
  * member mapped through the job's views, or NULL to read or write them.
  */
 static void
-view_members (struct array *a, uint64_t first, unsigned n,
-              enum array_job_kind kind, char *base[])
+view_members (struct step *st)
 {
-  uint64_t off = r5_stripe_member_off (&a->geom, first);
-  uint64_t len = (uint64_t) n * a->geom.chunk;
+  struct array *a = st->a;
+  bool rebuild = st->kind == ARRAY_JOB_REBUILD;
+  uint64_t off = r5_stripe_member_off (&a->geom, st->first);
+  uint64_t len = (uint64_t) st->n * a->geom.chunk;
 
   for (unsigned m = 0; m < a->geom.members; m++) {
-    bool written = kind == ARRAY_JOB_REBUILD && (int) m == a->job.slot;
+    bool written = rebuild && (int) m == a->job.slot;
 
     if (io_view_get (&a->job.views[m], &a->members[m], off, len,
-                     written ? IO_VIEW_WRITE : IO_VIEW_READ, &base[m]) < 0)
-      base[m] = NULL;
+                     written ? IO_VIEW_WRITE : IO_VIEW_READ, &st->base[m]) < 0)
+      st->base[m] = NULL;
   }
+  st->views = (struct plan_views) { st->base, off, len,
+                                    rebuild ? a->job.slot : -1 };
 }
 
 static int
@@ -290,51 +297,49 @@ job_step (struct array *a, enum array_job_kind kind, uint64_t reach,
           struct array_err *err)
 {
   struct part parts[MAX_PARTS];
-  char *base[R5_MAX_MEMBERS] = { NULL };
   struct stripe_range range;
-  struct bad_stripe *bad;
-  struct io_op *ops;
-  uint64_t first, slice = slice_bytes (a);
-  unsigned n = next_batch (a, kind, slice, reach, &first), k;
-  _Atomic unsigned next = 0;
+  struct step st = { .a = a, .kind = kind, .buf = buf,
+                     .slice = slice_bytes (a) };
+  unsigned k;
   int r;
 
-  if (n == 0)
+  st.n = next_batch (a, kind, st.slice, reach, &st.first);
+  if (st.n == 0)
     return 0;
-  k = parts_for (n);
-  ops = malloc ((size_t) k * n * a->geom.members * sizeof *ops);
-  bad = malloc ((size_t) k * n * sizeof *bad);
-  if (ops == NULL || bad == NULL) {
-    free (ops);
-    free (bad);
+  k = parts_for (st.n);
+  st.ops = malloc ((size_t) k * st.n * (a->geom.members + 1) *
+                   sizeof *st.ops);
+  st.cmp = malloc ((size_t) k * st.n * sizeof *st.cmp);
+  st.bad = malloc ((size_t) k * st.n * sizeof *st.bad);
+  if (st.ops == NULL || st.cmp == NULL || st.bad == NULL) {
+    free (st.ops);
+    free (st.cmp);
+    free (st.bad);
     array_set_err (err, "out of memory");
     return -ENOMEM;
   }
-  cut_parts (a, kind, first, n, slice, buf, ops, bad, &next, base, parts,
-             k);
-  stripe_lock_range (&a->locks, first, first + n - 1, STRIPE_EXCLUSIVE,
-                     &range);
-  if (slice)
-    view_members (a, first, n, kind, base);
+  stripe_lock_range (&a->locks, st.first, st.first + st.n - 1,
+                     STRIPE_EXCLUSIVE, &range);
+  if (st.slice)
+    view_members (&st);
+  cut_parts (&st, parts, k);
   r = run_parts (parts, k);
-  if (slice && (kind == ARRAY_JOB_REPAIR || kind == ARRAY_JOB_RESYNC))
-    for (unsigned i = 0; i < k && r == 0; i++)
-      r = scrub_rewrite_bad (&parts[i], buf);   /* sliced parts compare */
   record_parts (a, parts, k, found, opaque);
   if (r == 0) {
-    a->job.cursor = first + n;  /* still under the stripe locks */
+    a->job.cursor = st.first + st.n;    /* still under the stripe locks */
     if (kind == ARRAY_JOB_REBUILD) {
-      health_rebuilt_to (&a->health, first + n);
-      a->job.rebuilt += n;
+      health_rebuilt_to (&a->health, st.first + st.n);
+      a->job.rebuilt += st.n;
     }
     else
-      a->job.checked += n;
+      a->job.checked += st.n;
   }
   stripe_unlock_range (&a->locks, &range);
   for (unsigned i = 0; i < k && r < 0; i++)
     if (parts[i].r == r)
       *err = parts[i].err;
-  free (ops);
-  free (bad);
+  free (st.ops);
+  free (st.cmp);
+  free (st.bad);
   return r;
 }

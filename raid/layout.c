@@ -86,6 +86,12 @@ r5_layout_period (const struct r5_geom *g)
 }
 
 uint64_t
+r5_stripe_array_off (const struct r5_geom *g, uint64_t stripe)
+{
+  return stripe * g->stripe_data;
+}
+
+uint64_t
 r5_stripe_member_off (const struct r5_geom *g, uint64_t stripe)
 {
   return g->data_offset + stripe * g->chunk;

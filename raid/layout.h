@@ -66,6 +66,10 @@ int r5_map (const struct r5_geom *g, uint64_t off, struct r5_loc *loc)
 unsigned r5_layout_period (const struct r5_geom *g)
   __attribute__((nonnull));
 
+/* Array byte offset of a stripe's first data byte (stripe * stripe_data). */
+uint64_t r5_stripe_array_off (const struct r5_geom *g, uint64_t stripe)
+  __attribute__((nonnull));
+
 /* Member byte offset where a stripe begins (data_offset + stripe * chunk). */
 uint64_t r5_stripe_member_off (const struct r5_geom *g, uint64_t stripe)
   __attribute__((nonnull));

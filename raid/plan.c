@@ -68,6 +68,7 @@ void
 r5_plan_reset (struct r5_plan *p)
 {
   p->nios = 0;
+  p->ncmps = 0;
   p->nxors = 0;
   p->scratch = 0;
   memset (p->segs, 0, sizeof p->segs);
@@ -79,6 +80,7 @@ void
 r5_plan_free (struct r5_plan *p)
 {
   free (p->ios);
+  free (p->cmps);
   free (p->xors);
   r5_plan_init (p);
 }
@@ -102,10 +104,40 @@ grow (void **array, size_t *cap, size_t need, size_t elem)
   return 0;
 }
 
+/* Append elem (size bytes) to the array *v of *n, room *cap. */
+static int
+append (void **v, size_t *n, size_t *cap, const void *elem, size_t size)
+{
+  if (grow (v, cap, *n + 1, size) < 0)
+    return -ENOMEM;
+  memcpy ((char *) *v + *n * size, elem, size);
+  (*n)++;
+  return 0;
+}
+
+int
+r5_plan_add_io (struct r5_plan *p, const struct r5_io *io)
+{
+  return append ((void **) &p->ios, &p->nios, &p->ios_cap, io, sizeof *io);
+}
+
+int
+r5_plan_add_cmp (struct r5_plan *p, const struct r5_cmp *c)
+{
+  return append ((void **) &p->cmps, &p->ncmps, &p->cmps_cap, c, sizeof *c);
+}
+
+int
+r5_plan_add_xor (struct r5_plan *p, const struct r5_xor *x)
+{
+  return append ((void **) &p->xors, &p->nxors, &p->xors_cap, x, sizeof *x);
+}
+
 static bool
 mergeable (const struct r5_io *prev, const struct r5_io *io)
 {
   if (prev->kind != io->kind || prev->member != io->member ||
+      prev->when != io->when ||
       prev->member_off + prev->len != io->member_off ||
       prev->buf.kind != io->buf.kind)
     return false;
@@ -121,7 +153,7 @@ add_io (struct stripe *s, enum r5_io_kind kind, unsigned member,
         uint64_t member_off, uint64_t len, struct r5_buf buf)
 {
   struct r5_plan *p = s->p;
-  struct r5_io io = { kind, member, member_off, len, buf };
+  struct r5_io io = { kind, member, member_off, len, buf, 0 };
 
   assert (len > 0 && (int) member != p->missing);
   for (size_t i = p->nios; i > s->first_io; i--)
@@ -201,6 +233,7 @@ xor_into (struct stripe *s, const struct segment *seg,
   x->len = seg->y - seg->x;
   x->nsrc = n;
   x->dst = *out = scratch_buf (s, s->g->members);
+  x->when = 0;
   p->nxors++;
   return 0;
 }
@@ -262,6 +295,7 @@ plan_read (struct stripe *s, const struct segment *seg)
   x->nsrc = nsrc;
   memcpy (x->src, src, nsrc * sizeof src[0]);
   x->dst = client_buf (s, (unsigned) lost, seg->x);
+  x->when = 0;
   return 0;
 }
 

@@ -1,9 +1,14 @@
 /* raid/plan.h -- turn an array request into member I/O: the RAID-5 planner.
  *
- * A plan is a list of member I/Os and XOR steps, executed in three phases:
+ * A plan is a list of member I/Os, parity compares and XOR steps, executed
+ * in three phases:
  *   1. every R5_IO_READ (independent, any order, may run in parallel);
- *   2. every XOR step, in list order;
+ *   2. every compare, then every XOR step, in list order;
  *   3. every R5_IO_WRITE / R5_IO_ZERO / R5_IO_TRIM (independent, any order).
+ * An XOR or a write may depend on a compare (its `when`): it is carried out
+ * only if that compare found wrong parity.  Requests (below) use no
+ * compares; jobs (jobplan.h: check, repair, rebuild) are planned into the
+ * same kind of plan and run by the same executor.
  * Buffers are named, not pointed to (struct r5_buf): an offset into the
  * client's buffer, into the plan's scratch area, or the all-zero source.
  * The executor (array/) maps them to memory; tests run plans on in-memory
@@ -84,6 +89,8 @@ struct r5_io {
   uint64_t member_off;        /* bytes, includes data_offset */
   uint64_t len;               /* bytes, > 0, never crosses a chunk */
   struct r5_buf buf;          /* READ/WRITE only */
+  unsigned when;              /* writes: 0 always, k: if compare k-1 found
+                               * wrong parity */
 };
 
 #define R5_XOR_MAX_SRC (2 * R5_MAX_MEMBERS)
@@ -94,11 +101,31 @@ struct r5_xor {
   unsigned nsrc;
   struct r5_buf dst;
   struct r5_buf src[R5_XOR_MAX_SRC];
+  unsigned when;              /* 0 always, k: if compare k-1 found wrong
+                               * parity */
+};
+
+/* Units parity is compared in: md's stripe_head, 4 KiB. */
+#define R5_CMP_UNIT 4096u
+
+/* Is the parity of stripe right over chunk bytes [chunk_off,
+ * chunk_off+len)?  src holds every member's bytes there (data and
+ * parity), which XOR to zero where it is.  The executor counts the
+ * R5_CMP_UNIT units (of the chunk, len a multiple) where they do not.
+ */
+struct r5_cmp {
+  uint64_t stripe;
+  unsigned parity;            /* member holding the stripe's parity */
+  uint64_t chunk_off, len;
+  unsigned nsrc;
+  struct r5_buf src[R5_MAX_MEMBERS];
 };
 
 struct r5_plan {
   struct r5_io *ios;          /* phases 1 and 3, see r5_io_kind */
   size_t nios, ios_cap;
+  struct r5_cmp *cmps;        /* phase 2, first */
+  size_t ncmps, cmps_cap;
   struct r5_xor *xors;        /* phase 2, in order */
   size_t nxors, xors_cap;
   uint64_t scratch;           /* scratch bytes the plan needs */
@@ -132,6 +159,16 @@ void r5_plan_free (struct r5_plan *p) __attribute__((nonnull));
 int r5_plan_range (struct r5_plan *p, const struct r5_geom *g, enum r5_op op,
                    uint64_t off, uint64_t len, uint64_t req_off, int missing,
                    uint64_t scratch_budget, uint64_t *planned)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Planners' building blocks: append one I/O, compare or XOR step as
+ * given (no merging).  0, or -ENOMEM.
+ */
+int r5_plan_add_io (struct r5_plan *p, const struct r5_io *io)
+  __attribute__((nonnull, warn_unused_result));
+int r5_plan_add_cmp (struct r5_plan *p, const struct r5_cmp *c)
+  __attribute__((nonnull, warn_unused_result));
+int r5_plan_add_xor (struct r5_plan *p, const struct r5_xor *x)
   __attribute__((nonnull, warn_unused_result));
 
 /* Name of a segment kind ("rcw", "full-stripe", ...). */

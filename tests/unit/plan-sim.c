@@ -229,6 +229,34 @@ exec_xor (struct sim *s, struct mem *mem, const struct r5_xor *x)
   free (acc);
 }
 
+/* The units of a compare whose sources do not XOR to zero. */
+static void
+exec_cmp (struct sim *s, struct mem *mem, const struct r5_cmp *c,
+          unsigned *bad, uint64_t *first)
+{
+  *bad = 0;
+  *first = 0;
+  for (uint64_t u = 0; u < c->len; u += R5_CMP_UNIT) {
+    bool wrong = false;
+
+    for (uint64_t b = 0; b < R5_CMP_UNIT && !wrong; b++) {
+      unsigned char x = 0;
+
+      for (unsigned i = 0; i < c->nsrc; i++)
+        x ^= buf_ptr (s, mem, c->src[i])[u + b];
+      wrong = x != 0;
+    }
+    if (wrong && (*bad)++ == 0)
+      *first = c->chunk_off + u;
+  }
+}
+
+static bool
+wanted (const struct mem *mem, unsigned when)
+{
+  return when == 0 || mem->cmp_bad[when - 1] > 0;
+}
+
 /* The three phases.  Within a phase, ios run last to first: the plan must
  * not depend on their order.
  */
@@ -237,13 +265,17 @@ sim_exec (struct sim *s, struct mem *mem)
 {
   const struct r5_plan *p = &s->plan;
 
+  cr_assert (p->ncmps == 0 || (mem->cmp_bad && mem->cmp_first));
   for (size_t i = p->nios; i-- > 0;)
     if (p->ios[i].kind == R5_IO_READ)
       exec_io (s, mem, &p->ios[i]);
+  for (size_t i = 0; i < p->ncmps; i++)
+    exec_cmp (s, mem, &p->cmps[i], &mem->cmp_bad[i], &mem->cmp_first[i]);
   for (size_t i = 0; i < p->nxors; i++)
-    exec_xor (s, mem, &p->xors[i]);
+    if (wanted (mem, p->xors[i].when))
+      exec_xor (s, mem, &p->xors[i]);
   for (size_t i = p->nios; i-- > 0;)
-    if (p->ios[i].kind != R5_IO_READ)
+    if (p->ios[i].kind != R5_IO_READ && wanted (mem, p->ios[i].when))
       exec_io (s, mem, &p->ios[i]);
 }
 

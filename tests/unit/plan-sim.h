@@ -60,9 +60,15 @@ struct sim {
 };
 
 
-/* Memory a plan runs on (R5_BUF_ZERO is sim.zero). */
+/* Memory a plan runs on (R5_BUF_ZERO is sim.zero).  A plan with
+ * compares needs cmp_bad: room for one count per compare, of the
+ * R5_CMP_UNIT units it found wrong (counted byte by byte here, not by
+ * ISA-L), and cmp_first, the chunk offset of the first.
+ */
 struct mem {
   unsigned char *client, *scratch;
+  unsigned *cmp_bad;
+  uint64_t *cmp_first;
 };
 
 /* A consistent array of stripes * chunk per member, random data, members

@@ -1,0 +1,66 @@
+/* array/runplan.h -- the one executor: a plan of raid/plan.h, a request's
+ * or a job's (raid/jobplan.h), run on the array's members in its three
+ * phases -- every read as one batch (io/batch.h), then the compares and
+ * the XORs, then every write as one batch.
+ *
+ * Where a member is in memory and mapped (io/view.h), a buffer is a
+ * choice, not a copy: a read into a scratch column becomes a pointer to
+ * the member's own pages, and a write of a computed column to the member
+ * mapped for writing (a rebuild's) is computed in its pages and needs no
+ * write at all.  The plan is the same either way.
+ *
+ * Failures: the return value is io_run()'s for the phase that failed
+ * (nothing after it ran), and ops[0..nops) are that phase's ops with their
+ * results, for array_io_failed() or array_take_out() to blame a member.
+ *
+ * Threads: a struct plan_run and what it points to belong to one thread.
+ */
+#ifndef ARRAY_RUNPLAN_H
+#define ARRAY_RUNPLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "io/batch.h"
+#include "raid/plan.h"
+
+struct array;
+
+/* Members' mappings: base[m] holds member m's bytes [off, off+len), or
+ * is NULL; only member writable's (or none: -1) may be written.
+ */
+struct plan_views {
+  char *const *base;
+  uint64_t off, len;
+  int writable;
+};
+
+/* What one compare found: wrong R5_CMP_UNIT units, and the chunk offset
+ * of the first.
+ */
+struct plan_cmp_out {
+  unsigned bad;
+  uint64_t first;
+};
+
+struct plan_run {
+  const struct r5_plan *plan;
+  char *client;               /* R5_BUF_CLIENT; NULL if none */
+  char *scratch;              /* R5_BUF_SCRATCH, plan->scratch bytes */
+  const void *zero;           /* R5_BUF_ZERO, a chunk of zeroes */
+  const struct plan_views *views;   /* NULL: nothing mapped */
+  unsigned io_flags;          /* io_run flags of the writes (IO_FUA) */
+  bool zero_punches;          /* R5_IO_ZERO may make holes */
+  struct io_op *ops;          /* room for plan->nios */
+  struct plan_cmp_out *cmp;   /* room for plan->ncmps */
+  size_t nops;                /* out: the failed phase's ops */
+};
+
+/* Run x->plan on a's members.  Returns 0, or the failing phase's io_run()
+ * result (see above); -ENOMEM if the plan needs more aliases of mapped
+ * columns than this executor keeps (it does not: one per io).
+ */
+int plan_run (struct array *a, struct plan_run *x)
+  __attribute__((nonnull, warn_unused_result));
+
+#endif /* ARRAY_RUNPLAN_H */

@@ -1,0 +1,56 @@
+/* raid/jobplan.h -- plans for the array's jobs: check, repair (resync),
+ * rebuild, in the plan model of plan.h, run by the executor that runs
+ * requests and by the plan simulator of the unit tests.
+ *
+ * A job plan covers stripes [first, first+n), each over the same chunk
+ * bytes [chunk_off, chunk_off+len) (a whole chunk, or a slice of one so
+ * that what is read is still in the processor's cache when it is
+ * XORed).  Scratch holds, for each stripe in turn, one column of len
+ * bytes per member and one more (the computed one): stripe i's column c
+ * is at scratch offset (i * (N+1) + c) * len, so executors may put a
+ * column anywhere they like (a member's own pages) as long as every
+ * reference to it follows.
+ *
+ *   CHECK    read every member's bytes; compare parity (md's check: the
+ *            units where data and parity do not XOR to zero are counted,
+ *            nothing is written).
+ *   REPAIR   the same, then, only where the compare found wrong parity,
+ *            parity computed again from the data and written (md's
+ *            repair and resync: data is never changed, parity cannot say
+ *            which member is wrong).
+ *   REBUILD  read every member but slot; their XOR is slot's bytes,
+ *            written to slot (md's recovery).
+ *
+ * Pure.  Errors: -EINVAL (a range outside the array or the chunk, a
+ * slot out of range, len not a multiple of R5_CMP_UNIT for a compare),
+ * -ENOMEM.
+ */
+#ifndef RAID_JOBPLAN_H
+#define RAID_JOBPLAN_H
+
+#include <stdint.h>
+
+#include "raid/geom.h"
+#include "raid/plan.h"
+
+enum r5_job { R5_JOB_CHECK, R5_JOB_REPAIR, R5_JOB_REBUILD };
+
+/* Scratch column c (0..N; N: the computed one) of stripe i of a job
+ * plan whose slices are len bytes.
+ */
+static inline uint64_t
+r5_job_column (const struct r5_geom *g, unsigned i, unsigned c, uint64_t len)
+{
+  return ((uint64_t) i * (g->members + 1) + c) * len;
+}
+
+/* Append the plan of job for stripes [first, first+n) over chunk bytes
+ * [chunk_off, chunk_off+len) (slot: the member a REBUILD computes,
+ * ignored otherwise) to p.  Returns 0 or -errno (above).
+ */
+int r5_plan_job (struct r5_plan *p, const struct r5_geom *g, enum r5_job job,
+                 uint64_t first, unsigned n, uint64_t chunk_off,
+                 uint64_t len, unsigned slot)
+  __attribute__((nonnull, warn_unused_result));
+
+#endif /* RAID_JOBPLAN_H */
