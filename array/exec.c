@@ -143,8 +143,9 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
   r5_plan_reset (&w->plan);
   if (a->job.kind == ARRAY_JOB_RESYNC)
     w->plan.rcw_from = a->job.cursor;
-  r = r5_plan_range (&w->plan, &a->geom, rq->op, pos, len, rq->off, out,
-                     a->pool.buf_bytes, planned);
+  r = r5_plan_range (&w->plan, &a->geom, &(struct r5_range) {
+        .op = rq->op, .off = pos, .len = len, .req_off = rq->off,
+        .missing = out, .budget = a->pool.buf_bytes }, planned);
   if (r == 0)
     r = reserve (a, w);
   if (r < 0)

@@ -84,8 +84,10 @@ run_piece (struct part *p, uint64_t first, unsigned n, uint64_t off,
   int r;
 
   r5_plan_reset (&p->plan);
-  r = r5_plan_job (&p->plan, &a->geom, job_of (p->kind), first, n, off, len,
-                   p->kind == ARRAY_JOB_REBUILD ? (unsigned) a->job.slot : 0);
+  r = r5_plan_job (&p->plan, &a->geom, &(struct r5_job_span) {
+        .job = job_of (p->kind), .first = first, .n = n, .chunk_off = off,
+        .len = len,
+        .slot = p->kind == ARRAY_JOB_REBUILD ? (unsigned) a->job.slot : 0 });
   if (r < 0) {
     array_set_err (&p->err, "cannot plan the %s: %s",
                    array_job_name (p->kind), strerror (-r));

@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdbool.h>
 
 #include "raid/jobplan.h"
 #include "raid/layout.h"
@@ -12,19 +13,39 @@ column (const struct r5_geom *g, unsigned i, unsigned c, uint64_t len)
   return (struct r5_buf) { R5_BUF_SCRATCH, r5_job_column (g, i, c, len) };
 }
 
-/* Read every member's bytes of stripe i (but skip, or none: -1). */
-static int
-read_members (struct r5_plan *p, const struct r5_geom *g, uint64_t stripe,
-              unsigned i, uint64_t chunk_off, uint64_t len, int skip)
+/* The piece being planned: a job span's stripe i. */
+struct piece {
+  struct r5_plan *p;
+  const struct r5_geom *g;
+  const struct r5_job_span *span;
+  unsigned i;
+  uint64_t stripe;
+};
+
+/* Where the piece's bytes are on every member. */
+static uint64_t
+member_at (const struct piece *c)
 {
-  uint64_t at = r5_stripe_member_off (g, stripe) + chunk_off;
+  return r5_stripe_member_off (c->g, c->stripe) + c->span->chunk_off;
+}
+
+static struct r5_buf
+col_of (const struct piece *c, unsigned col)
+{
+  return column (c->g, c->i, col, c->span->len);
+}
+
+/* Read every member's bytes of the piece (but skip, or none: -1). */
+static int
+read_members (const struct piece *c, int skip)
+{
   int r = 0;
 
-  for (unsigned m = 0; m < g->members && r == 0; m++)
+  for (unsigned m = 0; m < c->g->members && r == 0; m++)
     if ((int) m != skip)
-      r = r5_plan_add_io (p, &(struct r5_io) {
-          .kind = R5_IO_READ, .member = m, .member_off = at, .len = len,
-          .buf = column (g, i, m, len) });
+      r = r5_plan_add_io (c->p, &(struct r5_io) {
+          .kind = R5_IO_READ, .member = m, .member_off = member_at (c),
+          .len = c->span->len, .buf = col_of (c, m) });
   return r;
 }
 
@@ -32,79 +53,86 @@ read_members (struct r5_plan *p, const struct r5_geom *g, uint64_t stripe,
  * when: as r5_xor's.
  */
 static int
-xor_but (struct r5_plan *p, const struct r5_geom *g, unsigned i,
-         uint64_t len, unsigned target, unsigned when)
+xor_but (const struct piece *c, unsigned target, unsigned when)
 {
-  struct r5_xor x = { .len = len, .dst = column (g, i, g->members, len),
+  struct r5_xor x = { .len = c->span->len, .dst = col_of (c, c->g->members),
                       .when = when };
 
-  for (unsigned m = 0; m < g->members; m++)
+  for (unsigned m = 0; m < c->g->members; m++)
     if (m != target)
-      x.src[x.nsrc++] = column (g, i, m, len);
-  return r5_plan_add_xor (p, &x);
+      x.src[x.nsrc++] = col_of (c, m);
+  return r5_plan_add_xor (c->p, &x);
 }
 
-/* The compare of stripe i, and (repair) the conditional rewrite. */
+/* Write column N to member (when: as r5_io's). */
 static int
-plan_scrub (struct r5_plan *p, const struct r5_geom *g, enum r5_job job,
-            uint64_t stripe, unsigned i, uint64_t chunk_off, uint64_t len)
+write_computed (const struct piece *c, unsigned member, unsigned when)
 {
-  unsigned parity = r5_parity_member (g, stripe);
-  struct r5_cmp c = { .stripe = stripe, .parity = parity,
-                      .chunk_off = chunk_off, .len = len,
-                      .nsrc = g->members };
-  unsigned when;
+  return r5_plan_add_io (c->p, &(struct r5_io) {
+      .kind = R5_IO_WRITE, .member = member, .member_off = member_at (c),
+      .len = c->span->len, .buf = col_of (c, c->g->members), .when = when });
+}
+
+/* The compare of the piece, and (repair) the conditional rewrite. */
+static int
+plan_scrub (const struct piece *c)
+{
+  unsigned parity = r5_parity_member (c->g, c->stripe), when;
+  struct r5_cmp cmp = { .stripe = c->stripe, .parity = parity,
+                        .chunk_off = c->span->chunk_off, .len = c->span->len,
+                        .nsrc = c->g->members };
   int r;
 
-  for (unsigned m = 0; m < g->members; m++)
-    c.src[m] = column (g, i, m, len);
-  if ((r = read_members (p, g, stripe, i, chunk_off, len, -1)) < 0 ||
-      (r = r5_plan_add_cmp (p, &c)) < 0 || job == R5_JOB_CHECK)
+  for (unsigned m = 0; m < c->g->members; m++)
+    cmp.src[m] = col_of (c, m);
+  if ((r = read_members (c, -1)) < 0 ||
+      (r = r5_plan_add_cmp (c->p, &cmp)) < 0 || c->span->job == R5_JOB_CHECK)
     return r;
-  when = (unsigned) p->ncmps;         /* this compare, plus one */
-  if ((r = xor_but (p, g, i, len, parity, when)) < 0)
+  when = (unsigned) c->p->ncmps;      /* this compare, plus one */
+  if ((r = xor_but (c, parity, when)) < 0)
     return r;
-  return r5_plan_add_io (p, &(struct r5_io) {
-      .kind = R5_IO_WRITE, .member = parity,
-      .member_off = r5_stripe_member_off (g, stripe) + chunk_off,
-      .len = len, .buf = column (g, i, g->members, len), .when = when });
+  return write_computed (c, parity, when);
 }
 
 static int
-plan_rebuild (struct r5_plan *p, const struct r5_geom *g, uint64_t stripe,
-              unsigned i, uint64_t chunk_off, uint64_t len, unsigned slot)
+plan_rebuild (const struct piece *c)
 {
   int r;
 
-  if ((r = read_members (p, g, stripe, i, chunk_off, len, (int) slot)) < 0 ||
-      (r = xor_but (p, g, i, len, slot, 0)) < 0)
+  if ((r = read_members (c, (int) c->span->slot)) < 0 ||
+      (r = xor_but (c, c->span->slot, 0)) < 0)
     return r;
-  return r5_plan_add_io (p, &(struct r5_io) {
-      .kind = R5_IO_WRITE, .member = slot,
-      .member_off = r5_stripe_member_off (g, stripe) + chunk_off,
-      .len = len, .buf = column (g, i, g->members, len) });
+  return write_computed (c, c->span->slot, 0);
+}
+
+static bool
+span_ok (const struct r5_geom *g, const struct r5_job_span *s)
+{
+  if (s->len == 0 || s->chunk_off > g->chunk ||
+      s->len > g->chunk - s->chunk_off || s->first > g->stripes ||
+      s->n > g->stripes - s->first)
+    return false;
+  if (s->job == R5_JOB_REBUILD)
+    return s->slot < g->members;
+  return s->len % R5_CMP_UNIT == 0 && s->chunk_off % R5_CMP_UNIT == 0;
 }
 
 int
-r5_plan_job (struct r5_plan *p, const struct r5_geom *g, enum r5_job job,
-             uint64_t first, unsigned n, uint64_t chunk_off, uint64_t len,
-             unsigned slot)
+r5_plan_job (struct r5_plan *p, const struct r5_geom *g,
+             const struct r5_job_span *span)
 {
   uint64_t end;
   int r = 0;
 
-  if (len == 0 || chunk_off > g->chunk || len > g->chunk - chunk_off ||
-      first > g->stripes || n > g->stripes - first ||
-      (job == R5_JOB_REBUILD && slot >= g->members) ||
-      (job != R5_JOB_REBUILD &&
-       (len % R5_CMP_UNIT != 0 || chunk_off % R5_CMP_UNIT != 0)))
+  if (!span_ok (g, span))
     return -EINVAL;
-  end = r5_job_column (g, n, 0, len);
+  end = r5_job_column (g, span->n, 0, span->len);
   if (end > p->scratch)
     p->scratch = end;
-  for (unsigned i = 0; i < n && r == 0; i++)
-    r = job == R5_JOB_REBUILD
-      ? plan_rebuild (p, g, first + i, i, chunk_off, len, slot)
-      : plan_scrub (p, g, job, first + i, i, chunk_off, len);
+  for (unsigned i = 0; i < span->n && r == 0; i++) {
+    struct piece c = { p, g, span, i, span->first + i };
+
+    r = span->job == R5_JOB_REBUILD ? plan_rebuild (&c) : plan_scrub (&c);
+  }
   return r;
 }

@@ -44,13 +44,21 @@ r5_job_column (const struct r5_geom *g, unsigned i, unsigned c, uint64_t len)
   return ((uint64_t) i * (g->members + 1) + c) * len;
 }
 
-/* Append the plan of job for stripes [first, first+n) over chunk bytes
- * [chunk_off, chunk_off+len) (slot: the member a REBUILD computes,
- * ignored otherwise) to p.  Returns 0 or -errno (above).
+/* What r5_plan_job() plans: job on stripes [first, first+n), each over
+ * chunk bytes [chunk_off, chunk_off+len); slot: the member a REBUILD
+ * computes (ignored otherwise).
  */
-int r5_plan_job (struct r5_plan *p, const struct r5_geom *g, enum r5_job job,
-                 uint64_t first, unsigned n, uint64_t chunk_off,
-                 uint64_t len, unsigned slot)
+struct r5_job_span {
+  enum r5_job job;
+  uint64_t first;
+  unsigned n;
+  uint64_t chunk_off, len;
+  unsigned slot;
+};
+
+/* Append the plan of span to p.  Returns 0 or -errno (above). */
+int r5_plan_job (struct r5_plan *p, const struct r5_geom *g,
+                 const struct r5_job_span *span)
   __attribute__((nonnull, warn_unused_result));
 
 #endif /* RAID_JOBPLAN_H */

@@ -495,16 +495,19 @@ mark_restore (struct r5_plan *p, const struct mark *m)
   memcpy (p->segs, m->segs, sizeof m->segs);
 }
 
+/* Plan the stripe holding array byte pos, up to end (or the stripe's
+ * end: *stop says which).
+ */
 static int
-plan_one (struct r5_plan *p, const struct r5_geom *g, enum r5_op op,
-          uint64_t pos, uint64_t end, uint64_t req_off, uint64_t *stop)
+plan_one (struct r5_plan *p, const struct r5_geom *g, const struct r5_range *q,
+          uint64_t pos, uint64_t *stop)
 {
-  uint64_t index = pos / g->stripe_data;
+  uint64_t index = pos / g->stripe_data, end = q->off + q->len;
   uint64_t array_base = index * g->stripe_data;
   struct stripe s = {
-    .g = g, .p = p, .op = op, .index = index,
+    .g = g, .p = p, .op = q->op, .index = index,
     .member_base = r5_stripe_member_off (g, index),
-    .array_base = array_base, .req_off = req_off,
+    .array_base = array_base, .req_off = q->req_off,
     .a = pos - array_base,
     .parity = r5_parity_member (g, index),
     .first_io = p->nios,
@@ -517,23 +520,22 @@ plan_one (struct r5_plan *p, const struct r5_geom *g, enum r5_op op,
 }
 
 int
-r5_plan_range (struct r5_plan *p, const struct r5_geom *g, enum r5_op op,
-               uint64_t off, uint64_t len, uint64_t req_off, int missing,
-               uint64_t scratch_budget, uint64_t *planned)
+r5_plan_range (struct r5_plan *p, const struct r5_geom *g,
+               const struct r5_range *q, uint64_t *planned)
 {
-  uint64_t end = off + len, pos = off, stop;
+  uint64_t off = q->off, end = q->off + q->len, pos = off, stop;
   uint64_t start_scratch = p->scratch;
   struct mark mark;
   int r;
 
-  assert (len > 0 && end <= g->capacity && req_off <= off);
-  assert (missing < (int) g->members);
-  p->missing = missing;
+  assert (q->len > 0 && end <= g->capacity && q->req_off <= off);
+  assert (q->missing < (int) g->members);
+  p->missing = q->missing;
   do {
     mark_save (p, &mark);
-    if ((r = plan_one (p, g, op, pos, end, req_off, &stop)) < 0)
+    if ((r = plan_one (p, g, q, pos, &stop)) < 0)
       return r;
-    if (pos > off && p->scratch - start_scratch > scratch_budget) {
+    if (pos > off && p->scratch - start_scratch > q->budget) {
       mark_restore (p, &mark);  /* over budget: leave it for next time */
       break;
     }

@@ -146,19 +146,28 @@ void r5_plan_init (struct r5_plan *p) __attribute__((nonnull));
 void r5_plan_reset (struct r5_plan *p) __attribute__((nonnull));
 void r5_plan_free (struct r5_plan *p) __attribute__((nonnull));
 
-/* Append the plan for the part of [off, off+len) that starts at off and
- * fits within scratch_budget (at least one stripe's worth is always
- * planned, whatever the budget).  Offsets are array bytes; the client
- * buffer holds array bytes [req_off, ...), so client buffer offsets are
- * relative to req_off (req_off <= off).  missing is the member to treat as
- * absent, or -1.  Requires off + len <= g->capacity and len > 0.
+/* What r5_plan_range() plans: op on array bytes [off, off+len), of a
+ * client request whose buffer holds array bytes [req_off, ...) (client
+ * buffer offsets are relative to req_off; req_off <= off), with member
+ * missing (or -1) treated as absent, in at most budget bytes of scratch.
+ */
+struct r5_range {
+  enum r5_op op;
+  uint64_t off, len;
+  uint64_t req_off;
+  int missing;
+  uint64_t budget;
+};
+
+/* Append the plan for the part of r's range that starts at r->off and
+ * fits within r->budget (at least one stripe's worth is always planned,
+ * whatever the budget).  Requires off + len <= g->capacity and len > 0.
  * On success returns 0 and sets *planned to the bytes covered (> 0, a
  * prefix of the range ending on a stripe boundary unless it is all of it).
  * Returns -ENOMEM if the plan cannot grow (it is then partial: reset it).
  */
-int r5_plan_range (struct r5_plan *p, const struct r5_geom *g, enum r5_op op,
-                   uint64_t off, uint64_t len, uint64_t req_off, int missing,
-                   uint64_t scratch_budget, uint64_t *planned)
+int r5_plan_range (struct r5_plan *p, const struct r5_geom *g,
+                   const struct r5_range *r, uint64_t *planned)
   __attribute__((nonnull, warn_unused_result));
 
 /* Planners' building blocks: append one I/O, compare or XOR step as

@@ -148,8 +148,9 @@ plan_stripe (struct r5_plan *p, const struct teach *t,
 
   r5_plan_reset (p);
   while (pos < stop) {
-    if (r5_plan_range (p, &t->g, q->op, pos, stop - pos, q->off, t->missing,
-                       SCRATCH_BUDGET, &planned) < 0)
+    if (r5_plan_range (p, &t->g, &(struct r5_range) {
+          .op = q->op, .off = pos, .len = stop - pos, .req_off = q->off,
+          .missing = t->missing, .budget = SCRATCH_BUDGET }, &planned) < 0)
       return tool_error ("out of memory");
     pos += planned;
   }

@@ -121,8 +121,10 @@ write_cost (const struct r5_geom *g, uint64_t off, uint64_t len,
   c->chunks = (off + len - 1) / g->chunk - off / g->chunk + 1;
   r5_plan_init (&p);
   for (uint64_t pos = off; pos < off + len && r == 0; pos += planned)
-    r = r5_plan_range (&p, g, R5_OP_WRITE, pos, off + len - pos, off, -1,
-                       UINT64_C (1) << 30, &planned);
+    r = r5_plan_range (&p, g, &(struct r5_range) {
+          .op = R5_OP_WRITE, .off = pos, .len = off + len - pos,
+          .req_off = off, .missing = -1, .budget = UINT64_C (1) << 30 },
+        &planned);
   for (size_t i = 0; i < p.nios; i++) {
     c->reads += p.ios[i].kind == R5_IO_READ;
     c->writes += p.ios[i].kind == R5_IO_WRITE;

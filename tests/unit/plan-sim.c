@@ -290,9 +290,8 @@ sim_run (struct sim *s, struct call *c, unsigned char *client,
     struct mem mem = { .client = client };
 
     r5_plan_reset (&s->plan);
-    cr_assert_eq (r5_plan_range (&s->plan, &s->g, c->op, c->off,
-                                 end - c->off, c->req_off, c->missing,
-                                 budget, &c->planned), 0);
+    cr_assert_eq (r5_plan_range (&s->plan, &s->g, &(struct r5_range) {
+        c->op, c->off, end - c->off, c->req_off, c->missing, budget }, &c->planned), 0);
     check_planned (&s->plan, &s->g, c, end - c->off, budget);
     check_plan (&s->plan, &s->g, c);
     check_choices (&s->plan, &s->g, c);

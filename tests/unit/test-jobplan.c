@@ -50,8 +50,8 @@ run_job (struct sim *s, enum r5_job job, uint64_t slice, unsigned slot,
     struct mem mem = { 0 };
 
     r5_plan_reset (&s->plan);
-    cr_assert_eq (r5_plan_job (&s->plan, &s->g, job, 0, STRIPES, off, slice,
-                               slot), 0);
+    cr_assert_eq (r5_plan_job (&s->plan, &s->g, &(struct r5_job_span) {
+      job, 0, STRIPES, off, slice, slot }), 0);
     mem.scratch = malloc (s->plan.scratch);
     mem.cmp_bad = calloc (s->plan.ncmps + 1, sizeof *mem.cmp_bad);
     mem.cmp_first = calloc (s->plan.ncmps + 1, sizeof *mem.cmp_first);
@@ -217,8 +217,8 @@ Test (jobplan, plans_have_the_promised_shape)
   struct sim s;
 
   sim_init (&s, 4, 16384, R5_LEFT_SYMMETRIC, 8192, STRIPES, 0, -1);
-  cr_assert_eq (r5_plan_job (&s.plan, &s.g, R5_JOB_CHECK, 1, 3, 4096, 8192,
-                             0), 0);
+  cr_assert_eq (r5_plan_job (&s.plan, &s.g, &(struct r5_job_span) {
+      R5_JOB_CHECK, 1, 3, 4096, 8192, 0 }), 0);
   cr_expect_eq (s.plan.nios, 3 * 4);
   cr_expect_eq (s.plan.ncmps, 3);
   cr_expect_eq (s.plan.nxors, 0);
@@ -232,8 +232,8 @@ Test (jobplan, plans_have_the_promised_shape)
     cr_expect_eq (io->member_off, 8192 + (1 + i / 4) * 16384 + 4096);
   }
   r5_plan_reset (&s.plan);
-  cr_assert_eq (r5_plan_job (&s.plan, &s.g, R5_JOB_REPAIR, 0, 2, 0, 16384,
-                             0), 0);
+  cr_assert_eq (r5_plan_job (&s.plan, &s.g, &(struct r5_job_span) {
+      R5_JOB_REPAIR, 0, 2, 0, 16384, 0 }), 0);
   cr_expect_eq (s.plan.ncmps, 2);
   cr_expect_eq (s.plan.nxors, 2);
   for (size_t i = 0; i < s.plan.nxors; i++) {
@@ -246,8 +246,8 @@ Test (jobplan, plans_have_the_promised_shape)
       cr_expect_eq (s.plan.ios[i].member, md_parity (&s.g, w - 1));
     }
   r5_plan_reset (&s.plan);
-  cr_assert_eq (r5_plan_job (&s.plan, &s.g, R5_JOB_REBUILD, 0, 2, 0, 16384,
-                             2), 0);
+  cr_assert_eq (r5_plan_job (&s.plan, &s.g, &(struct r5_job_span) {
+      R5_JOB_REBUILD, 0, 2, 0, 16384, 2 }), 0);
   cr_expect_eq (s.plan.nios, 2 * 3 + 2);
   cr_expect_eq (s.plan.ncmps, 0);
   for (size_t i = 0; i < s.plan.nios; i++)
@@ -262,18 +262,25 @@ Test (jobplan, bad_ranges_are_refused)
   struct r5_plan *p = &s.plan;
 
   sim_init (&s, 3, 16384, R5_LEFT_SYMMETRIC, 8192, STRIPES, 0, -1);
-  cr_expect_eq (r5_plan_job (p, &s.g, R5_JOB_CHECK, 0, 1, 0, 0, 0), -EINVAL);
-  cr_expect_eq (r5_plan_job (p, &s.g, R5_JOB_CHECK, 0, 1, 8192, 16384, 0),
+  cr_expect_eq (r5_plan_job (p, &s.g, &(struct r5_job_span) {
+      R5_JOB_CHECK, 0, 1, 0, 0, 0 }), -EINVAL);
+  cr_expect_eq (r5_plan_job (p, &s.g, &(struct r5_job_span) {
+      R5_JOB_CHECK, 0, 1, 8192, 16384, 0 }),
                 -EINVAL);
-  cr_expect_eq (r5_plan_job (p, &s.g, R5_JOB_CHECK, 0, 1, 0, 1024, 0),
+  cr_expect_eq (r5_plan_job (p, &s.g, &(struct r5_job_span) {
+      R5_JOB_CHECK, 0, 1, 0, 1024, 0 }),
                 -EINVAL);
-  cr_expect_eq (r5_plan_job (p, &s.g, R5_JOB_REPAIR, 0, 1, 512, 4096, 0),
+  cr_expect_eq (r5_plan_job (p, &s.g, &(struct r5_job_span) {
+      R5_JOB_REPAIR, 0, 1, 512, 4096, 0 }),
                 -EINVAL);
-  cr_expect_eq (r5_plan_job (p, &s.g, R5_JOB_CHECK, STRIPES, 1, 0, 4096, 0),
+  cr_expect_eq (r5_plan_job (p, &s.g, &(struct r5_job_span) {
+      R5_JOB_CHECK, STRIPES, 1, 0, 4096, 0 }),
                 -EINVAL);
-  cr_expect_eq (r5_plan_job (p, &s.g, R5_JOB_REBUILD, 0, 1, 0, 4096, 3),
+  cr_expect_eq (r5_plan_job (p, &s.g, &(struct r5_job_span) {
+      R5_JOB_REBUILD, 0, 1, 0, 4096, 3 }),
                 -EINVAL);
-  cr_expect_eq (r5_plan_job (p, &s.g, R5_JOB_REBUILD, 0, 1, 512, 1024, 2),
+  cr_expect_eq (r5_plan_job (p, &s.g, &(struct r5_job_span) {
+      R5_JOB_REBUILD, 0, 1, 512, 1024, 2 }),
                 0);                   /* a rebuild has no unit */
   sim_free (&s);
 }
