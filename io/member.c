@@ -112,12 +112,11 @@ open_member (struct io_member *m, const char *path, int flags, bool direct)
   m->direct = direct;
   m->fd = open (path, flags | O_CLOEXEC);
   if (m->fd == -1)
-    return direct && errno == EINVAL ? -EOPNOTSUPP : -errno;
-  r = describe (m);
-  if (r < 0) {
-    close (m->fd);
-    m->fd = -1;
-  }
+    r = direct && errno == EINVAL ? -EOPNOTSUPP : -errno;
+  else
+    r = describe (m);
+  if (r < 0)
+    io_member_close (m);
   return r;
 }
 

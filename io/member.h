@@ -44,7 +44,7 @@ void io_member_init (struct io_member *m) __attribute__((nonnull));
  * Returns 0, or -errno: open(2)'s errors, -EOPNOTSUPP if direct and the
  * file system refuses O_DIRECT, -EISDIR for a directory, -ENODEV for
  * anything that is neither a regular file nor a block device.  On error
- * nothing stays open (m->path may be set, for messages).
+ * m is left "not open" and owns nothing (no fd, no path): nothing to close.
  */
 int io_member_open (struct io_member *m, const char *path, bool direct)
   __attribute__((nonnull, warn_unused_result));
