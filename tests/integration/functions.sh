@@ -66,9 +66,26 @@ cleanup_fn ()
   cleanup_fns+=("$*")
 }
 
+# why_server_died: on a failure, if the last server started by serve_bg
+# (md-functions.sh) had already ended, say how, and its log's last lines;
+# killed by SIGKILL unasked, the kernel's out-of-memory lines too.
+why_server_died ()
+{
+  local st=0
+  [ -n "${SERVER:-}" ] && ! kill -0 "$SERVER" 2>/dev/null || return 0
+  wait "$SERVER" 2>/dev/null || st=$?
+  echo "$test_name: the server (pid $SERVER) had ended, exit status $st" >&2
+  [ -n "${SERVER_LOG:-}" ] && [ -f "$SERVER_LOG" ] &&
+    tail -n 20 "$SERVER_LOG" | sed 's/^/   log: /' >&2
+  [ $st = 137 ] && dmesg 2>/dev/null | grep -Ei 'out of memory|oom|killed process' |
+    tail -n 5 | sed 's/^/   kernel: /' >&2
+  return 0
+}
+
 _cleanup ()
 {
   local status=$? f
+  [ $status -eq 0 ] || [ $status -eq 77 ] || why_server_died
   for f in "${cleanup_fns[@]}"; do
     eval "$f" || :
   done

@@ -111,6 +111,7 @@ serve_bg ()
   "$NBDKIT" -f -U "$tmpdir/sock" -P "$tmpdir/pid" "$PLUGIN" "$@" \
     >"$log" 2>&1 &
   SERVER=$!
+  SERVER_LOG=$log
   cleanup_fn "kill -9 $SERVER 2>/dev/null"
   URI="nbd+unix:///?socket=$tmpdir/sock"
   for (( i = 0; i < 300; i++ )); do
@@ -134,6 +135,7 @@ stop_server ()
   done
   kill -0 "$SERVER" 2>/dev/null && fail "nbdkit did not stop on SIGTERM within 30 s"
   wait "$SERVER" || status=$?
+  SERVER=
   [ $status -eq 0 ] || fail "nbdkit exited with status $status on SIGTERM"
 }
 
@@ -142,6 +144,7 @@ crash_server ()
 {
   kill -9 "$SERVER" 2>/dev/null || :
   wait "$SERVER" 2>/dev/null || :
+  SERVER=
 }
 
 # wait_log LOG REGEX SECONDS: wait until LOG has a line matching REGEX.
