@@ -19,13 +19,10 @@
 #   - ROUNDS (default 5) short sessions where member 1 fails under 16
 #     connections of large requests: the spare's rebuild must be running
 #     (or done) a moment later, not stopped.
-# KNOWN BUG (reported, array/ is the lead's): the last part fails.  The
-# spare is swapped into the slot (array_rebuild_start closes the old
-# member's fd and overwrites a->members[slot]) while requests planned with
-# the old member are still running; their I/O then fails (EIO from the old
-# member, EBADF or EINVAL from its closed or reused fd), the error is
-# blamed on the slot, now 'rebuilding', and the rebuild onto the spare is
-# stopped for good (last_job rebuild -125, slot faulty, spare used up).
+# The last part guards a defect once seen: the spare was swapped into the
+# slot while requests planned with the old member were still running, and
+# their errors (EIO, or EBADF from its closed fd) stopped the spare's
+# rebuild.  array/rebuild.c's begin() now waits for them (epoch_quiesce).
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
