@@ -97,7 +97,10 @@ open_member (struct io_member *opened, const struct array_config *cfg,
   else if (r == -EOPNOTSUPP)
     array_set_err (err, "member %u (%s): its file system does not support "
                    "O_DIRECT (direct=true)", i, cfg->paths[i]);
-  if (r == -ENODEV || r == -EOPNOTSUPP)
+  else if (r == -EPROTONOSUPPORT)
+    array_set_err (err, "member %u (%s): members on NBD exports are not "
+                   "supported yet", i, cfg->paths[i]);
+  if (r == -ENODEV || r == -EOPNOTSUPP || r == -EPROTONOSUPPORT)
     return r;
   if (r < 0)
     return member_err (err, cfg->paths[i], i, "cannot open", r);

@@ -1,73 +1,126 @@
-/* io/batch.c -- io_run(): a batch of member I/O, start to finish. */
+/* io/batch.c -- io_run(): a batch of member I/O, start to finish, cut
+ * into one sub-batch per backend (backend.h).
+ */
 #include <config.h>
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include <liburing.h>
-
-#include "io/engine.h"
+#include "io/backend.h"
 #include "io/batch.h"
 
-/* fallocate(2) is not covered by RWF_DSYNC, so zeroed members are synced
- * afterwards when the caller asked for FUA.
+/* Test-only: has this member's injected failure struck?  Counted per op,
+ * in batch order, before any backend sees the op.
  */
-static int
-sync_zeroed (const struct io_member *members, struct io_op *ops, size_t n)
+static bool
+injected_failure (const struct io_member *m)
 {
-  struct io_op sync[64];
-  size_t nsync = 0;
+  _Atomic int64_t *left = (_Atomic int64_t *) &m->fail_after;
+  int64_t n = *left;
 
-  for (size_t i = 0; i < n; i++) {
-    bool seen = false;
+  while (n > 0 && !atomic_compare_exchange_weak (left, &n, n - 1))
+    ;
+  return n == 0;
+}
 
-    if (ops[i].kind != IO_ZERO && ops[i].kind != IO_PUNCH)
-      continue;
-    for (size_t j = 0; j < nsync; j++)
-      seen |= sync[j].member == ops[i].member;
-    if (!seen && nsync < sizeof sync / sizeof sync[0])
-      sync[nsync++] = (struct io_op) { .kind = IO_FSYNC,
-                                       .member = ops[i].member };
-  }
-  if (io_engine_run (members, sync, nsync, 0) == 0)
-    return 0;
-  /* Charge a failed sync to the ops it was for, so the caller knows
-   * which member failed.
-   */
-  for (size_t j = 0; j < nsync; j++)
-    for (size_t i = 0; i < n; i++)
-      if (sync[j].result < 0 && ops[i].member == sync[j].member &&
-          (ops[i].kind == IO_ZERO || ops[i].kind == IO_PUNCH))
-        ops[i].result = sync[j].result;
+static void
+fail_all (struct io_op *ops, size_t n, int err)
+{
+  for (size_t i = 0; i < n; i++)
+    ops[i].result = err;
+}
+
+static int
+first_error (const struct io_op *ops, size_t n)
+{
   for (size_t i = 0; i < n; i++)
     if (ops[i].result < 0)
       return ops[i].result;
-  return -EIO;
+  return 0;
+}
+
+/* The one backend of every op's member, or NULL if they differ, if one
+ * is not open, or if a failure is armed on one (the slow path).
+ */
+static const struct io_backend *
+sole_backend (const struct io_member *members, const struct io_op *ops,
+              size_t n)
+{
+  const struct io_backend *b = members[ops[0].member].backend;
+
+  for (size_t i = 0; i < n; i++) {
+    const struct io_member *m = &members[ops[i].member];
+
+    if (m->backend != b || m->fail_after >= 0)
+      return NULL;
+  }
+  return b;
+}
+
+/* Run the ops of backend b that are still to run (result 1) as one
+ * sub-batch, in batch order; their results are copied back.
+ */
+static void
+run_backend (const struct io_member *members, struct io_op *ops, size_t n,
+             unsigned flags, const struct io_backend *b, struct io_op *sub,
+             size_t *from)
+{
+  size_t k = 0;
+
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].result == 1 && members[ops[i].member].backend == b) {
+      from[k] = i;
+      sub[k] = ops[i];
+      sub[k++].result = -ECANCELED;   /* unless the backend says otherwise */
+    }
+  (void) b->run (members, sub, k, flags);
+  for (size_t j = 0; j < k; j++)
+    ops[from[j]].result = sub[j].result;
+}
+
+/* Members of several backends, members not open, or an injected failure:
+ * strike the failures, then each backend runs its own ops.  The
+ * sub-batches run one after another (each is waited for in full).
+ */
+static int
+run_mixed (const struct io_member *members, struct io_op *ops, size_t n,
+           unsigned flags)
+{
+  struct io_op *sub = malloc (n * sizeof *sub);
+  size_t *from = malloc (n * sizeof *from);
+
+  if (sub == NULL || from == NULL) {
+    free (sub);
+    free (from);
+    fail_all (ops, n, -ECANCELED);
+    return -ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct io_member *m = &members[ops[i].member];
+
+    ops[i].result = m->backend == NULL ? -EBADF
+      : injected_failure (m) ? -EIO : 1;       /* 1: still to run */
+  }
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].result == 1)
+      run_backend (members, ops, n, flags, members[ops[i].member].backend,
+                   sub, from);
+  free (sub);
+  free (from);
+  return first_error (ops, n);
 }
 
 int
 io_run (const struct io_member *members, struct io_op *ops, size_t n,
         unsigned flags)
 {
-  int r;
+  const struct io_backend *b;
 
-  if (io_direct_needed (members, ops, n))
-    r = io_direct_run (members, ops, n, flags);
-  else
-    r = io_engine_run (members, ops, n, flags);
-  if (r == 0 && (flags & IO_FUA))
-    r = sync_zeroed (members, ops, n);
-  return r;
-}
-
-int
-io_probe (void)
-{
-  struct io_uring ring;
-  int r = io_uring_queue_init (4, &ring, 0);
-
-  if (r == 0)
-    io_uring_queue_exit (&ring);
-  return r;
+  if (n == 0)
+    return 0;
+  if ((b = sole_backend (members, ops, n)) != NULL)
+    return b->run (members, ops, n, flags);
+  return run_mixed (members, ops, n, flags);
 }

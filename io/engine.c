@@ -176,7 +176,7 @@ static void
 prep (struct io_uring_sqe *sqe, const struct io_member *members,
       const struct io_op *op, const struct progress *p, unsigned flags)
 {
-  int fd = members[op->member].fd;
+  int fd = members[op->member].file.fd;
   uint64_t off = op->off + p->done;
   char *buf = (char *) op->buf + p->done;
 
@@ -270,22 +270,22 @@ inline_call (const struct io_member *m, const struct io_op *op,
   switch (p->stage) {
   case STAGE_TRANSFER:
     if (op->kind == IO_FSYNC)
-      n = fdatasync (m->fd);
+      n = fdatasync (m->file.fd);
     else if (op->kind == IO_READ)
-      n = preadv (m->fd, &iov, 1, off);
+      n = preadv (m->file.fd, &iov, 1, off);
     else
-      n = pwritev2 (m->fd, &iov, 1, off, flags & IO_FUA ? RWF_DSYNC : 0);
+      n = pwritev2 (m->file.fd, &iov, 1, off, flags & IO_FUA ? RWF_DSYNC : 0);
     break;
   case STAGE_PUNCH:
-    n = fallocate (m->fd, FALLOC_FL_PUNCH_HOLE | keep, (off_t) op->off,
+    n = fallocate (m->file.fd, FALLOC_FL_PUNCH_HOLE | keep, (off_t) op->off,
                    (off_t) op->len);
     break;
   case STAGE_ZERO_RANGE:
-    n = fallocate (m->fd, FALLOC_FL_ZERO_RANGE | keep, (off_t) op->off,
+    n = fallocate (m->file.fd, FALLOC_FL_ZERO_RANGE | keep, (off_t) op->off,
                    (off_t) op->len);
     break;
   case STAGE_WRITE_ZEROES:
-    n = pwrite (m->fd, zero_buf, sqe_len (op, p, ZERO_BUF_LEN), off);
+    n = pwrite (m->file.fd, zero_buf, sqe_len (op, p, ZERO_BUF_LEN), off);
     break;
   case STAGE_DONE:
     abort ();
@@ -299,18 +299,6 @@ run_inline (const struct io_member *m, struct io_op *op, struct progress *p,
 {
   while (complete (op, p, inline_call (m, op, p, flags)))
     ;
-}
-
-/* Test-only: has this member's injected failure struck? */
-static bool
-injected_failure (const struct io_member *m)
-{
-  _Atomic int64_t *left = (_Atomic int64_t *) &m->fail_after;
-  int64_t n = *left;
-
-  while (n > 0 && !atomic_compare_exchange_weak (left, &n, n - 1))
-    ;
-  return n == 0;
 }
 
 /* A punch (or a zero range) may have left holes: views of the member
@@ -433,9 +421,7 @@ io_engine_run (const struct io_member *members, struct io_op *ops, size_t n,
 
     ops[i].result = 0;
     b.e->prog[i] = (struct progress) { first_stage (ops[i].kind), 0 };
-    if (injected_failure (m))
-      ops[i].result = -EIO;
-    else if (m->in_memory) {
+    if (m->in_memory) {
       run_inline (m, &ops[i], &b.e->prog[i], flags);
       if (ops[i].kind == IO_PUNCH || ops[i].kind == IO_ZERO)
         note_punched (m);

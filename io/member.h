@@ -1,4 +1,5 @@
-/* io/member.h -- one member of the array: an open file or block device.
+/* io/member.h -- one member of the array, whatever it is made of: its
+ * name, size and alignment, and the backend (backend.h) that reaches it.
  *
  * Errors are returned as -errno and never printed here; the caller says
  * which member and path they belong to.  A struct io_member is written
@@ -13,9 +14,26 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct io_member {
-  char *path;                 /* owned copy */
+struct io_backend;
+
+enum io_open_mode {
+  IO_OPEN_RW,                 /* a member in service */
+  IO_OPEN_RW_DIRECT,          /* the same, bypassing the page cache */
+  IO_OPEN_RO,                 /* looked at (superblock, signatures), not taken */
+};
+
+/* What the file backend (io/file.c and the engine under it) keeps of an
+ * open file or block device.  Nothing outside io/'s file code reads it.
+ */
+struct io_file {
   int fd;                     /* -1 when not open; O_CLOEXEC */
+  dev_t dev;                  /* identity: st_rdev of a block device, */
+  ino_t ino;                  /* else st_dev + st_ino */
+};
+
+struct io_member {
+  const struct io_backend *backend;   /* NULL when not open */
+  char *path;                 /* owned copy: the member's name in messages */
   bool direct;                /* opened with O_DIRECT */
   bool blockdev;
   bool in_memory;             /* on tmpfs/ramfs: no non-blocking I/O, so
@@ -24,8 +42,8 @@ struct io_member {
   unsigned dio_align;         /* O_DIRECT alignment of offsets, lengths and
                                  buffers in bytes (power of two); 1 if buffered */
   uint64_t size;              /* bytes */
-  dev_t dev;                  /* identity: st_rdev of a block device, */
-  ino_t ino;                  /* else st_dev + st_ino */
+  struct io_file file;        /* the file backend's own */
+  void *state;                /* another backend's own (owned by it) */
   /* Test-only fault injection: when >= 0, the number of ops this member
    * still completes before every later op fails with EIO (see
    * io_member_inject_failure).  -1: off.
@@ -40,10 +58,12 @@ struct io_member {
 /* Set every field to "not open".  Always safe to io_member_close() after. */
 void io_member_init (struct io_member *m) __attribute__((nonnull));
 
-/* Open path read-write (O_DIRECT if direct), find its size and alignment.
- * Returns 0, or -errno: open(2)'s errors, -EOPNOTSUPP if direct and the
- * file system refuses O_DIRECT, -EISDIR for a directory, -ENODEV for
- * anything that is neither a regular file nor a block device.  On error
+/* Open path read-write (O_DIRECT if direct) through the backend that
+ * takes it (backend.h), find its size and alignment.  Returns 0, or
+ * -errno: -EPROTONOSUPPORT for a URI no backend takes yet; for files
+ * open(2)'s errors, -EOPNOTSUPP if direct and the file system refuses
+ * O_DIRECT, -EISDIR for a directory, -ENODEV for anything that is
+ * neither a regular file nor a block device.  On error
  * m is left "not open" and owns nothing (no fd, no path): nothing to close.
  */
 int io_member_open (struct io_member *m, const char *path, bool direct)
@@ -65,20 +85,22 @@ int io_member_sync (const struct io_member *m)
 int io_member_lock (struct io_member *m)
   __attribute__((nonnull, warn_unused_result));
 
+/* -EBUSY if something outside this process holds the member for its own
+ * (a block device mounted, or part of an md or device-mapper device),
+ * else 0 (-EBADF if not open).
+ */
+int io_member_held (const struct io_member *m)
+  __attribute__((nonnull, warn_unused_result));
+
 /* Read len bytes at off synchronously (setup-time checks only).
  * Returns 0, -EIO on a short read, or -errno.
  */
 int io_member_probe_read (struct io_member *m, uint64_t off, uint32_t len)
   __attribute__((nonnull, warn_unused_result));
 
-/* The same on a plain file descriptor (tools reading metadata). */
-int io_pread_full (int fd, void *buf, size_t len, uint64_t off)
-  __attribute__((nonnull, warn_unused_result));
-int io_pwrite_full (int fd, const void *buf, size_t len, uint64_t off)
-  __attribute__((nonnull, warn_unused_result));
-
 /* Synchronous whole reads and writes for setup and tools (not the data
- * path).  With O_DIRECT, buf, len and off must be dio_align multiples.
+ * path: that is io_run, batch.h).  With O_DIRECT, buf, len and off must
+ * be dio_align multiples.
  * Returns 0, -EIO on end of file, or -errno.
  */
 int io_member_pread (const struct io_member *m, void *buf, size_t len,
@@ -92,10 +114,10 @@ int io_member_pwrite (const struct io_member *m, const void *buf, size_t len,
 static inline bool
 io_member_is_open (const struct io_member *m)
 {
-  return m->fd >= 0;
+  return m->backend != NULL;
 }
 
-/* True if both are the same file or device. */
+/* True if both are open and one object: the same file, device or export. */
 bool io_member_same (const struct io_member *a, const struct io_member *b)
   __attribute__((nonnull));
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/backend.h"
 #include "io/signature.h"
 
 /* What libblkid reports, with the magic of each hit (to hide it and look
@@ -125,8 +126,10 @@ io_member_signatures (const struct io_member *m, struct io_sig_list *list)
   int r;
 
   list->n = 0;
+  if (m->backend != &io_file_backend)
+    return -EOPNOTSUPP;       /* libblkid probes file descriptors */
   errno = 0;
-  if ((pr = new_probe (m->fd)) == NULL)
+  if ((pr = new_probe (m->file.fd)) == NULL)
     return errno ? -errno : -ENOMEM;
   while ((errno = 0, r = blkid_do_probe (pr)) == 0) {
     if (list->n == IO_SIG_MAX) {

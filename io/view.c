@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/backend.h"
 #include "io/view.h"
 
 #ifndef MADV_POPULATE_READ
@@ -39,7 +40,7 @@ io_view_close (struct io_view *v)
 static bool
 same_file (const struct io_view *v, const struct io_member *m)
 {
-  return v->fd == m->fd && v->dev == m->dev && v->ino == m->ino;
+  return v->fd == m->file.fd && v->dev == m->file.dev && v->ino == m->file.ino;
 }
 
 /* Map the window holding [off, off+len) of m, unless it is mapped
@@ -67,16 +68,16 @@ map_window (struct io_view *v, const struct io_member *m, uint64_t off,
     span = IO_VIEW_WINDOW;
   if (span > m->size - start)
     span = m->size - start;   /* never past the end: that faults */
-  map = mmap (NULL, span, prot, MAP_SHARED, m->fd, (off_t) start);
+  map = mmap (NULL, span, prot, MAP_SHARED, m->file.fd, (off_t) start);
   if (map == MAP_FAILED)
     return -errno;
   v->map = map;               /* what it knew of holes stays */
   v->map_off = start;
   v->map_len = span;
   v->writable = writable;
-  v->fd = m->fd;
-  v->dev = m->dev;
-  v->ino = m->ino;
+  v->fd = m->file.fd;
+  v->dev = m->file.dev;
+  v->ino = m->file.ino;
   return 0;
 }
 
@@ -98,7 +99,7 @@ dense (struct io_view *v, const struct io_member *m, const struct stat *st,
    */
   if ((uint64_t) st->st_blocks * 512 >= m->size)
     hole = (off_t) m->size;
-  else if ((hole = lseek (m->fd, (off_t) off, SEEK_HOLE)) < 0)
+  else if ((hole = lseek (m->file.fd, (off_t) off, SEEK_HOLE)) < 0)
     return -errno;
   v->dense_from = off;
   v->dense_to = (uint64_t) hole;
@@ -118,7 +119,7 @@ fill_holes (struct io_view *v, const struct io_member *m,
 
   if (r != -EAGAIN)
     return r;
-  if (fallocate (m->fd, FALLOC_FL_KEEP_SIZE, (off_t) off, (off_t) len) < 0)
+  if (fallocate (m->file.fd, FALLOC_FL_KEEP_SIZE, (off_t) off, (off_t) len) < 0)
     return -errno;
   /* Allocated, though SEEK_HOLE calls pages never written holes still. */
   v->dense_from = off;
@@ -137,11 +138,11 @@ io_view_get (struct io_view *v, const struct io_member *m, uint64_t off,
 
   *bytes = NULL;
   /* An injected failure must strike as a read or write would. */
-  if (!m->in_memory || m->fd < 0 || atomic_load (&m->fail_after) >= 0)
+  if (m->backend != &io_file_backend || !m->in_memory || atomic_load (&m->fail_after) >= 0)
     return -EAGAIN;
   if (len == 0 || off > m->size || len > m->size - off)
     return -EINVAL;
-  if (fstat (m->fd, &st) < 0)
+  if (fstat (m->file.fd, &st) < 0)
     return -errno;
   /* Shrunk behind our back: a read meets the end and names the member;
    * a mapping would raise SIGBUS there.

@@ -198,21 +198,13 @@ open_error (const char *path, int r)
   return tool_error ("%s: %s", path, disk_strerror (r));
 }
 
-/* A block device that the kernel holds (mounted, md, dm) refuses O_EXCL. */
 static int
 check_not_held (const char *path, const struct io_member *m)
 {
-  int fd;
-
-  if (!m->blockdev)
-    return 0;
-  fd = open (path, O_RDONLY | O_EXCL | O_CLOEXEC);
-  if (fd == -1 && errno == EBUSY)
+  if (io_member_held (m) == -EBUSY)
     return tool_error ("%s: in use: something holds the device exclusively "
                        "(mounted, or part of an md or device-mapper "
                        "device?)", path);
-  if (fd >= 0)
-    close (fd);
   return 0;
 }
 

@@ -80,7 +80,7 @@ assert_same (const struct io_member *m, const char *bytes, uint64_t off,
   char *want = malloc (len);
 
   cr_assert_not_null (want);
-  cr_assert_eq (pread (m->fd, want, len, (off_t) off), (ssize_t) len);
+  cr_assert_eq (pread (m->file.fd, want, len, (off_t) off), (ssize_t) len);
   cr_assert (memcmp (bytes, want, len) == 0,
              "the view's bytes at %llu differ from pread's",
              (unsigned long long) off);
@@ -201,20 +201,20 @@ Test (view, allocates_holes_for_writing)
   require_tmpfs ();
   make_file (path, sizeof path, "/dev/shm", 8 * MiB, 0);
   open_member (&m, path);
-  cr_assert_eq (fstat (m.fd, &before), 0);
+  cr_assert_eq (fstat (m.file.fd, &before), 0);
   io_view_init (&v);
   cr_assert_eq (io_view_get (&v, &m, 2 * MiB, MiB, IO_VIEW_WRITE, &b), 0);
-  cr_assert_eq (fstat (m.fd, &after), 0);
+  cr_assert_eq (fstat (m.file.fd, &after), 0);
   cr_assert_geq ((after.st_blocks - before.st_blocks) * 512, MiB,
                  "the range was allocated before any store");
   io_view_populate (b, MiB);
   memset (b, 0xab, MiB);
   io_view_close (&v);
-  cr_assert_eq (pread (m.fd, got, sizeof got, 3 * MiB - 4096),
+  cr_assert_eq (pread (m.file.fd, got, sizeof got, 3 * MiB - 4096),
                 (ssize_t) sizeof got);
   for (size_t i = 0; i < sizeof got; i++)
     cr_assert_eq ((unsigned char) got[i], 0xab);
-  cr_assert_eq (pread (m.fd, got, 1, 3 * MiB), 1);
+  cr_assert_eq (pread (m.file.fd, got, 1, 3 * MiB), 1);
   cr_assert_eq (got[0], 0, "nothing written past the range");
   io_member_close (&m);
 }

@@ -1,0 +1,71 @@
+/* io/backend.h -- a member backend: one kind of member behind the same
+ * few operations, so that the array, its jobs and the tools never ask
+ * what a member is made of.  The first backend is local files and block
+ * devices (io/file.c: io_uring, O_DIRECT bounce buffers, fallocate); a
+ * backend for NBD exports (libnbd) is the next.
+ *
+ * Who calls what: io/member.c picks a member's backend from its path at
+ * open (io_backend_for) and dispatches the synchronous calls; io/batch.c
+ * cuts a batch into one sub-batch per backend and hands each to its run.
+ * Nothing outside io/ calls a backend directly.
+ *
+ * Contracts every backend keeps:
+ * - open fills in m's generic fields (size, dio_align, direct, blockdev,
+ *   in_memory) and its own; m->path is set before it is called and
+ *   m->backend after it succeeded.  On error it leaves nothing open.
+ * - run does what io_run (batch.h) promises for ops that are all on its
+ *   own members (members is the whole array, indexed by op->member):
+ *   every op finished, short transfers and -EAGAIN retried, a read past
+ *   the end -EIO, zeroes read back as zeroes, IO_FUA honoured, each op's
+ *   outcome in its result, the first error returned.  Injected failures
+ *   are struck by the dispatcher before run sees the batch.
+ * - same says whether two open members of this backend are one object
+ *   (the same file, device or export), for refusing duplicates.
+ * - Errors are -errno; nothing is printed (the caller names the member).
+ * Backends are stateless tables; their per-member state lives in the
+ * struct io_member, their per-thread state (rings, connections' queues)
+ * is theirs.
+ */
+#ifndef IO_BACKEND_H
+#define IO_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/batch.h"
+#include "io/member.h"
+
+struct io_backend {
+  const char *name;           /* "file": for status and messages */
+  int (*open) (struct io_member *m, const char *path,
+               enum io_open_mode mode);
+  void (*close) (struct io_member *m);
+  int (*run) (const struct io_member *members, struct io_op *ops, size_t n,
+              unsigned flags);
+  /* Synchronous whole transfers for setup and tools, not the data path:
+   * 0, -EIO at the end of the member, or -errno.
+   */
+  int (*pread) (const struct io_member *m, void *buf, size_t len,
+                uint64_t off);
+  int (*pwrite) (const struct io_member *m, const void *buf, size_t len,
+                 uint64_t off);
+  int (*sync) (const struct io_member *m);       /* all writes durable */
+  int (*lock) (struct io_member *m);     /* exclusive; -EBUSY if held */
+  /* -EBUSY if something outside this process holds the member for its
+   * own (a mounted or assembled block device), else 0.
+   */
+  int (*held) (const struct io_member *m);
+  bool (*same) (const struct io_member *a, const struct io_member *b);
+};
+
+extern const struct io_backend io_file_backend;
+
+/* The backend that takes path, or NULL if none does yet (an NBD URI:
+ * nbd://, nbds://, nbd+unix://, nbds+unix://).  Anything else is a path
+ * in the local file system.
+ */
+const struct io_backend *io_backend_for (const char *path)
+  __attribute__((nonnull));
+
+#endif /* IO_BACKEND_H */
