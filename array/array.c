@@ -39,10 +39,21 @@ array_log (const struct array *a, enum array_log_level level,
   a->log (level, msg);
 }
 
+/* The geometry cfg asks for, on members of member_bytes bytes. */
+static struct r5_geom_params
+geom_params (const struct array_config *cfg, uint64_t member_bytes)
+{
+  return (struct r5_geom_params) {
+    .members = cfg->members, .chunk = cfg->chunk, .layout = cfg->layout,
+    .data_offset = cfg->data_offset, .member_bytes = member_bytes,
+  };
+}
+
 int
 array_check_config (const struct array_config *cfg, struct array_err *err)
 {
   unsigned missing = 0;
+  struct r5_geom_params gp;
   struct r5_geom g;
 
   if (cfg->members < R5_MIN_MEMBERS || cfg->members > R5_MAX_MEMBERS) {
@@ -65,11 +76,9 @@ array_check_config (const struct array_config *cfg, struct array_err *err)
   /* Everything but the member size, judged against a member just big
    * enough for one stripe.
    */
-  if (r5_geom_init (&g, cfg->members, cfg->chunk, cfg->layout,
-                    cfg->data_offset, cfg->data_offset + cfg->chunk) < 0) {
-    r5_geom_explain (err->msg, sizeof err->msg, cfg->members, cfg->chunk,
-                     cfg->layout, cfg->data_offset,
-                     cfg->data_offset + cfg->chunk);
+  gp = geom_params (cfg, cfg->data_offset + cfg->chunk);
+  if (r5_geom_init (&g, &gp) < 0) {
+    r5_geom_explain (err->msg, sizeof err->msg, &gp);
     return -EINVAL;
   }
   return 0;
@@ -121,6 +130,7 @@ raw_geometry (struct array *a, const struct array_config *cfg,
               struct io_member *opened, struct array_err *err)
 {
   uint64_t smallest = UINT64_MAX, largest = 0;
+  struct r5_geom_params gp;
   unsigned at = 0;
   int r;
 
@@ -136,13 +146,12 @@ raw_geometry (struct array *a, const struct array_config *cfg,
     if (a->members[i].size > largest)
       largest = a->members[i].size;
   }
-  r = r5_geom_init (&a->geom, cfg->members, cfg->chunk, cfg->layout,
-                    cfg->data_offset, smallest);
+  gp = geom_params (cfg, smallest);
+  r = r5_geom_init (&a->geom, &gp);
   if (r < 0) {
     char why[200];
 
-    r5_geom_explain (why, sizeof why, cfg->members, cfg->chunk, cfg->layout,
-                     cfg->data_offset, smallest);
+    r5_geom_explain (why, sizeof why, &gp);
     array_set_err (err, "member %u (%s) is too small: %s", at,
                    cfg->paths[at], why);
     return r;

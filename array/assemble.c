@@ -154,9 +154,10 @@ static int
 set_geometry (struct array *a, const struct md_sb *sb, struct array_err *err)
 {
   uint64_t doff = sb->data_offset * 512;
-  int r = r5_geom_init (&a->geom, sb->raid_disks, sb->chunksize * 512ULL,
-                        (enum r5_layout) sb->layout, doff,
-                        doff + sb->size * 512);
+  int r = r5_geom_init (&a->geom, &(struct r5_geom_params) {
+      .members = sb->raid_disks, .chunk = sb->chunksize * 512ULL,
+      .layout = (enum r5_layout) sb->layout, .data_offset = doff,
+      .member_bytes = doff + sb->size * 512 });
 
   if (r < 0)
     array_set_err (err, "md superblock geometry is not usable here: %s",

@@ -16,10 +16,14 @@ is_power_of_two (uint64_t v)
 
 /* Each check returns a message, or NULL when the parameters pass it. */
 static const char *
-check_params (char *buf, unsigned len, unsigned members, uint64_t chunk,
-              enum r5_layout layout, uint64_t data_offset,
-              uint64_t member_bytes, int *err)
+check_params (char *buf, unsigned len, const struct r5_geom_params *p,
+              int *err)
 {
+  unsigned members = p->members;
+  uint64_t chunk = p->chunk, data_offset = p->data_offset;
+  uint64_t member_bytes = p->member_bytes;
+  enum r5_layout layout = p->layout;
+
   *err = -EINVAL;
   if (members < R5_MIN_MEMBERS || members > R5_MAX_MEMBERS)
     snprintf (buf, len, "%u members: RAID-5 needs %u to %u", members,
@@ -54,36 +58,31 @@ check_params (char *buf, unsigned len, unsigned members, uint64_t chunk,
 }
 
 const char *
-r5_geom_explain (char *buf, unsigned len, unsigned members, uint64_t chunk,
-                 enum r5_layout layout, uint64_t data_offset,
-                 uint64_t member_bytes)
+r5_geom_explain (char *buf, unsigned len, const struct r5_geom_params *p)
 {
   int err;
 
-  if (check_params (buf, len, members, chunk, layout, data_offset,
-                    member_bytes, &err) == NULL)
+  if (check_params (buf, len, p, &err) == NULL)
     snprintf (buf, len, "geometry is valid");
   return buf;
 }
 
 int
-r5_geom_init (struct r5_geom *g, unsigned members, uint64_t chunk,
-              enum r5_layout layout, uint64_t data_offset,
-              uint64_t member_bytes)
+r5_geom_init (struct r5_geom *g, const struct r5_geom_params *p)
 {
+  uint64_t chunk = p->chunk;
   char msg[160];
   int err;
 
-  if (check_params (msg, sizeof msg, members, chunk, layout, data_offset,
-                    member_bytes, &err) != NULL)
+  if (check_params (msg, sizeof msg, p, &err) != NULL)
     return err;
 
-  g->members = members;
-  g->data_members = members - 1;
-  g->layout = layout;
+  g->members = p->members;
+  g->data_members = p->members - 1;
+  g->layout = p->layout;
   g->chunk = chunk;
-  g->data_offset = data_offset;
-  g->stripes = (member_bytes - data_offset) / chunk;
+  g->data_offset = p->data_offset;
+  g->stripes = (p->member_bytes - p->data_offset) / chunk;
   g->member_data = g->stripes * chunk;
   g->stripe_data = chunk * g->data_members;
   g->capacity = g->stripes * g->stripe_data;

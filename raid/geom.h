@@ -47,27 +47,32 @@ struct r5_geom {
   uint64_t capacity;          /* array size = stripes * stripe_data */
 };
 
-/* Fill *g from the parameters.  member_bytes is the size of the smallest
- * member; like md, the space after data_offset is rounded down to whole
- * chunks.
+/* What an array's geometry is made from. */
+struct r5_geom_params {
+  unsigned members;           /* N */
+  uint64_t chunk;             /* bytes */
+  enum r5_layout layout;
+  uint64_t data_offset;       /* bytes */
+  uint64_t member_bytes;      /* the size of the smallest member */
+};
+
+/* Fill *g from the parameters p.  Like md, the space after data_offset is
+ * rounded down to whole chunks.
  * Returns 0; -EINVAL if members, chunk, layout or data_offset is out of
  * range (data_offset must be a multiple of 512); -ENOSPC if a member
  * cannot hold data_offset plus one chunk; -EFBIG if the array would hold
  * more than INT64_MAX bytes (NBD sizes are signed 64-bit).  *g is
  * untouched on error.
  */
-int r5_geom_init (struct r5_geom *g, unsigned members, uint64_t chunk,
-                  enum r5_layout layout, uint64_t data_offset,
-                  uint64_t member_bytes)
+int r5_geom_init (struct r5_geom *g, const struct r5_geom_params *p)
   __attribute__((nonnull, warn_unused_result));
 
 /* Human-readable reason for an r5_geom_init() failure with these
  * parameters, for error messages ("chunk 3000 is not a power of two").
  * Writes at most len bytes into buf (always NUL-terminated) and returns buf.
  */
-const char *r5_geom_explain (char *buf, unsigned len, unsigned members,
-                             uint64_t chunk, enum r5_layout layout,
-                             uint64_t data_offset, uint64_t member_bytes)
+const char *r5_geom_explain (char *buf, unsigned len,
+                             const struct r5_geom_params *p)
   __attribute__((nonnull));
 
 #endif /* RAID_GEOM_H */

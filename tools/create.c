@@ -313,6 +313,7 @@ choose_size (struct create_plan *p)
   const struct create_opts *o = p->opts;
   uint64_t chunk = o->chunk / 512;
   uint64_t room = chunk > 10 ? chunk : 10;      /* md: data_size >= 10 */
+  struct r5_geom_params gp;
   struct r5_geom g;
   char why[200];
 
@@ -326,12 +327,13 @@ choose_size (struct create_plan *p)
     if ((sectors - p->doff) / chunk * chunk < p->size)
       p->size = (sectors - p->doff) / chunk * chunk;
   }
-  if (r5_geom_init (&g, o->n, o->chunk, o->layout, p->doff * 512,
-                    (p->doff + p->size) * 512) < 0)
+  gp = (struct r5_geom_params) {
+    .members = o->n, .chunk = o->chunk, .layout = o->layout,
+    .data_offset = p->doff * 512, .member_bytes = (p->doff + p->size) * 512,
+  };
+  if (r5_geom_init (&g, &gp) < 0)
     return tool_error ("cannot make this array: %s",
-                       r5_geom_explain (why, sizeof why, o->n, o->chunk,
-                                        o->layout, p->doff * 512,
-                                        (p->doff + p->size) * 512));
+                       r5_geom_explain (why, sizeof why, &gp));
   return 0;
 }
 

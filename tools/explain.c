@@ -314,8 +314,9 @@ lesson_case (const struct teach *t, unsigned members, uint64_t off,
   struct explain_req q = { R5_OP_WRITE, off, len, 0 };
 
   v.missing = -1;
-  if (r5_geom_init (&v.g, members, t->g.chunk, t->g.layout, 0,
-                    (INT64_MAX / sd) * t->g.chunk) < 0)
+  if (r5_geom_init (&v.g, &(struct r5_geom_params) {
+      .members = members, .chunk = t->g.chunk, .layout = t->g.layout,
+      .data_offset = 0, .member_bytes = (INT64_MAX / sd) * t->g.chunk }) < 0)
     return tool_error ("lesson: no geometry for %u members", members);
   return walk (&v, &q, c, NULL, false);
 }

@@ -148,15 +148,16 @@ set_geometry (struct teach *t, const struct md_sb *sb)
 {
   uint64_t doff = sb->data_offset * R5_SECTOR;
   uint64_t chunk = (uint64_t) sb->chunksize * R5_SECTOR;
-  uint64_t member = doff + sb->size * R5_SECTOR;
+  const struct r5_geom_params gp = {
+    .members = sb->raid_disks, .chunk = chunk,
+    .layout = (enum r5_layout) sb->layout, .data_offset = doff,
+    .member_bytes = doff + sb->size * R5_SECTOR,
+  };
   char why[160];
 
-  if (r5_geom_init (&t->g, sb->raid_disks, chunk, (enum r5_layout) sb->layout,
-                    doff, member) < 0)
+  if (r5_geom_init (&t->g, &gp) < 0)
     return tool_error ("the superblocks' geometry is not usable: %s",
-                       r5_geom_explain (why, sizeof why, sb->raid_disks,
-                                        chunk, (enum r5_layout) sb->layout,
-                                        doff, member));
+                       r5_geom_explain (why, sizeof why, &gp));
   t->sized = true;
   return 0;
 }

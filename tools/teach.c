@@ -124,14 +124,15 @@ static int
 geometry_from_flags (struct teach *t)
 {
   uint64_t stripe_data = t->chunk * (t->members - 1);
-  uint64_t member = t->data_offset + (INT64_MAX / stripe_data) * t->chunk;
+  const struct r5_geom_params gp = {
+    .members = t->members, .chunk = t->chunk, .layout = t->layout,
+    .data_offset = t->data_offset,
+    .member_bytes = t->data_offset + (INT64_MAX / stripe_data) * t->chunk,
+  };
   char why[160];
 
-  if (r5_geom_init (&t->g, t->members, t->chunk, t->layout, t->data_offset,
-                    member) < 0)
-    return tool_error ("%s", r5_geom_explain (why, sizeof why, t->members,
-                                              t->chunk, t->layout,
-                                              t->data_offset, member));
+  if (r5_geom_init (&t->g, &gp) < 0)
+    return tool_error ("%s", r5_geom_explain (why, sizeof why, &gp));
   return 0;
 }
 

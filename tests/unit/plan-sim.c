@@ -164,8 +164,9 @@ sim_init (struct sim *s, unsigned n, uint64_t chunk, enum r5_layout layout,
 {
   memset (s, 0, sizeof *s);
   s->member_bytes = data_offset + stripes * chunk + slack;
-  cr_assert_eq (r5_geom_init (&s->g, n, chunk, layout, data_offset,
-                              s->member_bytes), 0);
+  cr_assert_eq (r5_geom_init (&s->g, &(struct r5_geom_params) {
+      .members = n, .chunk = chunk, .layout = layout,
+      .data_offset = data_offset, .member_bytes = s->member_bytes }), 0);
   cr_assert_eq (s->g.stripes, stripes);
   s->missing = missing;
   for (unsigned m = 0; m < n; m++) {

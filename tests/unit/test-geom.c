@@ -30,7 +30,9 @@ init (struct r5_geom *g, unsigned members, uint64_t chunk,
 
   memset (g, 0xa5, sizeof *g);
   memcpy (&before, g, sizeof before);
-  r = r5_geom_init (g, members, chunk, layout, data_offset, member_bytes);
+  r = r5_geom_init (g, &(struct r5_geom_params) {
+      .members = members, .chunk = chunk, .layout = layout,
+      .data_offset = data_offset, .member_bytes = member_bytes });
   if (r != 0)
     cr_assert_arr_eq (g, &before, sizeof before,
                       "r5_geom_init failed (%d) but changed *g", r);
@@ -230,8 +232,9 @@ expect_explains (const char *want1, const char *want2, unsigned members,
   const char *s;
 
   memset (buf, 'x', sizeof buf);
-  s = r5_geom_explain (buf, sizeof buf, members, chunk, layout, data_offset,
-                       member_bytes);
+  s = r5_geom_explain (buf, sizeof buf, &(struct r5_geom_params) {
+      .members = members, .chunk = chunk, .layout = layout,
+      .data_offset = data_offset, .member_bytes = member_bytes });
   cr_assert_eq (s, buf);
   cr_assert (memchr (buf, '\0', sizeof buf) != NULL);
   cr_assert (strstr (buf, want1) != NULL, "\"%s\" lacks \"%s\"", buf, want1);
@@ -276,11 +279,15 @@ Test (geom, explain_truncates)
   char one[1] = { 'x' };
 
   memset (buf, 'x', sizeof buf);
-  r5_geom_explain (buf, sizeof buf, 2, 4096, R5_LEFT_SYMMETRIC, 0, 64 * MiB);
+  r5_geom_explain (buf, sizeof buf, &(struct r5_geom_params) {
+      .members = 2, .chunk = 4096, .layout = R5_LEFT_SYMMETRIC,
+      .data_offset = 0, .member_bytes = 64 * MiB });
   cr_assert (memchr (buf, '\0', sizeof buf) != NULL);
   cr_assert_gt (strlen (buf), 0);
 
-  r5_geom_explain (one, 1, 2, 4096, R5_LEFT_SYMMETRIC, 0, 64 * MiB);
+  r5_geom_explain (one, 1, &(struct r5_geom_params) {
+      .members = 2, .chunk = 4096, .layout = R5_LEFT_SYMMETRIC,
+      .data_offset = 0, .member_bytes = 64 * MiB });
   cr_assert_eq (one[0], '\0');
 }
 
@@ -292,12 +299,15 @@ Test (geom, explain_agrees_with_init)
   char ok[256], bad[256];
   struct r5_geom g;
 
-  r5_geom_explain (ok, sizeof ok, 3, 4096, R5_LEFT_SYMMETRIC, 0, 64 * MiB);
+  r5_geom_explain (ok, sizeof ok, &(struct r5_geom_params) {
+      .members = 3, .chunk = 4096, .layout = R5_LEFT_SYMMETRIC,
+      .data_offset = 0, .member_bytes = 64 * MiB });
   for (uint64_t chunk = 1024; chunk <= 16384; chunk += 1024) {
     if (init (&g, 3, chunk, R5_LEFT_SYMMETRIC, 0, 64 * MiB) == 0)
       continue;
-    r5_geom_explain (bad, sizeof bad, 3, chunk, R5_LEFT_SYMMETRIC, 0,
-                     64 * MiB);
+    r5_geom_explain (bad, sizeof bad, &(struct r5_geom_params) {
+        .members = 3, .chunk = chunk, .layout = R5_LEFT_SYMMETRIC,
+        .data_offset = 0, .member_bytes = 64 * MiB });
     cr_assert_str_neq (bad, ok, "chunk %llu", (unsigned long long) chunk);
   }
 }

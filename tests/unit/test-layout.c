@@ -88,7 +88,9 @@ geom (unsigned n, enum r5_layout layout)
 {
   struct r5_geom g;
 
-  cr_assert_eq (r5_geom_init (&g, n, 64 * KiB, layout, 1 * MiB, 64 * MiB), 0);
+  cr_assert_eq (r5_geom_init (&g, &(struct r5_geom_params) {
+      .members = n, .chunk = 64 * KiB, .layout = layout,
+      .data_offset = 1 * MiB, .member_bytes = 64 * MiB }), 0);
   return g;
 }
 
@@ -157,12 +159,14 @@ Test (layout, stripe_past_4g)
 {
   struct r5_geom g;
 
-  cr_assert_eq (r5_geom_init (&g, 3, 4096, R5_LEFT_SYMMETRIC, 0,
-                              1ull << 50), 0);
+  cr_assert_eq (r5_geom_init (&g, &(struct r5_geom_params) {
+      .members = 3, .chunk = 4096, .layout = R5_LEFT_SYMMETRIC,
+      .data_offset = 0, .member_bytes = 1ull << 50 }), 0);
   check_row (&g, 1ull << 32, ls3[1]);
   check_row (&g, (1ull << 32) + 1, ls3[2]);
-  cr_assert_eq (r5_geom_init (&g, 5, 4096, R5_RIGHT_ASYMMETRIC, 0,
-                              1ull << 50), 0);
+  cr_assert_eq (r5_geom_init (&g, &(struct r5_geom_params) {
+      .members = 5, .chunk = 4096, .layout = R5_RIGHT_ASYMMETRIC,
+      .data_offset = 0, .member_bytes = 1ull << 50 }), 0);
   check_row (&g, 1ull << 32, ra5[1]);
   check_row (&g, (1ull << 32) + 3, ra5[4]);
 }
@@ -251,10 +255,12 @@ Test (layout, parity_first_last_fixed)
   for (unsigned n = 3; n <= 9; n++) {
     struct r5_geom first, last;
 
-    cr_assert_eq (r5_geom_init (&first, n, 4096, R5_PARITY_FIRST, 0,
-                                1ull << 50), 0);
-    cr_assert_eq (r5_geom_init (&last, n, 4096, R5_PARITY_LAST, 0,
-                                1ull << 50), 0);
+    cr_assert_eq (r5_geom_init (&first, &(struct r5_geom_params) {
+        .members = n, .chunk = 4096, .layout = R5_PARITY_FIRST,
+        .data_offset = 0, .member_bytes = 1ull << 50 }), 0);
+    cr_assert_eq (r5_geom_init (&last, &(struct r5_geom_params) {
+        .members = n, .chunk = 4096, .layout = R5_PARITY_LAST,
+        .data_offset = 0, .member_bytes = 1ull << 50 }), 0);
     for (uint64_t c = 0; c < 4 * n; c++) {
       uint64_t s = c / (n - 1) + (c % 2 ? 1ull << 32 : 0);
       unsigned dd = (unsigned) (c % (n - 1));
@@ -367,8 +373,9 @@ Test (layout, left_symmetric_round_robin)
     struct r5_geom g;
     struct r5_loc loc;
 
-    cr_assert_eq (r5_geom_init (&g, n, 4096, R5_LEFT_SYMMETRIC, 0,
-                                4096 * 40), 0);
+    cr_assert_eq (r5_geom_init (&g, &(struct r5_geom_params) {
+        .members = n, .chunk = 4096, .layout = R5_LEFT_SYMMETRIC,
+        .data_offset = 0, .member_bytes = 4096 * 40 }), 0);
     for (uint64_t c = 0; c < g.capacity / g.chunk; c++) {
       cr_assert_eq (r5_map (&g, c * g.chunk, &loc), 0);
       cr_assert_eq (loc.member, c % n, "N=%u chunk %llu", n,
@@ -418,8 +425,9 @@ check_bijection (unsigned n, enum r5_layout layout, uint64_t stripes)
   struct r5_geom g;
   unsigned char *hit;
 
-  cr_assert_eq (r5_geom_init (&g, n, chunk, layout, doff,
-                              doff + stripes * chunk + 777), 0);
+  cr_assert_eq (r5_geom_init (&g, &(struct r5_geom_params) {
+      .members = n, .chunk = chunk, .layout = layout, .data_offset = doff,
+      .member_bytes = doff + stripes * chunk + 777 }), 0);
   cr_assert_eq (g.stripes, stripes);
   hit = calloc (n * stripes, 1);
   cr_assert_not_null (hit);
