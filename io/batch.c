@@ -59,25 +59,34 @@ sole_backend (const struct io_member *members, const struct io_op *ops,
   return b;
 }
 
+/* A batch being cut per backend. */
+struct split {
+  const struct io_member *members;
+  struct io_op *ops;
+  size_t n;
+  unsigned flags;
+  struct io_op *sub;          /* room for n: one backend's ops */
+  size_t *from;               /* room for n: where each came from in ops */
+};
+
 /* Run the ops of backend b that are still to run (result 1) as one
  * sub-batch, in batch order; their results are copied back.
  */
 static void
-run_backend (const struct io_member *members, struct io_op *ops, size_t n,
-             unsigned flags, const struct io_backend *b, struct io_op *sub,
-             size_t *from)
+run_backend (struct split *sp, const struct io_backend *b)
 {
   size_t k = 0;
 
-  for (size_t i = 0; i < n; i++)
-    if (ops[i].result == 1 && members[ops[i].member].backend == b) {
-      from[k] = i;
-      sub[k] = ops[i];
-      sub[k++].result = -ECANCELED;   /* unless the backend says otherwise */
+  for (size_t i = 0; i < sp->n; i++)
+    if (sp->ops[i].result == 1 &&
+        sp->members[sp->ops[i].member].backend == b) {
+      sp->from[k] = i;
+      sp->sub[k] = sp->ops[i];
+      sp->sub[k++].result = -ECANCELED;   /* unless the backend says so */
     }
-  (void) b->run (members, sub, k, flags);
+  (void) b->run (sp->members, sp->sub, k, sp->flags);
   for (size_t j = 0; j < k; j++)
-    ops[from[j]].result = sub[j].result;
+    sp->ops[sp->from[j]].result = sp->sub[j].result;
 }
 
 /* Members of several backends, members not open, or an injected failure:
@@ -88,12 +97,12 @@ static int
 run_mixed (const struct io_member *members, struct io_op *ops, size_t n,
            unsigned flags)
 {
-  struct io_op *sub = malloc (n * sizeof *sub);
-  size_t *from = malloc (n * sizeof *from);
+  struct split sp = { members, ops, n, flags, malloc (n * sizeof *sp.sub),
+                      malloc (n * sizeof *sp.from) };
 
-  if (sub == NULL || from == NULL) {
-    free (sub);
-    free (from);
+  if (sp.sub == NULL || sp.from == NULL) {
+    free (sp.sub);
+    free (sp.from);
     fail_all (ops, n, -ECANCELED);
     return -ENOMEM;
   }
@@ -105,10 +114,9 @@ run_mixed (const struct io_member *members, struct io_op *ops, size_t n,
   }
   for (size_t i = 0; i < n; i++)
     if (ops[i].result == 1)
-      run_backend (members, ops, n, flags, members[ops[i].member].backend,
-                   sub, from);
-  free (sub);
-  free (from);
+      run_backend (&sp, members[ops[i].member].backend);
+  free (sp.sub);
+  free (sp.from);
   return first_error (ops, n);
 }
 
