@@ -10,6 +10,7 @@
 
 #include "io/backend.h"
 #include "io/batch.h"
+#include "io/engine.h"
 
 /* Test-only: has this member's injected failure struck?  Counted per op,
  * in batch order, before any backend sees the op.
@@ -25,15 +26,15 @@ injected_failure (const struct io_member *m)
   return n == 0;
 }
 
-static void
-fail_all (struct io_op *ops, size_t n, int err)
+void
+io_ops_fail_all (struct io_op *ops, size_t n, int err)
 {
   for (size_t i = 0; i < n; i++)
     ops[i].result = err;
 }
 
-static int
-first_error (const struct io_op *ops, size_t n)
+int
+io_ops_first_error (const struct io_op *ops, size_t n)
 {
   for (size_t i = 0; i < n; i++)
     if (ops[i].result < 0)
@@ -103,7 +104,7 @@ run_mixed (const struct io_member *members, struct io_op *ops, size_t n,
   if (sp.sub == NULL || sp.from == NULL) {
     free (sp.sub);
     free (sp.from);
-    fail_all (ops, n, -ECANCELED);
+    io_ops_fail_all (ops, n, -ECANCELED);
     return -ENOMEM;
   }
   for (size_t i = 0; i < n; i++) {
@@ -117,7 +118,7 @@ run_mixed (const struct io_member *members, struct io_op *ops, size_t n,
       run_backend (&sp, members[ops[i].member].backend);
   free (sp.sub);
   free (sp.from);
-  return first_error (ops, n);
+  return io_ops_first_error (ops, n);
 }
 
 int

@@ -375,21 +375,6 @@ drive (struct batch *b)
   return 0;
 }
 
-static int
-first_error (const struct io_op *ops, size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    if (ops[i].result < 0)
-      return ops[i].result;
-  return 0;
-}
-
-static void
-fail_all (struct io_op *ops, size_t n, int err)
-{
-  for (size_t i = 0; i < n; i++)
-    ops[i].result = err;
-}
 
 /* Does any op go through the ring (a member not in memory)? */
 static bool
@@ -413,7 +398,7 @@ io_engine_run (const struct io_member *members, struct io_op *ops, size_t n,
     return 0;
   if ((r = engine_get (&b.e)) < 0 || (r = engine_reserve (b.e, n)) < 0 ||
       (needs_ring (members, ops, n) && (r = engine_ring (b.e)) < 0)) {
-    fail_all (ops, n, -ECANCELED);
+    io_ops_fail_all (ops, n, -ECANCELED);
     return r;
   }
   for (size_t i = 0; i < n; i++) {
@@ -437,8 +422,8 @@ io_engine_run (const struct io_member *members, struct io_op *ops, size_t n,
      */
     pthread_setspecific (engine_key, NULL);
     engine_destroy (b.e);
-    fail_all (ops, n, -ECANCELED);
+    io_ops_fail_all (ops, n, -ECANCELED);
     return r;
   }
-  return first_error (ops, n);
+  return io_ops_first_error (ops, n);
 }

@@ -1,5 +1,6 @@
 /* io/engine.h -- internal to io/: the per-thread ring that runs batches of
- * already-aligned operations.  See batch.h for the public contract.
+ * already-aligned operations, and helpers every batch runner shares.  See
+ * batch.h for the public contract.
  */
 #ifndef IO_ENGINE_H
 #define IO_ENGINE_H
@@ -26,5 +27,13 @@ int io_direct_run (const struct io_member *members, struct io_op *ops,
 int io_direct_needed (const struct io_member *members,
                       const struct io_op *ops, size_t n)
   __attribute__((nonnull (1)));
+
+/* Every op's result set to err (a batch that could not run). */
+void io_ops_fail_all (struct io_op *ops, size_t n, int err)
+  __attribute__((nonnull));
+
+/* The first op's error in batch order, or 0. */
+int io_ops_first_error (const struct io_op *ops, size_t n)
+  __attribute__((nonnull));
 
 #endif /* IO_ENGINE_H */
