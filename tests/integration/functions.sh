@@ -66,6 +66,23 @@ cleanup_fn ()
   cleanup_fns+=("$*")
 }
 
+# kill_ours [-SIG] PID...: signal each PID (default SIGTERM) only if it
+# is still a process of this test, one whose command line names $tmpdir.
+# Cleanups run long after their server was reaped, and PIDs wrap: by
+# then the number may belong to another test's server (make -j runs
+# tests side by side), which a plain kill -9 would take down.
+kill_ours ()
+{
+  local sig=-TERM p
+  case ${1:-} in -*) sig=$1; shift ;; esac
+  for p in "$@"; do
+    [ -n "$p" ] && [ -r "/proc/$p/cmdline" ] || continue
+    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "$tmpdir" &&
+      kill "$sig" "$p" 2>/dev/null
+  done
+  return 0
+}
+
 # why_server_died: on a failure, if the last server started by serve_bg
 # (md-functions.sh) had already ended, say how, and its log's last lines;
 # killed by SIGKILL unasked, the kernel's out-of-memory lines too.

@@ -112,7 +112,7 @@ serve_bg ()
     >"$log" 2>&1 &
   SERVER=$!
   SERVER_LOG=$log
-  cleanup_fn "kill -9 $SERVER 2>/dev/null"
+  cleanup_fn "kill_ours -9 $SERVER"
   URI="nbd+unix:///?socket=$tmpdir/sock"
   for (( i = 0; i < 300; i++ )); do
     [ -s "$tmpdir/pid" ] && [ -S "$tmpdir/sock" ] && return 0

@@ -80,7 +80,7 @@ expect_error 'missing'       disk=missing "$d1" disk=missing "$d2"
 # same array, and another array sharing one member.
 "$NBDKIT" -U "$tmpdir/sock" -P "$tmpdir/pid" "$PLUGIN" "$d0" "$d1" "$d2" \
   chunk=64K
-cleanup_fn '[ ! -s "$tmpdir/pid" ] || kill "$(cat "$tmpdir/pid")" 2>/dev/null'
+cleanup_fn '[ ! -s "$tmpdir/pid" ] || kill_ours "$(cat "$tmpdir/pid")"'
 for (( i = 0; i < 100; i++ )); do [ -s "$tmpdir/pid" ] && break; sleep 0.1; done
 [ -s "$tmpdir/pid" ] || fail "the first server did not start"
 expect_error 'lock|served|busy|in use' "$d0" "$d1" "$d2" chunk=64K

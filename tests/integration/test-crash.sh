@@ -26,7 +26,7 @@ crash_round ()
   "$NBDKIT" -f -U "$tmpdir/sock" -P "$tmpdir/pid" "$PLUGIN" \
     "${disks[@]}" chunk="$chunk" layout="$layout" "$@" &
   server=$!
-  cleanup_fn "kill -9 $server 2>/dev/null"
+  cleanup_fn "kill_ours -9 $server"
   for (( i = 0; i < 100; i++ )); do [ -s "$tmpdir/pid" ] && break; sleep 0.1; done
   [ -s "$tmpdir/pid" ] || fail "the server did not start"
 

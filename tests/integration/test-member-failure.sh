@@ -28,7 +28,7 @@ fuse_member ()
     --filter=error file "$tmpdir/$name.img" "$@" >&2 ||
     fail "cannot serve $name"
   cleanup_fn "fusermount3 -u $tmpdir/$name.mnt 2>/dev/null"
-  cleanup_fn "kill \$(cat $tmpdir/$name.nbdkit.pid)"
+  cleanup_fn "kill_ours \$(cat $tmpdir/$name.nbdkit.pid)"
   nbdfuse -P "$tmpdir/$name.fuse.pid" "$tmpdir/$name.mnt/member" \
     --unix "$tmpdir/$name.sock" >/dev/null 2>"$tmpdir/$name.fuse.log" &
   for (( i = 0; i < 100; i++ )); do

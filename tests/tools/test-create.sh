@@ -260,7 +260,7 @@ expect_refused 'no room for the internal bitmap' create --force \
 mapfile -t disks < <(disk_args "${R[@]}")
 "$NBDKIT" -U "$tmpdir/sock" -P "$tmpdir/pid" "$PLUGIN" "${disks[@]}" ||
   fail "cannot serve R"
-cleanup_fn 'kill "$(cat "$tmpdir/pid")" 2>/dev/null'
+cleanup_fn 'kill_ours "$(cat "$tmpdir/pid")"'
 expect_refused 'r1: in use.*being served' create --force --chunk 64K \
   "${F[0]}" "${R[1]}" "${F[1]}"
 pid=$(cat "$tmpdir/pid")
@@ -287,9 +287,9 @@ if [ "${#L[@]}" = 3 ]; then
   # A device someone holds exclusively (as a mount or md would).
   python3 -c 'import os, sys, time
 os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL); print("held", flush=True)
-time.sleep(60)' "${L[1]}" >"$tmpdir/held" &
+time.sleep(60)' "${L[1]}" "$tmpdir" >"$tmpdir/held" &   # $tmpdir: kill_ours
   holder=$!
-  cleanup_fn "kill $holder 2>/dev/null"
+  cleanup_fn "kill_ours $holder"
   while ! grep -q held "$tmpdir/held"; do
     kill -0 $holder 2>/dev/null || fail "cannot hold ${L[1]}"
     sleep 0.1
