@@ -250,18 +250,23 @@ void array_job_status (struct array *a, struct array_job_status *out)
  * continues what array_rebuild_start() began.  On a dirty array (a resync
  * pending after an unclean stop) a CHECK counts what the crash left and
  * the resync stays due; a REPAIR is the resync, done over every stripe,
- * and the array is recorded clean after it.  progress, if not NULL, is
- * called now and then; found for each stripe with wrong parity.
- * Returns 0 or -errno (err set).
+ * and the array is recorded clean after it.  watch (NULL: nobody
+ * watches) hears of progress now and then and of each stripe found with
+ * wrong parity.  Returns 0 or -errno (err set).
  */
 typedef void (*array_progress_fn) (void *opaque, uint64_t done,
                                    uint64_t total);
 typedef void (*array_mismatch_fn) (void *opaque,
                                    const struct array_mismatch *mm);
+struct array_job_watch {
+  array_progress_fn progress; /* or NULL */
+  array_mismatch_fn found;    /* or NULL */
+  void *opaque;               /* passed to both */
+};
 int array_job_run (struct array *a, enum array_job_kind kind,
-                   array_progress_fn progress, array_mismatch_fn found,
-                   void *opaque, struct array_err *err)
-  __attribute__((nonnull (1, 6), warn_unused_result));
+                   const struct array_job_watch *watch,
+                   struct array_err *err)
+  __attribute__((nonnull (1, 4), warn_unused_result));
 
 /* Carry out one control command line (see array/control.c for the
  * commands) and return the reply: its output, then "OK" or "ERROR: why",

@@ -15,6 +15,16 @@
 #include "array/internal.h"
 #include "raid/layout.h"
 
+/* What assembly found: the members given (in the order given), their
+ * superblocks, and what raid/mdstate.h made of them.
+ */
+struct gathered {
+  struct io_member *opened;   /* cfg->members of them; not open: missing */
+  unsigned n;
+  struct md_found f[R5_MAX_MEMBERS];
+  struct md_assembly as;
+};
+
 static int
 read_all (const struct array_config *cfg, const struct io_member *opened,
           struct md_found *f, struct array_err *err)
@@ -40,20 +50,19 @@ read_all (const struct array_config *cfg, const struct io_member *opened,
 
 /* "member 2 (/x/c.img) is stale: ..." */
 static void
-say_fate (const struct md_assembly *as, const struct md_found *f,
-          const struct io_member *opened, unsigned i, char *buf, size_t len)
+say_fate (const struct gathered *g, unsigned i, char *buf, size_t len)
 {
   char why[240];
 
-  md_fate_explain (as, f, i, why, sizeof why);
-  snprintf (buf, len, "member %u (%s) %s", i, opened[i].path, why);
+  md_fate_explain (&g->as, g->f, i, why, sizeof why);
+  snprintf (buf, len, "member %u (%s) %s", i, g->opened[i].path, why);
 }
 
 /* Why each slot has no member in sync, as one clause per slot. */
 static void
-slots_out (const struct md_assembly *as, const struct md_found *f,
-           const struct io_member *opened, unsigned n, char *buf, size_t len)
+slots_out (const struct gathered *g, char *buf, size_t len)
 {
+  const struct md_assembly *as = &g->as;
   size_t at = 0;
 
   buf[0] = '\0';
@@ -62,7 +71,7 @@ slots_out (const struct md_assembly *as, const struct md_found *f,
 
     if (o >= 0 && as->dev[o].fate == MD_FATE_IN_SYNC)
       continue;
-    for (unsigned i = 0; i < n && claim < 0; i++)
+    for (unsigned i = 0; i < g->n && claim < 0; i++)
       if (as->dev[i].slot == (int) s && i != (unsigned) o &&
           as->dev[i].fate != MD_FATE_ABSENT)
         claim = (int) i;
@@ -70,9 +79,9 @@ slots_out (const struct md_assembly *as, const struct md_found *f,
                              s);
     if (o >= 0)
       snprintf (buf + at, len - at, "member %d (%s) is only partly rebuilt",
-                o, opened[o].path);
+                o, g->opened[o].path);
     else if (claim >= 0)
-      say_fate (as, f, opened, (unsigned) claim, buf + at, len - at);
+      say_fate (g, (unsigned) claim, buf + at, len - at);
     else
       snprintf (buf + at, len - at, "no member given holds it");
     at = strlen (buf);
@@ -80,16 +89,16 @@ slots_out (const struct md_assembly *as, const struct md_found *f,
 }
 
 static int
-refused (const struct md_assembly *as, const struct md_found *f,
-         const struct io_member *opened, unsigned n, struct array_err *err)
+refused (const struct gathered *g, struct array_err *err)
 {
+  const struct md_assembly *as = &g->as;
   char why[ARRAY_ERR_LEN];
 
   switch (as->refusal) {
   case MD_START_OK:
     return 0;
   case MD_START_FOREIGN:
-    say_fate (as, f, opened, (unsigned) as->refusal_dev, why, sizeof why);
+    say_fate (g, (unsigned) as->refusal_dev, why, sizeof why);
     array_set_err (err, "%s", why);
     break;
   case MD_START_NO_SLOT:
@@ -99,22 +108,22 @@ refused (const struct md_assembly *as, const struct md_found *f,
   case MD_START_SAME_SLOT:
     array_set_err (err, "member %d (%s) and another member both hold slot "
                    "%d with the same events counter: give only one of them",
-                   as->refusal_dev, opened[as->refusal_dev].path,
+                   as->refusal_dev, g->opened[as->refusal_dev].path,
                    as->dev[as->refusal_dev].slot);
     break;
   case MD_START_TOO_FEW:
-    slots_out (as, f, opened, n, why, sizeof why);
+    slots_out (g, why, sizeof why);
     array_set_err (err, "cannot start: RAID-5 survives the loss of one "
                    "member, and %s", why);
     break;
   case MD_START_DIRTY_DEGRADED:
-    slots_out (as, f, opened, n, why, sizeof why);
+    slots_out (g, why, sizeof why);
     array_set_err (err, "cannot start a dirty and degraded array (%s), and "
                    "parity may be stale where writes were in flight when it "
                    "stopped; force=true starts it without that member", why);
     break;
   case MD_START_NOT_ALL:
-    slots_out (as, f, opened, n, why, sizeof why);
+    slots_out (g, why, sizeof why);
     array_set_err (err, "the superblocks record %u working members, %u are "
                    "usable (%s): give disk=missing for that slot to start "
                    "degraded (mdadm --run), or rebuild it", as->working,
@@ -167,20 +176,19 @@ set_geometry (struct array *a, const struct md_sb *sb, struct array_err *err)
 
 /* The bitmap says which left-out members a re-add can bring back. */
 static int
-load_bitmap (struct array *a, struct md_assembly *as,
-             const struct md_found *f, struct io_member *opened, unsigned n,
-             struct array_err *err)
+load_bitmap (struct array *a, struct gathered *g, struct array_err *err)
 {
-  const struct md_sb *fresh = &f[as->freshest].sb;
+  struct md_assembly *as = &g->as;
+  const struct md_sb *fresh = &g->f[as->freshest].sb;
   int r;
 
   if (as->refusal == MD_START_FOREIGN ||
       !(fresh->feature_map & MD_FEATURE_BITMAP_OFFSET))
     return 0;
   a->meta.live.common = *fresh;
-  if ((r = meta_load_bitmap (a, &opened[as->freshest], err)) < 0)
+  if ((r = meta_load_bitmap (a, &g->opened[as->freshest], err)) < 0)
     return r;
-  md_asm_bitmap (as, f, n, a->meta.bm.events_cleared);
+  md_asm_bitmap (as, g->f, g->n, a->meta.bm.events_cleared);
   return 0;
 }
 
@@ -215,24 +223,23 @@ place_members (struct array *a, const struct md_assembly *as,
  * could come back into the out slot is remembered for a re-add.
  */
 static void
-log_left_out (struct array *a, const struct array_config *cfg,
-              const struct md_assembly *as, const struct md_found *f,
-              const struct io_member *opened)
+log_left_out (struct array *a, const struct gathered *g)
 {
+  const struct md_assembly *as = &g->as;
   char line[ARRAY_ERR_LEN];
 
-  for (unsigned i = 0; i < cfg->members; i++) {
+  for (unsigned i = 0; i < g->n; i++) {
     const struct md_verdict *v = &as->dev[i];
 
     if (v->fate == MD_FATE_IN_SYNC || v->fate == MD_FATE_RECOVERING ||
         v->fate == MD_FATE_ABSENT)
       continue;
-    say_fate (as, f, opened, i, line, sizeof line);
+    say_fate (g, i, line, sizeof line);
     array_log (a, ARRAY_LOG_ERROR, "%s: left out", line);
     if ((v->fate == MD_FATE_STALE || v->fate == MD_FATE_REMOVED ||
          v->fate == MD_FATE_FAULTY) &&
         v->slot >= 0 && v->slot == as->out && a->left_out[v->slot] == NULL) {
-      a->left_out[v->slot] = strdup (opened[i].path);
+      a->left_out[v->slot] = strdup (g->opened[i].path);
       a->left_re_addable[v->slot] = v->re_addable;
     }
   }
@@ -263,32 +270,31 @@ int
 meta_assemble (struct array *a, const struct array_config *cfg,
                struct io_member *opened, struct array_err *err)
 {
-  struct md_found f[R5_MAX_MEMBERS];
+  struct gathered g = { .opened = opened, .n = cfg->members };
   struct md_asm_opts o = { .force = cfg->force, .run = cfg->run };
-  struct md_assembly as;
+  const struct md_assembly *as = &g.as;
   int r, verdict;
 
   if (cfg->metadata == ARRAY_META_NONE)
     return 0;
-  if ((r = read_all (cfg, opened, f, err)) <= 0)
+  if ((r = read_all (cfg, opened, g.f, err)) <= 0)
     return r;                 /* 0: raw members */
   for (unsigned i = 0; i < cfg->members; i++)
     o.run |= cfg->paths[i] == NULL;
-  verdict = md_assemble (f, cfg->members, &o, &as);
-  if (as.freshest >= 0 &&
-      (r = load_bitmap (a, &as, f, opened, cfg->members, err)) < 0)
+  verdict = md_assemble (g.f, g.n, &o, &g.as);
+  if (as->freshest >= 0 && (r = load_bitmap (a, &g, err)) < 0)
     return r;
-  if ((verdict < 0 && (r = refused (&as, f, opened, cfg->members, err)) < 0) ||
-      (r = check_given (cfg, &f[as.freshest].sb, err)) < 0 ||
-      (r = set_geometry (a, &f[as.freshest].sb, err)) < 0)
+  if ((verdict < 0 && (r = refused (&g, err)) < 0) ||
+      (r = check_given (cfg, &g.f[as->freshest].sb, err)) < 0 ||
+      (r = set_geometry (a, &g.f[as->freshest].sb, err)) < 0)
     return r;
   a->meta.enabled = true;
-  a->meta.forced = as.forced;
-  md_live_init (&a->meta.live, f, &as);
-  place_members (a, &as, opened);
-  log_left_out (a, cfg, &as, f, opened);
-  log_degraded (a, cfg, &as);
-  if (as.forced)
+  a->meta.forced = as->forced;
+  md_live_init (&a->meta.live, g.f, as);
+  place_members (a, as, opened);
+  log_left_out (a, &g);
+  log_degraded (a, cfg, as);
+  if (as->forced)
     array_log (a, ARRAY_LOG_ERROR, "starting a dirty and degraded array "
                "(force=true): data in stripes written at the crash may be "
                "wrong");

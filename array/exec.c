@@ -200,16 +200,19 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
   return r;
 }
 
+/* Run the client's request rq (all but its worker filled in). */
 static int
-run_request (struct array *a, enum r5_op op, unsigned flags, char *buf,
-             uint64_t len, uint64_t off, struct array_err *err)
+run_request (struct request rq)
 {
-  struct request rq = { a, array_worker (a), op, flags, buf, off, len, err };
-  uint64_t pos = off, done, epoch;
+  struct array *a = rq.a;
+  struct array_err *err = rq.err;
+  enum r5_op op = rq.op;
+  uint64_t off = rq.off, len = rq.len, pos = off, done, epoch;
   int r;
 
   if (len == 0)
     return 0;
+  rq.w = array_worker (a);
   if (rq.w == NULL) {
     array_set_err (err, "out of memory");
     return -ENOMEM;
@@ -246,7 +249,9 @@ array_read (struct array *a, void *buf, uint64_t len, uint64_t off,
             struct array_err *err)
 {
   a->count.reads++;
-  return run_request (a, R5_OP_READ, 0, buf, len, off, err);
+  return run_request ((struct request) { .a = a, .op = R5_OP_READ,
+                                         .buf = buf, .off = off, .len = len,
+                                         .err = err });
 }
 
 int
@@ -255,7 +260,9 @@ array_write (struct array *a, const void *buf, uint64_t len, uint64_t off,
 {
   /* Only phase-3 writes use the client buffer then; it is never written. */
   a->count.writes++;
-  return run_request (a, R5_OP_WRITE, flags, (char *) buf, len, off, err);
+  return run_request ((struct request) { .a = a, .op = R5_OP_WRITE,
+                                         .flags = flags, .buf = (char *) buf,
+                                         .off = off, .len = len, .err = err });
 }
 
 int
@@ -263,7 +270,9 @@ array_zero (struct array *a, uint64_t len, uint64_t off, unsigned flags,
             struct array_err *err)
 {
   a->count.zeroes++;
-  return run_request (a, R5_OP_ZERO, flags, NULL, len, off, err);
+  return run_request ((struct request) { .a = a, .op = R5_OP_ZERO,
+                                         .flags = flags, .off = off,
+                                         .len = len, .err = err });
 }
 
 int
@@ -271,8 +280,9 @@ array_trim (struct array *a, uint64_t len, uint64_t off, unsigned flags,
             struct array_err *err)
 {
   a->count.trims++;
-  return run_request (a, R5_OP_TRIM, flags | ARRAY_MAY_TRIM, NULL, len, off,
-                      err);
+  return run_request ((struct request) { .a = a, .op = R5_OP_TRIM,
+                                         .flags = flags | ARRAY_MAY_TRIM,
+                                         .off = off, .len = len, .err = err });
 }
 
 static int flush_members (struct array *a, struct array_err *err);

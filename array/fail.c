@@ -58,16 +58,25 @@ array_mark_failed (struct array *a, struct array_err *err, const char *why,
   return -EIO;
 }
 
-/* Take member m out of service (what says why); see array_take_out. */
+/* A member failing: which, why, and whether others failed with it. */
+struct failure {
+  int m;
+  bool others;                /* another member failed in the same batch */
+  char what[ARRAY_ERR_LEN];   /* "member 1 (path): write at 4096: ..." */
+};
+
+/* Take member f->m out of service; see array_take_out. */
 static int
-take_out (struct array *a, int m, bool others, char *what, size_t len,
-          uint32_t *gen, struct array_err *err)
+take_out (struct array *a, struct failure *f, uint32_t *gen,
+          struct array_err *err)
 {
-  int had;
+  int m = f->m, had;
+  char *what = f->what;
+  size_t len = sizeof f->what;
 
   if (gen)
     *gen = health_gen (&a->health, (unsigned) m);
-  if (others) {
+  if (f->others) {
     health_take_out (&a->health, (unsigned) m);   /* marks it faulty */
     health_fail_array (&a->health);
     return array_mark_failed (a, err, "several members failed at once, "
@@ -104,18 +113,18 @@ array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
                 uint32_t *gen, struct array_err *err)
 {
   const struct io_op *op = first_member_error (ops, n);
-  char what[ARRAY_ERR_LEN];
+  struct failure f;
 
   if (op == NULL) {
     array_set_err (err, "cannot run member I/O: %s", strerror (-r));
     return r < 0 ? r : -EIO;
   }
-  snprintf (what, sizeof what, "member %u (%s): %s at %" PRIu64 ": %s",
+  f.m = (int) op->member;
+  f.others = other_member_failed (ops, n, op->member);
+  snprintf (f.what, sizeof f.what, "member %u (%s): %s at %" PRIu64 ": %s",
             op->member, a->members[op->member].path, op_name (op->kind),
             op->off, strerror (-op->result));
-  return take_out (a, (int) op->member, other_member_failed (ops, n,
-                                                             op->member),
-                   what, sizeof what, gen, err);
+  return take_out (a, &f, gen, err);
 }
 
 /* Record a member just taken out (the gen-th of its slot) in the
@@ -134,7 +143,7 @@ record_failure (struct array *a, int slot, uint32_t gen)
 int
 array_fail (struct array *a, unsigned slot, struct array_err *err)
 {
-  char what[ARRAY_ERR_LEN];
+  struct failure f = { .m = (int) slot };
   uint32_t gen;
   int t, out;
 
@@ -155,9 +164,9 @@ array_fail (struct array *a, unsigned slot, struct array_err *err)
                    "failing slot %u too would fail the array", out, slot);
     return -EBUSY;
   }
-  snprintf (what, sizeof what, "member %u (%s): failed by hand", slot,
+  snprintf (f.what, sizeof f.what, "member %u (%s): failed by hand", slot,
             a->members[slot].path ? a->members[slot].path : "missing");
-  t = take_out (a, (int) slot, false, what, sizeof what, &gen, err);
+  t = take_out (a, &f, &gen, err);
   if (t == 1)
     record_failure (a, (int) slot, gen);
   return t < 0 ? t : 0;

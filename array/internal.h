@@ -135,15 +135,15 @@ int rebuild_done (struct array *a, struct array_err *err)
  * the cursor, under their stripe locks; job.lock held by the caller.
  * With every member in memory a step may go further than the batch, up
  * to reach bytes of each member (UINT64_MAX: as far as it likes).  buf
- * is scratch of job_buf_bytes(a), 4096-aligned.  Returns 0, -ENODEV when
- * the array became degraded (a scrub can go no further), or -errno.
+ * is scratch of job_buf_bytes(a), 4096-aligned; watch (or NULL) hears of
+ * each stripe found wrong.  Returns 0, -ENODEV when the array became
+ * degraded (a scrub can go no further), or -errno.
  */
 size_t job_buf_bytes (const struct array *a) __attribute__((nonnull));
 unsigned job_batch_stripes (const struct array *a) __attribute__((nonnull));
-int job_step (struct array *a, enum array_job_kind kind, uint64_t reach,
-              char *buf, array_mismatch_fn found, void *opaque,
-              struct array_err *err)
-  __attribute__((nonnull (1, 4, 7)));
+int job_step (struct array *a, uint64_t reach, char *buf,
+              const struct array_job_watch *watch, struct array_err *err)
+  __attribute__((nonnull (1, 3, 5)));
 
 /* Per-thread reusable memory for executing requests. */
 struct worker {

@@ -355,8 +355,8 @@ maybe_use_spare (struct array *a)
  * its cursor) under a step in progress.
  */
 static bool
-step_once (struct array *a, bool online, char **buf, array_mismatch_fn found,
-           void *opaque)
+step_once (struct array *a, bool online, char **buf,
+           const struct array_job_watch *watch)
 {
   struct job *j = &a->job;
   enum array_job_kind kind;
@@ -376,8 +376,7 @@ step_once (struct array *a, bool online, char **buf, array_mismatch_fn found,
   }
   else
     r = j->abort ? -ECANCELED
-      : job_step (a, kind, step_reach (j, online), *buf, found, opaque,
-                  &err);
+      : job_step (a, step_reach (j, online), *buf, watch, &err);
   if (r < 0 && r != -ENODEV && r != -ECANCELED && r != -ENOMEM)
     array_log (a, ARRAY_LOG_ERROR, "%s: %s", array_job_name (kind), err.msg);
   checkpoint (a, kind, r < 0 || j->cursor >= a->geom.stripes);
@@ -400,7 +399,7 @@ background (void *arg)
     if (meta_mark_clean (a, true, &err) < 0)
       array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
     maybe_use_spare (a);
-    if (!step_once (a, true, &buf, NULL, NULL)) {
+    if (!step_once (a, true, &buf, NULL)) {
       sleep_ns (IDLE_TICK_NS);
       continue;
     }
@@ -442,8 +441,7 @@ array_stop_background (struct array *a)
 
 int
 array_job_run (struct array *a, enum array_job_kind kind,
-               array_progress_fn progress, array_mismatch_fn found,
-               void *opaque, struct array_err *err)
+               const struct array_job_watch *watch, struct array_err *err)
 {
   struct job *j = &a->job;
   bool scrub = kind == ARRAY_JOB_CHECK || kind == ARRAY_JOB_REPAIR;
@@ -463,10 +461,10 @@ array_job_run (struct array *a, enum array_job_kind kind,
   if (j->kind != (int) kind)
     return 0;                 /* no resync or rebuild pending */
   while (j->kind == (int) kind) {
-    if (!step_once (a, false, &buf, found, opaque))
+    if (!step_once (a, false, &buf, watch))
       break;
-    if (progress)
-      progress (opaque, j->cursor, a->geom.stripes);
+    if (watch && watch->progress)
+      watch->progress (watch->opaque, j->cursor, a->geom.stripes);
   }
   free (buf);
   r = j->last_result;

@@ -537,8 +537,11 @@ meta_readd_check (struct array *a, unsigned slot, const struct md_sb *dev,
   int r;
 
   pthread_mutex_lock (&a->meta.lock);
-  r = md_readd_check (&a->meta.live, dev, slot, a->meta.has_bitmap,
-                      a->meta.bm.events_cleared, why, sizeof why);
+  r = md_readd_check (&a->meta.live, &(struct md_readd) {
+                        .dev = dev, .slot = slot,
+                        .has_bitmap = a->meta.has_bitmap,
+                        .events_cleared = a->meta.bm.events_cleared },
+                      why, sizeof why);
   pthread_mutex_unlock (&a->meta.lock);
   if (r < 0)
     array_set_err (err, "%s", why);

@@ -17,9 +17,17 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "array/internal.h"
+
+/* A member about to join a slot. */
+struct joining {
+  unsigned slot;
+  struct io_member *m;        /* the new member (taken from here), or ... */
+  bool in_place;              /* ... the member already in the slot */
+  enum meta_join how;
+  const struct md_sb *sb;     /* its own superblock, as read (OLD, RE_ADD) */
+};
 
 /* Open a new member for slot: big enough, not one of ours, ours alone. */
 static int
@@ -51,41 +59,31 @@ open_new (struct array *a, const char *path, struct io_member *m,
   return r;
 }
 
-/* Does path name the same file as member_path? */
-static bool
-names_member (const char *member_path, const char *path)
-{
-  struct stat a, b;
-
-  return stat (member_path, &a) == 0 && stat (path, &b) == 0 &&
-    a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
-    (S_ISREG (a.st_mode) || a.st_rdev == b.st_rdev);
-}
-
 /* The member that joins slot: path (a new one, or the slot's own member
  * still open), else the spare, else the slot's own member.  *m is filled
- * unless it is the one already in the slot (*in_place).
+ * unless it is the one already in the slot (j->in_place).
  */
 static int
-pick_member (struct array *a, unsigned slot, const char *path,
-             struct io_member *m, bool *in_place, struct array_err *err)
+pick_member (struct array *a, const char *path, struct joining *j,
+             struct array_err *err)
 {
+  unsigned slot = j->slot;
   bool own = io_member_is_open (&a->members[slot]);
 
-  *in_place = false;
-  if (path != NULL && own && names_member (a->members[slot].path, path)) {
-    *in_place = true;
+  j->in_place = false;
+  if (path != NULL && own && io_member_named (&a->members[slot], path)) {
+    j->in_place = true;
     return 0;
   }
   if (path != NULL)
-    return open_new (a, path, m, err);
+    return open_new (a, path, j->m, err);
   if (io_member_is_open (&a->spare)) {
-    *m = a->spare;
+    *j->m = a->spare;
     io_member_init (&a->spare);
     return 0;
   }
   if (own) {
-    *in_place = true;
+    j->in_place = true;
     return 0;
   }
   array_set_err (err, "slot %u has no member to rebuild onto: give a path "
@@ -139,13 +137,13 @@ join_of (struct array *a, unsigned slot, const struct io_member *m,
   return META_JOIN_OLD;
 }
 
-/* Put m (or, in_place, the member already there) into slot and start
- * rebuilding it as how says; job.lock held.
+/* Put j->m (or, in_place, the member already there) into the slot and
+ * start rebuilding it as j->how says; job.lock held.
  */
 static int
-begin (struct array *a, unsigned slot, struct io_member *m, bool in_place,
-       enum meta_join how, const struct md_sb *sb, struct array_err *err)
+begin (struct array *a, const struct joining *j, struct array_err *err)
 {
+  unsigned slot = j->slot;
   int r;
 
   job_preempt (a);            /* md: recovery comes first */
@@ -154,15 +152,15 @@ begin (struct array *a, unsigned slot, struct io_member *m, bool in_place,
    * that member (its descriptor, its path) is replaced.
    */
   epoch_quiesce (&a->epochs);
-  if (!in_place) {
+  if (!j->in_place) {
     io_member_close (&a->members[slot]);
-    a->members[slot] = *m;
-    io_member_init (m);
+    a->members[slot] = *j->m;
+    io_member_init (j->m);
   }
   /* Cursor 0 before the member counts as rebuilding (see job_begin). */
   job_begin (a, ARRAY_JOB_NONE, (int) slot);
-  health_rebuild_begin (&a->health, slot, how == META_JOIN_RE_ADD);
-  if ((r = meta_add_member (a, slot, how, sb, err)) < 0) {
+  health_rebuild_begin (&a->health, slot, j->how == META_JOIN_RE_ADD);
+  if ((r = meta_add_member (a, slot, j->how, j->sb, err)) < 0) {
     struct array_err ignored;
 
     health_rebuild_failed (&a->health);
@@ -176,7 +174,7 @@ begin (struct array *a, unsigned slot, struct io_member *m, bool in_place,
   a->left_out[slot] = NULL;
   a->job.kind = ARRAY_JOB_REBUILD;
   array_log (a, ARRAY_LOG_DEBUG, "%s slot %u onto %s",
-             how == META_JOIN_RE_ADD ? "re-adding (bitmap-guided) into"
+             j->how == META_JOIN_RE_ADD ? "re-adding (bitmap-guided) into"
                                      : "rebuilding", slot,
              a->members[slot].path);
   return 0;
@@ -188,16 +186,16 @@ array_rebuild_start (struct array *a, unsigned slot, const char *path,
 {
   struct io_member m;
   struct md_sb sb;
-  bool in_place;
+  struct joining j = { .slot = slot, .m = &m, .sb = &sb };
   int r;
 
   io_member_init (&m);
   pthread_mutex_lock (&a->job.lock);
   if ((r = check_slot (a, slot, err)) == 0 &&
-      (r = pick_member (a, slot, path, &m, &in_place, err)) == 0)
-    r = begin (a, slot, &m, in_place,
-               join_of (a, slot, in_place ? &a->members[slot] : &m, &sb),
-               &sb, err);
+      (r = pick_member (a, path, &j, err)) == 0) {
+    j.how = join_of (a, slot, j.in_place ? &a->members[slot] : &m, &sb);
+    r = begin (a, &j, err);
+  }
   pthread_mutex_unlock (&a->job.lock);
   io_member_close (&m);
   return r;
@@ -207,14 +205,15 @@ array_rebuild_start (struct array *a, unsigned slot, const char *path,
  * assembly, else the one still in the slot (failed while serving).
  */
 static int
-pick_readd (struct array *a, unsigned slot, const char *path,
-            struct io_member *m, bool *in_place, struct array_err *err)
+pick_readd (struct array *a, const char *path, struct joining *j,
+            struct array_err *err)
 {
+  unsigned slot = j->slot;
   const char *p = path ? path : a->left_out[slot];
 
-  *in_place = false;
+  j->in_place = false;
   if (p == NULL && io_member_is_open (&a->members[slot])) {
-    *in_place = true;
+    j->in_place = true;
     return 0;
   }
   if (p == NULL) {
@@ -223,11 +222,11 @@ pick_readd (struct array *a, unsigned slot, const char *path,
     return -ENOENT;
   }
   if (io_member_is_open (&a->members[slot]) &&
-      names_member (a->members[slot].path, p)) {
-    *in_place = true;
+      io_member_named (&a->members[slot], p)) {
+    j->in_place = true;
     return 0;
   }
-  return open_new (a, p, m, err);
+  return open_new (a, p, j->m, err);
 }
 
 int
@@ -236,7 +235,8 @@ array_readd_start (struct array *a, unsigned slot, const char *path,
 {
   struct io_member m;
   struct md_sb sb;
-  bool in_place;
+  struct joining j = { .slot = slot, .m = &m, .how = META_JOIN_RE_ADD,
+                       .sb = &sb };
   int r;
 
   if (!a->meta.enabled) {
@@ -247,8 +247,8 @@ array_readd_start (struct array *a, unsigned slot, const char *path,
   io_member_init (&m);
   pthread_mutex_lock (&a->job.lock);
   if ((r = check_slot (a, slot, err)) == 0 &&
-      (r = pick_readd (a, slot, path, &m, &in_place, err)) == 0) {
-    const struct io_member *dev = in_place ? &a->members[slot] : &m;
+      (r = pick_readd (a, path, &j, err)) == 0) {
+    const struct io_member *dev = j.in_place ? &a->members[slot] : &m;
 
     r = meta_read_sb (dev, "re-add", &sb, err);
     if (r == 0) {
@@ -264,7 +264,7 @@ array_readd_start (struct array *a, unsigned slot, const char *path,
                      slot, why);
     }
     if (r >= 0)
-      r = begin (a, slot, &m, in_place, META_JOIN_RE_ADD, &sb, err);
+      r = begin (a, &j, err);
   }
   pthread_mutex_unlock (&a->job.lock);
   io_member_close (&m);

@@ -69,12 +69,12 @@ failed (struct part *p, const struct plan_run *x, int r)
   return ours ? -ECANCELED : -EIO;
 }
 
-/* Plan and run stripes [first, first+n) of the part over chunk bytes
- * [off, off+len), in scratch; note what the compares found.
+/* Plan and run the piece of the part that span says (its stripes and
+ * their chunks' bytes; the job and slot are the part's), in scratch; note
+ * what the compares found.
  */
 static int
-run_piece (struct part *p, uint64_t first, unsigned n, uint64_t off,
-           uint64_t len, char *scratch)
+run_piece (struct part *p, struct r5_job_span span, char *scratch)
 {
   struct array *a = p->a;
   struct plan_run x = {
@@ -83,11 +83,10 @@ run_piece (struct part *p, uint64_t first, unsigned n, uint64_t off,
   };
   int r;
 
+  span.job = job_of (p->kind);
+  span.slot = p->kind == ARRAY_JOB_REBUILD ? (unsigned) a->job.slot : 0;
   r5_plan_reset (&p->plan);
-  r = r5_plan_job (&p->plan, &a->geom, &(struct r5_job_span) {
-        .job = job_of (p->kind), .first = first, .n = n, .chunk_off = off,
-        .len = len,
-        .slot = p->kind == ARRAY_JOB_REBUILD ? (unsigned) a->job.slot : 0 });
+  r = r5_plan_job (&p->plan, &a->geom, &span);
   if (r < 0) {
     array_set_err (&p->err, "cannot plan the %s: %s",
                    array_job_name (p->kind), strerror (-r));
@@ -127,10 +126,14 @@ run_sliced (struct part *p)
     uint64_t stripe = p->first + (rebuild ? u / per : u);
 
     if (rebuild)
-      r = run_piece (p, stripe, 1, u % per * slice, slice, p->scratch);
+      r = run_piece (p, (struct r5_job_span) {
+                       .first = stripe, .n = 1, .chunk_off = u % per * slice,
+                       .len = slice }, p->scratch);
     else
       for (uint64_t off = 0; off < chunk && r == 0; off += slice)
-        r = run_piece (p, stripe, 1, off, slice, p->scratch);
+        r = run_piece (p, (struct r5_job_span) {
+                         .first = stripe, .n = 1, .chunk_off = off,
+                         .len = slice }, p->scratch);
   }
   return r;
 }
@@ -151,7 +154,9 @@ scrub_run_part (void *arg)
   else if (p->slice)
     p->r = run_sliced (p);
   else
-    p->r = run_piece (p, p->first, p->n, 0, a->geom.chunk, p->buf);
+    p->r = run_piece (p, (struct r5_job_span) {
+                        .first = p->first, .n = p->n, .len = a->geom.chunk },
+                      p->buf);
   r5_plan_free (&p->plan);
   return NULL;
 }

@@ -75,8 +75,8 @@ slice_bytes (const struct array *a)
 }
 
 static void
-record (struct array *a, const struct bad_stripe *b, array_mismatch_fn found,
-        void *opaque)
+record (struct array *a, const struct bad_stripe *b,
+        const struct array_job_watch *watch)
 {
   struct job *j = &a->job;
   struct array_mismatch mm = {
@@ -87,12 +87,12 @@ record (struct array *a, const struct bad_stripe *b, array_mismatch_fn found,
   };
 
   /* job.lock is held by the caller of job_step. */
-  j->mismatches += (uint64_t) b->units * (SCRUB_UNIT / 512);
+  j->mismatches += r5_cmp_sectors (b->units);
   j->stripes_bad++;
   if (j->nfound < ARRAY_FOUND_MAX)
     j->found[j->nfound++] = mm;
-  if (found)
-    found (opaque, &mm);
+  if (watch && watch->found)
+    watch->found (watch->opaque, &mm);
 }
 
 /* A re-add rebuilds only what the bitmap marks: pass the run of stripes
@@ -255,7 +255,7 @@ by_stripe (const void *x, const void *y)
 /* Record the parts' wrong stripes, in stripe order. */
 static void
 record_parts (struct array *a, struct part *parts, unsigned k,
-              array_mismatch_fn found, void *opaque)
+              const struct array_job_watch *watch)
 {
   struct bad_stripe *all = parts[0].bad;
   unsigned n = parts[0].nbad;
@@ -265,7 +265,7 @@ record_parts (struct array *a, struct part *parts, unsigned k,
       all[n++] = parts[i].bad[b];   /* parts[0].bad has room for k * n */
   qsort (all, n, sizeof *all, by_stripe);
   for (unsigned b = 0; b < n; b++)
-    record (a, &all[b], found, opaque);
+    record (a, &all[b], watch);
 }
 
 /* Run the parts, the first in this thread.  Returns the first error. */
@@ -292,10 +292,10 @@ run_parts (struct part *parts, unsigned k)
 }
 
 int
-job_step (struct array *a, enum array_job_kind kind, uint64_t reach,
-          char *buf, array_mismatch_fn found, void *opaque,
-          struct array_err *err)
+job_step (struct array *a, uint64_t reach, char *buf,
+          const struct array_job_watch *watch, struct array_err *err)
 {
+  enum array_job_kind kind = a->job.kind;   /* job.lock is held */
   struct part parts[MAX_PARTS];
   struct stripe_range range;
   struct step st = { .a = a, .kind = kind, .buf = buf,
@@ -324,7 +324,7 @@ job_step (struct array *a, enum array_job_kind kind, uint64_t reach,
     view_members (&st);
   cut_parts (&st, parts, k);
   r = run_parts (parts, k);
-  record_parts (a, parts, k, found, opaque);
+  record_parts (a, parts, k, watch);
   if (r == 0) {
     a->job.cursor = st.first + st.n;    /* still under the stripe locks */
     if (kind == ARRAY_JOB_REBUILD) {

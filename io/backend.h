@@ -57,6 +57,8 @@ struct io_backend {
    */
   int (*held) (const struct io_member *m);
   bool (*same) (const struct io_member *a, const struct io_member *b);
+  /* Does path (one this backend takes) name open member m? */
+  bool (*named) (const struct io_member *m, const char *path);
 };
 
 extern const struct io_backend io_file_backend;

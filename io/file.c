@@ -252,6 +252,17 @@ io_probe (void)
   return r;
 }
 
+static bool
+file_named (const struct io_member *m, const char *path)
+{
+  struct stat st;
+
+  if (stat (path, &st) != 0 || S_ISBLK (st.st_mode) != m->blockdev)
+    return false;
+  return m->blockdev ? st.st_rdev == m->file.dev
+    : st.st_dev == m->file.dev && st.st_ino == m->file.ino;
+}
+
 const struct io_backend io_file_backend = {
   .name = "file",
   .open = file_open,
@@ -263,4 +274,5 @@ const struct io_backend io_file_backend = {
   .lock = file_lock,
   .held = file_held,
   .same = file_same,
+  .named = file_named,
 };

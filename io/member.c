@@ -133,6 +133,13 @@ io_member_same (const struct io_member *a, const struct io_member *b)
     a->backend->same (a, b);
 }
 
+bool
+io_member_named (const struct io_member *m, const char *path)
+{
+  return m->backend != NULL && io_backend_for (path) == m->backend &&
+    m->backend->named (m, path);
+}
+
 void
 io_member_close (struct io_member *m)
 {

@@ -121,6 +121,12 @@ io_member_is_open (const struct io_member *m)
 bool io_member_same (const struct io_member *a, const struct io_member *b)
   __attribute__((nonnull));
 
+/* Does path name m, which is open (the same file or device, by another
+ * name perhaps)?  Without opening path.
+ */
+bool io_member_named (const struct io_member *m, const char *path)
+  __attribute__((nonnull));
+
 /* Make every op on m from the (after+1)-th on fail with EIO, without
  * reaching the file: a member that dies while in service.
  */

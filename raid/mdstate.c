@@ -552,11 +552,11 @@ written_apart (const struct md_live *s, const struct md_sb *dev,
 }
 
 int
-md_readd_check (const struct md_live *s, const struct md_sb *dev,
-                unsigned slot, bool has_bitmap, uint64_t events_cleared,
+md_readd_check (const struct md_live *s, const struct md_readd *q,
                 char *why, size_t len)
 {
-  const struct md_sb *c = &s->common;
+  const struct md_sb *c = &s->common, *dev = q->dev;
+  unsigned slot = q->slot;
 
   if (memcmp (dev->set_uuid, c->set_uuid, 16) != 0 || !same_array (dev, c))
     snprintf (why, len, "it is not a member of this array");
@@ -574,13 +574,13 @@ md_readd_check (const struct md_live *s, const struct md_sb *dev,
   else if (md_live_dev_number_taken (s, dev->dev_number, slot))
     snprintf (why, len, "its device number %" PRIu32 " belongs to another "
               "member now: rebuild it instead", dev->dev_number);
-  else if (!has_bitmap)
+  else if (!q->has_bitmap)
     snprintf (why, len, "the array has no write-intent bitmap to say what "
               "it missed: rebuild it instead");
-  else if (dev->events < events_cleared)
+  else if (dev->events < q->events_cleared)
     snprintf (why, len, "the bitmap was cleared after it left (its events "
               "%" PRIu64 " < %" PRIu64 "): rebuild it instead", dev->events,
-              events_cleared);
+              q->events_cleared);
   else
     return 0;
   return -EINVAL;

@@ -272,15 +272,22 @@ bool md_live_dev_number_taken (const struct md_live *s, uint32_t dev,
 uint32_t md_live_new_dev_number (const struct md_live *s)
   __attribute__((nonnull));
 
-/* Can dev (its own superblock) be re-added into slot of the live array
- * s, bitmap-guided?  Not if it names another array or slot, is newer,
- * records a member in sync here as failed (written apart), its device
- * number is taken, or the bitmap cannot say what it missed.  Returns 0,
- * or -EINVAL with the reason in why.
+/* A device asking to be re-added, and what the array's bitmap covers. */
+struct md_readd {
+  const struct md_sb *dev;    /* its own superblock */
+  unsigned slot;              /* the slot it asks for */
+  bool has_bitmap;            /* the array has a write-intent bitmap ... */
+  uint64_t events_cleared;    /* ... whose superblock says this */
+};
+
+/* Can q->dev be re-added into q->slot of the live array s, bitmap-guided?
+ * Not if it names another array or slot, is newer, records a member in
+ * sync here as failed (written apart), its device number is taken, or the
+ * bitmap cannot say what it missed.  Returns 0, or -EINVAL with the
+ * reason in why (len bytes).
  */
-int md_readd_check (const struct md_live *s, const struct md_sb *dev,
-                    unsigned slot, bool has_bitmap, uint64_t events_cleared,
+int md_readd_check (const struct md_live *s, const struct md_readd *q,
                     char *why, size_t len)
-  __attribute__((nonnull (1, 2, 6)));
+  __attribute__((nonnull));
 
 #endif /* RAID_MDSTATE_H */

@@ -108,6 +108,15 @@ struct r5_xor {
 /* Units parity is compared in: md's stripe_head, 4 KiB. */
 #define R5_CMP_UNIT 4096u
 
+/* What md's mismatch_cnt adds for units wrong units: their sectors
+ * (raid5.c handle_parity_checks5 adds STRIPE_SECTORS, 8, for each).
+ */
+static inline uint64_t
+r5_cmp_sectors (unsigned units)
+{
+  return (uint64_t) units * (R5_CMP_UNIT / 512);
+}
+
 /* Is the parity of stripe right over chunk bytes [chunk_off,
  * chunk_off+len)?  src holds every member's bytes there (data and
  * parity), which XOR to zero where it is.  The executor counts the

@@ -208,7 +208,9 @@ run (const struct check_opts *o)
   array_job_status (a, &res);
   result.dirty = res.resync_due;
   r = array_job_run (a, o->repair ? ARRAY_JOB_REPAIR : ARRAY_JOB_CHECK,
-                     progress_update, on_mismatch, &f, &err);
+                     &(struct array_job_watch) {
+                       .progress = progress_update, .found = on_mismatch,
+                       .opaque = &f }, &err);
   array_job_status (a, &res);
   if (r == 0)
     progress_finish (&f.prog, "");

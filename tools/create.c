@@ -423,7 +423,8 @@ sync_parity (struct create_plan *p, uint64_t *mismatches)
     return tool_error ("superblocks written, but the new array does not "
                        "open: %s", err.msg);
   progress_init (&prog, "resync", p->opts->chunk);
-  r = array_job_run (a, ARRAY_JOB_RESYNC, progress_update, NULL, &prog, &err);
+  r = array_job_run (a, ARRAY_JOB_RESYNC, &(struct array_job_watch) {
+                       .progress = progress_update, .opaque = &prog }, &err);
   array_job_status (a, &st);
   *mismatches = st.last_mismatches;
   snprintf (note, sizeof note, ", %" PRIu64 " mismatched sectors rewritten",

@@ -592,26 +592,33 @@ Test (live, readd_check)
   live_of (&s, 3, 1);
   apply (&s, MD_EV_DIRTY, 0, 0);
   apply (&s, MD_EV_CLEAN, 0, 0);
-  cr_expect_eq (md_readd_check (&s, &dev, 1, true, E, why, sizeof why), 0);
-  cr_expect_eq (md_readd_check (&s, &dev, 1, false, E, why, sizeof why),
+  cr_expect_eq (md_readd_check (&s, &(struct md_readd) { &dev, 1, true, E },
+                                why, sizeof why), 0);
+  cr_expect_eq (md_readd_check (&s, &(struct md_readd) { &dev, 1, false, E },
+                                why, sizeof why),
                 -EINVAL);
   cr_expect (strstr (why, "no write-intent bitmap"), "%s", why);
-  cr_expect_eq (md_readd_check (&s, &dev, 1, true, E + 1, why, sizeof why),
+  cr_expect_eq (md_readd_check (&s, &(struct md_readd) { &dev, 1, true, E + 1 },
+                                why, sizeof why),
                 -EINVAL);
   cr_expect (strstr (why, "cleared after it left"), "%s", why);
-  cr_expect_eq (md_readd_check (&s, &dev, 2, true, E, why, sizeof why),
+  cr_expect_eq (md_readd_check (&s, &(struct md_readd) { &dev, 2, true, E },
+                                why, sizeof why),
                 -EINVAL);
   dev.set_uuid[3] ^= 1;
-  cr_expect_eq (md_readd_check (&s, &dev, 1, true, E, why, sizeof why),
+  cr_expect_eq (md_readd_check (&s, &(struct md_readd) { &dev, 1, true, E },
+                                why, sizeof why),
                 -EINVAL);
   cr_expect (strstr (why, "not a member"), "%s", why);
   dev = member_sb (3, 1, E + 9);
-  cr_expect_eq (md_readd_check (&s, &dev, 1, true, E, why, sizeof why),
+  cr_expect_eq (md_readd_check (&s, &(struct md_readd) { &dev, 1, true, E },
+                                why, sizeof why),
                 -EINVAL);
   /* Written apart: it records slot 0, in sync here, as gone. */
   dev = member_sb (3, 1, E);
   dev.dev_roles[0] = MD_ROLE_SPARE;
-  cr_expect_eq (md_readd_check (&s, &dev, 1, true, E, why, sizeof why),
+  cr_expect_eq (md_readd_check (&s, &(struct md_readd) { &dev, 1, true, E },
+                                why, sizeof why),
                 -EINVAL);
   cr_expect (strstr (why, "written apart"), "%s", why);
   /* Its device number went to another member. */
@@ -619,7 +626,8 @@ Test (live, readd_check)
   dev.dev_number = 2;
   dev.dev_roles[2] = 1;
   dev.dev_roles[3] = 2;       /* slot 2 was another device's then */
-  cr_expect_eq (md_readd_check (&s, &dev, 1, true, E, why, sizeof why),
+  cr_expect_eq (md_readd_check (&s, &(struct md_readd) { &dev, 1, true, E },
+                                why, sizeof why),
                 -EINVAL);
   cr_expect (strstr (why, "device number 2"), "%s", why);
   cr_expect (md_live_dev_number_taken (&s, 2, 1));
