@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "array/internal.h"
+#include "io/nbd.h"
 #include "raid/layout.h"
 
 void
@@ -106,10 +107,7 @@ open_member (struct io_member *opened, const struct array_config *cfg,
   else if (r == -EOPNOTSUPP)
     array_set_err (err, "member %u (%s): its file system does not support "
                    "O_DIRECT (direct=true)", i, cfg->paths[i]);
-  else if (r == -EPROTONOSUPPORT)
-    array_set_err (err, "member %u (%s): members on NBD exports are not "
-                   "supported yet", i, cfg->paths[i]);
-  if (r == -ENODEV || r == -EOPNOTSUPP || r == -EPROTONOSUPPORT)
+  if (r == -ENODEV || r == -EOPNOTSUPP)
     return r;
   if (r < 0)
     return member_err (err, cfg->paths[i], i, "cannot open", r);
@@ -317,6 +315,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
 
   if ((r = array_check_config (cfg, err)) < 0)
     return r;
+  io_nbd_set_timeout_ms (cfg->member_timeout_ms);
   a = calloc (1, sizeof *a);
   if (a == NULL) {
     array_set_err (err, "out of memory");

@@ -71,6 +71,8 @@ struct array_config {
                                * still count the missing member (mdadm
                                * --run; a disk=missing implies it) */
   const char *spare;          /* hot spare, or NULL */
+  unsigned member_timeout_ms; /* NBD members: silence that fails one; 0:
+                                 the default (io/nbd.h) */
 };
 
 enum array_log_level { ARRAY_LOG_DEBUG, ARRAY_LOG_ERROR };

@@ -62,10 +62,11 @@ struct io_backend {
 };
 
 extern const struct io_backend io_file_backend;
+extern const struct io_backend io_nbd_backend;
 
-/* The backend that takes path, or NULL if none does yet (an NBD URI:
- * nbd://, nbds://, nbd+unix://, nbds+unix://).  Anything else is a path
- * in the local file system.
+/* The backend that takes path: io_nbd_backend for an NBD URI (nbd://,
+ * nbds://, nbd+unix://, nbds+unix://), else io_file_backend (a path in the
+ * local file system).  Never NULL today; NULL would mean no backend.
  */
 const struct io_backend *io_backend_for (const char *path)
   __attribute__((nonnull));

@@ -44,7 +44,7 @@ io_backend_for (const char *path)
 
   for (size_t i = 0; i < sizeof nbd_schemes / sizeof nbd_schemes[0]; i++)
     if (has_scheme (path, nbd_schemes[i]))
-      return NULL;            /* the NBD backend comes next */
+      return &io_nbd_backend;
   return &io_file_backend;
 }
 

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "io/backend.h"
 #include "io/signature.h"
@@ -119,18 +121,69 @@ look_again (blkid_probe pr, const struct io_sig *s)
     blkid_probe_step_back (pr);
 }
 
+/* Where signatures live: within this much of either end of a disk (md
+ * 1.1/1.2 and file systems near the start, md 0.90/1.0, a GPT backup and
+ * ZFS's last labels near the end).
+ */
+#define PROBE_SPAN (1u << 20)
+
+/* Copy [off, off+len) of m into fd at the same place. */
+static int
+copy_range (const struct io_member *m, int fd, uint64_t off, size_t len)
+{
+  char *buf = malloc (len);
+  int r;
+
+  if (buf == NULL)
+    return -ENOMEM;
+  r = io_member_pread (m, buf, len, off);
+  if (r == 0 && pwrite (fd, buf, len, (off_t) off) != (ssize_t) len)
+    r = -EIO;
+  free (buf);
+  return r;
+}
+
+/* libblkid probes file descriptors: a member that is not a file (an NBD
+ * export) is probed through a sparse copy in memory of its size holding
+ * its first and last PROBE_SPAN bytes.  Returns the descriptor, or -errno.
+ */
+static int
+probe_copy (const struct io_member *m)
+{
+  uint64_t head = m->size < PROBE_SPAN ? m->size : PROBE_SPAN;
+  uint64_t tail = m->size - head < PROBE_SPAN ? m->size - head : PROBE_SPAN;
+  int fd = memfd_create ("raid5-probe", MFD_CLOEXEC), r;
+
+  if (fd == -1)
+    return -errno;
+  if (ftruncate (fd, (off_t) m->size) == -1)
+    r = -errno;
+  else if ((r = copy_range (m, fd, 0, head)) == 0 && tail > 0)
+    r = copy_range (m, fd, m->size - tail, tail);
+  if (r < 0) {
+    close (fd);
+    return r;
+  }
+  return fd;
+}
+
 int
 io_member_signatures (const struct io_member *m, struct io_sig_list *list)
 {
+  int fd = m->backend == &io_file_backend ? m->file.fd : probe_copy (m);
   blkid_probe pr;
   int r;
 
   list->n = 0;
-  if (m->backend != &io_file_backend)
-    return -EOPNOTSUPP;       /* libblkid probes file descriptors */
+  if (fd < 0)
+    return fd;
   errno = 0;
-  if ((pr = new_probe (m->file.fd)) == NULL)
-    return errno ? -errno : -ENOMEM;
+  if ((pr = new_probe (fd)) == NULL) {
+    r = errno ? -errno : -ENOMEM;
+    if (fd != m->file.fd)
+      close (fd);
+    return r;
+  }
   while ((errno = 0, r = blkid_do_probe (pr)) == 0) {
     if (list->n == IO_SIG_MAX) {
       r = -E2BIG;
@@ -142,5 +195,7 @@ io_member_signatures (const struct io_member *m, struct io_sig_list *list)
   if (r == -1)
     r = errno ? -errno : -EIO;
   blkid_free_probe (pr);
+  if (fd != m->file.fd)
+    close (fd);
   return r == 1 ? 0 : r;
 }

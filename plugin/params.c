@@ -15,6 +15,23 @@
 
 #define DEFAULT_CHUNK (512u << 10)  /* mdadm's default */
 
+/* SECONDS (a decimal, e.g. 2.5) -> milliseconds, 0.1 s to 1 hour. */
+static int
+parse_timeout (const char *key, const char *value, unsigned *ms)
+{
+  char *end;
+  double s;
+
+  errno = 0;
+  s = strtod (value, &end);
+  if (errno != 0 || end == value || *end != '\0' || !(s >= 0.1 && s <= 3600)) {
+    nbdkit_error ("%s=%s: expected seconds, 0.1 to 3600", key, value);
+    return -1;
+  }
+  *ms = (unsigned) (s * 1000 + 0.5);
+  return 0;
+}
+
 static int
 add_disk (struct params *p, const char *value)
 {
@@ -143,9 +160,13 @@ params_config (struct params *p, const char *key, const char *value)
     char **dst = key[0] == 'c' ? &p->control : (char **) &p->array.spare;
 
     free (*dst);
-    *dst = nbdkit_absolute_path (value);
+    /* A URI (an NBD member) is not a path. */
+    *dst = key[0] == 's' && strstr (value, "://") ? strdup (value)
+                                                 : nbdkit_absolute_path (value);
     return *dst ? 0 : -1;
   }
+  if (strcmp (key, "member-timeout") == 0)
+    return parse_timeout (key, value, &p->array.member_timeout_ms);
   if (strcmp (key, "sync-speed-min") == 0)
     return nbdkit_parse_uint64_t (key, value, &p->sync_speed_min);
   if (strcmp (key, "sync-speed-max") == 0)

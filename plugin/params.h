@@ -28,7 +28,9 @@ void params_free (struct params *p);
 
 #define PARAMS_HELP \
   "disk=PATH          (required, 3 or more) Members in role order; PATH\n" \
-  "                   'missing' stands for one absent member.\n" \
+  "                   'missing' stands for one absent member.  An NBD\n" \
+  "                   URI (nbd://HOST[:PORT]/EXPORT, nbds://...,\n" \
+  "                   nbd+unix:///EXPORT?socket=PATH) is a member too.\n" \
   "chunk=SIZE         Chunk size, a power of two >= 4K (default 512K).\n" \
   "layout=NAME        left-symmetric (default), left-asymmetric,\n" \
   "                   right-symmetric, right-asymmetric (ls/la/rs/ra),\n" \
@@ -46,6 +48,8 @@ void params_free (struct params *p);
   "control=PATH       A control socket (mode 0600) for raid5ctl --control:\n" \
   "                   status, check, repair, rebuild, fail, pause, resume,\n" \
   "                   speed.\n" \
-  "spare=PATH         A hot spare: a failed member is rebuilt onto it."
+  "spare=PATH         A hot spare: a failed member is rebuilt onto it.\n" \
+  "member-timeout=SECONDS  An NBD member with requests in flight and\n" \
+  "                   none completing this long is failed (default 5)."
 
 #endif /* PLUGIN_PARAMS_H */

@@ -33,8 +33,6 @@ disk_strerror (int neg_errno)
   switch (neg_errno) {
   case -EISDIR: return "is a directory";
   case -ENODEV: return "is not a regular file or block device";
-  case -EPROTONOSUPPORT: return "is an NBD URI: members on NBD exports are "
-                                "not supported yet";
   default: return strerror (-neg_errno);
   }
 }

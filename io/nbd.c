@@ -1,0 +1,580 @@
+/* io/nbd.c -- the NBD backend (backend.h): a member that is an export
+ * of an NBD server, reached with libnbd's asynchronous API.
+ *
+ * Connections: one, or NBD_CONNS if the server offers multi-conn (then a
+ * flush on any connection covers writes made on all of them, which is
+ * what lets several be used at all).  Each has its own mutex; a thread
+ * running a batch holds one connection of each member it touches, taken
+ * in member order (so two batches cannot wait on each other), issues the
+ * member's ops on it as asynchronous commands, then drives it with
+ * nbd_poll until every one has completed.  libnbd starts no threads.
+ *
+ * Fail fast: a connection that fails, or on which nothing completes for
+ * the timeout (io/nbd.h) while commands are in flight, is closed; its
+ * commands fail (-EIO, -ETIMEDOUT), so the array takes the member out of
+ * service at once and sends it nothing more.  The next op that does come
+ * (a rebuild or re-add of that member, by hand) connects again first,
+ * and fails with the connection's error (-ECONNREFUSED, -ENOENT...) if
+ * the server is still not there.
+ *
+ * Requests are cut at NBD_MAX_REQUEST (libnbd refuses more than 64 MiB).
+ * Strict alignment is off: the array's member ops are sector-aligned,
+ * and a server that wants more does its own read-modify-write.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libnbd.h>
+
+#include "io/backend.h"
+#include "io/engine.h"
+#include "io/nbd.h"
+
+#define NBD_CONNS 4
+#define NBD_MAX_REQUEST (32u << 20)
+
+struct nbd_conn {
+  pthread_mutex_t lock;
+  struct nbd_handle *h;       /* NULL: closed; the next use reconnects */
+  unsigned gen;               /* the member's gen when it was made */
+};
+
+struct nbd_member {
+  const char *uri;            /* the member's path (owned by io_member) */
+  unsigned nconns;
+  struct nbd_conn conn[NBD_CONNS];
+  _Atomic unsigned next;      /* the connection to try first */
+  /* Bumped whenever one of its connections fails: the member went away,
+   * so every connection made before is suspect and is made again at its
+   * next use, not found dead by a request of its own.
+   */
+  _Atomic unsigned gen;
+  bool can_flush, can_fua, can_zero;
+};
+
+static unsigned timeout_ms = IO_NBD_TIMEOUT_MS_DEFAULT;
+
+void
+io_nbd_set_timeout_ms (unsigned ms)
+{
+  timeout_ms = ms ? ms : IO_NBD_TIMEOUT_MS_DEFAULT;
+}
+
+static struct nbd_member *
+nm_of (const struct io_member *m)
+{
+  return m->state;
+}
+
+/* -errno for libnbd's last error on this thread (EIO if it gave none). */
+static int
+nbd_err (void)
+{
+  int e = nbd_get_errno ();
+
+  return e > 0 ? -e : -EIO;
+}
+
+static int
+connect_one (struct nbd_handle **out, const char *uri)
+{
+  struct nbd_handle *h = nbd_create ();
+  int r;
+
+  if (h == NULL)
+    return nbd_err ();
+  if (nbd_set_strict_mode (h, nbd_get_strict_mode (h) &
+                              ~LIBNBD_STRICT_ALIGN) == -1 ||
+      nbd_connect_uri (h, uri) == -1) {
+    r = nbd_err ();
+    nbd_close (h);
+    return r;
+  }
+  *out = h;
+  return 0;
+}
+
+static void
+close_conns (struct nbd_member *nm)
+{
+  for (unsigned i = 0; i < nm->nconns; i++) {
+    if (nm->conn[i].h)
+      nbd_close (nm->conn[i].h);
+    pthread_mutex_destroy (&nm->conn[i].lock);
+  }
+  nm->nconns = 0;
+}
+
+/* The first connection tells what the export is and whether more may be
+ * opened.
+ */
+static int
+describe (struct io_member *m, struct nbd_member *nm, struct nbd_handle *h,
+          enum io_open_mode mode)
+{
+  int64_t size = nbd_get_size (h);
+
+  if (size < 0)
+    return nbd_err ();
+  if (mode != IO_OPEN_RO && nbd_is_read_only (h) == 1)
+    return -EROFS;
+  m->size = (uint64_t) size;
+  nm->can_flush = nbd_can_flush (h) == 1;
+  nm->can_fua = nbd_can_fua (h) == 1;
+  nm->can_zero = nbd_can_zero (h) == 1;
+  return nbd_can_multi_conn (h) == 1 && mode != IO_OPEN_RO ? NBD_CONNS : 1;
+}
+
+static int
+nbd_open (struct io_member *m, const char *path, enum io_open_mode mode)
+{
+  struct nbd_member *nm = calloc (1, sizeof *nm);
+  struct nbd_handle *h;
+  int want, r;
+
+  if (nm == NULL)
+    return -ENOMEM;
+  if ((r = connect_one (&h, path)) < 0) {
+    free (nm);
+    return r;
+  }
+  if ((want = describe (m, nm, h, mode)) < 0) {
+    nbd_close (h);
+    free (nm);
+    return want;
+  }
+  nm->uri = m->path;
+  nm->conn[0].h = h;
+  pthread_mutex_init (&nm->conn[0].lock, NULL);
+  nm->nconns = 1;
+  while (nm->nconns < (unsigned) want &&
+         connect_one (&h, path) == 0) {       /* fewer is not an error */
+    nm->conn[nm->nconns].h = h;
+    pthread_mutex_init (&nm->conn[nm->nconns].lock, NULL);
+    nm->nconns++;
+  }
+  m->state = nm;
+  m->direct = false;
+  m->blockdev = false;
+  m->in_memory = false;
+  return 0;
+}
+
+static void
+nbd_member_close (struct io_member *m)
+{
+  struct nbd_member *nm = nm_of (m);
+
+  if (nm == NULL)
+    return;
+  for (unsigned i = 0; i < nm->nconns; i++)
+    if (nm->conn[i].h)
+      nbd_shutdown (nm->conn[i].h, 0);      /* in-flight commands first */
+  close_conns (nm);
+  free (nm);
+  m->state = NULL;
+}
+
+/* Take one of nm's connections: a free one if there is, else wait. */
+static struct nbd_conn *
+take_conn (struct nbd_member *nm)
+{
+  unsigned first = atomic_fetch_add (&nm->next, 1) % nm->nconns;
+
+  for (unsigned k = 0; k < nm->nconns; k++) {
+    struct nbd_conn *c = &nm->conn[(first + k) % nm->nconns];
+
+    if (pthread_mutex_trylock (&c->lock) == 0)
+      return c;
+  }
+  pthread_mutex_lock (&nm->conn[first].lock);
+  return &nm->conn[first];
+}
+
+/* Close c (in-flight commands' callbacks run, with an error, as libnbd
+ * closes the handle); the next op reconnects.  failed: it failed, so the
+ * member's other connections are suspect too.
+ */
+static void
+close_conn (struct nbd_member *nm, struct nbd_conn *c, bool failed)
+{
+  struct nbd_handle *h = c->h;
+
+  c->h = NULL;
+  nbd_close (h);
+  if (failed)
+    atomic_fetch_add (&nm->gen, 1);
+}
+
+/* One op's commands: how many are in flight, and its first error. */
+struct op_track {
+  struct io_op *op;
+  unsigned pending;
+  int err;
+  unsigned *in_flight;        /* the connection's count, across ops */
+};
+
+static int
+on_done (void *user_data, int *error)
+{
+  struct op_track *t = user_data;
+
+  if (*error != 0 && t->err == 0)
+    t->err = -*error;
+  t->pending--;
+  (*t->in_flight)--;
+  return 1;                   /* retire the command */
+}
+
+static const char zeroes[1u << 20];
+
+/* Issue one command of op t (bytes [done, done+len) of it) on h. */
+static int
+issue (struct nbd_handle *h, const struct nbd_member *nm, struct op_track *t,
+       uint64_t done, uint64_t len, unsigned flags)
+{
+  const struct io_op *op = t->op;
+  nbd_completion_callback cb = { .callback = on_done, .user_data = t };
+  uint32_t fua = (flags & IO_FUA) && nm->can_fua ? LIBNBD_CMD_FLAG_FUA : 0;
+  char *buf = (char *) op->buf + done;
+  uint64_t off = op->off + done;
+  int64_t cookie = 0;
+
+  if (op->kind == IO_FSYNC && !nm->can_flush)
+    return 0;                 /* nothing to make durable: done */
+  /* Counted first: libnbd may run the callback before it returns. */
+  t->pending++;
+  (*t->in_flight)++;
+  switch (op->kind) {
+  case IO_READ:
+    cookie = nbd_aio_pread (h, buf, len, off, cb, 0);
+    break;
+  case IO_WRITE:
+    cookie = nbd_aio_pwrite (h, buf, len, off, cb, fua);
+    break;
+  case IO_ZERO:
+  case IO_PUNCH:
+    if (nm->can_zero)
+      cookie = nbd_aio_zero (h, len, off, cb, fua |
+                             (op->kind == IO_ZERO ? LIBNBD_CMD_FLAG_NO_HOLE
+                                                  : 0));
+    else                      /* len <= sizeof zeroes, see issue_op */
+      cookie = nbd_aio_pwrite (h, zeroes, len, off, cb, fua);
+    break;
+  case IO_FSYNC:
+    cookie = nbd_aio_flush (h, cb, 0);
+    break;
+  }
+  if (cookie == -1) {         /* refused: never in flight */
+    t->pending--;
+    (*t->in_flight)--;
+    return nbd_err ();
+  }
+  return 0;
+}
+
+static uint64_t
+now_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/* Drive h until nothing is in flight.  Returns 0, -ETIMEDOUT if nothing
+ * completed for timeout_ms, or the connection's error.
+ */
+static int
+drive (struct nbd_handle *h, const unsigned *in_flight)
+{
+  uint64_t last = now_ms ();
+  unsigned before = *in_flight;
+
+  while (*in_flight > 0) {
+    uint64_t t = now_ms (), waited = t - last;
+    int r;
+
+    if (waited >= timeout_ms)
+      return -ETIMEDOUT;
+    r = nbd_poll (h, (int) (timeout_ms - waited));
+    if (r == -1)
+      return nbd_err ();
+    if (*in_flight < before) {
+      before = *in_flight;
+      last = now_ms ();
+    }
+  }
+  return 0;
+}
+
+/* Issue all of op t's commands (cut at NBD_MAX_REQUEST, or at the zero
+ * buffer when zeroes are written).  Returns 0 or the first refusal.
+ */
+static int
+issue_op (struct nbd_handle *h, const struct nbd_member *nm,
+          struct op_track *t, unsigned flags)
+{
+  const struct io_op *op = t->op;
+  bool zeroing = (op->kind == IO_ZERO || op->kind == IO_PUNCH) &&
+    !nm->can_zero;
+  uint64_t step = zeroing ? sizeof zeroes : NBD_MAX_REQUEST;
+  int r = 0;
+
+  if (op->kind == IO_FSYNC)
+    return issue (h, nm, t, 0, 0, flags);
+  for (uint64_t done = 0; done < op->len && r == 0; done += step)
+    r = issue (h, nm, t, done, op->len - done < step ? op->len - done : step,
+               flags);
+  return r;
+}
+
+/* Writes asked durable on a server without FUA: one flush after them,
+ * its failure charged to every write.
+ */
+static int
+flush_for_fua (struct nbd_handle *h, const struct nbd_member *nm,
+               struct op_track *t, const size_t *idx, size_t k,
+               unsigned *in_flight)
+{
+  struct io_op fl = { .kind = IO_FSYNC };
+  struct op_track ft = { .op = &fl, .in_flight = in_flight };
+  bool wrote = false;
+  int r;
+
+  for (size_t j = 0; j < k; j++)
+    wrote |= t[idx[j]].op->kind != IO_READ && t[idx[j]].op->kind != IO_FSYNC;
+  if (!wrote || nm->can_fua || !nm->can_flush)
+    return 0;
+  if ((r = issue (h, nm, &ft, 0, 0, 0)) < 0 || (r = drive (h, in_flight)) < 0)
+    return r;
+  for (size_t j = 0; j < k && ft.err < 0; j++) {
+    struct op_track *tj = &t[idx[j]];
+
+    if (tj->op->kind != IO_READ && tj->op->kind != IO_FSYNC && tj->err == 0)
+      tj->err = ft.err;
+  }
+  return 0;
+}
+
+/* One member's part of a batch: its connection, its ops (indices into
+ * the batch), the commands in flight on the connection.
+ */
+struct member_part {
+  struct nbd_conn *c;
+  struct nbd_member *nm;
+  size_t *idx, k;
+  unsigned in_flight;
+};
+
+/* Issue every op of part p (t is indexed like the batch). */
+static void
+start_part (struct member_part *p, struct io_op *ops, struct op_track *t,
+            unsigned flags)
+{
+  struct nbd_conn *c = p->c;
+  unsigned gen = atomic_load (&p->nm->gen);
+  int gone = 0;
+
+  /* Dead since (its server went away), or made before another of the
+   * member's connections failed: made again, once for the whole part.
+   */
+  if (c->h && (nbd_aio_is_dead (c->h) == 1 || nbd_aio_is_closed (c->h) == 1))
+    close_conn (p->nm, c, true);
+  else if (c->h && c->gen != gen)
+    close_conn (p->nm, c, false);
+  if (c->h == NULL) {
+    c->gen = atomic_load (&p->nm->gen);
+    gone = connect_one (&c->h, p->nm->uri);
+  }
+
+  for (size_t j = 0; j < p->k; j++) {
+    struct op_track *tj = &t[p->idx[j]];
+    int r;
+
+    *tj = (struct op_track) { .op = &ops[p->idx[j]],
+                              .in_flight = &p->in_flight };
+    if (gone < 0)
+      tj->err = gone;         /* still not there */
+    else if ((r = issue_op (p->c->h, p->nm, tj, flags)) < 0 && tj->err == 0)
+      tj->err = r;
+  }
+}
+
+/* Drive part p's connection until its ops are done; on a failure or a
+ * timeout the connection is closed and what was in flight on it fails.
+ * Then each op's result.
+ */
+static void
+finish_part (struct member_part *p, struct io_op *ops, struct op_track *t,
+             unsigned flags)
+{
+  int r;
+
+  if (p->c->h && ((r = drive (p->c->h, &p->in_flight)) < 0 ||
+                  ((flags & IO_FUA) &&
+                   (r = flush_for_fua (p->c->h, p->nm, t, p->idx, p->k,
+                                       &p->in_flight)) < 0))) {
+    close_conn (p->nm, p->c, true);
+    for (size_t j = 0; j < p->k; j++)
+      if (t[p->idx[j]].pending > 0)
+        t[p->idx[j]].err = r;
+  }
+  else if (p->c->h && nbd_aio_is_dead (p->c->h) == 1)
+    close_conn (p->nm, p->c, true);     /* its commands failed with it */
+  for (size_t j = 0; j < p->k; j++) {
+    const struct op_track *tj = &t[p->idx[j]];
+
+    ops[p->idx[j]].result = tj->pending > 0 && tj->err == 0 ? -EIO : tj->err;
+  }
+}
+
+/* Cut the batch into one part per member, in member order. */
+static size_t
+cut_parts (const struct io_member *members, struct io_op *ops, size_t n,
+           size_t *idx, struct member_part *parts)
+{
+  unsigned lo = UINT32_MAX, hi = 0;
+  size_t np = 0, at = 0;
+
+  for (size_t i = 0; i < n; i++) {
+    lo = ops[i].member < lo ? ops[i].member : lo;
+    hi = ops[i].member > hi ? ops[i].member : hi;
+  }
+  for (unsigned m = lo; n && m <= hi; m++) {
+    struct member_part *p = &parts[np];
+
+    *p = (struct member_part) { .nm = nm_of (&members[m]), .idx = idx + at };
+    for (size_t i = 0; i < n; i++)
+      if (ops[i].member == m)
+        p->idx[p->k++] = i;
+    at += p->k;
+    np += p->k > 0;
+  }
+  return np;
+}
+
+static int
+nbd_run (const struct io_member *members, struct io_op *ops, size_t n,
+         unsigned flags)
+{
+  size_t *idx = malloc (n * sizeof *idx), np;
+  struct op_track *t = malloc (n * sizeof *t);
+  struct member_part *parts = malloc (n * sizeof *parts);
+
+  if (idx == NULL || t == NULL || parts == NULL) {
+    free (idx);
+    free (t);
+    free (parts);
+    io_ops_fail_all (ops, n, -ECANCELED);
+    return -ENOMEM;
+  }
+  np = cut_parts (members, ops, n, idx, parts);
+  /* Each member's connection is taken while the earlier members' are
+   * held, in member order in every thread: no two batches wait on each
+   * other.  All members' commands go out before any is waited for.
+   */
+  for (size_t p = 0; p < np; p++) {
+    parts[p].c = take_conn (parts[p].nm);
+    start_part (&parts[p], ops, t, flags);
+  }
+  for (size_t p = 0; p < np; p++)
+    finish_part (&parts[p], ops, t, flags);
+  for (size_t p = 0; p < np; p++)
+    pthread_mutex_unlock (&parts[p].c->lock);
+  free (idx);
+  free (t);
+  free (parts);
+  return io_ops_first_error (ops, n);
+}
+
+/* One op run alone on one connection (setup and tools). */
+static int
+run_one (const struct io_member *m, struct io_op *op)
+{
+  size_t idx = 0;
+  struct op_track t;
+  struct member_part p = { .nm = nm_of (m), .idx = &idx, .k = 1 };
+
+  p.c = take_conn (p.nm);
+  start_part (&p, op, &t, 0);
+  finish_part (&p, op, &t, 0);
+  pthread_mutex_unlock (&p.c->lock);
+  return op->result;
+}
+
+static int
+nbd_member_pread (const struct io_member *m, void *buf, size_t len,
+                  uint64_t off)
+{
+  struct io_op op = { IO_READ, 0, buf, off, len, 0 };
+
+  return run_one (m, &op);
+}
+
+static int
+nbd_member_pwrite (const struct io_member *m, const void *buf, size_t len,
+                   uint64_t off)
+{
+  struct io_op op = { IO_WRITE, 0, (void *) buf, off, len, 0 };
+
+  return run_one (m, &op);
+}
+
+static int
+nbd_member_sync (const struct io_member *m)
+{
+  struct io_op op = { IO_FSYNC, 0, NULL, 0, 0, 0 };
+
+  return run_one (m, &op);
+}
+
+/* Nothing stops two servers from using one export: NBD has no lock. */
+static int
+nbd_member_lock (struct io_member *m)
+{
+  (void) m;
+  return 0;
+}
+
+static int
+nbd_member_held (const struct io_member *m)
+{
+  (void) m;
+  return 0;
+}
+
+/* One export is one URI here (another spelling of the same export is not
+ * recognised).
+ */
+static bool
+nbd_member_same (const struct io_member *a, const struct io_member *b)
+{
+  return strcmp (a->path, b->path) == 0;
+}
+
+static bool
+nbd_member_named (const struct io_member *m, const char *path)
+{
+  return strcmp (m->path, path) == 0;
+}
+
+const struct io_backend io_nbd_backend = {
+  .name = "nbd",
+  .open = nbd_open,
+  .close = nbd_member_close,
+  .run = nbd_run,
+  .pread = nbd_member_pread,
+  .pwrite = nbd_member_pwrite,
+  .sync = nbd_member_sync,
+  .lock = nbd_member_lock,
+  .held = nbd_member_held,
+  .same = nbd_member_same,
+  .named = nbd_member_named,
+};
