@@ -81,18 +81,42 @@ nbd_err (void)
   return e > 0 ? -e : -EIO;
 }
 
+static uint64_t
+now_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/* Connect and negotiate within the timeout: a host that does not answer
+ * (a dropped link: no reset, only silence) or a server that accepts and
+ * never negotiates must not hold up whoever opens the member.
+ */
 static int
 connect_one (struct nbd_handle **out, const char *uri)
 {
   struct nbd_handle *h = nbd_create ();
-  int r;
+  uint64_t start = now_ms ();
+  int r = 0;
 
   if (h == NULL)
     return nbd_err ();
   if (nbd_set_strict_mode (h, nbd_get_strict_mode (h) &
                               ~LIBNBD_STRICT_ALIGN) == -1 ||
-      nbd_connect_uri (h, uri) == -1) {
+      nbd_aio_connect_uri (h, uri) == -1)
     r = nbd_err ();
+  while (r == 0 && nbd_aio_is_ready (h) != 1) {
+    uint64_t waited = now_ms () - start;
+
+    if (waited >= timeout_ms)
+      r = -ETIMEDOUT;
+    else if (nbd_aio_is_dead (h) == 1 || nbd_aio_is_closed (h) == 1 ||
+             nbd_poll (h, (int) (timeout_ms - waited)) == -1)
+      r = nbd_err ();
+  }
+  if (r < 0) {
     nbd_close (h);
     return r;
   }
@@ -279,14 +303,6 @@ issue (struct nbd_handle *h, const struct nbd_member *nm, struct op_track *t,
   return 0;
 }
 
-static uint64_t
-now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
 /* Drive h until nothing is in flight.  Returns 0, -ETIMEDOUT if nothing
  * completed for timeout_ms, or the connection's error.

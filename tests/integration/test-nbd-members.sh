@@ -13,6 +13,8 @@
 #   - raid5ctl check over the URIs: mismatch_cnt 0;
 #   - a URI whose server is not there is refused at start with one error
 #     line naming the member, and nothing is written;
+#   - a server that accepts and never negotiates (a silent host) is given
+#     up after member-timeout=1: one error line, "timed out", no hang;
 #   - member-timeout=0 (out of range) is refused with one error line;
 #   - a member whose writes take longer than member-timeout=2 (nbdkit's
 #     delay filter, 8 s) is faulty within 4.5 s, and the clients see no
@@ -133,6 +135,26 @@ stop_member ()
   kill "${PID_OF[$1]}" 2>/dev/null || :
   wait "${PID_OF[$1]}" 2>/dev/null || :
 }
+
+echo "== a server that never answers"
+/usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+print("listening", flush=True); time.sleep(60)' "$tmpdir/silent.sock" "$tmpdir" \
+  >"$tmpdir/silent.out" 2>&1 &
+silent=$!
+cleanup_fn "kill_ours $silent"
+for (( i = 0; i < 100; i++ )); do grep -q listening "$tmpdir/silent.out" && break; sleep 0.05; done
+status=0
+t0=$SECONDS
+timeout 30 "$NBDKIT" -U - "$PLUGIN" "${disks[0]}" \
+  "disk=nbd+unix:///?socket=$tmpdir/silent.sock" "${disks[2]}" member-timeout=1 \
+  --run true >"$tmpdir/silent-start.out" 2>&1 || status=$?
+[ $status != 124 ] || fail "the start hung on a server that never answers"
+[ $status != 0 ] && [ "$(grep -c error "$tmpdir/silent-start.out")" = 1 ] &&
+  grep -q "member 1 .*timed out" "$tmpdir/silent-start.out" ||
+  { cat "$tmpdir/silent-start.out" >&2; fail "a silent member: not one 'timed out' line naming member 1"; }
+echo "   after $(( SECONDS - t0 )) s: $(grep error "$tmpdir/silent-start.out")"
+kill_ours "$silent"
 
 echo "== member-timeout=0 refused"
 status=0
