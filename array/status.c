@@ -115,9 +115,17 @@ print_text (struct array *a, const struct array_job_status *j,
   fprintf (out, "      %u members, %" PRIu64 "K chunk, %s, %" PRIu64
            " KiB\n", a->geom.members, a->geom.chunk / 1024,
            r5_layout_name (a->geom.layout), a->geom.capacity / 1024);
-  for (unsigned s = 0; s < a->geom.members; s++)
+  for (unsigned s = 0; s < a->geom.members; s++) {
+    struct io_member_figures f;
+
+    io_member_get_stats (&a->members[s], &f);
     fprintf (out, "      slot %u: %s (%s)\n", s, array_member_path (a, s),
              member_state_name (a, s));
+    if (f.transport)
+      fprintf (out, "              %s, %" PRIu64 " us a batch, %" PRIu64
+               " errors, %" PRIu64 " reconnects\n", f.transport,
+               f.latency_us, f.errors, f.reconnects);
+  }
   print_left_out (a, out);
   if (io_member_is_open (&a->spare))
     fprintf (out, "      spare: %s\n", a->spare.path);
@@ -164,9 +172,17 @@ json_members (struct array *a)
   for (unsigned s = 0; s < a->geom.members; s++) {
     json_object *m = json_object_new_object ();
 
+    struct io_member_figures f;
+
+    io_member_get_stats (&a->members[s], &f);
     put_u64 (m, "slot", s);
     put_str (m, "path", array_member_path (a, s));
     put_str (m, "state", member_state_name (a, s));
+    put_str (m, "transport", f.transport);
+    put_u64 (m, "batches", f.batches);
+    put_u64 (m, "latency_us", f.latency_us);
+    put_u64 (m, "errors", f.errors);
+    put_u64 (m, "reconnects", f.reconnects);
     json_object_array_add (ms, m);
   }
   return ms;

@@ -59,6 +59,8 @@ struct io_backend {
   bool (*same) (const struct io_member *a, const struct io_member *b);
   /* Does path (one this backend takes) name open member m? */
   bool (*named) (const struct io_member *m, const char *path);
+  /* Connections made again so far (NULL: the backend never reconnects). */
+  uint64_t (*reconnects) (const struct io_member *m);
 };
 
 extern const struct io_backend io_file_backend;

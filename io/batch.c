@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "io/backend.h"
 #include "io/batch.h"
@@ -121,15 +122,61 @@ run_mixed (const struct io_member *members, struct io_op *ops, size_t n,
   return io_ops_first_error (ops, n);
 }
 
+static uint64_t
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
+#define ACCOUNTED 64           /* members 0..63 have figures */
+
+/* Count the batch once for each member it reached (io_stats). */
+static void
+account (const struct io_member *members, const struct io_op *ops, size_t n,
+         uint64_t ns)
+{
+  uint64_t reached = 0, errors[ACCOUNTED];
+
+  for (size_t i = 0; i < n; i++) {
+    unsigned m = ops[i].member;
+
+    if (m >= ACCOUNTED)
+      continue;
+    if (!(reached & (1ull << m)))
+      errors[m] = 0;
+    reached |= 1ull << m;
+    errors[m] += ops[i].result < 0 && ops[i].result != -ECANCELED;
+  }
+  for (unsigned m = 0; reached; m++, reached >>= 1) {
+    struct io_stats *st = (struct io_stats *) &members[m].stats;
+
+    if (!(reached & 1))
+      continue;
+    atomic_fetch_add_explicit (&st->batches, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit (&st->busy_ns, ns, memory_order_relaxed);
+    if (errors[m])
+      atomic_fetch_add_explicit (&st->errors, errors[m], memory_order_relaxed);
+  }
+}
+
 int
 io_run (const struct io_member *members, struct io_op *ops, size_t n,
         unsigned flags)
 {
   const struct io_backend *b;
+  uint64_t t0;
+  int r;
 
   if (n == 0)
     return 0;
+  t0 = now_ns ();
   if ((b = sole_backend (members, ops, n)) != NULL)
-    return b->run (members, ops, n, flags);
-  return run_mixed (members, ops, n, flags);
+    r = b->run (members, ops, n, flags);
+  else
+    r = run_mixed (members, ops, n, flags);
+  account (members, ops, n, now_ns () - t0);
+  return r;
 }

@@ -141,6 +141,24 @@ io_member_named (const struct io_member *m, const char *path)
 }
 
 void
+io_member_get_stats (const struct io_member *m, struct io_member_figures *out)
+{
+  uint64_t batches = atomic_load_explicit (&m->stats.batches,
+                                           memory_order_relaxed);
+  uint64_t ns = atomic_load_explicit (&m->stats.busy_ns,
+                                      memory_order_relaxed);
+
+  *out = (struct io_member_figures) {
+    .transport = m->backend ? m->backend->name : NULL,
+    .batches = batches,
+    .errors = atomic_load_explicit (&m->stats.errors, memory_order_relaxed),
+    .reconnects = m->backend && m->backend->reconnects
+      ? m->backend->reconnects (m) : 0,
+    .latency_us = batches ? ns / batches / 1000 : 0,
+  };
+}
+
+void
 io_member_close (struct io_member *m)
 {
   if (m->backend)

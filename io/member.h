@@ -31,6 +31,22 @@ struct io_file {
   ino_t ino;                  /* else st_dev + st_ino */
 };
 
+/* What the member's batches cost, counted by io_run (batch.h) once per
+ * batch that reaches the member.  Relaxed atomics: figures for status.
+ */
+struct io_stats {
+  _Atomic uint64_t batches;
+  _Atomic uint64_t busy_ns;   /* the wall time of those batches, summed */
+  _Atomic uint64_t errors;    /* ops that failed with the member's error */
+};
+
+/* A member's figures for status (io_member_get_stats). */
+struct io_member_figures {
+  const char *transport;      /* the backend's name: "file", "nbd" */
+  uint64_t batches, errors, reconnects;
+  uint64_t latency_us;        /* mean wall time of a batch */
+};
+
 struct io_member {
   const struct io_backend *backend;   /* NULL when not open */
   char *path;                 /* owned copy: the member's name in messages */
@@ -53,6 +69,7 @@ struct io_member {
    * may make holes, which views (view.h) must not read through.
    */
   _Atomic uint64_t punches;
+  struct io_stats stats;
 };
 
 /* Set every field to "not open".  Always safe to io_member_close() after. */
@@ -131,6 +148,11 @@ bool io_member_named (const struct io_member *m, const char *path)
  * reaching the file: a member that dies while in service.
  */
 void io_member_inject_failure (struct io_member *m, int64_t after)
+  __attribute__((nonnull));
+
+/* m's figures so far (zeros, transport NULL, if it is not open). */
+void io_member_get_stats (const struct io_member *m,
+                          struct io_member_figures *out)
   __attribute__((nonnull));
 
 /* Close and free; the struct is left as after io_member_init(). */

@@ -55,6 +55,7 @@ struct nbd_member {
    * next use, not found dead by a request of its own.
    */
   _Atomic unsigned gen;
+  _Atomic uint64_t reconnects;  /* connections made again */
   bool can_flush, can_fua, can_zero;
 };
 
@@ -407,7 +408,8 @@ start_part (struct member_part *p, struct io_op *ops, struct op_track *t,
     close_conn (p->nm, c, false);
   if (c->h == NULL) {
     c->gen = atomic_load (&p->nm->gen);
-    gone = connect_one (&c->h, p->nm->uri);
+    if ((gone = connect_one (&c->h, p->nm->uri)) == 0)
+      atomic_fetch_add (&p->nm->reconnects, 1);
   }
 
   for (size_t j = 0; j < p->k; j++) {
@@ -581,6 +583,12 @@ nbd_member_named (const struct io_member *m, const char *path)
   return strcmp (m->path, path) == 0;
 }
 
+static uint64_t
+nbd_member_reconnects (const struct io_member *m)
+{
+  return atomic_load (&nm_of (m)->reconnects);
+}
+
 const struct io_backend io_nbd_backend = {
   .name = "nbd",
   .open = nbd_open,
@@ -593,4 +601,5 @@ const struct io_backend io_nbd_backend = {
   .held = nbd_member_held,
   .same = nbd_member_same,
   .named = nbd_member_named,
+  .reconnects = nbd_member_reconnects,
 };

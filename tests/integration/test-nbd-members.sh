@@ -7,6 +7,8 @@
 #   - raid5ctl create over three URIs writes md superblocks that mdadm
 #     --examine reads on the files behind them (clean, 3 active members),
 #     and raid5ctl examine reads the same through the URIs;
+#   - status says each member's transport (file, nbd), and counts a
+#     member's errors and reconnects;
 #   - the plugin serves the URIs (disk=URI, also mixed with a local file):
 #     a random-io load of 4 connections reads back what it wrote, and the
 #     files behind the URIs hold that data with parity = XOR (member-check);
@@ -113,6 +115,8 @@ raid5ctl_clean "${uris[@]}"
 echo "== a local file and two URIs"
 serve_ctl "$tmpdir/serve2.log" "disk=${files[0]}" "disk=${uris[1]}" "disk=${uris[2]}" ||
   fail "serve mixed"
+[ "$(ctl_get '[m["transport"] for m in s["members"]]')" = "['file', 'nbd', 'nbd']" ] ||
+  fail "status transports: $(ctl_get '[m["transport"] for m in s["members"]]')"
 "$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
   >"$tmpdir/verify.out" 2>&1 || { cat "$tmpdir/verify.out" >&2; fail "mixed: does not read back"; }
 echo "   reads back as the model"
@@ -199,6 +203,8 @@ member_server a1
 ctl_ok rebuild 1 "${uris[1]}"
 ctl_wait "s['health'] == '[UUU]' and s['members'][1]['state'] == 'active'" 60
 echo "   rebuilt onto ${uris[1]} again"
+ctl_wait "s['members'][1]['errors'] >= 1 and s['members'][1]['reconnects'] >= 1 and s['members'][0]['errors'] == 0 and s['members'][0]['batches'] > 0" 1
+ctl_ok status | grep -A1 "slot 1:"
 stop_server
 member_check "${geom[@]}" --model "$tmpdir/model" "${files[@]}"
 
