@@ -193,6 +193,8 @@ array_rebuild_start (struct array *a, unsigned slot, const char *path,
   pthread_mutex_lock (&a->job.lock);
   if ((r = check_slot (a, slot, err)) == 0 &&
       (r = pick_member (a, path, &j, err)) == 0) {
+    if (j.in_place)           /* failed, and rejoins: afresh */
+      io_member_refresh (&a->members[slot]);
     j.how = join_of (a, slot, j.in_place ? &a->members[slot] : &m, &sb);
     r = begin (a, &j, err);
   }
@@ -250,6 +252,8 @@ array_readd_start (struct array *a, unsigned slot, const char *path,
       (r = pick_readd (a, path, &j, err)) == 0) {
     const struct io_member *dev = j.in_place ? &a->members[slot] : &m;
 
+    if (j.in_place)           /* failed, and rejoins: afresh */
+      io_member_refresh (&a->members[slot]);
     r = meta_read_sb (dev, "re-add", &sb, err);
     if (r == 0) {
       array_set_err (err, "%s has no md superblock: rebuild onto it "

@@ -61,6 +61,10 @@ struct io_backend {
   bool (*named) (const struct io_member *m, const char *path);
   /* Connections made again so far (NULL: the backend never reconnects). */
   uint64_t (*reconnects) (const struct io_member *m);
+  /* A failed member rejoins: start afresh (new connections).  NULL:
+   * nothing to do (a file is the same file).
+   */
+  void (*refresh) (struct io_member *m);
 };
 
 extern const struct io_backend io_file_backend;

@@ -141,6 +141,13 @@ io_member_named (const struct io_member *m, const char *path)
 }
 
 void
+io_member_refresh (struct io_member *m)
+{
+  if (m->backend && m->backend->refresh)
+    m->backend->refresh (m);
+}
+
+void
 io_member_get_stats (const struct io_member *m, struct io_member_figures *out)
 {
   uint64_t batches = atomic_load_explicit (&m->stats.batches,

@@ -150,6 +150,12 @@ bool io_member_named (const struct io_member *m, const char *path)
 void io_member_inject_failure (struct io_member *m, int64_t after)
   __attribute__((nonnull));
 
+/* m, which failed, is about to rejoin its slot (a rebuild or re-add in
+ * place): it starts afresh, as far as its backend can (an NBD member
+ * connects again; a file stays as it is).  Not while requests use m.
+ */
+void io_member_refresh (struct io_member *m) __attribute__((nonnull));
+
 /* m's figures so far (zeros, transport NULL, if it is not open). */
 void io_member_get_stats (const struct io_member *m,
                           struct io_member_figures *out)

@@ -24,10 +24,12 @@
 #include <config.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <libnbd.h>
@@ -222,19 +224,59 @@ take_conn (struct nbd_member *nm)
   return &nm->conn[first];
 }
 
-/* Close c (in-flight commands' callbacks run, with an error, as libnbd
- * closes the handle); the next op reconnects.  failed: it failed, so the
- * member's other connections are suspect too.
+/* Close h with a reset, not gently: a closed socket still sends what it
+ * holds once the link is back, and writes given up on (and redone
+ * degraded) would then land on the member long after -- over what a
+ * re-add has resynced since.  SO_LINGER 0 drops them and sends RST.
+ * (In-flight commands' callbacks run, with an error, as libnbd closes.)
+ */
+static void
+reset_close (struct nbd_handle *h)
+{
+  int fd = nbd_aio_get_fd (h);
+
+  if (fd >= 0)
+    (void) setsockopt (fd, SOL_SOCKET, SO_LINGER,
+                       &(struct linger) { .l_onoff = 1, .l_linger = 0 },
+                       sizeof (struct linger));
+  nbd_close (h);
+}
+
+/* Close c, whose lock is held; the next op reconnects.  failed: it
+ * failed, so the member is gone: its other connections are suspect (the
+ * generation), and the idle ones are closed now, which also lets a
+ * restarted server bind its port again at once (the old server's side of
+ * a connection we keep open holds it).
  */
 static void
 close_conn (struct nbd_member *nm, struct nbd_conn *c, bool failed)
 {
-  struct nbd_handle *h = c->h;
-
+  reset_close (c->h);
   c->h = NULL;
-  nbd_close (h);
-  if (failed)
-    atomic_fetch_add (&nm->gen, 1);
+  if (!failed)
+    return;
+  atomic_fetch_add (&nm->gen, 1);
+  for (unsigned i = 0; i < nm->nconns; i++) {
+    struct nbd_conn *o = &nm->conn[i];
+
+    if (o == c || pthread_mutex_trylock (&o->lock) != 0)
+      continue;               /* busy: it finds out itself */
+    if (o->h)
+      reset_close (o->h);
+    o->h = NULL;
+    pthread_mutex_unlock (&o->lock);
+  }
+}
+
+/* Give c back; made before the member last failed, it is closed first
+ * (it was busy when the others were).
+ */
+static void
+give_conn (struct nbd_member *nm, struct nbd_conn *c)
+{
+  if (c->h && c->gen != atomic_load (&nm->gen))
+    close_conn (nm, c, false);
+  pthread_mutex_unlock (&c->lock);
 }
 
 /* One op's commands: how many are in flight, and its first error. */
@@ -380,6 +422,21 @@ flush_for_fua (struct nbd_handle *h, const struct nbd_member *nm,
   return 0;
 }
 
+/* Has the server hung up on the idle connection h?  Nothing is in flight
+ * between batches, so an NBD server has nothing to send: a readable
+ * socket means end of file or an error (a dead server sent FIN or RST).
+ */
+static bool
+hung_up (struct nbd_handle *h)
+{
+  struct pollfd pfd = { .fd = nbd_aio_get_fd (h),
+                        .events = POLLIN | POLLRDHUP };
+
+  if (nbd_aio_is_dead (h) == 1 || nbd_aio_is_closed (h) == 1)
+    return true;
+  return pfd.fd >= 0 && poll (&pfd, 1, 0) == 1 && pfd.revents != 0;
+}
+
 /* One member's part of a batch: its connection, its ops (indices into
  * the batch), the commands in flight on the connection.
  */
@@ -399,14 +456,18 @@ start_part (struct member_part *p, struct io_op *ops, struct op_track *t,
   unsigned gen = atomic_load (&p->nm->gen);
   int gone = 0;
 
-  /* Dead since (its server went away), or made before another of the
-   * member's connections failed: made again, once for the whole part.
+  /* Hung up since (its server went away): the member failed, and this
+   * part's ops fail with it; not reconnected behind the array's back (a
+   * rejoining member is refreshed first, io_member_refresh).  Made
+   * before another of the member's connections failed: made again.
    */
-  if (c->h && (nbd_aio_is_dead (c->h) == 1 || nbd_aio_is_closed (c->h) == 1))
+  if (c->h && hung_up (c->h)) {
     close_conn (p->nm, c, true);
+    gone = -ECONNRESET;
+  }
   else if (c->h && c->gen != gen)
     close_conn (p->nm, c, false);
-  if (c->h == NULL) {
+  if (c->h == NULL && gone == 0) {
     c->gen = atomic_load (&p->nm->gen);
     if ((gone = connect_one (&c->h, p->nm->uri)) == 0)
       atomic_fetch_add (&p->nm->reconnects, 1);
@@ -505,7 +566,7 @@ nbd_run (const struct io_member *members, struct io_op *ops, size_t n,
   for (size_t p = 0; p < np; p++)
     finish_part (&parts[p], ops, t, flags);
   for (size_t p = 0; p < np; p++)
-    pthread_mutex_unlock (&parts[p].c->lock);
+    give_conn (parts[p].nm, parts[p].c);
   free (idx);
   free (t);
   free (parts);
@@ -523,7 +584,7 @@ run_one (const struct io_member *m, struct io_op *op)
   p.c = take_conn (p.nm);
   start_part (&p, op, &t, 0);
   finish_part (&p, op, &t, 0);
-  pthread_mutex_unlock (&p.c->lock);
+  give_conn (p.nm, p.c);
   return op->result;
 }
 
@@ -583,6 +644,24 @@ nbd_member_named (const struct io_member *m, const char *path)
   return strcmp (m->path, path) == 0;
 }
 
+/* A member rejoining (a rebuild or re-add in its slot): every
+ * connection is made again at its next use.
+ */
+static void
+nbd_member_refresh (struct io_member *m)
+{
+  struct nbd_member *nm = nm_of (m);
+
+  for (unsigned i = 0; i < nm->nconns; i++) {
+    struct nbd_conn *c = &nm->conn[i];
+
+    pthread_mutex_lock (&c->lock);
+    if (c->h)
+      close_conn (nm, c, false);
+    pthread_mutex_unlock (&c->lock);
+  }
+}
+
 static uint64_t
 nbd_member_reconnects (const struct io_member *m)
 {
@@ -602,4 +681,5 @@ const struct io_backend io_nbd_backend = {
   .same = nbd_member_same,
   .named = nbd_member_named,
   .reconnects = nbd_member_reconnects,
+  .refresh = nbd_member_refresh,
 };

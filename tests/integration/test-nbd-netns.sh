@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Members on other hosts, made by the test: one network namespace for the
+# array and one per member, joined by veth pairs, with addresses inside
+# those namespaces only (10.213.I.1 on the array's side, .2 on member I's).
+# Each member host runs nbdkit's file plugin on TCP; the array (nbdkit
+# raid5 with member-timeout=2, disk=nbd://10.213.I.2/) runs in its own
+# namespace and is reached through a Unix socket.  Under a verified
+# random-write load over 4 connections, asserts:
+#   - member 1's link dropped (ip link set down: silence, no reset): the
+#     member is faulty within 6 s, no client error; the link back, a
+#     bitmap re-add (--control re-add 1 --wait) makes the array whole,
+#     and 3 s later (writes given up on must not land late) it still
+#     reads back as the model;
+#   - member 2's server killed (kill -9): faulty at once, no client error;
+#     the server back, re-added the same way;
+#   - member 0's host back holding other data (another array's member):
+#     re-add refused, naming why; the array stays degraded and serves;
+#     rebuilt onto it by hand;
+#   - after each return: the export reads back as the model; at the end,
+#     raid5ctl check of the members over TCP finds mismatch_cnt 0 and
+#     member-check of the files behind them finds data = model, parity
+#     = XOR.
+# Where namespaces cannot be made (not root, no ip), says so and exits 77.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+requires_programs nbdkit
+command -v ip >/dev/null || skip "needs ip (iproute2) for network namespaces"
+
+p=r5n$$                       # names: at most 15 characters with suffixes
+NS_A=${p}a
+SIZE=24M
+declare -a MPID
+
+# in_ns NS CMD...: run CMD inside namespace NS.
+in_ns () { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+
+make_hosts ()
+{
+  ip netns add "$NS_A" || return 1
+  cleanup_fn "ip netns del $NS_A 2>/dev/null"
+  in_ns "$NS_A" ip link set lo up || return 1
+  for i in 0 1 2; do
+    ip netns add "${p}m$i" || return 1
+    cleanup_fn "ip netns del ${p}m$i 2>/dev/null"
+    ip link add "${p}h$i" type veth peer name "${p}n$i" || return 1
+    ip link set "${p}h$i" netns "$NS_A" || return 1
+    ip link set "${p}n$i" netns "${p}m$i" || return 1
+    in_ns "$NS_A" ip addr add "10.213.$i.1/30" dev "${p}h$i" || return 1
+    in_ns "$NS_A" ip link set "${p}h$i" up || return 1
+    in_ns "${p}m$i" ip link set lo up || return 1
+    in_ns "${p}m$i" ip addr add "10.213.$i.2/30" dev "${p}n$i" || return 1
+    in_ns "${p}m$i" ip link set "${p}n$i" up || return 1
+  done
+}
+make_hosts 2>"$tmpdir/netns.err" ||
+  skip "cannot make network namespaces here: $(head -n 1 "$tmpdir/netns.err")"
+
+# member_host I [FILE]: member I's server on 10.213.I.2:10809 serving FILE
+# (default $tmpdir/mI.img, made if absent); sets MPID[I].
+member_host ()
+{
+  local i=$1 img=${2:-$tmpdir/m$1.img} k
+  [ -f "$img" ] || truncate -s "$SIZE" "$img"
+  rm -f "$tmpdir/m$i.pid"
+  # Not through in_ns: a function in the background is a subshell, and
+  # $! would be the subshell's, not the server's (ip netns exec execs).
+  ip netns exec "${p}m$i" "$member_nbdkit" -f -i "10.213.$i.2" -p 10809 \
+    -P "$tmpdir/m$i.pid" file "$img" >"$tmpdir/m$i.log" 2>&1 &
+  MPID[$i]=$!
+  cleanup_fn "kill_ours -9 ${MPID[$i]}"
+  for (( k = 0; k < 100; k++ )); do
+    [ -s "$tmpdir/m$i.pid" ] && return 0
+    sleep 0.05
+  done
+  cat "$tmpdir/m$i.log" >&2
+  in_ns "${p}m$i" ss -tanp >&2
+  fail "member host $i did not start"
+}
+
+member_nbdkit=$NBDKIT          # the array's nbdkit is wrapped below
+for i in 0 1 2; do member_host "$i"; done
+
+# kill_host I: member I's server killed (kill -9) and reaped, so that its
+# port is free again.
+kill_host ()
+{
+  kill -9 "${MPID[$1]}" 2>/dev/null || :
+  wait "${MPID[$1]}" 2>/dev/null || :
+}
+uris=(nbd://10.213.0.2/ nbd://10.213.1.2/ nbd://10.213.2.2/)
+files=("$tmpdir/m0.img" "$tmpdir/m1.img" "$tmpdir/m2.img")
+
+# The array's nbdkit runs in its namespace: serve_bg runs $NBDKIT.
+cat >"$tmpdir/nbdkit-in-a" <<EOF
+#!/bin/sh
+exec ip netns exec $NS_A $NBDKIT "\$@"
+EOF
+chmod +x "$tmpdir/nbdkit-in-a"
+NBDKIT=$tmpdir/nbdkit-in-a
+
+echo "== raid5ctl create over TCP (internal bitmap)"
+in_ns "$NS_A" "$RAID5CTL" create --chunk 64K --assume-clean --bitmap internal "${uris[@]}" \
+  >"$tmpdir/create.log" 2>&1 || { cat "$tmpdir/create.log" >&2; fail "create over TCP"; }
+md_expect clean AAA "${files[@]}"
+md_geometry "${files[0]}"
+geom=(--chunk "$MD_CHUNK" --layout "$MD_LAYOUT" --data-offset "$MD_DOFF")
+mapfile -t disks < <(printf 'disk=%s\n' "${uris[@]}")
+serve_ctl "$tmpdir/serve.log" "${disks[@]}" member-timeout=2 ||
+  fail "serve over TCP"
+[ "$(ctl_get '[m["transport"] for m in s["members"]]')" = "['nbd', 'nbd', 'nbd']" ] ||
+  fail "transports: $(ctl_get '[m["transport"] for m in s["members"]]')"
+
+# readd SLOT: a bitmap re-add through the control socket, to its end.
+readd ()
+{
+  "$RAID5CTL" --control "$CTL_SOCK" re-add "$1" --wait >"$tmpdir/readd.out" 2>&1 ||
+    { cat "$tmpdir/readd.out" >&2; fail "re-add $1"; }
+  ctl_wait "s['health'] == '[UUU]'" 30
+}
+
+echo "== member 1's link dropped under load"
+LOAD_OPS=200 load_start "$tmpdir/model" 3
+sleep 1
+in_ns "$NS_A" ip link set "${p}h1" down
+t0=$SECONDS
+ctl_wait "s['members'][1]['state'] == 'faulty'" 6
+echo "   member 1 faulty after $(( SECONDS - t0 )) s: $(grep -m1 -o 'member 1 ([^)]*): [a-z]* at [0-9]*: [A-Za-z ]*' "$tmpdir/serve.log")"
+sleep 1
+load_stop
+in_ns "$NS_A" ip link set "${p}h1" up
+readd 1
+echo "   link back, re-added: $(ctl_get 's["health"]')"
+# What the array gave up on when the link dropped must not land on the
+# member later (TCP retransmits once the link is back), over the re-add.
+sleep 3
+"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
+  >"$tmpdir/verify1.out" 2>&1 ||
+  { cat "$tmpdir/verify1.out" >&2; fail "after the re-add, the export does not read back as the model"; }
+echo "   reads back as the model 3 s after the re-add"
+
+echo "== member 2's server killed under load"
+LOAD_OPS=200 load_start "$tmpdir/model" 3
+sleep 1
+kill_host 2
+ctl_wait "s['members'][2]['state'] == 'faulty'" 6
+sleep 1
+load_stop
+member_host 2
+readd 2
+echo "   server back, re-added: $(ctl_get 's["health"]')"
+
+echo "== member 0's host back with other data"
+truncate -s "$SIZE" "$tmpdir/o0.img" "$tmpdir/o1.img" "$tmpdir/o2.img"
+"$RAID5CTL" create --chunk 64K --assume-clean "$tmpdir"/o?.img >/dev/null 2>&1 ||
+  fail "create the other array"
+kill_host 0
+"$RANDOM_IO" "$URI" auto --seed "$SEED" --ops 100 --threads 2 --chunk 64K \
+  --disks 3 --no-final --model-in "$tmpdir/model" --model-out "$tmpdir/model" \
+  >"$tmpdir/w0.out" 2>&1 || { cat "$tmpdir/w0.out" >&2; fail "writes after member 0 died"; }
+ctl_wait "s['members'][0]['state'] == 'faulty'" 6
+member_host 0 "$tmpdir/o0.img"
+status=0
+"$RAID5CTL" --control "$CTL_SOCK" re-add 0 --wait >"$tmpdir/refused.out" 2>&1 || status=$?
+[ $status != 0 ] || fail "a member holding another array's data was re-added"
+grep -q "not a member of this array" "$tmpdir/refused.out" ||
+  { cat "$tmpdir/refused.out" >&2; fail "the refusal does not say why"; }
+echo "   $(head -n 1 "$tmpdir/refused.out")"
+[ "$(ctl_get 's["health"]')" = "[_UU]" ] || fail "health after the refusal: $(ctl_get 's["health"]')"
+"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
+  >"$tmpdir/verify.out" 2>&1 || { cat "$tmpdir/verify.out" >&2; fail "degraded: does not read back"; }
+kill_host 0
+member_host 0
+ctl_ok rebuild 0 "${uris[0]}"
+ctl_wait "s['health'] == '[UUU]'" 60
+stop_server
+NBDKIT=$member_nbdkit
+
+echo "== the members over TCP, offline"
+in_ns "$NS_A" "$RAID5CTL" check "${uris[@]}" >"$tmpdir/check.out" 2>&1 ||
+  { cat "$tmpdir/check.out" >&2; fail "raid5ctl check over TCP"; }
+grep -q "mismatch_cnt 0$" "$tmpdir/check.out" || { cat "$tmpdir/check.out" >&2; fail "check: not clean"; }
+echo "   $(grep mismatch_cnt "$tmpdir/check.out")"
+member_check "${geom[@]}" --model "$tmpdir/model" "${files[@]}"
