@@ -51,9 +51,10 @@ struct io_backend {
   int (*pwrite) (const struct io_member *m, const void *buf, size_t len,
                  uint64_t off);
   int (*sync) (const struct io_member *m);       /* all writes durable */
-  int (*lock) (struct io_member *m);     /* exclusive; -EBUSY if held */
+  /* Exclusive; -EBUSY if held.  NULL: the kind has no locks (NBD). */
+  int (*lock) (struct io_member *m);
   /* -EBUSY if something outside this process holds the member for its
-   * own (a mounted or assembled block device), else 0.
+   * own (a mounted or assembled block device), else 0.  NULL: never.
    */
   int (*held) (const struct io_member *m);
   bool (*same) (const struct io_member *a, const struct io_member *b);
@@ -72,7 +73,7 @@ extern const struct io_backend io_nbd_backend;
 
 /* The backend that takes path: io_nbd_backend for an NBD URI (nbd://,
  * nbds://, nbd+unix://, nbds+unix://), else io_file_backend (a path in the
- * local file system).  Never NULL today; NULL would mean no backend.
+ * local file system).  Never NULL.
  */
 const struct io_backend *io_backend_for (const char *path)
   __attribute__((nonnull));

@@ -55,8 +55,6 @@ open_member (struct io_member *m, const char *path, enum io_open_mode mode)
   int r;
 
   io_member_close (m);
-  if (b == NULL)
-    return -EPROTONOSUPPORT;
   m->path = strdup (path);
   if (m->path == NULL)
     return -ENOMEM;
@@ -89,13 +87,17 @@ io_member_sync (const struct io_member *m)
 int
 io_member_lock (struct io_member *m)
 {
-  return m->backend ? m->backend->lock (m) : -EBADF;
+  if (m->backend == NULL)
+    return -EBADF;
+  return m->backend->lock ? m->backend->lock (m) : 0;
 }
 
 int
 io_member_held (const struct io_member *m)
 {
-  return m->backend ? m->backend->held (m) : -EBADF;
+  if (m->backend == NULL)
+    return -EBADF;
+  return m->backend->held ? m->backend->held (m) : 0;
 }
 
 int

@@ -77,8 +77,9 @@ void io_member_init (struct io_member *m) __attribute__((nonnull));
 
 /* Open path read-write (O_DIRECT if direct) through the backend that
  * takes it (backend.h), find its size and alignment.  Returns 0, or
- * -errno: -EPROTONOSUPPORT for a URI no backend takes yet; for files
- * open(2)'s errors, -EOPNOTSUPP if direct and the file system refuses
+ * -errno: for NBD URIs libnbd's (-ENOENT, -ECONNREFUSED, -ETIMEDOUT...),
+ * -EROFS for a read-only export opened read-write; for files open(2)'s
+ * errors, -EOPNOTSUPP if direct and the file system refuses
  * O_DIRECT, -EISDIR for a directory, -ENODEV for anything that is
  * neither a regular file nor a block device.  On error
  * m is left "not open" and owns nothing (no fd, no path): nothing to close.

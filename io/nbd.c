@@ -177,15 +177,11 @@ nbd_open (struct io_member *m, const char *path, enum io_open_mode mode)
     return want;
   }
   nm->uri = m->path;
-  nm->conn[0].h = h;
-  pthread_mutex_init (&nm->conn[0].lock, NULL);
-  nm->nconns = 1;
-  while (nm->nconns < (unsigned) want &&
-         connect_one (&h, path) == 0) {       /* fewer is not an error */
+  do {                        /* fewer than wanted is not an error */
     nm->conn[nm->nconns].h = h;
     pthread_mutex_init (&nm->conn[nm->nconns].lock, NULL);
     nm->nconns++;
-  }
+  } while (nm->nconns < (unsigned) want && connect_one (&h, path) == 0);
   m->state = nm;
   m->direct = false;
   m->blockdev = false;
@@ -346,7 +342,6 @@ issue (struct nbd_handle *h, const struct nbd_member *nm, struct op_track *t,
   return 0;
 }
 
-
 /* Drive h until nothing is in flight.  Returns 0, -ETIMEDOUT if nothing
  * completed for timeout_ms, or the connection's error.
  */
@@ -357,7 +352,7 @@ drive (struct nbd_handle *h, const unsigned *in_flight)
   unsigned before = *in_flight;
 
   while (*in_flight > 0) {
-    uint64_t t = now_ms (), waited = t - last;
+    uint64_t waited = now_ms () - last;
     int r;
 
     if (waited >= timeout_ms)
@@ -614,34 +609,19 @@ nbd_member_sync (const struct io_member *m)
   return run_one (m, &op);
 }
 
-/* Nothing stops two servers from using one export: NBD has no lock. */
-static int
-nbd_member_lock (struct io_member *m)
-{
-  (void) m;
-  return 0;
-}
-
-static int
-nbd_member_held (const struct io_member *m)
-{
-  (void) m;
-  return 0;
-}
-
 /* One export is one URI here (another spelling of the same export is not
  * recognised).
  */
 static bool
-nbd_member_same (const struct io_member *a, const struct io_member *b)
-{
-  return strcmp (a->path, b->path) == 0;
-}
-
-static bool
 nbd_member_named (const struct io_member *m, const char *path)
 {
   return strcmp (m->path, path) == 0;
+}
+
+static bool
+nbd_member_same (const struct io_member *a, const struct io_member *b)
+{
+  return nbd_member_named (a, b->path);
 }
 
 /* A member rejoining (a rebuild or re-add in its slot): every
@@ -668,6 +648,9 @@ nbd_member_reconnects (const struct io_member *m)
   return atomic_load (&nm_of (m)->reconnects);
 }
 
+/* No .lock, .held: NBD has no locks, and nothing stops two arrays from
+ * using one export.
+ */
 const struct io_backend io_nbd_backend = {
   .name = "nbd",
   .open = nbd_open,
@@ -676,8 +659,6 @@ const struct io_backend io_nbd_backend = {
   .pread = nbd_member_pread,
   .pwrite = nbd_member_pwrite,
   .sync = nbd_member_sync,
-  .lock = nbd_member_lock,
-  .held = nbd_member_held,
   .same = nbd_member_same,
   .named = nbd_member_named,
   .reconnects = nbd_member_reconnects,

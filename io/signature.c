@@ -170,7 +170,8 @@ probe_copy (const struct io_member *m)
 int
 io_member_signatures (const struct io_member *m, struct io_sig_list *list)
 {
-  int fd = m->backend == &io_file_backend ? m->file.fd : probe_copy (m);
+  bool copy = m->backend != &io_file_backend;
+  int fd = copy ? probe_copy (m) : m->file.fd;
   blkid_probe pr;
   int r;
 
@@ -180,7 +181,7 @@ io_member_signatures (const struct io_member *m, struct io_sig_list *list)
   errno = 0;
   if ((pr = new_probe (fd)) == NULL) {
     r = errno ? -errno : -ENOMEM;
-    if (fd != m->file.fd)
+    if (copy)
       close (fd);
     return r;
   }
@@ -195,7 +196,7 @@ io_member_signatures (const struct io_member *m, struct io_sig_list *list)
   if (r == -1)
     r = errno ? -errno : -EIO;
   blkid_free_probe (pr);
-  if (fd != m->file.fd)
+  if (copy)
     close (fd);
   return r == 1 ? 0 : r;
 }
