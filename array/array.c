@@ -322,6 +322,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
     return -ENOMEM;
   }
   a->log = log;
+  a->manual_readd = cfg->manual_readd;
   health_init (&a->health);
   for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
     io_member_init (&a->members[i]);

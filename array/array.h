@@ -73,6 +73,9 @@ struct array_config {
   const char *spare;          /* hot spare, or NULL */
   unsigned member_timeout_ms; /* NBD members: silence that fails one; 0:
                                  the default (io/nbd.h) */
+  bool manual_readd;          /* a member that can come back by itself (an
+                               * NBD export, io_member_can_return) is not
+                               * re-added by itself (array/comeback.c) */
 };
 
 enum array_log_level { ARRAY_LOG_DEBUG, ARRAY_LOG_ERROR };

@@ -167,8 +167,10 @@ array_fail (struct array *a, unsigned slot, struct array_err *err)
   snprintf (f.what, sizeof f.what, "member %u (%s): failed by hand", slot,
             a->members[slot].path ? a->members[slot].path : "missing");
   t = take_out (a, &f, &gen, err);
-  if (t == 1)
+  if (t == 1) {
+    comeback_hold (a, slot, gen);
     record_failure (a, (int) slot, gen);
+  }
   return t < 0 ? t : 0;
 }
 

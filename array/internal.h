@@ -88,6 +88,24 @@ uint64_t epoch_enter (struct epochs *e) __attribute__((nonnull));
 void epoch_exit (struct epochs *e, uint64_t epoch) __attribute__((nonnull));
 void epoch_quiesce (struct epochs *e) __attribute__((nonnull));
 
+/* A faulty member that may come back by itself (comeback.c): what its
+ * last try found.  Under job.lock.
+ */
+enum comeback_state {
+  COMEBACK_NONE,              /* nothing to bring back */
+  COMEBACK_WAITING,           /* it does not answer yet: tried again */
+  COMEBACK_REFUSED,           /* it answers, its re-add was refused */
+  COMEBACK_HELD,              /* failed by hand: left out until told */
+};
+struct comeback {
+  enum comeback_state state;
+  int slot;
+  uint32_t gen;               /* health_gen of the member that failed */
+  unsigned tries;
+  uint64_t delay_ns, next_ns; /* the backoff, and when the next try is */
+  char why[ARRAY_ERR_LEN];    /* the last try's error, or the refusal */
+};
+
 struct array {
   struct r5_geom geom;
   struct io_member members[R5_MAX_MEMBERS];  /* read-only after open */
@@ -109,7 +127,26 @@ struct array {
   struct job job;
   struct io_member spare;     /* hot spare (spare=PATH), fd -1 if none */
   struct epochs epochs;
+  bool manual_readd;          /* array_config's: no comeback */
+  struct comeback comeback;
 };
+
+/* From the background thread, now and then: watch the faulty member if
+ * it may come back by itself, and when its next try is due, try to
+ * re-add it (comeback.c).  Takes job.lock; a try waits up to the member
+ * timeout, without it.
+ */
+void comeback_tick (struct array *a) __attribute__((nonnull));
+
+/* The member of slot (the gen-th, health_gen) was failed by hand (md's
+ * --fail): it is not tried again by itself.
+ */
+void comeback_hold (struct array *a, unsigned slot, uint32_t gen)
+  __attribute__((nonnull));
+
+/* A copy of the comeback state, for status. */
+void comeback_get (struct array *a, struct comeback *out)
+  __attribute__((nonnull));
 
 /* Set up the job state; a resync if the metadata asks for one, a rebuild
  * if a member was partly rebuilt (after meta_init).  Returns 0 or -errno.

@@ -399,6 +399,7 @@ background (void *arg)
     if (meta_mark_clean (a, true, &err) < 0)
       array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
     maybe_use_spare (a);
+    comeback_tick (a);
     if (!step_once (a, true, &buf, NULL)) {
       sleep_ns (IDLE_TICK_NS);
       continue;

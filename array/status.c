@@ -62,6 +62,43 @@ in_service (const struct array *a)
   return health_in_service (&a->health, a->geom.members);
 }
 
+static const char *
+comeback_name (enum comeback_state st)
+{
+  return st == COMEBACK_WAITING ? "waiting"
+    : st == COMEBACK_REFUSED ? "needs-rebuild"
+    : st == COMEBACK_HELD ? "failed-by-hand" : NULL;
+}
+
+/* ms until the next try of c (0: due). */
+static uint64_t
+next_try_ms (const struct comeback *c)
+{
+  uint64_t now = array_now_ns ();
+
+  return c->next_ns > now ? (c->next_ns - now) / 1000000 : 0;
+}
+
+/* The faulty member's way back (comeback.c), on a line under its slot. */
+static void
+print_comeback (const struct comeback *c, unsigned slot, FILE *out)
+{
+  if (c->state == COMEBACK_NONE || c->slot != (int) slot)
+    return;
+  if (c->state == COMEBACK_HELD)
+    fprintf (out, "              failed by hand: not tried again until "
+             "re-added or rebuilt\n");
+  else if (c->state == COMEBACK_REFUSED)
+    fprintf (out, "              answers again, not re-added (needs "
+             "rebuild): %s\n", c->why);
+  else if (c->tries == 0)
+    fprintf (out, "              gone: trying to reach it again in %" PRIu64
+             " ms\n", next_try_ms (c));
+  else
+    fprintf (out, "              gone: %u tries, the next in %" PRIu64
+             " ms; last: %s\n", c->tries, next_try_ms (c), c->why);
+}
+
 /* Members assembly left out of the out slot, and how to bring one back. */
 static void
 print_left_out (const struct array *a, FILE *out)
@@ -108,7 +145,9 @@ print_text (struct array *a, const struct array_job_status *j,
             const struct array_stats *st, FILE *out)
 {
   char h[R5_MAX_MEMBERS + 1];
+  struct comeback c;
 
+  comeback_get (a, &c);
   health (a, h);
   fprintf (out, "raid5 : %s, %s [%u/%u] [%s]\n", array_state (a),
            metadata_state (a), a->geom.members, in_service (a), h);
@@ -125,6 +164,7 @@ print_text (struct array *a, const struct array_job_status *j,
       fprintf (out, "              %s, %" PRIu64 " us a batch, %" PRIu64
                " errors, %" PRIu64 " reconnects\n", f.transport,
                f.latency_us, f.errors, f.reconnects);
+    print_comeback (&c, s, out);
   }
   print_left_out (a, out);
   if (io_member_is_open (&a->spare))
@@ -165,10 +205,27 @@ put_str (json_object *o, const char *key, const char *v)
 }
 
 static json_object *
+json_comeback (const struct comeback *c, unsigned slot)
+{
+  json_object *o;
+
+  if (c->state == COMEBACK_NONE || c->slot != (int) slot)
+    return NULL;
+  o = json_object_new_object ();
+  put_str (o, "state", comeback_name (c->state));
+  put_u64 (o, "tries", c->tries);
+  put_u64 (o, "next_try_ms", next_try_ms (c));
+  put_str (o, "why", c->tries ? c->why : NULL);
+  return o;
+}
+
+static json_object *
 json_members (struct array *a)
 {
   json_object *ms = json_object_new_array ();
+  struct comeback c;
 
+  comeback_get (a, &c);
   for (unsigned s = 0; s < a->geom.members; s++) {
     json_object *m = json_object_new_object ();
 
@@ -183,6 +240,7 @@ json_members (struct array *a)
     put_u64 (m, "latency_us", f.latency_us);
     put_u64 (m, "errors", f.errors);
     put_u64 (m, "reconnects", f.reconnects);
+    json_object_object_add (m, "comeback", json_comeback (&c, s));
     json_object_array_add (ms, m);
   }
   return ms;

@@ -66,6 +66,12 @@ struct io_backend {
    * nothing to do (a file is the same file).
    */
   void (*refresh) (struct io_member *m);
+  /* Losing a member of this kind may be the transport's doing (a host or
+   * a link gone), not its storage's: the array tries to reach a failed
+   * one again by itself (array/comeback.c).  False for files: their
+   * errors are the disk's.
+   */
+  bool may_return;
 };
 
 extern const struct io_backend io_file_backend;

@@ -149,6 +149,12 @@ io_member_refresh (struct io_member *m)
     m->backend->refresh (m);
 }
 
+bool
+io_member_can_return (const struct io_member *m)
+{
+  return m->backend && m->backend->may_return;
+}
+
 void
 io_member_get_stats (const struct io_member *m, struct io_member_figures *out)
 {

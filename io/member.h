@@ -157,6 +157,12 @@ void io_member_inject_failure (struct io_member *m, int64_t after)
  */
 void io_member_refresh (struct io_member *m) __attribute__((nonnull));
 
+/* Can m, which failed, come back by itself (its backend's may_return:
+ * an NBD member whose host or link was lost)?  False if m is not open.
+ */
+bool io_member_can_return (const struct io_member *m)
+  __attribute__((nonnull));
+
 /* m's figures so far (zeros, transport NULL, if it is not open). */
 void io_member_get_stats (const struct io_member *m,
                           struct io_member_figures *out)

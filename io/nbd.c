@@ -13,9 +13,9 @@
  * the timeout (io/nbd.h) while commands are in flight, is closed; its
  * commands fail (-EIO, -ETIMEDOUT), so the array takes the member out of
  * service at once and sends it nothing more.  The next op that does come
- * (a rebuild or re-add of that member, by hand) connects again first,
- * and fails with the connection's error (-ECONNREFUSED, -ENOENT...) if
- * the server is still not there.
+ * (the array's tries to reach it again, array/comeback.c, or a rebuild or
+ * re-add by hand) connects again first, and fails with the connection's
+ * error (-ECONNREFUSED, -ENOENT...) if the server is still not there.
  *
  * Requests are cut at NBD_MAX_REQUEST (libnbd refuses more than 64 MiB).
  * Strict alignment is off: the array's member ops are sector-aligned,
@@ -663,4 +663,5 @@ const struct io_backend io_nbd_backend = {
   .named = nbd_member_named,
   .reconnects = nbd_member_reconnects,
   .refresh = nbd_member_refresh,
+  .may_return = true,
 };

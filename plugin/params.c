@@ -32,6 +32,21 @@ parse_timeout (const char *key, const char *value, unsigned *ms)
   return 0;
 }
 
+/* A member's path as given, made absolute (nbdkit may chdir to / when
+ * it daemonizes); an NBD URI is not a path and is kept as it is.
+ */
+static char *
+member_path (const char *value)
+{
+  char *path;
+
+  if (strstr (value, "://") == NULL)
+    return nbdkit_absolute_path (value);    /* says why it failed */
+  if ((path = strdup (value)) == NULL)
+    nbdkit_error ("strdup: %m");
+  return path;
+}
+
 static int
 add_disk (struct params *p, const char *value)
 {
@@ -51,11 +66,9 @@ add_disk (struct params *p, const char *value)
                   "member)");
     return -1;
   }
-  c->paths[c->members] = strdup (value);
-  if (c->paths[c->members] == NULL) {
-    nbdkit_error ("strdup: %m");
-    return -1;
-  }
+  c->paths[c->members] = member_path (value);
+  if (c->paths[c->members] == NULL)
+    return -1;                /* nbdkit_absolute_path said why */
   c->members++;
   return 0;
 }
@@ -105,6 +118,18 @@ parse_metadata (struct params *p, const char *value)
     return -1;
   }
   return 0;
+}
+
+/* re-add=auto (mdadm's POLICY action=re-add) or manual. */
+static int
+parse_readd (struct params *p, const char *value)
+{
+  if (strcmp (value, "auto") == 0 || strcmp (value, "manual") == 0) {
+    p->array.manual_readd = value[0] == 'm';
+    return 0;
+  }
+  nbdkit_error ("re-add=%s: expected auto or manual", value);
+  return -1;
 }
 
 /* nbdkit_parse_bool() would name only the value in its error. */
@@ -160,11 +185,11 @@ params_config (struct params *p, const char *key, const char *value)
     char **dst = key[0] == 'c' ? &p->control : (char **) &p->array.spare;
 
     free (*dst);
-    /* A URI (an NBD member) is not a path. */
-    *dst = key[0] == 's' && strstr (value, "://") ? strdup (value)
-                                                 : nbdkit_absolute_path (value);
+    *dst = key[0] == 's' ? member_path (value) : nbdkit_absolute_path (value);
     return *dst ? 0 : -1;
   }
+  if (strcmp (key, "re-add") == 0)
+    return parse_readd (p, value);
   if (strcmp (key, "member-timeout") == 0)
     return parse_timeout (key, value, &p->array.member_timeout_ms);
   if (strcmp (key, "sync-speed-min") == 0)

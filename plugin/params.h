@@ -50,6 +50,9 @@ void params_free (struct params *p);
   "                   speed.\n" \
   "spare=PATH         A hot spare: a failed member is rebuilt onto it.\n" \
   "member-timeout=SECONDS  An NBD member with requests in flight and\n" \
-  "                   none completing this long is failed (default 5)."
+  "                   none completing this long is failed (default 5).\n" \
+  "re-add=auto|manual auto (default): a failed NBD member is reached\n" \
+  "                   again by itself and re-added when the bitmap\n" \
+  "                   covers what it missed; manual: by hand only."
 
 #endif /* PLUGIN_PARAMS_H */

@@ -56,6 +56,7 @@ expect_error 'data.offset'   "$d0" "$d1" "$d2" data-offset=100
 expect_error 'data.offset|-4K' "$d0" "$d1" "$d2" data-offset=-4K
 expect_error 'align|direct|data.offset' "$d0" "$d1" "$d2" data-offset=512 direct=true
 expect_error 'metadata'      "$d0" "$d1" "$d2" metadata=bogus
+expect_error 're-add'        "$d0" "$d1" "$d2" re-add=sometimes
 expect_error 'direct|maybe'  "$d0" "$d1" "$d2" direct=maybe
 expect_error 'foo'           "$d0" "$d1" "$d2" foo=bar
 expect_error 'nonexistent'   "$d0" "$d1" "disk=$tmpdir/nonexistent"
@@ -93,6 +94,22 @@ for (( i = 0; i < 100; i++ )); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
 "$NBDKIT" -U - "$PLUGIN" "$d0" "$d1" "$d2" chunk=64K --run 'echo SERVED' \
   >"$tmpdir/out" 2>"$tmpdir/err" || fail "good parameters refused: $(cat "$tmpdir/err")"
 grep -q SERVED "$tmpdir/out" || fail "good parameters: not served"
+
+# Relative member paths are the server's: made absolute when given, since
+# nbdkit goes to / when it becomes a daemon, and a path kept for later (a
+# re-add, status) must still name the same file.
+echo "== relative member paths, daemonized"
+( cd "$tmpdir" && "$NBDKIT" -U "$tmpdir/rel.sock" -P "$tmpdir/rel.pid" "$PLUGIN" \
+    disk=m0 disk=m1 disk=m2 chunk=64K control="$tmpdir/rel.ctl" ) ||
+  fail "relative member paths refused"
+cleanup_fn "kill_ours \$(cat $tmpdir/rel.pid 2>/dev/null)"
+for (( i = 0; i < 100; i++ )); do [ -S "$tmpdir/rel.ctl" ] && break; sleep 0.05; done
+paths=$(/usr/bin/python3 "$abs_top_srcdir/tests/integration/ctl.py" "$tmpdir/rel.ctl" \
+          get '" ".join(m["path"] for m in s["members"])')
+[ "$paths" = "$tmpdir/m0 $tmpdir/m1 $tmpdir/m2" ] ||
+  fail "relative paths kept as given, not as the files: $paths"
+echo "   status names $paths"
+kill "$(cat "$tmpdir/rel.pid")"
 
 # Members of different sizes: the smallest decides (md's rule), nothing is
 # written past the last whole stripe of any member.

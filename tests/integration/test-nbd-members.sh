@@ -23,9 +23,16 @@
 #     error; raid5ctl rebuild onto its URI makes the array whole again
 #     (data = the model, parity right, check clean);
 #   - a member server killed (kill -9) under the load: no client error,
-#     the member is faulty at once; its server started again, a rebuild
-#     by hand onto the same URI (--control rebuild 1 URI) connects again
-#     and makes the array whole (data = the model, parity right);
+#     the member is faulty at once, and status says it is gone and tried
+#     again; its server started again, the array reaches it by itself but
+#     does not re-add it (this array has no bitmap): status says it needs
+#     a rebuild and why; a rebuild by hand onto the same URI (--control
+#     rebuild 1 URI) connects again and makes the array whole (data = the
+#     model, parity right);
+#   - a member failed by hand (raid5ctl fail) is not tried again: status
+#     says so; rebuilt by hand;
+#   - with re-add=manual, the array leaves such a member alone (never
+#     tried: status says nothing of it);
 #   - the same kill with a hot spare: the spare -- a URI too
 #     (spare=URI) -- takes its slot and is rebuilt: data = the model on
 #     the files behind the URIs, parity right.
@@ -199,14 +206,48 @@ t0=$SECONDS
 ctl_wait "s['members'][1]['state'] == 'faulty'" 10
 echo "   member 1 faulty after $(( SECONDS - t0 )) s"
 load_stop
+ctl_wait "(s['members'][1]['comeback'] or {}).get('state') == 'waiting'" 5
 member_server a1
+ctl_wait "(s['members'][1]['comeback'] or {}).get('state') == 'needs-rebuild'" 30
+why=$(ctl_get "s['members'][1]['comeback']['why']")
+grep -q "no write-intent bitmap" <<<"$why" || fail "status does not say why it needs a rebuild: $why"
+ctl_ok status | grep "answers again"
+grep -q "slot 1 (${uris[1]}) answers again, but is not re-added" "$tmpdir/serve-kill.log" ||
+  fail "the log does not say it answers again and is not re-added"
+[ "$(ctl_get 's["health"]')" = "[U_U]" ] || fail "health: $(ctl_get 's["health"]')"
 ctl_ok rebuild 1 "${uris[1]}"
 ctl_wait "s['health'] == '[UUU]' and s['members'][1]['state'] == 'active'" 60
 echo "   rebuilt onto ${uris[1]} again"
 ctl_wait "s['members'][1]['errors'] >= 1 and s['members'][1]['reconnects'] >= 1 and s['members'][0]['errors'] == 0 and s['members'][0]['batches'] > 0" 1
 ctl_ok status | grep -A1 "slot 1:"
+echo "== failed by hand (raid5ctl fail): left alone"
+ctl_ok fail 1
+sleep 2.5                      # a try would have come after 1 s
+[ "$(ctl_get "(s['members'][1]['comeback'] or {}).get('state')")" = failed-by-hand ] &&
+  [ "$(ctl_get 's["health"]')" = "[U_U]" ] ||
+  fail "failed by hand, then: $(ctl_get 's["health"]') $(ctl_get "s['members'][1]['comeback']")"
+ctl_ok status | grep "failed by hand"
+ctl_ok rebuild 1
+ctl_wait "s['health'] == '[UUU]'" 60
 stop_server
 member_check "${geom[@]}" --model "$tmpdir/model" "${files[@]}"
+
+echo "== re-add=manual: a member that comes back is left alone"
+serve_ctl "$tmpdir/serve-manual.log" "${disks[@]}" re-add=manual || fail "serve re-add=manual"
+kill -9 "${PID_OF[a1]}"
+"$RANDOM_IO" "$URI" auto --seed "$SEED" --ops 50 --threads 2 --chunk 64K \
+  --disks 3 --no-final --model-in "$tmpdir/model" --model-out "$tmpdir/model" \
+  >"$tmpdir/wm.out" 2>&1 || { cat "$tmpdir/wm.out" >&2; fail "writes after member 1 died"; }
+ctl_wait "s['members'][1]['state'] == 'faulty'" 10
+member_server a1
+sleep 3                        # a try would have come after 1 s
+[ "$(ctl_get "s['members'][1]['comeback']")" = None ] &&
+  ! grep -q "answers again" "$tmpdir/serve-manual.log" ||
+  fail "re-add=manual: the member was tried: $(ctl_get "s['members'][1]['comeback']")"
+ctl_ok rebuild 1 "${uris[1]}"
+ctl_wait "s['health'] == '[UUU]'" 60
+stop_server
+echo "   left alone; rebuilt by hand"
 
 echo "== member 1's server killed under load; the spare (a URI) takes its place"
 member_server s

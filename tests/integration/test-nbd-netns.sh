@@ -7,15 +7,17 @@
 # namespace and is reached through a Unix socket.  Under a verified
 # random-write load over 4 connections, asserts:
 #   - member 1's link dropped (ip link set down: silence, no reset): the
-#     member is faulty within 6 s, no client error; the link back, a
-#     bitmap re-add (--control re-add 1 --wait) makes the array whole,
-#     and 3 s later (writes given up on must not land late) it still
-#     reads back as the model;
+#     member is faulty within 6 s, no client error, and status says it is
+#     gone and being tried again; the link back, the array re-adds it by
+#     itself (nothing done by hand), bitmap resync, whole again; 3 s later
+#     (writes given up on must not land late) it reads back as the model;
 #   - member 2's server killed (kill -9): faulty at once, no client error;
-#     the server back, re-added the same way;
+#     the server back, re-added by itself the same way;
 #   - member 0's host back holding other data (another array's member):
-#     re-add refused, naming why; the array stays degraded and serves;
-#     rebuilt onto it by hand;
+#     not re-added; status says it needs a rebuild and why (not a member
+#     of this array), a re-add by hand is refused the same way; the array
+#     stays degraded and serves; rebuilt onto it by hand (the user's
+#     choice to overwrite it);
 #   - after each return: the export reads back as the model; at the end,
 #     raid5ctl check of the members over TCP finds mismatch_cnt 0 and
 #     member-check of the files behind them finds data = model, parity
@@ -112,12 +114,13 @@ serve_ctl "$tmpdir/serve.log" "${disks[@]}" member-timeout=2 ||
 [ "$(ctl_get '[m["transport"] for m in s["members"]]')" = "['nbd', 'nbd', 'nbd']" ] ||
   fail "transports: $(ctl_get '[m["transport"] for m in s["members"]]')"
 
-# readd SLOT: a bitmap re-add through the control socket, to its end.
-readd ()
+# came_back SLOT: the array re-adds SLOT by itself (bitmap resync) and is
+# whole again, and its log says so.
+came_back ()
 {
-  "$RAID5CTL" --control "$CTL_SOCK" re-add "$1" --wait >"$tmpdir/readd.out" 2>&1 ||
-    { cat "$tmpdir/readd.out" >&2; fail "re-add $1"; }
-  ctl_wait "s['health'] == '[UUU]'" 30
+  ctl_wait "s['health'] == '[UUU]'" 40
+  grep -q "slot $1 (${uris[$1]}) answers again: re-added" "$tmpdir/serve.log" ||
+    { tail -n 20 "$tmpdir/serve.log" >&2; fail "slot $1: no line saying it was re-added by itself"; }
 }
 
 echo "== member 1's link dropped under load"
@@ -127,11 +130,13 @@ in_ns "$NS_A" ip link set "${p}h1" down
 t0=$SECONDS
 ctl_wait "s['members'][1]['state'] == 'faulty'" 6
 echo "   member 1 faulty after $(( SECONDS - t0 )) s: $(grep -m1 -o 'member 1 ([^)]*): [a-z]* at [0-9]*: [A-Za-z ]*' "$tmpdir/serve.log")"
-sleep 1
+ctl_wait "(s['members'][1]['comeback'] or {}).get('tries', 0) >= 1 and s['members'][1]['comeback']['state'] == 'waiting'" 10
+echo "   status: $(ctl status | grep -m1 'gone:' | sed 's/^ *//')"
 load_stop
 in_ns "$NS_A" ip link set "${p}h1" up
-readd 1
-echo "   link back, re-added: $(ctl_get 's["health"]')"
+t0=$SECONDS
+came_back 1
+echo "   link back, re-added by itself in $(( SECONDS - t0 )) s: $(ctl_get 's["health"]')"
 # What the array gave up on when the link dropped must not land on the
 # member later (TCP retransmits once the link is back), over the re-add.
 sleep 3
@@ -148,8 +153,9 @@ ctl_wait "s['members'][2]['state'] == 'faulty'" 6
 sleep 1
 load_stop
 member_host 2
-readd 2
-echo "   server back, re-added: $(ctl_get 's["health"]')"
+t0=$SECONDS
+came_back 2
+echo "   server back, re-added by itself in $(( SECONDS - t0 )) s: $(ctl_get 's["health"]')"
 
 echo "== member 0's host back with other data"
 truncate -s "$SIZE" "$tmpdir/o0.img" "$tmpdir/o1.img" "$tmpdir/o2.img"
@@ -161,6 +167,10 @@ kill_host 0
   >"$tmpdir/w0.out" 2>&1 || { cat "$tmpdir/w0.out" >&2; fail "writes after member 0 died"; }
 ctl_wait "s['members'][0]['state'] == 'faulty'" 6
 member_host 0 "$tmpdir/o0.img"
+ctl_wait "(s['members'][0]['comeback'] or {}).get('state') == 'needs-rebuild'" 40
+why=$(ctl_get "s['members'][0]['comeback']['why']")
+grep -q "not a member of this array" <<<"$why" || fail "status does not say why: $why"
+echo "   status: needs rebuild: $why"
 status=0
 "$RAID5CTL" --control "$CTL_SOCK" re-add 0 --wait >"$tmpdir/refused.out" 2>&1 || status=$?
 [ $status != 0 ] || fail "a member holding another array's data was re-added"
@@ -170,10 +180,9 @@ echo "   $(head -n 1 "$tmpdir/refused.out")"
 [ "$(ctl_get 's["health"]')" = "[_UU]" ] || fail "health after the refusal: $(ctl_get 's["health"]')"
 "$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
   >"$tmpdir/verify.out" 2>&1 || { cat "$tmpdir/verify.out" >&2; fail "degraded: does not read back"; }
-kill_host 0
-member_host 0
-ctl_ok rebuild 0 "${uris[0]}"
+ctl_ok rebuild 0
 ctl_wait "s['health'] == '[UUU]'" 60
+files[0]=$tmpdir/o0.img         # what member 0's host serves now
 stop_server
 NBDKIT=$member_nbdkit
 
