@@ -12,6 +12,9 @@
 #   4. alignment: writes 63, 64 and 2048 sectors into the array, and the
 #      planner's counters (full-stripe, rcw, rmw) for each
 #   5. the plugin's peak RSS at QD128 over 4 connections
+#   6. members over TCP on loopback (nbdkit file plugin servers), plain and
+#      with 2 ms and 10 ms of delay, against the same members as local
+#      files (scripts/bench-net.sh)
 #
 # Writes OUT/bench.csv (every sample), OUT/results.md (the tables, each
 # target PASS or MISS) and OUT/*.png (gnuplot).  As root on Debian it
@@ -52,7 +55,7 @@ while [ $# -gt 0 ]; do
             shift ;;
         --no-install) no_install=1 ;;
         --replot) replot=1 ;;
-        -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) usage_die "unknown option $1" ;;
     esac
     shift
@@ -76,6 +79,7 @@ geoms=("3 64K" "5 64K")     # alignment: members, chunk
 
 . "$top/scripts/lib-build.sh"
 . "$top/scripts/lib-bench.sh"
+. "$top/scripts/bench-net.sh"
 
 case $builddir in /*) ;; *) builddir=$PWD/$builddir ;; esac
 case $out in /*) ;; *) out=$PWD/$out ;; esac
@@ -314,6 +318,7 @@ ratios ()
         read -r w k <<< "$row"
         ratio[$w-$k]=$(b_paired_ratio main "$k" "$(srv "$k")" "$w" ceiling file)
     done
+    ratios_net
     ratio[check]=$(b_paired_ratio jobs check raid5ctl check raw dd read)
     ratio[rebuild]=$(b_paired_ratio jobs rebuild raid5ctl rebuild raw dd read)
     for w in "${rss_names[@]}"; do
@@ -364,6 +369,7 @@ report ()
     t_row "plugin peak RSS (MiB), 4 connections x QD128, 4K random" "<=" 64 "${ratio[rss-4k]}"
     t_row "plugin peak RSS (MiB), 4 connections x QD128, 64K random" "<=" 64 "${ratio[rss-64k]}"
     t_row "plugin peak RSS over the file plugin's (MiB), 4 x QD128, 1M/4K random" "<=" 64 "${ratio[rssown-1m-4k]}"
+    targets_net
     echo
     echo "## 1. Against the file plugin (3 x $(setting main_mib) MiB members, 512K chunk)"
     echo
@@ -448,6 +454,7 @@ report ()
         echo "| ${rss_label[$w]} | $(med rss "qd128x4-$w" rss randrw) | ${ratio[rss-$w]} | $(med rss "qd128x4-$w" rssfile randrw) | ${ratio[rssfile-$w]} | ${ratio[rssown-$w]} |"
     done
     echo
+    report_net
     echo "Plots: [throughput.png](throughput.png), [chunk-sweep.png](chunk-sweep.png),"
     echo "[alignment.png](alignment.png); every sample: [bench.csv](bench.csv)."
 }
@@ -588,6 +595,7 @@ else
     part_jobs
     part_sweep
     part_align
+    part_net
     dirty=
     [ -z "$(git -C "$top" status --porcelain -- raid io array plugin tools 2>/dev/null)" ] ||
         dirty=" (with uncommitted changes)"

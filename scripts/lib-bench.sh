@@ -29,11 +29,19 @@ b_record () { local IFS=,; echo "$*" >> "$csv"; }
 # Returns when it accepts connections (nbdkit writes its pid file then).
 b_serve ()
 {
-    local name=$1 _; shift
+    local name=$1; shift
     rm -f "$work/$name.sock" "$work/$name.pid" "$work/$name.ctl"
     nbdkit -f -U "$work/$name.sock" -P "$work/$name.pid" "$@" \
         2>> "$work/$name.log" &
     b_pid[$name]=$!
+    b_ready "$name"
+}
+
+# b_ready NAME: wait until the server NAME, just started in the
+# background with -P $work/NAME.pid, accepts connections.
+b_ready ()
+{
+    local name=$1 _
     for _ in $(seq 150); do
         [ -s "$work/$name.pid" ] && return 0
         kill -0 "${b_pid[$name]}" 2>/dev/null || break
