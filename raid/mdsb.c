@@ -14,6 +14,7 @@
 
 #define ROLES_OFFSET 256u
 #define CSUM_OFFSET 216u
+#define SB_PPL_OFFSET 96u        /* md's union with bitmap_offset */
 
 /* Scalar fields: byte offset on disk, size, offset in struct md_sb. */
 static const struct field {
@@ -117,6 +118,10 @@ md_sb_encode (const struct md_sb *sb, void *block)
   memcpy (b + 168, sb->device_uuid, 16);
   for (size_t i = 0; i < NFIELDS; i++)
     le_put (b + fields[i].disk, fields[i].size, host_load (sb, &fields[i]));
+  if (sb->feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) {
+    le_put (b + SB_PPL_OFFSET, 2, (uint16_t) sb->ppl_offset);
+    le_put (b + SB_PPL_OFFSET + 2, 2, sb->ppl_size);
+  }
   for (unsigned i = 0; i < max_dev; i++)
     le_put (b + ROLES_OFFSET + 2 * i, 2, sb->dev_roles[i]);
   le_put (b + CSUM_OFFSET, 4, md_sb_csum (b));
@@ -277,6 +282,10 @@ md_sb_peek (const void *block, struct md_sb *sb, struct md_sb_frame *frame)
   memset (sb, 0, sizeof *sb);
   for (size_t i = 0; i < NFIELDS; i++)
     host_store (sb, &fields[i], le_get (b + fields[i].disk, fields[i].size));
+  if (sb->feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) {
+    sb->ppl_offset = (int16_t) le_get (b + SB_PPL_OFFSET, 2);
+    sb->ppl_size = (uint16_t) le_get (b + SB_PPL_OFFSET + 2, 2);
+  }
   memcpy (sb->set_uuid, b + 16, 16);
   memcpy (sb->set_name, b + 32, 32);
   memcpy (sb->device_uuid, b + 168, 16);

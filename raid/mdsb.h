@@ -65,6 +65,13 @@ struct md_sb {
   uint32_t chunksize;         /* sectors */
   uint32_t raid_disks;
   int32_t bitmap_offset;      /* sectors from the superblock, if feature 1 */
+  /* The PPL area (raid/ppl.h), if feature PPL or MULTIPLE_PPLS: sectors
+   * from the superblock, and its size.  md keeps these in the same four
+   * bytes as bitmap_offset (a union): encode writes them there when a
+   * PPL feature is set, bitmap_offset otherwise.
+   */
+  int16_t ppl_offset;
+  uint16_t ppl_size;
   uint32_t new_level;         /* reshape fields: must be idle (see decode) */
   uint64_t reshape_position;
   int32_t delta_disks;

@@ -112,6 +112,11 @@ build ()
         command -v "$c" >/dev/null || b_die "$c is not installed"
     done
     b_say "build in $builddir"
+    # What is measured is what is built now, not what the tree holds at
+    # the end of the run.
+    built_from=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    [ -z "$(git -C "$top" status --porcelain -- raid io array plugin tools 2>/dev/null)" ] ||
+        built_from="$built_from (with uncommitted changes)"
     r5_autoreconf "$top" >&2 || b_die "autoreconf failed"
     r5_configure "$top" "$builddir" >&2 ||
         b_die "configure failed (see $builddir/config.log)"
@@ -596,14 +601,11 @@ else
     part_sweep
     part_align
     part_net
-    dirty=
-    [ -z "$(git -C "$top" status --porcelain -- raid io array plugin tools 2>/dev/null)" ] ||
-        dirty=" (with uncommitted changes)"
-    for kv in "quick=$quick" "runtime=$runtime" "reps=$reps" "sweep_rt=$sweep_rt" \
+    for kv in "quick=$quick" "cpus=$(nproc)" "runtime=$runtime" "reps=$reps" "sweep_rt=$sweep_rt" \
               "job_reps=$job_reps" "main_mib=$main_mib" "job_mib=$job_mib" \
               "sweep_mib=$sweep_mib" "align_write=$align_write" \
               "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \
-              "commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$dirty" \
+              "commit=$built_from" \
               "machine=$(nproc) CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo | tr -d ,)); Linux $(uname -r); $(nbdkit --version 2>/dev/null | head -n 1); $(fio --version)" \
               "elapsed=$((SECONDS - b_start))"; do
         b_record meta setting - "${kv%%=*}" 1 "${kv#*=}" -
