@@ -9,35 +9,7 @@
 
 #include "raid/layout.h"
 #include "raid/plan.h"
-
-/* One stripe being planned.  Scratch for a stripe is made of columns of
- * active_len bytes, each taken from the plan's scratch area when first
- * needed: column m holds what is read from member m, column N the new
- * parity.  Segments are packed in order inside each column, so a member's
- * reads of adjacent segments are adjacent in scratch too and coalesce
- * into one I/O.
- */
-struct stripe {
-  const struct r5_geom *g;
-  struct r5_plan *p;
-  enum r5_op op;
-  uint64_t index;             /* stripe number */
-  uint64_t member_base;       /* member offset of the stripe */
-  uint64_t array_base;        /* array offset of its first data byte */
-  uint64_t req_off;           /* array offset of client buffer byte 0 */
-  uint64_t a, b;              /* touched bytes, stripe-data coordinates */
-  unsigned parity;
-  uint64_t active_len;        /* total length of the active segments */
-  uint64_t column[R5_MAX_MEMBERS + 1];  /* scratch offsets; UINT64_MAX = none */
-  uint64_t seg_pos;           /* current segment's position in a column */
-  size_t first_io;            /* ios before this index belong to earlier stripes */
-};
-
-/* A segment: chunk offsets [x, y), touched data indices as a bitmask. */
-struct segment {
-  uint64_t x, y;
-  uint64_t mask;
-};
+#include "raid/plan-stripe.h"
 
 static const char *const seg_kind_names[R5_SEG_KINDS] = {
   [R5_SEG_READ] = "read",
@@ -70,10 +42,12 @@ r5_plan_reset (struct r5_plan *p)
   p->nios = 0;
   p->ncmps = 0;
   p->nxors = 0;
+  p->nppl = 0;
   p->scratch = 0;
   memset (p->segs, 0, sizeof p->segs);
   p->missing = -1;
   p->rcw_from = UINT64_MAX;
+  p->ppl = false;
 }
 
 void
@@ -82,6 +56,7 @@ r5_plan_free (struct r5_plan *p)
   free (p->ios);
   free (p->cmps);
   free (p->xors);
+  free (p->ppl_entries);
   r5_plan_init (p);
 }
 
@@ -105,8 +80,8 @@ grow (void **array, size_t *cap, size_t need, size_t elem)
 }
 
 /* Append elem (size bytes) to the array *v of *n, room *cap. */
-static int
-append (void **v, size_t *n, size_t *cap, const void *elem, size_t size)
+int
+plan_append (void **v, size_t *n, size_t *cap, const void *elem, size_t size)
 {
   if (grow (v, cap, *n + 1, size) < 0)
     return -ENOMEM;
@@ -118,19 +93,19 @@ append (void **v, size_t *n, size_t *cap, const void *elem, size_t size)
 int
 r5_plan_add_io (struct r5_plan *p, const struct r5_io *io)
 {
-  return append ((void **) &p->ios, &p->nios, &p->ios_cap, io, sizeof *io);
+  return plan_append ((void **) &p->ios, &p->nios, &p->ios_cap, io, sizeof *io);
 }
 
 int
 r5_plan_add_cmp (struct r5_plan *p, const struct r5_cmp *c)
 {
-  return append ((void **) &p->cmps, &p->ncmps, &p->cmps_cap, c, sizeof *c);
+  return plan_append ((void **) &p->cmps, &p->ncmps, &p->cmps_cap, c, sizeof *c);
 }
 
 int
 r5_plan_add_xor (struct r5_plan *p, const struct r5_xor *x)
 {
-  return append ((void **) &p->xors, &p->nxors, &p->xors_cap, x, sizeof *x);
+  return plan_append ((void **) &p->xors, &p->nxors, &p->xors_cap, x, sizeof *x);
 }
 
 static bool
@@ -188,8 +163,8 @@ new_data_buf (const struct stripe *s, unsigned dd, uint64_t x)
 /* Scratch column col (a member, or N for the new parity) of the current
  * segment.
  */
-static struct r5_buf
-scratch_buf (struct stripe *s, unsigned col)
+struct r5_buf
+plan_scratch_buf (struct stripe *s, unsigned col)
 {
   if (s->column[col] == UINT64_MAX) {
     s->column[col] = s->p->scratch;
@@ -203,18 +178,18 @@ static int
 read_to_scratch (struct stripe *s, const struct segment *seg, unsigned member,
                  struct r5_buf *out)
 {
-  *out = scratch_buf (s, member);
+  *out = plan_scratch_buf (s, member);
   return add_io (s, R5_IO_READ, member, s->member_base + seg->x,
                  seg->y - seg->x, *out);
 }
 
 /* XOR the sources of a segment into a buffer holding the result: zero
  * sources drop out; one source is its own result (no copy); otherwise a
- * new XOR step fills the parity column.
+ * new XOR step fills scratch column col (COL_PARITY, COL_PP).
  */
-static int
-xor_into (struct stripe *s, const struct segment *seg,
-          const struct r5_buf *src, unsigned nsrc, struct r5_buf *out)
+int
+plan_xor_to (struct stripe *s, const struct segment *seg, const struct r5_buf *src,
+        unsigned nsrc, unsigned col, struct r5_buf *out)
 {
   struct r5_plan *p = s->p;
   struct r5_xor *x;
@@ -232,17 +207,19 @@ xor_into (struct stripe *s, const struct segment *seg,
   }
   x->len = seg->y - seg->x;
   x->nsrc = n;
-  x->dst = *out = scratch_buf (s, s->g->members);
+  x->dst = *out = plan_scratch_buf (s, col);
   x->when = 0;
   p->nxors++;
   return 0;
 }
 
-static bool
-touched (const struct segment *seg, unsigned dd)
+static int
+xor_into (struct stripe *s, const struct segment *seg,
+          const struct r5_buf *src, unsigned nsrc, struct r5_buf *out)
 {
-  return (seg->mask >> dd) & 1;
+  return plan_xor_to (s, seg, src, nsrc, COL_PARITY (s), out);
 }
+
 
 /* Data index held by the missing member in this stripe, -1 if it holds
  * parity or nothing is missing.
@@ -265,12 +242,12 @@ plan_read (struct stripe *s, const struct segment *seg)
   int r;
 
   for (unsigned dd = 0; dd < g->data_members; dd++)
-    if (touched (seg, dd) && (int) dd != lost &&
+    if (plan_touched (seg, dd) && (int) dd != lost &&
         (r = add_io (s, R5_IO_READ, r5_data_member (g, s->index, dd),
                      s->member_base + seg->x, seg->y - seg->x,
                      client_buf (s, dd, seg->x))) < 0)
       return r;
-  if (lost < 0 || !touched (seg, (unsigned) lost)) {
+  if (lost < 0 || !plan_touched (seg, (unsigned) lost)) {
     s->p->segs[R5_SEG_READ]++;
     return 0;
   }
@@ -282,7 +259,7 @@ plan_read (struct stripe *s, const struct segment *seg)
 
     if ((int) m == s->p->missing)
       continue;
-    if (dd >= 0 && touched (seg, (unsigned) dd))
+    if (dd >= 0 && plan_touched (seg, (unsigned) dd))
       src[nsrc++] = client_buf (s, (unsigned) dd, seg->x);
     else if ((r = read_to_scratch (s, seg, m, &src[nsrc++])) < 0)
       return r;
@@ -309,7 +286,7 @@ write_data (struct stripe *s, const struct segment *seg)
   for (unsigned dd = 0; dd < g->data_members; dd++) {
     unsigned m = r5_data_member (g, s->index, dd);
 
-    if (touched (seg, dd) && (int) m != s->p->missing &&
+    if (plan_touched (seg, dd) && (int) m != s->p->missing &&
         (r = add_io (s, R5_IO_WRITE, m, s->member_base + seg->x,
                      seg->y - seg->x, new_data_buf (s, dd, seg->x))) < 0)
       return r;
@@ -336,7 +313,7 @@ plan_rcw (struct stripe *s, const struct segment *seg, struct r5_buf *parity)
   int r;
 
   for (unsigned dd = 0; dd < g->data_members; dd++) {
-    if (touched (seg, dd))
+    if (plan_touched (seg, dd))
       src[nsrc++] = new_data_buf (s, dd, seg->x);
     else if ((r = read_to_scratch (s, seg, r5_data_member (g, s->index, dd),
                                    &src[nsrc++])) < 0)
@@ -357,7 +334,7 @@ plan_rmw (struct stripe *s, const struct segment *seg, struct r5_buf *parity)
   if ((r = read_to_scratch (s, seg, s->parity, &src[nsrc++])) < 0)
     return r;
   for (unsigned dd = 0; dd < g->data_members; dd++) {
-    if (!touched (seg, dd))
+    if (!plan_touched (seg, dd))
       continue;
     if ((r = read_to_scratch (s, seg, r5_data_member (g, s->index, dd),
                               &src[nsrc++])) < 0)
@@ -379,7 +356,7 @@ choose_write (const struct stripe *s, const struct segment *seg)
   if (k == d)
     return R5_SEG_FULL_WRITE;
   if (lost >= 0)
-    return touched (seg, (unsigned) lost) ? R5_SEG_RCW : R5_SEG_RMW;
+    return plan_touched (seg, (unsigned) lost) ? R5_SEG_RCW : R5_SEG_RMW;
   if (s->index >= s->p->rcw_from)
     return R5_SEG_RCW;
   return d - k <= k + 1 ? R5_SEG_RCW : R5_SEG_RMW;
@@ -397,6 +374,8 @@ plan_write (struct stripe *s, const struct segment *seg)
     return write_data (s, seg);
   r = kind == R5_SEG_RMW ? plan_rmw (s, seg, &parity)
                          : plan_rcw (s, seg, &parity);
+  if (r == 0 && s->p->ppl)
+    r = plan_ppl_segment (s, seg, kind);
   if (r < 0 || (r = write_data (s, seg)) < 0)
     return r;
   return write_parity (s, seg, parity);
@@ -410,6 +389,9 @@ plan_whole_stripe (struct stripe *s)
   int r;
 
   s->p->segs[s->op == R5_OP_TRIM ? R5_SEG_TRIM_STRIPE : R5_SEG_ZERO_STRIPE]++;
+  if (s->p->ppl && s->p->missing != (int) s->parity &&
+      (r = plan_ppl_whole (s)) < 0)
+    return r;
   for (unsigned m = 0; m < s->g->members; m++)
     if ((int) m != s->p->missing &&
         (r = add_io (s, kind, m, s->member_base, s->g->chunk,
@@ -459,7 +441,7 @@ plan_stripe (struct stripe *s)
     return 0;                   /* partial trim: advisory, nothing to do */
 
   n = cut_segments (s, seg);
-  for (unsigned m = 0; m <= s->g->members; m++)
+  for (unsigned m = 0; m <= s->g->members + 1; m++)
     s->column[m] = UINT64_MAX;
   s->active_len = 0;
   for (unsigned i = 0; i < n; i++)
@@ -474,7 +456,7 @@ plan_stripe (struct stripe *s)
 
 /* What a plan holds before a stripe is added, to take the stripe back. */
 struct mark {
-  size_t nios, nxors;
+  size_t nios, nxors, nppl;
   uint64_t scratch;
   uint64_t segs[R5_SEG_KINDS];
 };
@@ -482,7 +464,7 @@ struct mark {
 static void
 mark_save (const struct r5_plan *p, struct mark *m)
 {
-  *m = (struct mark) { p->nios, p->nxors, p->scratch, { 0 } };
+  *m = (struct mark) { p->nios, p->nxors, p->nppl, p->scratch, { 0 } };
   memcpy (m->segs, p->segs, sizeof m->segs);
 }
 
@@ -491,6 +473,7 @@ mark_restore (struct r5_plan *p, const struct mark *m)
 {
   p->nios = m->nios;
   p->nxors = m->nxors;
+  p->nppl = m->nppl;
   p->scratch = m->scratch;
   memcpy (p->segs, m->segs, sizeof m->segs);
 }
@@ -530,6 +513,8 @@ r5_plan_range (struct r5_plan *p, const struct r5_geom *g,
 
   assert (q->len > 0 && end <= g->capacity && q->req_off <= off);
   assert (q->missing < (int) g->members);
+  if (p->ppl && q->op != R5_OP_READ && (q->off % 512 || q->len % 512))
+    return -EINVAL;             /* md's log counts sectors */
   p->missing = q->missing;
   do {
     mark_save (p, &mark);

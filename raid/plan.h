@@ -41,11 +41,16 @@
  * (parity of holes is a hole); partial stripes are left alone (trim is
  * advisory).
  *
- * Threads: a struct r5_plan belongs to one thread.  Errors: -ENOMEM only.
+ * With a partial parity log (r5_plan.ppl), write segments also get the
+ * XOR step of their partial parity and an entry to log (r5_ppl_entry).
+ *
+ * Threads: a struct r5_plan belongs to one thread.  Errors: -ENOMEM, and
+ * -EINVAL for what r5_plan_range refuses.
  */
 #ifndef RAID_PLAN_H
 #define RAID_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -130,6 +135,25 @@ struct r5_cmp {
   struct r5_buf src[R5_MAX_MEMBERS];
 };
 
+/* A partial parity log entry (raid/ppl.h) of a write segment, when the
+ * plan is made for an array with a PPL (r5_plan.ppl).  Before any of the
+ * stripe's phase-3 writes is issued, the executor logs it on the parity
+ * member: data_sector, pp_len, data_len and parity are md's ppl entry
+ * fields (array sectors, bytes); pp names the partial parity after
+ * phase 2 -- the XOR, as they were before the write, of the stripe's
+ * data chunks that the segment leaves alone -- pp_len bytes.  A
+ * full-stripe write (and a whole-stripe zero or trim) has pp_len 0: its
+ * parity comes from its data alone.  A segment whose parity member is
+ * missing is not logged (md: no log without the parity disk).
+ */
+struct r5_ppl_entry {
+  unsigned parity;            /* member whose log takes it */
+  uint64_t stripe;
+  uint64_t data_sector;       /* array sector of the first byte written */
+  uint32_t pp_len, data_len;  /* bytes */
+  struct r5_buf pp;
+};
+
 struct r5_plan {
   struct r5_io *ios;          /* phases 1 and 3, see r5_io_kind */
   size_t nios, ios_cap;
@@ -146,6 +170,13 @@ struct r5_plan {
    * r5_plan_init/reset (which make it UINT64_MAX) and before planning.
    */
   uint64_t rcw_from;
+  /* The array keeps a PPL: log entries for every write segment.  Set
+   * after init/reset (which clear it); ranges written must then be
+   * sector-aligned.
+   */
+  bool ppl;
+  struct r5_ppl_entry *ppl_entries;
+  size_t nppl, ppl_cap;
 };
 
 /* Initialise an empty plan.  r5_plan_reset() empties it, keeping memory;
@@ -173,7 +204,8 @@ struct r5_range {
  * whatever the budget).  Requires off + len <= g->capacity and len > 0.
  * On success returns 0 and sets *planned to the bytes covered (> 0, a
  * prefix of the range ending on a stripe boundary unless it is all of it).
- * Returns -ENOMEM if the plan cannot grow (it is then partial: reset it).
+ * Returns -ENOMEM if the plan cannot grow (it is then partial: reset it),
+ * -EINVAL for a write with ppl set that is not sector-aligned.
  */
 int r5_plan_range (struct r5_plan *p, const struct r5_geom *g,
                    const struct r5_range *r, uint64_t *planned)

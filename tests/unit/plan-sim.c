@@ -262,7 +262,7 @@ wanted (const struct mem *mem, unsigned when)
  * not depend on their order.
  */
 void
-sim_exec (struct sim *s, struct mem *mem)
+sim_exec_before_writes (struct sim *s, struct mem *mem)
 {
   const struct r5_plan *p = &s->plan;
 
@@ -275,9 +275,35 @@ sim_exec (struct sim *s, struct mem *mem)
   for (size_t i = 0; i < p->nxors; i++)
     if (wanted (mem, p->xors[i].when))
       exec_xor (s, mem, &p->xors[i]);
+}
+
+void
+sim_exec (struct sim *s, struct mem *mem)
+{
+  const struct r5_plan *p = &s->plan;
+
+  sim_exec_before_writes (s, mem);
   for (size_t i = p->nios; i-- > 0;)
     if (p->ios[i].kind != R5_IO_READ && wanted (mem, p->ios[i].when))
       exec_io (s, mem, &p->ios[i]);
+}
+
+void
+sim_exec_io_prefix (struct sim *s, struct mem *mem, size_t i, uint64_t len)
+{
+  struct r5_io io = s->plan.ios[i];
+
+  cr_assert (io.kind != R5_IO_READ && len <= io.len);
+  if (len == 0)
+    return;
+  io.len = len;
+  exec_io (s, mem, &io);
+}
+
+unsigned char *
+sim_buf (struct sim *s, struct mem *mem, struct r5_buf b)
+{
+  return buf_ptr (s, mem, b);
 }
 
 /* Plan and run [off, off + len) piece by piece, as array/ will. */

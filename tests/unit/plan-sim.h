@@ -81,6 +81,15 @@ void sim_init (struct sim *s, unsigned n, uint64_t chunk,
 void sim_free (struct sim *s);
 /* Run s->plan on the members. */
 void sim_exec (struct sim *s, struct mem *mem);
+/* Or in parts, for tearing a write: phases 1 and 2 (reads, compares,
+ * XORs), then any of the phase-3 ios (index into s->plan.ios) alone, the
+ * first len bytes of it (len <= its length).
+ */
+void sim_exec_before_writes (struct sim *s, struct mem *mem);
+void sim_exec_io_prefix (struct sim *s, struct mem *mem, size_t i,
+                         uint64_t len);
+/* Memory a plan buffer names. */
+unsigned char *sim_buf (struct sim *s, struct mem *mem, struct r5_buf b);
 /* Members against the model: data, parity, untouched bytes. */
 void sim_check (struct sim *s);
 /* Plan (piece by piece within budget), check, run and verify a request. */
