@@ -9,8 +9,10 @@
  *     they were before (md's partial parity), and its fields are what md
  *     would log (ppl_entry_extent accepts them, they cover exactly the
  *     bytes written);
- *   - recovered as md's ppl_recover_entry does (parity = PP ^ the data
- *     now on the chunks written), every stripe's parity is consistent
+ *   - recovered by raid/'s recovery plan (r5_plan_ppl_recover), the
+ *     members are byte for byte what md's ppl_recover_entry (written out
+ *     here: parity = PP ^ the data now on the chunks written) makes of
+ *     them, and every stripe's parity is consistent
  *     again, so any one member lost afterwards -- the parity's or a
  *     chunk nobody wrote -- is rebuilt with its old bytes;
  *   - without that recovery, over all rounds, some chunk nobody wrote is
@@ -196,6 +198,45 @@ parity_consistent (struct sim *s)
   return true;
 }
 
+/* Recovery through raid/'s plan (r5_plan_ppl_recover) of every entry,
+ * their PP gathered in one buffer as a log holds it, run on the members.
+ */
+static void
+recover_by_plan (struct sim *s, struct mem *mem)
+{
+  struct r5_plan saved = s->plan, rp;
+  unsigned char *log;
+  uint64_t at = 0;
+  struct mem rm = { 0 };
+  char why[200];
+
+  log = malloc (s->g.stripe_data * s->g.stripes + 1);
+  cr_assert_not_null (log);
+  r5_plan_init (&rp);
+  for (size_t i = 0; i < saved.nppl; i++) {
+    const struct r5_ppl_entry *e = &saved.ppl_entries[i];
+    struct ppl_entry pe = { e->data_sector, e->pp_len, e->data_len,
+                            e->parity, 0 };
+
+    if (e->pp_len)
+      memcpy (log + at, sim_buf (s, mem, e->pp), e->pp_len);
+    cr_assert_eq (r5_plan_ppl_recover (&rp, &s->g, &pe,
+                                       (struct r5_buf) { R5_BUF_CLIENT, at },
+                                       s->missing, why, sizeof why), 0,
+                  "%s", why);
+    at += e->pp_len;
+  }
+  rm.client = log;
+  rm.scratch = malloc (rp.scratch + 1);
+  cr_assert_not_null (rm.scratch);
+  s->plan = rp;
+  sim_exec (s, &rm);
+  s->plan = saved;
+  r5_plan_free (&rp);
+  free (rm.scratch);
+  free (log);
+}
+
 /* Tear phase 3: each write whole, a sector prefix, or nothing. */
 static void
 tear (struct sim *s, struct mem *mem)
@@ -257,8 +298,27 @@ round_trip (uint64_t seed, bool recover, bool degraded)
 
   tear (&s, &mem);
   if (recover) {
+    /* raid/'s plan on the members, md's algorithm (written out here) on
+     * a copy: the same bytes.
+     */
+    unsigned char *by_plan[R5_MAX_MEMBERS];
+
+    recover_by_plan (&s, &mem);
+    for (unsigned m = 0; m < n; m++) {
+      by_plan[m] = malloc (s.member_bytes);
+      cr_assert_not_null (by_plan[m]);
+      memcpy (by_plan[m], s.member[m], s.member_bytes);
+    }
     for (size_t i = 0; i < s.plan.nppl; i++)
       recover_entry (&s, &mem, &s.plan.ppl_entries[i]);
+    for (unsigned m = 0; m < n; m++) {
+      if ((int) m != s.missing)
+        cr_assert_arr_eq (by_plan[m], s.member[m], s.member_bytes,
+                          "seed %llu: member %u: the recovery plan and md's "
+                          "ppl_recover_entry differ", (unsigned long long)
+                          seed, m);
+      free (by_plan[m]);
+    }
     cr_assert (parity_consistent (&s), "seed %llu: parity inconsistent "
                "after recovery", (unsigned long long) seed);
   }
@@ -302,6 +362,42 @@ Test (ppl_plan, without_recovery_the_hole_is_real)
                 rounds_torn);
   cr_log_info ("without the log, %llu of 400 torn writes left chunks "
                "nobody wrote wrong", (unsigned long long) rounds_torn);
+}
+
+Test (ppl_plan, recovery_refuses_entries_md_did_not_write)
+{
+  struct sim s;
+  char why[200] = "";
+  const struct r5_buf pp = { R5_BUF_CLIENT, 0 };
+
+  sim_rng_state = 5;
+  /* 4 members, 16K chunks (32 sectors), 2 stripes: parity of stripe 0 on
+   * member 3, 48K of data a stripe (96 sectors).
+   */
+  sim_init (&s, 4, 16384, R5_LEFT_SYMMETRIC, 0, 2, 0, -1);
+  r5_plan_reset (&s.plan);
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
+                  0, 4096, 4096, 3, 0 }, pp, -1, why, sizeof why), 0, "%s",
+                why);
+  cr_assert_eq (s.plan.nios, 2, "one read, one parity write");
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
+                  0, 4096, 4096, 2, 0 }, pp, -1, why, sizeof why), -EBADMSG,
+                "parity on the wrong member");
+  cr_assert (strstr (why, "not one stripe's"), "%s", why);
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
+                  192, 4096, 4096, 3, 0 }, pp, -1, why, sizeof why), -EBADMSG,
+                "past the array");
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
+                  64, 4096, 8192, 3, 0 }, pp, -1, why, sizeof why), -EBADMSG,
+                "two chunks from the last data chunk: into the next stripe");
+  r5_plan_reset (&s.plan);
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
+                  0, 4096, 4096, 3, 0 }, pp, 3, why, sizeof why), 0);
+  cr_assert_eq (s.plan.nios, 0, "parity member missing: nothing to do");
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
+                  0, 4096, 4096, 3, 0 }, pp, 0, why, sizeof why), 0);
+  cr_assert_eq (s.plan.nios, 0, "its data member missing: skipped");
+  sim_free (&s);
 }
 
 Test (ppl_plan, refuses_unaligned_and_skips_missing_parity)
