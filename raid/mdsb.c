@@ -10,6 +10,7 @@
 
 #include "raid/geom.h"
 #include "raid/le.h"
+#include "raid/ppl.h"
 #include "raid/mdsb.h"
 
 #define ROLES_OFFSET 256u
@@ -148,11 +149,13 @@ md_uuid_format (const uint8_t uuid[16], char out[36])
 }
 
 uint64_t
-md_default_data_offset (uint64_t member_sectors, uint32_t chunk)
+md_default_data_offset (uint64_t member_sectors, uint32_t chunk, bool ppl)
 {
   uint64_t bmspace, headroom = 262144;
 
-  if (member_sectors < 128)
+  if (ppl)
+    bmspace = PPL_AREA_SECTORS;
+  else if (member_sectors < 128)
     bmspace = 0;
   else if (member_sectors - 128 >= 419430400)
     bmspace = 256;
@@ -163,6 +166,18 @@ md_default_data_offset (uint64_t member_sectors, uint32_t chunk)
   while (headroom * 1024 > member_sectors && headroom / 2 >= 2 * (uint64_t) chunk)
     headroom /= 2;
   return (24 + bmspace + headroom + 2047) / 2048 * 2048;
+}
+
+/* One flavour of partial parity log and no bitmap: a log whose area can
+ * be checked (other mixes are check_features' to refuse).
+ */
+static bool
+has_one_ppl (uint32_t feature_map)
+{
+  uint32_t ppl = feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS);
+
+  return (ppl == MD_FEATURE_PPL || ppl == MD_FEATURE_MULTIPLE_PPLS) &&
+    !(feature_map & MD_FEATURE_BITMAP_OFFSET);
 }
 
 static int
@@ -213,6 +228,10 @@ check_placement (const struct md_sb *sb, uint64_t member_sectors,
        MD_SB_SECTOR + (uint64_t) sb->bitmap_offset >= sb->data_offset))
     return le_bad (why, wl, -EBADMSG, "bitmap offset %" PRId32 " is not "
                 "between the superblock and the data", sb->bitmap_offset);
+  if (has_one_ppl (sb->feature_map) &&
+      ppl_area_check (sb->ppl_offset, sb->ppl_size, MD_SB_SECTOR, sb_sectors,
+                      sb->data_offset, sb->data_size, why, wl) < 0)
+    return -EBADMSG;          /* ppl_area_check said why */
   if (sb->dev_number >= sb->max_dev)
     return le_bad (why, wl, -EBADMSG, "dev_number %" PRIu32 " is not below "
                 "max_dev %" PRIu32, sb->dev_number, sb->max_dev);
@@ -224,8 +243,8 @@ check_features (const struct md_sb *sb, char *why, size_t wl)
 {
   const uint32_t refused = MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_BAD_BLOCKS
     | MD_FEATURE_REPLACEMENT | MD_FEATURE_RESHAPE_BACKWARDS
-    | MD_FEATURE_NEW_OFFSET | MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL
-    | MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS;
+    | MD_FEATURE_NEW_OFFSET | MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL;
+  const uint32_t ppl = MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS;
 
   if (sb->feature_map & ~MD_FEATURE_ALL)
     return le_bad (why, wl, -EBADMSG, "unknown feature bits %#" PRIx32,
@@ -233,8 +252,17 @@ check_features (const struct md_sb *sb, char *why, size_t wl)
   if (sb->feature_map & refused)
     return le_bad (why, wl, -ENOTSUP, "uses md features not supported here "
                 "(feature_map %#" PRIx32 ": reshape, bad-block log, "
-                "replacement, journal, PPL or clustering)",
+                "replacement, journal or clustering)",
                 sb->feature_map & refused);
+  /* md_p.h: PPL and MULTIPLE_PPLS are never both set; md.c's
+   * super_1_validate refuses a bitmap with either.
+   */
+  if ((sb->feature_map & ppl) == ppl ||
+      ((sb->feature_map & ppl) && (sb->feature_map & MD_FEATURE_BITMAP_OFFSET)))
+    return le_bad (why, wl, -EBADMSG, "feature_map %#" PRIx32 " sets a "
+                "partial parity log together with %s", sb->feature_map,
+                (sb->feature_map & ppl) == ppl ? "its other flavour"
+                                               : "a bitmap");
   return 0;
 }
 

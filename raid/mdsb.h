@@ -8,7 +8,9 @@
  *
  * md_sb_decode() never trusts the disk: every field is bounds-checked,
  * the checksum is verified, and anything this project cannot serve (other
- * levels, reshape, journal, PPL, clustering) is refused with a reason.
+ * levels, reshape, journal, clustering) is refused with a reason.  A
+ * partial parity log (PPL) is decoded and its area checked as md checks
+ * it (raid/ppl.h); whether it can be served is for array/ to say.
  *
  * Pure: no I/O, no allocation.  Errors: -EINVAL (not an md superblock:
  * wrong magic), -EBADMSG (an md superblock that is corrupt or
@@ -147,9 +149,11 @@ void md_uuid_format (const uint8_t uuid[16], char out[36])
   __attribute__((nonnull));
 
 /* mdadm's default data offset for a v1.2 member of member_sectors
- * sectors and this chunk (sectors), in sectors (validate_geometry1).
+ * sectors and this chunk (sectors), in sectors (validate_geometry1),
+ * with room for a bitmap or, ppl, for a partial parity log.
  */
-uint64_t md_default_data_offset (uint64_t member_sectors, uint32_t chunk)
+uint64_t md_default_data_offset (uint64_t member_sectors, uint32_t chunk,
+                                 bool ppl)
   __attribute__((const));
 
 #endif /* RAID_MDSB_H */

@@ -187,7 +187,8 @@ check_status (const struct check_result *r)
 static int
 run (const struct check_opts *o)
 {
-  struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO };
+  struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO,
+                              .offline = true };
   struct findings f = { .o = o };
   struct array_job_status res;
   struct check_result result = { .dirty = false };

@@ -17,6 +17,7 @@
 
 #include "raid/layout.h"
 #include "raid/mdstate.h"
+#include "raid/ppl.h"
 #include "tools/create.h"
 #include "tools/raid5ctl.h"
 
@@ -144,6 +145,11 @@ create_fill_sb (struct create_plan *p)
     memcpy (p->bm.uuid, sb->set_uuid, 16);
     p->bm.events = sb->events;
   }
+  if (p->ppl) {               /* mdadm: the single-log flag; md switches */
+    sb->feature_map |= MD_FEATURE_PPL;
+    sb->ppl_offset = PPL_OFFSET_V12;
+    sb->ppl_size = PPL_AREA_SECTORS;
+  }
   return 0;
 }
 
@@ -229,18 +235,38 @@ wipe_old (struct create_plan *p)
   return r;
 }
 
+/* The log area as mdadm's write_init_ppl1 leaves it: zeroes, and at its
+ * start an empty header (generation 0, no entries).
+ */
+static uint8_t *
+ppl_area (const struct create_plan *p)
+{
+  uint8_t *area;
+
+  if (posix_memalign ((void **) &area, 4096, PPL_AREA_SECTORS * 512) != 0)
+    return NULL;
+  memset (area, 0, PPL_AREA_SECTORS * 512);
+  ppl_header_encode (&(struct ppl_header) {
+      .signature = ppl_signature (p->sb.set_uuid) }, area);
+  return area;
+}
+
 int
 create_write (struct create_plan *p)
 {
   uint8_t *area = NULL;
+  uint64_t len = p->bitmap ? p->bm_bytes : PPL_AREA_SECTORS * 512;
   int r;
 
   if ((r = wipe_old (p)) != 0)
     return r;
   if (p->bitmap && (area = bitmap_area (p)) == NULL)
     return tool_error ("out of memory for the bitmap");
+  if (p->ppl && (area = ppl_area (p)) == NULL)
+    return tool_error ("out of memory for the partial parity log");
   for (unsigned i = 0; area && i < p->opts->n && r == 0; i++)
-    r = write_at (p, i, area, p->bm_bytes, CREATE_BITMAP_OFFSET);
+    r = write_at (p, i, area, len, p->bitmap ? CREATE_BITMAP_OFFSET
+                                              : CREATE_PPL_OFFSET);
   free (area);
   for (unsigned i = 0; i < p->opts->n && r == 0; i++) {
     if ((r = encode_member (p, i)) == 0)
@@ -263,6 +289,12 @@ print_bitmap (const struct create_plan *p)
 {
   char chunk[32];
 
+  if (p->ppl) {
+    printf ("         Bitmap : none (consistency policy ppl: a partial "
+            "parity log of %u sectors at sector %u)\n", PPL_AREA_SECTORS,
+            MD_SB_SECTOR + PPL_OFFSET_V12);
+    return;
+  }
   if (!p->bitmap) {
     printf ("         Bitmap : none\n");
     return;

@@ -43,6 +43,7 @@
 #include "raid/geom.h"
 #include "raid/layout.h"
 #include "raid/mdbitmap.h"
+#include "raid/ppl.h"
 #include "raid/mdsb.h"
 #include "tools/create.h"
 #include "tools/disk.h"
@@ -73,6 +74,12 @@ usage (FILE *fp)
 "                       zero, or if you will never rely on the parity)\n"
 "  --bitmap internal|none  write-intent bitmap (default: internal when each\n"
 "                       member holds more than 100 GiB, as mdadm 4.2 does)\n"
+"  --consistency-policy resync|bitmap|ppl\n"
+"                       mdadm's names: after a crash, resync every stripe\n"
+"                       (no bitmap), those the bitmap marks, or replay the\n"
+"                       partial parity log (1 MiB after the superblock),\n"
+"                       which also closes the write hole.  ppl arrays are\n"
+"                       served by kernel md only, for now\n"
 "  --data-offset SIZE   where data starts on each member, a multiple of 4K\n"
 "                       (default: mdadm's rule for the first disk's size)\n"
 "  --force              overwrite disks that hold a file system, partition\n"
@@ -111,6 +118,46 @@ parse_bitmap (struct create_opts *o, const char *arg)
 }
 
 static int
+parse_policy (struct create_opts *o, const char *arg)
+{
+  static const char *const names[] = {
+    [CREATE_POLICY_RESYNC] = "resync", [CREATE_POLICY_BITMAP] = "bitmap",
+    [CREATE_POLICY_PPL] = "ppl",
+  };
+
+  for (int k = CREATE_POLICY_RESYNC; k <= CREATE_POLICY_PPL; k++)
+    if (strcmp (arg, names[k]) == 0) {
+      o->policy = (enum create_policy) k;
+      return 0;
+    }
+  return tool_error ("--consistency-policy %s: expected resync, bitmap or "
+                     "ppl", arg);
+}
+
+/* --consistency-policy and --bitmap must agree; the policy decides. */
+static int
+reconcile_policy (struct create_opts *o)
+{
+  enum create_bitmap want = o->policy == CREATE_POLICY_BITMAP
+    ? CREATE_BITMAP_INTERNAL : CREATE_BITMAP_NONE;
+
+  if (o->policy == CREATE_POLICY_AUTO)
+    return 0;
+  if (o->bitmap != CREATE_BITMAP_AUTO && o->bitmap != want)
+    return tool_error ("--consistency-policy %s and --bitmap %s disagree%s",
+                       o->policy == CREATE_POLICY_PPL ? "ppl"
+                       : o->policy == CREATE_POLICY_BITMAP ? "bitmap"
+                       : "resync",
+                       o->bitmap == CREATE_BITMAP_INTERNAL ? "internal"
+                                                           : "none",
+                       o->policy == CREATE_POLICY_PPL
+                       ? " (md keeps no bitmap with a partial parity log)"
+                       : "");
+  o->bitmap = want;
+  return 0;
+}
+
+static int
 parse_data_offset (struct create_opts *o, const char *arg)
 {
   uint64_t d;
@@ -144,6 +191,7 @@ parse_option (struct create_opts *o, int c, const char *arg)
   case 'n': return parse_name (o, arg);
   case 'a': o->assume_clean = true; return 0;
   case 'b': return parse_bitmap (o, arg);
+  case 'p': return parse_policy (o, arg);
   case 'd': return parse_data_offset (o, arg);
   case 'f': o->force = true; return 0;
   default: return TOOL_FAIL;
@@ -160,6 +208,7 @@ parse_args (int argc, char **argv, struct create_opts *o)
     { "name", required_argument, NULL, 'n' },
     { "assume-clean", no_argument, NULL, 'a' },
     { "bitmap", required_argument, NULL, 'b' },
+    { "consistency-policy", required_argument, NULL, 'p' },
     { "data-offset", required_argument, NULL, 'd' },
     { "force", no_argument, NULL, 'f' },
     { "help", no_argument, NULL, 'h' },
@@ -177,6 +226,8 @@ parse_args (int argc, char **argv, struct create_opts *o)
     if (c == '?' || parse_option (o, c, optarg) != 0)
       return TOOL_FAIL;
   }
+  if (reconcile_policy (o) != 0)
+    return TOOL_FAIL;
   o->n = (unsigned) (argc - optind);
   o->disks = argv + optind;
   if (o->n < R5_MIN_MEMBERS)
@@ -287,7 +338,8 @@ data_offset (const struct create_plan *p)
   if (o->data_offset != 0)
     return o->data_offset / 512;
   return md_default_data_offset (p->m[0].size / 512,
-                                 (uint32_t) (o->chunk / 512));
+                                 (uint32_t) (o->chunk / 512),
+                                 o->policy == CREATE_POLICY_PPL);
 }
 
 static int
@@ -373,13 +425,32 @@ choose_bitmap (struct create_plan *p)
   return 0;
 }
 
+/* The partial parity log area: where md accepts it (ppl_validate_rdev),
+ * before the data.
+ */
+static int
+choose_ppl (struct create_plan *p)
+{
+  char why[200], doff[32];
+
+  p->ppl = p->opts->policy == CREATE_POLICY_PPL;
+  if (p->ppl &&
+      ppl_area_check (PPL_OFFSET_V12, PPL_AREA_SECTORS, MD_SB_SECTOR, 1,
+                      p->doff, p->size, why, sizeof why) < 0)
+    return tool_error ("--consistency-policy ppl: a data offset of %s "
+                       "leaves no room for the log (%s): use a larger "
+                       "--data-offset", tool_human (p->doff * 512, doff,
+                                                    sizeof doff), why);
+  return 0;
+}
+
 /* Check every disk and work out what to write.  Returns 0 or TOOL_FAIL. */
 static int
 plan_create (struct create_plan *p)
 {
   if (open_disks (p) != 0 || choose_size (p) != 0 ||
       check_signatures (p) != 0 || choose_bitmap (p) != 0 ||
-      create_fill_sb (p) != 0)
+      choose_ppl (p) != 0 || create_fill_sb (p) != 0)
     return TOOL_FAIL;
   return 0;
 }
@@ -406,7 +477,7 @@ sync_parity (struct create_plan *p, uint64_t *mismatches)
 {
   /* The superblocks decide; the raw geometry must only be valid. */
   struct array_config cfg = { .members = p->opts->n,
-                              .metadata = ARRAY_META_AUTO,
+                              .metadata = ARRAY_META_AUTO, .offline = true,
                               .chunk = p->opts->chunk,
                               .layout = p->opts->layout,
                               .data_offset = p->doff * 512 };

@@ -28,12 +28,26 @@ enum create_bitmap {
   CREATE_BITMAP_NONE,
 };
 
+/* mdadm's --consistency-policy names.  AUTO: as --bitmap says. */
+enum create_policy {
+  CREATE_POLICY_AUTO,
+  CREATE_POLICY_RESYNC,
+  CREATE_POLICY_BITMAP,
+  CREATE_POLICY_PPL,
+};
+
+/* The partial parity log area, as mdadm's write_init_super1 places it
+ * for v1.2: 8 sectors after the superblock, 1 MiB.
+ */
+#define CREATE_PPL_OFFSET 8192u       /* bytes from the member start */
+
 struct create_opts {
   uint64_t chunk;             /* bytes */
   enum r5_layout layout;
   const char *name;           /* NULL: the default (see create.c) */
   bool assume_clean;
   enum create_bitmap bitmap;
+  enum create_policy policy;
   uint64_t data_offset;       /* bytes; 0: mdadm's default */
   bool force;
   unsigned n;                 /* disks, R5_MIN_MEMBERS..R5_MAX_MEMBERS */
@@ -46,6 +60,7 @@ struct create_plan {
   uint64_t doff;              /* data offset, sectors */
   uint64_t size;              /* component size, sectors (chunk multiple) */
   bool bitmap;
+  bool ppl;                   /* a partial parity log (policy ppl) */
   struct md_bitmap_sb bm;
   uint64_t bm_bytes;          /* on-disk bitmap area, 4 KiB multiple */
   struct md_sb sb;            /* array-wide fields; per-member at write */
@@ -72,9 +87,10 @@ void create_plan_free (struct create_plan *p);
  */
 int create_fill_sb (struct create_plan *p) __attribute__((nonnull));
 
-/* Zero the magics of the plan's old signatures, write the bitmap
- * (if any) to every member, then every superblock, each followed by
- * fdatasync.  Returns 0, or TOOL_FAIL (message printed).
+/* Zero the magics of the plan's old signatures, write the bitmap (if
+ * any) or the partial parity log area (zeroed, one empty header, as
+ * mdadm's write_init_ppl1) to every member, then every superblock, each
+ * followed by fdatasync.  Returns 0, or TOOL_FAIL (message printed).
  */
 int create_write (struct create_plan *p) __attribute__((nonnull));
 

@@ -25,6 +25,25 @@ uuid (struct json *j, const char *key, const uint8_t u[16])
   tool_json_str (j, key, buf);
 }
 
+/* mdadm's consistency policy (super1.c getinfo_super1), and the log. */
+static void
+json_policy (struct json *j, const struct md_sb *sb)
+{
+  bool ppl = sb->feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS);
+
+  tool_json_str (j, "consistency_policy", ppl ? "ppl"
+                 : sb->feature_map & MD_FEATURE_BITMAP_OFFSET ? "bitmap"
+                 : "resync");
+  if (!ppl) {
+    tool_json_null (j, "ppl");
+    return;
+  }
+  tool_json_open (j, "ppl", '{');
+  tool_json_i64 (j, "offset_sectors", sb->ppl_offset);
+  tool_json_u64 (j, "size_sectors", sb->ppl_size);
+  tool_json_close (j, '{');
+}
+
 static void
 json_bitmap (struct json *j, const struct exam *e)
 {
@@ -91,6 +110,7 @@ json_state (struct json *j, const struct exam *e)
   uuid (j, "device_uuid", sb->device_uuid);
   tool_json_u64 (j, "update_time", sb->utime & 0xffffffffffULL);
   json_bitmap (j, e);
+  json_policy (j, sb);
   tool_json_u64 (j, "checksum", e->csum);
   tool_json_u64 (j, "checksum_expected", e->csum_expected);
   tool_json_bool (j, "checksum_correct", e->csum == e->csum_expected);

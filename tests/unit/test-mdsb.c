@@ -300,11 +300,11 @@ Test (mdsb, default_data_offset_matches_mdadm)
     uint64_t member = mdfx_sectors (&mdfx_all[f]);
 
     load (&mdfx_all[f], 0, block, &sb);
-    cr_expect_eq (md_default_data_offset (member, sb.chunksize),
+    cr_expect_eq (md_default_data_offset (member, sb.chunksize, false),
                   sb.data_offset, "%s: %" PRIu64 " sectors, chunk %" PRIu32
                   ": md_default_data_offset %" PRIu64 ", mdadm %" PRIu64,
                   mdfx_all[f].name, member, sb.chunksize,
-                  md_default_data_offset (member, sb.chunksize),
+                  md_default_data_offset (member, sb.chunksize, false),
                   sb.data_offset);
   }
 }
@@ -331,10 +331,10 @@ Test (mdsb, default_data_offset_examples)
   };
 
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-    cr_expect_eq (md_default_data_offset (t[i].member, t[i].chunk), t[i].want,
+    cr_expect_eq (md_default_data_offset (t[i].member, t[i].chunk, false), t[i].want,
                   "%" PRIu64 " sectors, chunk %" PRIu32 ": %" PRIu64
                   ", want %" PRIu64, t[i].member, t[i].chunk,
-                  md_default_data_offset (t[i].member, t[i].chunk), t[i].want);
+                  md_default_data_offset (t[i].member, t[i].chunk, false), t[i].want);
 }
 
 Test (mdsb, uuid_format)

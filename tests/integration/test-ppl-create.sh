@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# raid5ctl create --consistency-policy (mdadm's names), against mdadm:
+#   - ppl: mdadm --examine reads the members as mdadm --create
+#     --consistency-policy=ppl writes them (feature 0x400, "PPL : 2048
+#     sectors at offset 8 sectors from superblock", its data offset), and
+#     raid5ctl examine prints the same lines; --json says the policy and
+#     the log; the log area holds mdadm's empty header (0xff reserved,
+#     signature ~crc32c(array uuid), generation 0, no entries, its
+#     checksum right: checked here with a CRC-32C of the test's own) and
+#     zeroes after it; raid5ctl check finds parity in sync;
+#   - the plugin refuses to serve it (one error line saying why), and
+#     writes nothing;
+#   - bitmap and resync are --bitmap internal and none;
+#   - refused with one line, nothing written: ppl with --bitmap internal,
+#     an unknown policy, ppl with a data offset that leaves no room.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+requires_plugin
+requires_md
+
+m=("$tmpdir/p0.img" "$tmpdir/p1.img" "$tmpdir/p2.img")
+fresh () { rm -f "${m[@]}"; truncate -s 64M "${m[@]}"; }
+
+echo "== create --consistency-policy ppl"
+fresh
+"$RAID5CTL" create --consistency-policy ppl --chunk 64K "${m[@]}" \
+  >"$tmpdir/create.out" 2>&1 || { cat "$tmpdir/create.out" >&2; fail "create ppl"; }
+grep "Bitmap :" "$tmpdir/create.out"
+mdadm --examine "${m[0]}" >"$tmpdir/mdadm.txt" || fail "mdadm --examine"
+grep -q "Feature Map : 0x400$" "$tmpdir/mdadm.txt" &&
+  grep -q "PPL : 2048 sectors at offset 8 sectors from superblock" "$tmpdir/mdadm.txt" ||
+  { cat "$tmpdir/mdadm.txt" >&2; fail "mdadm does not see a partial parity log"; }
+echo "   mdadm: $(grep -o 'PPL : .*' "$tmpdir/mdadm.txt")"
+"$RAID5CTL" examine "${m[0]}" >"$tmpdir/ours.txt" 2>&1 || :
+# Ours is mdadm's, line for line, and then lines of its own.
+n=$(wc -l <"$tmpdir/mdadm.txt")
+diff <(sed 1d "$tmpdir/mdadm.txt") <(head -n "$n" "$tmpdir/ours.txt" | sed 1d) >"$tmpdir/diff.txt" ||
+  { cat "$tmpdir/diff.txt" >&2; fail "raid5ctl examine and mdadm --examine differ"; }
+grep -q "raid5 plugin : no: .*partial parity log" "$tmpdir/ours.txt" ||
+  { cat "$tmpdir/ours.txt" >&2; fail "examine's verdict does not say it is not served"; }
+"$RAID5CTL" examine --json "${m[@]}" >"$tmpdir/ex.json" || :
+/usr/bin/python3 - "$tmpdir/ex.json" "${m[@]}" <<'PY' || fail "examine --json or the log area is wrong"
+import json, sys
+
+def crc32c(data, crc=0xffffffff):
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc
+
+r = json.load(open(sys.argv[1]))
+devs = r["devices"] if isinstance(r, dict) else r
+for d in devs:
+    assert d["consistency_policy"] == "ppl", d["consistency_policy"]
+    assert d["ppl"] == {"offset_sectors": 8, "size_sectors": 2048}, d["ppl"]
+for path in sys.argv[2:]:
+    with open(path, "rb") as f:
+        f.seek(4096 + 16)
+        uuid = f.read(16)
+        f.seek(8192)
+        area = f.read(2048 * 512)
+    h = bytearray(area[:4096])
+    le = lambda o, n: int.from_bytes(h[o:o + n], "little")
+    assert h[:512] == b"\xff" * 512, "reserved bytes"
+    assert le(512, 4) == ~crc32c(uuid) & 0xffffffff, "signature"
+    assert le(516, 4) == 0 and le(520, 8) == 0 and le(528, 4) == 0, \
+        "padding, generation, entries"
+    stored = le(532, 4)
+    h[532:536] = b"\0\0\0\0"
+    assert stored == ~crc32c(bytes(h)) & 0xffffffff, "header checksum"
+    assert not any(h[536:]), "entries"
+    assert not any(area[4096:]), "the log area after the header"
+print("   examine --json: consistency_policy ppl; the log areas hold md's empty header")
+PY
+"$RAID5CTL" check "${m[@]}" >"$tmpdir/check.out" 2>&1 &&
+  grep -q "mismatch_cnt 0$" "$tmpdir/check.out" ||
+  { cat "$tmpdir/check.out" >&2; fail "check of the new ppl array"; }
+
+echo "== the plugin does not serve it yet"
+sums=$(checksum_members "${m[@]}")
+status=0
+"$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
+  --run true >"$tmpdir/serve.out" 2>&1 || status=$?
+[ $status != 0 ] && [ "$(grep -c error "$tmpdir/serve.out")" = 1 ] &&
+  grep -q "partial parity log" "$tmpdir/serve.out" ||
+  { cat "$tmpdir/serve.out" >&2; fail "serving a ppl array: not refused with one line"; }
+[ "$(checksum_members "${m[@]}")" = "$sums" ] || fail "the refused start wrote"
+echo "   $(grep error "$tmpdir/serve.out")"
+
+echo "== bitmap and resync"
+fresh
+"$RAID5CTL" create --consistency-policy bitmap --assume-clean "${m[@]}" >/dev/null ||
+  fail "create bitmap"
+mdadm --examine "${m[0]}" | grep -q "Internal Bitmap" || fail "policy bitmap: no bitmap"
+fresh
+"$RAID5CTL" create --consistency-policy resync --assume-clean "${m[@]}" >/dev/null ||
+  fail "create resync"
+! mdadm --examine "${m[0]}" | grep -q "Internal Bitmap\|PPL :" ||
+  fail "policy resync: a bitmap or a log"
+
+echo "== refused"
+# refuse REGEX ARGS...: one error line matching REGEX, nothing written.
+refuse ()
+{
+  local re=$1 status=0 sums
+  shift
+  fresh
+  sums=$(checksum_members "${m[@]}")
+  "$RAID5CTL" create "$@" "${m[@]}" >"$tmpdir/bad.out" 2>&1 || status=$?
+  [ $status != 0 ] && [ "$(grep -c . "$tmpdir/bad.out")" = 1 ] &&
+    grep -q "$re" "$tmpdir/bad.out" ||
+    { cat "$tmpdir/bad.out" >&2; fail "create $*: not refused with one line"; }
+  [ "$(checksum_members "${m[@]}")" = "$sums" ] || fail "create $*: wrote"
+  echo "   $*: $(cat "$tmpdir/bad.out")"
+}
+refuse "disagree" --consistency-policy ppl --bitmap internal
+refuse "expected resync, bitmap or ppl" --consistency-policy sometimes
+refuse "no room for the log" --consistency-policy ppl --data-offset 1M
+echo "$test_name: OK"
