@@ -17,10 +17,13 @@
  * themselves (io_member_can_return) action=re-add is the default
  * (re-add=manual turns it off).  The background thread tries to reach the
  * faulty member again, 1 s after it failed and then at doubling intervals
- * up to COMEBACK_MAX_NS, each try bounded by the member timeout.  A try is
- * a re-add by hand without a path (array_readd_start): the same
- * superblock rule (md_readd_check) decides, so a member that missed
- * writes the bitmap cannot name, or that holds other data, is refused.
+ * up to COMEBACK_MAX_NS.  A try first reads the member's superblock
+ * afresh without the job lock (a host still away costs up to the member
+ * timeout, and status must not wait for it); if it answers, a re-add by
+ * hand in place (array_readd_start) follows: the same superblock rule
+ * (md_readd_check) decides, so a member that missed writes the bitmap
+ * cannot name, or that holds other data, is refused.  A member re-added
+ * this way that fails again before its resync is done keeps its backoff.
  * Refused, status says why and that it must be rebuilt; it is still tried
  * at the longest interval (what a server serves can change: an admin
  * putting the right image back), and the log hears of each outcome once.
@@ -37,14 +40,19 @@
 #define COMEBACK_FIRST_NS (1000 * 1000000ULL)
 #define COMEBACK_MAX_NS (10000 * 1000000ULL)
 
-/* The slot whose member may come back by itself, or -1. */
+/* The slot whose member may come back by itself, or -1; job.lock held
+ * (so that a fail by hand, which holds it to say so, is seen whole).  Not
+ * a slot where a rebuild onto another member failed: that member was
+ * never in sync, and a re-add without a path would take the one assembly
+ * left out (left_out) instead.
+ */
 static int
 returnable_slot (const struct array *a)
 {
   int out = health_out (&a->health);
 
   if (out < 0 || a->manual_readd || !a->meta.enabled ||
-      health_failed (&a->health) ||
+      health_failed (&a->health) || a->left_out[out] != NULL ||
       health_state (&a->health, (unsigned) out) != MEMBER_FAULTY ||
       !io_member_can_return (&a->members[out]))
     return -1;
@@ -60,7 +68,10 @@ watch (struct comeback *c, int slot, uint32_t gen, uint64_t now)
                            .next_ns = now + COMEBACK_FIRST_NS };
 }
 
-/* Record the outcome of a try, and log it if it is news; job.lock held. */
+/* Record the outcome of a try, and log it if it is news; job.lock held.
+ * The wait doubles after every try that did not bring it back (1, 2, 4,
+ * 8, 10 s ...), and is the longest after a refusal.
+ */
 static void
 record (struct array *a, enum comeback_state st, const char *why,
         uint64_t now)
@@ -72,11 +83,8 @@ record (struct array *a, enum comeback_state st, const char *why,
   c->tries++;
   c->state = st;
   snprintf (c->why, sizeof c->why, "%s", why);
-  if (st == COMEBACK_REFUSED)
-    c->delay_ns = COMEBACK_MAX_NS;
-  else if (c->tries > 1 && c->delay_ns < COMEBACK_MAX_NS)
-    c->delay_ns = c->delay_ns * 2 < COMEBACK_MAX_NS ? c->delay_ns * 2
-                                                    : COMEBACK_MAX_NS;
+  c->delay_ns = st == COMEBACK_REFUSED || c->delay_ns * 2 > COMEBACK_MAX_NS
+    ? COMEBACK_MAX_NS : c->delay_ns * 2;
   c->next_ns = now + c->delay_ns;
   if (!news)
     return;
@@ -84,52 +92,103 @@ record (struct array *a, enum comeback_state st, const char *why,
     array_log (a, ARRAY_LOG_ERROR, "slot %d (%s) answers again, but is not "
                "re-added (it needs a rebuild): %s", c->slot, path, why);
   else
-    array_log (a, ARRAY_LOG_DEBUG, "slot %d (%s) cannot be reached yet (%s): "
-               "trying again every %llu s at most", c->slot, path, why,
+    array_log (a, ARRAY_LOG_DEBUG, "slot %d (%s) not back yet (%s): trying "
+               "again every %llu s at most", c->slot, path, why,
                (unsigned long long) (COMEBACK_MAX_NS / 1000000000));
 }
 
-/* One try: re-add the member in place if it answers and the rule lets it. */
+/* Does an error from a re-add mean that the member answered and was
+ * refused (its superblock: not this array's, corrupt, unusable, or the
+ * bitmap cannot say what it missed), rather than that it did not answer?
+ */
+static bool
+answered (int r)
+{
+  return r == -EINVAL || r == -EBADMSG || r == -ENOTSUP;
+}
+
+/* Is the member there at all?  Its superblock read afresh (new
+ * connections), without job.lock: this is the part that waits up to the
+ * member timeout when the host is still away.
+ */
+static int
+probe (struct array *a, int slot, struct array_err *err)
+{
+  struct io_member *m = &a->members[slot];
+  struct md_sb sb;
+  int r;
+
+  io_member_refresh (m);
+  r = meta_read_sb (m, "re-add", &sb, err);
+  return r < 0 && !answered (r) ? r : 0;
+}
+
+/* One try, from comeback_tick (job.lock held; dropped while the member
+ * is probed, and for array_readd_start, which takes it): if it answers,
+ * a re-add in place, which the rule may refuse.
+ */
 static void
 try_back (struct array *a)
 {
   struct comeback *c = &a->comeback;
-  struct array_err err;
+  struct array_err err = { .msg = "" };
   int slot = c->slot, r;
 
-  /* Unlocked: a try waits up to the member timeout, and status must not. */
   pthread_mutex_unlock (&a->job.lock);
-  r = array_readd_start (a, (unsigned) slot, NULL, &err);
+  r = probe (a, slot, &err);
   pthread_mutex_lock (&a->job.lock);
+  if (c->state == COMEBACK_HELD || returnable_slot (a) != slot)
+    return;                   /* acted on meanwhile (by hand): not ours */
+  if (r == 0) {               /* it answers: the rule decides */
+    pthread_mutex_unlock (&a->job.lock);
+    r = array_readd_start (a, (unsigned) slot, NULL, &err);
+    pthread_mutex_lock (&a->job.lock);
+    if (c->state == COMEBACK_HELD)
+      return;                 /* failed by hand during the re-add */
+  }
+  /* Whatever happened, the member in the slot is the one watched: a
+   * re-add that puts it back (its gen moves on) is not a new failure.
+   */
+  c->gen = health_gen (&a->health, (unsigned) slot);
   if (r == 0) {
     array_log (a, ARRAY_LOG_ERROR, "slot %d (%s) answers again: re-added, "
                "resyncing what the bitmap says it missed", slot,
                a->members[slot].path);
-    c->state = COMEBACK_NONE;
+    c->state = COMEBACK_READDED;
     return;
   }
-  if (returnable_slot (a) != slot)
-    return;                   /* acted on meanwhile (by hand): not ours */
-  /* -EINVAL: the rule refused it (it answered); else it did not answer. */
-  record (a, r == -EINVAL ? COMEBACK_REFUSED : COMEBACK_WAITING, err.msg,
-          array_now_ns ());
+  record (a, answered (r) ? COMEBACK_REFUSED : COMEBACK_WAITING,
+          err.msg[0] ? err.msg : strerror (-r), array_now_ns ());
 }
 
 void
 comeback_tick (struct array *a)
 {
   struct comeback *c = &a->comeback;
-  int slot = returnable_slot (a);
   uint64_t now = array_now_ns ();
+  uint32_t gen;
+  int slot;
 
   pthread_mutex_lock (&a->job.lock);
-  if (slot < 0)
-    c->state = COMEBACK_NONE;
+  slot = returnable_slot (a);
+  gen = slot >= 0 ? health_gen (&a->health, (unsigned) slot) : 0;
+  if (slot < 0) {
+    if (c->state != COMEBACK_READDED || health_out (&a->health) < 0)
+      c->state = COMEBACK_NONE;   /* READDED: until its resync is done */
+  }
   else if (c->state == COMEBACK_NONE || c->slot != slot ||
-           c->gen != health_gen (&a->health, (unsigned) slot))
-    watch (c, slot, health_gen (&a->health, (unsigned) slot), now);
+           (c->gen != gen && c->state != COMEBACK_READDED))
+    watch (c, slot, gen, now);
+  else if (c->state == COMEBACK_READDED) {
+    /* Re-added by us, and failed again before it was in sync: the same
+     * way back, the wait growing (no new 1 s cycle per failure).
+     */
+    c->gen = gen;
+    record (a, COMEBACK_WAITING, "it failed again while being resynced",
+            now);
+  }
   else if (c->state != COMEBACK_HELD && now >= c->next_ns &&
-           a->job.kind == ARRAY_JOB_NONE)
+           a->job.kind == ARRAY_JOB_NONE && !a->job.stop)
     try_back (a);
   pthread_mutex_unlock (&a->job.lock);
 }

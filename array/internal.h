@@ -96,6 +96,7 @@ enum comeback_state {
   COMEBACK_WAITING,           /* it does not answer yet: tried again */
   COMEBACK_REFUSED,           /* it answers, its re-add was refused */
   COMEBACK_HELD,              /* failed by hand: left out until told */
+  COMEBACK_READDED,           /* re-added by a try, resyncing */
 };
 struct comeback {
   enum comeback_state state;
@@ -143,6 +144,13 @@ void comeback_tick (struct array *a) __attribute__((nonnull));
  */
 void comeback_hold (struct array *a, unsigned slot, uint32_t gen)
   __attribute__((nonnull));
+
+/* Slot's member joins an array with a partial parity log: its log area
+ * zeroed with an empty header (ppl.c).  0 (also without a log), or
+ * -errno with err.
+ */
+int ppl_init_member (struct array *a, unsigned slot, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
 
 /* A copy of the comeback state, for status. */
 void comeback_get (struct array *a, struct comeback *out)

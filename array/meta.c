@@ -500,6 +500,8 @@ meta_add_member (struct array *a, unsigned slot, enum meta_join how,
 
   if (!m->enabled)
     return 0;
+  if ((r = ppl_init_member (a, slot, err)) < 0)
+    return r;
   if (how == META_JOIN_NEW)
     random_uuid (uuid);
   else {

@@ -67,7 +67,8 @@ comeback_name (enum comeback_state st)
 {
   return st == COMEBACK_WAITING ? "waiting"
     : st == COMEBACK_REFUSED ? "needs-rebuild"
-    : st == COMEBACK_HELD ? "failed-by-hand" : NULL;
+    : st == COMEBACK_HELD ? "failed-by-hand"
+    : st == COMEBACK_READDED ? "re-added" : NULL;
 }
 
 /* ms until the next try of c (0: due). */
@@ -83,8 +84,9 @@ next_try_ms (const struct comeback *c)
 static void
 print_comeback (const struct comeback *c, unsigned slot, FILE *out)
 {
-  if (c->state == COMEBACK_NONE || c->slot != (int) slot)
-    return;
+  if (c->state == COMEBACK_NONE || c->state == COMEBACK_READDED ||
+      c->slot != (int) slot)
+    return;                   /* re-added: the slot's state says it */
   if (c->state == COMEBACK_HELD)
     fprintf (out, "              failed by hand: not tried again until "
              "re-added or rebuilt\n");
@@ -214,7 +216,10 @@ json_comeback (const struct comeback *c, unsigned slot)
   o = json_object_new_object ();
   put_str (o, "state", comeback_name (c->state));
   put_u64 (o, "tries", c->tries);
-  put_u64 (o, "next_try_ms", next_try_ms (c));
+  if (c->state == COMEBACK_WAITING || c->state == COMEBACK_REFUSED)
+    put_u64 (o, "next_try_ms", next_try_ms (c));
+  else
+    json_object_object_add (o, "next_try_ms", NULL);
   put_str (o, "why", c->tries ? c->why : NULL);
   return o;
 }

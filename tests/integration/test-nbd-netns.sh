@@ -13,6 +13,9 @@
 #     (writes given up on must not land late) it reads back as the model;
 #   - member 2's server killed (kill -9): faulty at once, no client error;
 #     the server back, re-added by itself the same way;
+#   - member 2's host back with every write failing (nbdkit's error
+#     filter): its re-adds fail and it is tried less and less often (at
+#     most 12 connections in 14 s); back for real, re-added by itself;
 #   - member 0's host back holding other data (another array's member):
 #     not re-added; status says it needs a rebuild and why (not a member
 #     of this array), a re-add by hand is refused the same way; the array
@@ -68,8 +71,10 @@ member_host ()
   rm -f "$tmpdir/m$i.pid"
   # Not through in_ns: a function in the background is a subshell, and
   # $! would be the subshell's, not the server's (ip netns exec execs).
+  # shellcheck disable=SC2086
   ip netns exec "${p}m$i" "$member_nbdkit" -f -i "10.213.$i.2" -p 10809 \
-    -P "$tmpdir/m$i.pid" file "$img" >"$tmpdir/m$i.log" 2>&1 &
+    -P "$tmpdir/m$i.pid" ${MEMBER_FILTER:-} file "$img" ${MEMBER_PARAMS:-} \
+    >"$tmpdir/m$i.log" 2>&1 &
   MPID[$i]=$!
   cleanup_fn "kill_ours -9 ${MPID[$i]}"
   for (( k = 0; k < 100; k++ )); do
@@ -156,6 +161,26 @@ member_host 2
 t0=$SECONDS
 came_back 2
 echo "   server back, re-added by itself in $(( SECONDS - t0 )) s: $(ctl_get 's["health"]')"
+
+echo "== member 2's host back failing every write: tried less and less often"
+kill_host 2
+"$RANDOM_IO" "$URI" auto --seed "$SEED" --ops 50 --threads 2 --chunk 64K \
+  --disks 3 --no-final --model-in "$tmpdir/model" --model-out "$tmpdir/model" \
+  >"$tmpdir/w2.out" 2>&1 || { cat "$tmpdir/w2.out" >&2; fail "writes after member 2 died"; }
+ctl_wait "s['members'][2]['state'] == 'faulty'" 6
+MEMBER_FILTER=--filter=error MEMBER_PARAMS="error-pwrite=EIO error-pwrite-rate=100%" member_host 2
+r0=$(ctl_get "s['members'][2]['reconnects']")
+sleep 14
+r1=$(ctl_get "s['members'][2]['reconnects']")
+# Each try connects twice (the probe, the re-add); at 1, 2, 4, 8 s apart
+# that is about 8 in 14 s, where a backoff started afresh after every
+# failed re-add would make 20 or more.
+[ "$(ctl_get 's["health"]')" = "[UU_]" ] || fail "health with a member that cannot be written: $(ctl_get 's["health"]')"
+(( r1 - r0 <= 12 )) || fail "a member whose re-add fails was tried $(( (r1 - r0) / 2 )) times in 14 s"
+echo "   $(( r1 - r0 )) connections in 14 s: $(ctl_get "s['members'][2]['comeback']['why']" | cut -c1-100)"
+kill_host 2
+member_host 2
+came_back 2
 
 echo "== member 0's host back with other data"
 truncate -s "$SIZE" "$tmpdir/o0.img" "$tmpdir/o1.img" "$tmpdir/o2.img"

@@ -8,6 +8,10 @@
 #     signature ~crc32c(array uuid), generation 0, no entries, its
 #     checksum right: checked here with a CRC-32C of the test's own) and
 #     zeroes after it; raid5ctl check finds parity in sync;
+#   - rebuilt (raid5ctl rebuild) onto a disk whose log area holds a valid
+#     old header with an entry, as a former member of the array would: the
+#     new member's area is md's empty header again (md would replay the
+#     old entry after a crash), and check is clean;
 #   - the plugin refuses to serve it (one error line saying why), and
 #     writes nothing;
 #   - bitmap and resync are --bitmap internal and none;
@@ -39,7 +43,11 @@ diff <(sed 1d "$tmpdir/mdadm.txt") <(head -n "$n" "$tmpdir/ours.txt" | sed 1d) >
 grep -q "raid5 plugin : no: .*partial parity log" "$tmpdir/ours.txt" ||
   { cat "$tmpdir/ours.txt" >&2; fail "examine's verdict does not say it is not served"; }
 "$RAID5CTL" examine --json "${m[@]}" >"$tmpdir/ex.json" || :
-/usr/bin/python3 - "$tmpdir/ex.json" "${m[@]}" <<'PY' || fail "examine --json or the log area is wrong"
+cat >"$tmpdir/ppl.py" <<'PY'
+# ppl.py json FILE DISK...: examine --json says ppl, and each DISK's log
+#   area is md's empty header followed by zeroes.
+# ppl.py stale DISK: put a valid header with one entry (generation 7) in
+#   DISK's log area, as an old member of the same array would hold.
 import json, sys
 
 def crc32c(data, crc=0xffffffff):
@@ -49,18 +57,16 @@ def crc32c(data, crc=0xffffffff):
             crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
     return crc
 
-r = json.load(open(sys.argv[1]))
-devs = r["devices"] if isinstance(r, dict) else r
-for d in devs:
-    assert d["consistency_policy"] == "ppl", d["consistency_policy"]
-    assert d["ppl"] == {"offset_sectors": 8, "size_sectors": 2048}, d["ppl"]
-for path in sys.argv[2:]:
+def area(path):
     with open(path, "rb") as f:
         f.seek(4096 + 16)
         uuid = f.read(16)
         f.seek(8192)
-        area = f.read(2048 * 512)
-    h = bytearray(area[:4096])
+        return uuid, f.read(2048 * 512)
+
+def check_empty(path):
+    uuid, a = area(path)
+    h = bytearray(a[:4096])
     le = lambda o, n: int.from_bytes(h[o:o + n], "little")
     assert h[:512] == b"\xff" * 512, "reserved bytes"
     assert le(512, 4) == ~crc32c(uuid) & 0xffffffff, "signature"
@@ -70,12 +76,53 @@ for path in sys.argv[2:]:
     h[532:536] = b"\0\0\0\0"
     assert stored == ~crc32c(bytes(h)) & 0xffffffff, "header checksum"
     assert not any(h[536:]), "entries"
-    assert not any(area[4096:]), "the log area after the header"
-print("   examine --json: consistency_policy ppl; the log areas hold md's empty header")
+    assert not any(a[4096:]), "the log area after the header"
+
+if sys.argv[1] == "json":
+    r = json.load(open(sys.argv[2]))
+    devs = r["devices"] if isinstance(r, dict) else r
+    for d in devs:
+        assert d["consistency_policy"] == "ppl", d["consistency_policy"]
+        assert d["ppl"] == {"offset_sectors": 8, "size_sectors": 2048}, d["ppl"]
+    for path in sys.argv[3:]:
+        check_empty(path)
+    print("   examine --json: consistency_policy ppl; the log areas hold md's empty header")
+elif sys.argv[1] == "empty":
+    check_empty(sys.argv[2])
+elif sys.argv[1] == "stale":
+    uuid, _ = area(sys.argv[2])
+    pp = bytes(range(256)) * 16
+    h = bytearray(4096)
+    h[:512] = b"\xff" * 512
+    h[512:516] = (~crc32c(uuid) & 0xffffffff).to_bytes(4, "little")
+    h[520:528] = (7).to_bytes(8, "little")
+    h[528:532] = (1).to_bytes(4, "little")
+    e = (0).to_bytes(8, "little") + (4096).to_bytes(4, "little") + \
+        (4096).to_bytes(4, "little") + (2).to_bytes(4, "little") + \
+        (~crc32c(pp) & 0xffffffff).to_bytes(4, "little")
+    h[536:560] = e
+    h[532:536] = (~crc32c(bytes(h)) & 0xffffffff).to_bytes(4, "little")
+    with open(sys.argv[2], "r+b") as f:
+        f.seek(8192)
+        f.write(bytes(h) + pp)
 PY
+/usr/bin/python3 "$tmpdir/ppl.py" json "$tmpdir/ex.json" "${m[@]}" ||
+  fail "examine --json or the log area is wrong"
 "$RAID5CTL" check "${m[@]}" >"$tmpdir/check.out" 2>&1 &&
   grep -q "mismatch_cnt 0$" "$tmpdir/check.out" ||
   { cat "$tmpdir/check.out" >&2; fail "check of the new ppl array"; }
+
+echo "== rebuilt onto a disk that held an old log of the array: its log starts empty"
+/usr/bin/python3 "$tmpdir/ppl.py" stale "${m[1]}"
+! /usr/bin/python3 "$tmpdir/ppl.py" empty "${m[1]}" 2>/dev/null || fail "the stale header was not put"
+"$RAID5CTL" rebuild --slot 1 --new "${m[1]}" "${m[0]}" missing "${m[2]}" \
+  >"$tmpdir/rebuild.out" 2>&1 || { cat "$tmpdir/rebuild.out" >&2; fail "rebuild of a ppl array"; }
+/usr/bin/python3 "$tmpdir/ppl.py" empty "${m[1]}" ||
+  fail "the rebuilt member kept an old log header md would replay"
+"$RAID5CTL" check "${m[@]}" >"$tmpdir/check2.out" 2>&1 &&
+  grep -q "mismatch_cnt 0$" "$tmpdir/check2.out" ||
+  { cat "$tmpdir/check2.out" >&2; fail "check after the rebuild"; }
+echo "   the rebuilt member's log area holds md's empty header; $(grep mismatch_cnt "$tmpdir/check2.out")"
 
 echo "== the plugin does not serve it yet"
 sums=$(checksum_members "${m[@]}")
