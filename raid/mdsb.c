@@ -228,10 +228,20 @@ check_placement (const struct md_sb *sb, uint64_t member_sectors,
        MD_SB_SECTOR + (uint64_t) sb->bitmap_offset >= sb->data_offset))
     return le_bad (why, wl, -EBADMSG, "bitmap offset %" PRId32 " is not "
                 "between the superblock and the data", sb->bitmap_offset);
-  if (has_one_ppl (sb->feature_map) &&
-      ppl_area_check (sb->ppl_offset, sb->ppl_size, MD_SB_SECTOR, sb_sectors,
-                      sb->data_offset, sb->data_size, why, wl) < 0)
-    return -EBADMSG;          /* ppl_area_check said why */
+  if (has_one_ppl (sb->feature_map)) {
+    int64_t usable = ppl_area_check (sb->ppl_offset, sb->ppl_size,
+                                     MD_SB_SECTOR, sb_sectors,
+                                     sb->data_offset, sb->data_size, why,
+                                     wl);
+
+    if (usable < 0)
+      return -EBADMSG;        /* ppl_area_check said why */
+    if (MD_SB_SECTOR + sb->ppl_offset + (uint64_t) usable > member_sectors)
+      return le_bad (why, wl, -EBADMSG, "PPL area [%" PRId64 ", +%" PRId64
+                     ") sectors does not fit the member (%" PRIu64
+                     " sectors)", (int64_t) MD_SB_SECTOR + sb->ppl_offset,
+                     usable, member_sectors);
+  }
   if (sb->dev_number >= sb->max_dev)
     return le_bad (why, wl, -EBADMSG, "dev_number %" PRIu32 " is not below "
                 "max_dev %" PRIu32, sb->dev_number, sb->max_dev);

@@ -102,7 +102,7 @@ place (const struct r5_geom *g, const struct ppl_entry *e,
   uint64_t first = x->first * 512, in;
   unsigned covered = 0;           /* chunks with bytes below x->last */
 
-  if (first >= g->capacity)
+  if (x->first >= g->capacity / 512)
     return le_bad (why, len, -EBADMSG, "PPL entry at sector %" PRIu64
                    " lies past the array", x->first);
   pl->stripe = first / g->stripe_data;
@@ -141,6 +141,10 @@ recover_piece (struct r5_plan *p, const struct r5_geom *g,
   struct r5_xor xr = { .len = v - u };
   int r;
 
+  for (unsigned d = 0; d < x->data_disks; d++)
+    if (chunk_part (g, x, d) >= v &&
+        (int) r5_data_member (g, pl->stripe, pl->dd0 + d) == missing)
+      return 0;                 /* md skips the block: no data to use */
   for (unsigned d = 0; d < x->data_disks; d++) {
     unsigned m;
     struct r5_buf b;
@@ -148,8 +152,6 @@ recover_piece (struct r5_plan *p, const struct r5_geom *g,
     if (chunk_part (g, x, d) < v)
       continue;
     m = r5_data_member (g, pl->stripe, pl->dd0 + d);
-    if ((int) m == missing)
-      return 0;                 /* md skips the block: no data to use */
     b = take_scratch (p, v - u);
     if ((r = r5_plan_add_io (p, &(struct r5_io) {
            R5_IO_READ, m, base + u, v - u, b, 0 })) < 0)

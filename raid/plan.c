@@ -513,7 +513,8 @@ r5_plan_range (struct r5_plan *p, const struct r5_geom *g,
 
   assert (q->len > 0 && end <= g->capacity && q->req_off <= off);
   assert (q->missing < (int) g->members);
-  if (p->ppl && q->op != R5_OP_READ && (q->off % 512 || q->len % 512))
+  if (p->ppl && (q->op == R5_OP_WRITE || q->op == R5_OP_ZERO) &&
+      (q->off % 512 || q->len % 512))
     return -EINVAL;             /* md's log counts sectors */
   p->missing = q->missing;
   do {

@@ -31,7 +31,7 @@
 
 #define PPL_HEADER_SIZE      4096u      /* bytes; also the PP block size */
 #define PPL_HDR_RESERVED     512u       /* leading bytes, all 0xff */
-#define PPL_HDR_MAX_ENTRIES  148u       /* (4096 - 512 - 24 - 8) / 24 */
+#define PPL_HDR_MAX_ENTRIES  148u       /* (4096 - 512 - 16 - 8) / 24 */
 #define PPL_ENTRY_SPACE      (128u << 10)  /* PP bytes per header with
                                          * several logs in the area */
 #define PPL_AREA_SECTORS     2048u      /* what mdadm gives a v1.2 member */
