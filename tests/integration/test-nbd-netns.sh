@@ -162,12 +162,19 @@ t0=$SECONDS
 came_back 2
 echo "   server back, re-added by itself in $(( SECONDS - t0 )) s: $(ctl_get 's["health"]')"
 
+# lose_host I OPS: member I's server killed, OPS random writes through the
+# array (degraded, carried into the model), member I faulty within 6 s.
+lose_host ()
+{
+  kill_host "$1"
+  "$RANDOM_IO" "$URI" auto --seed "$SEED" --ops "$2" --threads 2 --chunk 64K \
+    --disks 3 --no-final --model-in "$tmpdir/model" --model-out "$tmpdir/model" \
+    >"$tmpdir/w$1.out" 2>&1 || { cat "$tmpdir/w$1.out" >&2; fail "writes after member $1 died"; }
+  ctl_wait "s['members'][$1]['state'] == 'faulty'" 6
+}
+
 echo "== member 2's host back failing every write: tried less and less often"
-kill_host 2
-"$RANDOM_IO" "$URI" auto --seed "$SEED" --ops 50 --threads 2 --chunk 64K \
-  --disks 3 --no-final --model-in "$tmpdir/model" --model-out "$tmpdir/model" \
-  >"$tmpdir/w2.out" 2>&1 || { cat "$tmpdir/w2.out" >&2; fail "writes after member 2 died"; }
-ctl_wait "s['members'][2]['state'] == 'faulty'" 6
+lose_host 2 50
 MEMBER_FILTER=--filter=error MEMBER_PARAMS="error-pwrite=EIO error-pwrite-rate=100%" member_host 2
 r0=$(ctl_get "s['members'][2]['reconnects']")
 sleep 14
@@ -186,11 +193,7 @@ echo "== member 0's host back with other data"
 truncate -s "$SIZE" "$tmpdir/o0.img" "$tmpdir/o1.img" "$tmpdir/o2.img"
 "$RAID5CTL" create --chunk 64K --assume-clean "$tmpdir"/o?.img >/dev/null 2>&1 ||
   fail "create the other array"
-kill_host 0
-"$RANDOM_IO" "$URI" auto --seed "$SEED" --ops 100 --threads 2 --chunk 64K \
-  --disks 3 --no-final --model-in "$tmpdir/model" --model-out "$tmpdir/model" \
-  >"$tmpdir/w0.out" 2>&1 || { cat "$tmpdir/w0.out" >&2; fail "writes after member 0 died"; }
-ctl_wait "s['members'][0]['state'] == 'faulty'" 6
+lose_host 0 100
 member_host 0 "$tmpdir/o0.img"
 ctl_wait "(s['members'][0]['comeback'] or {}).get('state') == 'needs-rebuild'" 40
 why=$(ctl_get "s['members'][0]['comeback']['why']")
