@@ -256,20 +256,21 @@ open_spare (struct array *a, const struct array_config *cfg,
 
 /* Pool buffers hold a whole batch: as much as the planner may put in one
  * (its budget is the buffer), and always one stripe's worst case (every
- * member's chunk and a computed one), which it plans whatever the budget.
+ * member's chunk and a computed one, and with a log the partial
+ * parity's), which it plans whatever the budget.
  */
 static size_t
-pool_buf_bytes (const struct r5_geom *g)
+pool_buf_bytes (const struct r5_geom *g, bool ppl)
 {
-  uint64_t stripe = (g->members + 1) * g->chunk;
+  uint64_t stripe = (g->members + 1 + ppl) * g->chunk;
 
   return stripe > ARRAY_SCRATCH_MIN_BUF ? stripe : ARRAY_SCRATCH_MIN_BUF;
 }
 
 static unsigned
-pool_bufs (const struct r5_geom *g)
+pool_bufs (const struct r5_geom *g, bool ppl)
 {
-  size_t n = ARRAY_SCRATCH_POOL / pool_buf_bytes (g);
+  size_t n = ARRAY_SCRATCH_POOL / pool_buf_bytes (g, ppl);
 
   return n > ARRAY_SCRATCH_MIN_BUFS ? (unsigned) n : ARRAY_SCRATCH_MIN_BUFS;
 }
@@ -297,8 +298,9 @@ alloc_runtime (struct array *a, struct array_err *err)
     return r;
   }
   a->locks_made = true;
-  if ((r = scratch_pool_init (&a->pool, pool_buf_bytes (&a->geom),
-                              pool_bufs (&a->geom))) < 0) {
+  if ((r = scratch_pool_init (&a->pool,
+                              pool_buf_bytes (&a->geom, a->ppl.on),
+                              pool_bufs (&a->geom, a->ppl.on))) < 0) {
     array_set_err (err, "cannot create the scratch pool: %s", strerror (-r));
     return r;
   }
@@ -330,7 +332,10 @@ array_open (const struct array_config *cfg, array_log_fn log,
   err->msg[0] = '\0';
   if ((r = open_members (a, cfg, err)) < 0 ||
       (r = open_spare (a, cfg, err)) < 0 ||
+      (r = ppl_setup (a, err)) < 0 ||
       (r = alloc_runtime (a, err)) < 0 ||
+      (r = ppl_init (a, err)) < 0 ||
+      (r = ppl_start (a, err)) < 0 ||
       (r = job_init (a)) < 0 ||
       (r = meta_start (a, err)) < 0) {
     if (r == -ENOMEM && err->msg[0] == '\0')
@@ -356,6 +361,7 @@ array_close (struct array *a)
   if (meta_mark_clean (a, false, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
   meta_free (&a->meta);
+  ppl_free (a);
   job_destroy (a);
   io_member_close (&a->spare);
   for (unsigned i = 0; i < R5_MAX_MEMBERS; i++) {

@@ -73,10 +73,6 @@ struct array_config {
   const char *spare;          /* hot spare, or NULL */
   unsigned member_timeout_ms; /* NBD members: silence that fails one; 0:
                                  the default (io/nbd.h) */
-  bool offline;               /* opened by a tool to run a job to its end
-                               * (array_job_run), no client requests: an
-                               * array with a partial parity log is
-                               * accepted, as nothing writes data */
   bool manual_readd;          /* a member that can come back by itself (an
                                * NBD export, io_member_can_return) is not
                                * re-added by itself (array/comeback.c) */

@@ -133,22 +133,6 @@ refused (const struct gathered *g, struct array_err *err)
   return -EINVAL;
 }
 
-/* An array with a partial parity log is md's alone until the log is
- * kept here too: served without it, a crash would leave no entries for
- * the stripes torn, and md (or this) would start it dirty and degraded
- * -- which PPL permits -- with the write hole open.
- */
-static int
-refuse_ppl (const struct md_sb *sb, struct array_err *err)
-{
-  if (!(sb->feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)))
-    return 0;
-  array_set_err (err, "the array keeps a partial parity log (consistency "
-                 "policy ppl), which cannot be served here yet; kernel md "
-                 "serves it, and raid5ctl examine shows it");
-  return -ENOTSUP;
-}
-
 /* Parameters given by the user must agree with the superblocks. */
 static int
 check_given (const struct array_config *cfg, const struct md_sb *sb,
@@ -301,7 +285,6 @@ meta_assemble (struct array *a, const struct array_config *cfg,
   if (as->freshest >= 0 && (r = load_bitmap (a, &g, err)) < 0)
     return r;
   if ((verdict < 0 && (r = refused (&g, err)) < 0) ||
-      (!cfg->offline && (r = refuse_ppl (&g.f[as->freshest].sb, err)) < 0) ||
       (r = check_given (cfg, &g.f[as->freshest].sb, err)) < 0 ||
       (r = set_geometry (a, &g.f[as->freshest].sb, err)) < 0)
     return r;

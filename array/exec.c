@@ -98,7 +98,7 @@ execute (struct request *rq, size_t *nops)
     .zero = rq->a->zero, .io_flags = rq->flags & ARRAY_FUA ? IO_FUA : 0,
     .zero_punches = (rq->flags & ARRAY_MAY_TRIM) != 0, .ops = rq->w->ops,
   };
-  int r = plan_run (rq->a, &x);
+  int r = rq->w->plan.nppl > 0 ? ppl_run (rq->a, &x) : plan_run (rq->a, &x);
 
   *nops = x.nops;
   return r;
@@ -126,6 +126,23 @@ count_segments (struct array *a, const struct r5_plan *p)
       a->count.segs[k] += p->segs[k];
 }
 
+/* With a log, a batch's entries of one group fit one unit (ppl.h): the
+ * planner stops before a stripe that would not fit, and the first stripe,
+ * which it always plans, is cut here if it could be too big alone (the
+ * partial parity of a stripe is no more than the bytes written to it,
+ * and none for a full stripe).
+ */
+static uint64_t
+ppl_first_stripe_cap (const struct array *a, uint64_t pos, uint64_t len)
+{
+  const uint64_t sd = a->geom.stripe_data;
+  uint64_t in_first = sd - pos % sd < len ? sd - pos % sd : len;
+
+  if (in_first == sd || in_first <= a->ppl.unit_room)
+    return len;
+  return a->ppl.unit_room;
+}
+
 /* Plan the stripes from pos, with member out treated as absent; a batch
  * stops at limit (a stripe), where a rebuilt region ends.
  */
@@ -143,9 +160,14 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
   r5_plan_reset (&w->plan);
   if (a->job.kind == ARRAY_JOB_RESYNC)
     w->plan.rcw_from = a->job.cursor;
+  w->plan.ppl = a->ppl.on;
+  if (a->ppl.on)
+    len = ppl_first_stripe_cap (a, pos, len);
   r = r5_plan_range (&w->plan, &a->geom, &(struct r5_range) {
         .op = rq->op, .off = pos, .len = len, .req_off = rq->off,
-        .missing = out, .budget = a->pool.buf_bytes }, planned);
+        .missing = out, .budget = a->pool.buf_bytes,
+        .ppl_entries = PPL_BATCH_ENTRIES,
+        .ppl_bytes = a->ppl.unit_room }, planned);
   if (r == 0)
     r = reserve (a, w);
   if (r < 0)
@@ -200,6 +222,54 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
   return r;
 }
 
+static int run_request (struct request rq);
+
+/* md's log counts sectors: with one, a write or zero that is not of
+ * whole sectors is made one, its edge sectors read first -- under
+ * ppl.unaligned, so that two such writes sharing a sector do not lose
+ * each other's bytes.
+ */
+static int
+read_sector (const struct request *rq, char *to, uint64_t off)
+{
+  return run_request ((struct request) { .a = rq->a, .op = R5_OP_READ,
+                                         .buf = to, .off = off, .len = 512,
+                                         .err = rq->err });
+}
+
+static int
+run_padded (struct request rq)
+{
+  struct array *a = rq.a;
+  uint64_t first = rq.off / 512 * 512;
+  uint64_t end = (rq.off + rq.len + 511) / 512 * 512;
+  bool head = rq.off > first, tail = rq.off + rq.len < end;
+  char *buf;
+  int r = 0;
+
+  if ((buf = malloc (end - first)) == NULL) {
+    array_set_err (rq.err, "out of memory");
+    return -ENOMEM;
+  }
+  pthread_mutex_lock (&a->ppl.unaligned);
+  if (head)
+    r = read_sector (&rq, buf, first);
+  if (r == 0 && tail && !(head && end - 512 == first))
+    r = read_sector (&rq, buf + (end - 512 - first), end - 512);
+  if (rq.buf != NULL)
+    memcpy (buf + (rq.off - first), rq.buf, rq.len);
+  else
+    memset (buf + (rq.off - first), 0, rq.len);
+  if (r == 0)
+    r = run_request ((struct request) { .a = a, .op = R5_OP_WRITE,
+                                        .flags = rq.flags & ARRAY_FUA,
+                                        .buf = buf, .off = first,
+                                        .len = end - first, .err = rq.err });
+  pthread_mutex_unlock (&a->ppl.unaligned);
+  free (buf);
+  return r;
+}
+
 /* Run the client's request rq (all but its worker filled in). */
 static int
 run_request (struct request rq)
@@ -223,6 +293,9 @@ run_request (struct request rq)
                    a->geom.capacity);
     return -EINVAL;
   }
+  if (a->ppl.on && (op == R5_OP_WRITE || op == R5_OP_ZERO) &&
+      (off % 512 || len % 512))
+    return run_padded (rq);
   if (op != R5_OP_READ &&
       (r = meta_write_begin (a, off / a->geom.stripe_data,
                              (off + len - 1) / a->geom.stripe_data, err)) < 0)

@@ -9,6 +9,7 @@
 #include "array/array.h"
 #include "array/health.h"
 #include "array/meta.h"
+#include "array/ppl.h"
 #include "array/stripe_lock.h"
 #include "io/member.h"
 #include "io/batch.h"
@@ -130,6 +131,7 @@ struct array {
   struct epochs epochs;
   bool manual_readd;          /* array_config's: no comeback */
   struct comeback comeback;
+  struct ppl ppl;             /* the partial parity log, if kept */
 };
 
 /* From the background thread, now and then: watch the faulty member if
@@ -144,13 +146,6 @@ void comeback_tick (struct array *a) __attribute__((nonnull));
  */
 void comeback_hold (struct array *a, unsigned slot, uint32_t gen)
   __attribute__((nonnull));
-
-/* Slot's member joins an array with a partial parity log: its log area
- * zeroed with an empty header (ppl.c).  0 (also without a log), or
- * -errno with err.
- */
-int ppl_init_member (struct array *a, unsigned slot, struct array_err *err)
-  __attribute__((nonnull, warn_unused_result));
 
 /* A copy of the comeback state, for status. */
 void comeback_get (struct array *a, struct comeback *out)

@@ -8,33 +8,20 @@
 #include "io/view.h"
 #include "raid/parity.h"
 
-/* Scratch columns that live in a member's mapped pages instead.  A plan
- * with more mapped columns than this reads (or writes) the rest.
- */
-#define MAX_ALIASES (2 * R5_MAX_MEMBERS + 2)
+#include "raid/layout.h"
 
-struct aliases {
-  unsigned n;
-  struct { uint64_t off, len; char *at; } a[MAX_ALIASES];
-};
-
-struct run {
-  struct plan_run *x;
-  struct aliases al;
-};
-
-static void *
-buf_ptr (const struct run *r, struct r5_buf b)
+void *
+plan_run_ptr (const struct plan_run *x, struct r5_buf b)
 {
   switch (b.kind) {
-  case R5_BUF_CLIENT: return r->x->client + b.off;
-  case R5_BUF_ZERO: return (void *) r->x->zero;
+  case R5_BUF_CLIENT: return x->client + b.off;
+  case R5_BUF_ZERO: return (void *) x->zero;
   case R5_BUF_SCRATCH:
-    for (unsigned i = 0; i < r->al.n; i++)
-      if (b.off >= r->al.a[i].off &&
-          b.off < r->al.a[i].off + r->al.a[i].len)
-        return r->al.a[i].at + (b.off - r->al.a[i].off);
-    return r->x->scratch + b.off;
+    for (unsigned i = 0; i < x->al.n; i++)
+      if (b.off >= x->al.a[i].off &&
+          b.off < x->al.a[i].off + x->al.a[i].len)
+        return x->al.a[i].at + (b.off - x->al.a[i].off);
+    return x->scratch + b.off;
   }
   abort ();
 }
@@ -50,11 +37,11 @@ mapped (const struct plan_views *v, unsigned m, uint64_t off, uint64_t len)
 }
 
 static bool
-alias (struct run *r, struct r5_buf b, uint64_t len, char *at)
+alias (struct plan_run *x, struct r5_buf b, uint64_t len, char *at)
 {
-  if (b.kind != R5_BUF_SCRATCH || r->al.n == MAX_ALIASES)
+  if (b.kind != R5_BUF_SCRATCH || x->al.n == PLAN_MAX_ALIASES)
     return false;
-  r->al.a[r->al.n++] = (typeof (r->al.a[0])) { b.off, len, at };
+  x->al.a[x->al.n++] = (typeof (x->al.a[0])) { b.off, len, at };
   return true;
 }
 
@@ -62,10 +49,10 @@ alias (struct run *r, struct r5_buf b, uint64_t len, char *at)
  * writing: the XOR writes there, and the write itself is not needed.
  */
 static void
-alias_written (struct run *r)
+alias_written (struct plan_run *x)
 {
-  const struct plan_views *v = r->x->views;
-  const struct r5_plan *p = r->x->plan;
+  const struct plan_views *v = x->views;
+  const struct r5_plan *p = x->plan;
 
   if (v == NULL || v->writable < 0)
     return;
@@ -76,7 +63,7 @@ alias_written (struct run *r)
     if (io->kind == R5_IO_WRITE && io->when == 0 &&
         (int) io->member == v->writable &&
         (at = mapped (v, io->member, io->member_off, io->len)) != NULL &&
-        alias (r, io->buf, io->len, at))
+        alias (x, io->buf, io->len, at))
       io_view_populate (at, io->len);
   }
 }
@@ -100,22 +87,22 @@ found_wrong (const struct plan_run *x, unsigned when)
 }
 
 static struct io_op
-op_of (const struct run *r, const struct r5_io *io)
+op_of (const struct plan_run *x, const struct r5_io *io)
 {
   bool no_buf = io->kind == R5_IO_ZERO || io->kind == R5_IO_TRIM;
 
   return (struct io_op) {
-    .kind = io_kind (r->x, io->kind), .member = io->member,
-    .buf = no_buf ? NULL : buf_ptr (r, io->buf),
+    .kind = io_kind (x, io->kind), .member = io->member,
+    .buf = no_buf ? NULL : plan_run_ptr (x, io->buf),
     .off = io->member_off, .len = io->len,
   };
 }
 
 /* Phase 1: reads, or pointers into mapped members. */
 static int
-run_reads (struct array *a, struct run *r)
+run_reads (struct array *a, struct plan_run *x)
 {
-  const struct r5_plan *p = r->x->plan;
+  const struct r5_plan *p = x->plan;
   size_t k = 0;
 
   for (size_t i = 0; i < p->nios; i++) {
@@ -124,13 +111,13 @@ run_reads (struct array *a, struct run *r)
 
     if (io->kind != R5_IO_READ)
       continue;
-    if ((at = mapped (r->x->views, io->member, io->member_off, io->len)) &&
-        alias (r, io->buf, io->len, at))
+    if ((at = mapped (x->views, io->member, io->member_off, io->len)) &&
+        alias (x, io->buf, io->len, at))
       continue;
-    r->x->ops[k++] = op_of (r, io);
+    x->ops[k++] = op_of (x, io);
   }
-  r->x->nops = k;
-  return io_run (a->members, r->x->ops, k, 0);
+  x->nops = k;
+  return io_run (a->members, x->ops, k, 0);
 }
 
 /* Count the wrong units of one compare: data and parity XOR to zero
@@ -139,13 +126,13 @@ run_reads (struct array *a, struct run *r)
  * well); unit by unit only from where it first is not.
  */
 static void
-compare (const struct run *r, const struct r5_cmp *c, struct plan_cmp_out *o)
+compare (const struct plan_run *x, const struct r5_cmp *c, struct plan_cmp_out *o)
 {
   void *src[R5_MAX_MEMBERS], *v[R5_MAX_MEMBERS];
 
   *o = (struct plan_cmp_out) { 0, 0 };
   for (unsigned s = 0; s < c->nsrc; s++)
-    src[s] = buf_ptr (r, c->src[s]);
+    src[s] = plan_run_ptr (x, c->src[s]);
   for (uint64_t u = 0; u < c->len; u += R5_CMP_UNIT) {
     size_t ok;
 
@@ -164,57 +151,95 @@ compare (const struct run *r, const struct r5_cmp *c, struct plan_cmp_out *o)
  * parity.
  */
 static void
-run_compute (struct run *r)
+run_compute (struct plan_run *x)
 {
-  const struct r5_plan *p = r->x->plan;
+  const struct r5_plan *p = x->plan;
 
   for (size_t i = 0; i < p->ncmps; i++)
-    compare (r, &p->cmps[i], &r->x->cmp[i]);
+    compare (x, &p->cmps[i], &x->cmp[i]);
   for (size_t i = 0; i < p->nxors; i++) {
-    const struct r5_xor *x = &p->xors[i];
+    const struct r5_xor *xr = &p->xors[i];
     void *v[R5_XOR_VECTS_MAX];
 
-    if (!found_wrong (r->x, x->when))
+    if (!found_wrong (x, xr->when))
       continue;
-    for (unsigned s = 0; s < x->nsrc; s++)
-      v[s] = buf_ptr (r, x->src[s]);
-    v[x->nsrc] = buf_ptr (r, x->dst);
-    r5_xor_gen (x->nsrc + 1, x->len, v);
+    for (unsigned s = 0; s < xr->nsrc; s++)
+      v[s] = plan_run_ptr (x, xr->src[s]);
+    v[xr->nsrc] = plan_run_ptr (x, xr->dst);
+    r5_xor_gen (xr->nsrc + 1, xr->len, v);
   }
 }
 
-/* Phase 3: writes, zeroes, trims -- but those computed in place. */
-static int
-run_writes (struct array *a, struct run *r)
+/* The parity member of the stripe io is in (its row on the members). */
+static unsigned
+group_of (const struct array *a, const struct r5_io *io)
 {
-  const struct r5_plan *p = r->x->plan;
+  const struct r5_geom *g = &a->geom;
+
+  return r5_parity_member (g, (io->member_off - g->data_offset) / g->chunk);
+}
+
+static bool
+is_write (const struct plan_run *x, const struct r5_io *io)
+{
+  return io->kind != R5_IO_READ && found_wrong (x, io->when);
+}
+
+bool
+plan_run_has_writes (const struct array *a, const struct plan_run *x,
+                     unsigned group)
+{
+  const struct r5_plan *p = x->plan;
+
+  for (size_t i = 0; i < p->nios; i++)
+    if (is_write (x, &p->ios[i]) && group_of (a, &p->ios[i]) == group)
+      return true;
+  return false;
+}
+
+/* Phase 3: writes, zeroes, trims of group (or all: -1) -- but those
+ * computed in place.
+ */
+int
+plan_run_writes (struct array *a, struct plan_run *x, int group)
+{
+  const struct r5_plan *p = x->plan;
   size_t k = 0;
 
   for (size_t i = 0; i < p->nios; i++) {
     const struct r5_io *io = &p->ios[i];
     struct io_op op;
 
-    if (io->kind == R5_IO_READ || !found_wrong (r->x, io->when))
+    if (!is_write (x, io) ||
+        (group >= 0 && group_of (a, io) != (unsigned) group))
       continue;
-    op = op_of (r, io);
+    op = op_of (x, io);
     if (io->kind == R5_IO_WRITE &&
-        op.buf == mapped (r->x->views, io->member, io->member_off, io->len))
+        op.buf == mapped (x->views, io->member, io->member_off, io->len))
       continue;               /* computed in its pages */
-    r->x->ops[k++] = op;
+    x->ops[k++] = op;
   }
-  r->x->nops = k;
-  return io_run (a->members, r->x->ops, k, r->x->io_flags);
+  x->nops = k;
+  return io_run (a->members, x->ops, k, x->io_flags);
+}
+
+int
+plan_run_prepare (struct array *a, struct plan_run *x)
+{
+  int e;
+
+  x->al.n = 0;
+  alias_written (x);
+  if ((e = run_reads (a, x)) < 0)
+    return e;
+  run_compute (x);
+  return 0;
 }
 
 int
 plan_run (struct array *a, struct plan_run *x)
 {
-  struct run r = { .x = x };
-  int e;
+  int e = plan_run_prepare (a, x);
 
-  alias_written (&r);
-  if ((e = run_reads (a, &r)) < 0)
-    return e;
-  run_compute (&r);
-  return run_writes (a, &r);
+  return e < 0 ? e : plan_run_writes (a, x, -1);
 }

@@ -43,6 +43,16 @@ struct plan_cmp_out {
   uint64_t first;
 };
 
+/* Scratch columns that live in a member's mapped pages instead (the
+ * executor's own, filled by plan_run_prepare).  A plan with more mapped
+ * columns than this reads (or writes) the rest.
+ */
+#define PLAN_MAX_ALIASES (2 * R5_MAX_MEMBERS + 2)
+struct plan_aliases {
+  unsigned n;
+  struct { uint64_t off, len; char *at; } a[PLAN_MAX_ALIASES];
+};
+
 struct plan_run {
   const struct r5_plan *plan;
   char *client;               /* R5_BUF_CLIENT; NULL if none */
@@ -54,6 +64,7 @@ struct plan_run {
   struct io_op *ops;          /* room for plan->nios */
   struct plan_cmp_out *cmp;   /* room for plan->ncmps */
   size_t nops;                /* out: the failed phase's ops */
+  struct plan_aliases al;     /* the executor's */
 };
 
 /* Run x->plan on a's members.  Returns 0, or the failing phase's io_run()
@@ -62,5 +73,24 @@ struct plan_run {
  */
 int plan_run (struct array *a, struct plan_run *x)
   __attribute__((nonnull, warn_unused_result));
+
+/* plan_run in two steps, for a plan whose writes go out in groups (a
+ * partial parity log's, ppl.h): phases 1 and 2, then the writes of the
+ * stripes whose parity member is group (every write with group -1), as
+ * many times as there are groups.  Results as plan_run's.
+ */
+int plan_run_prepare (struct array *a, struct plan_run *x)
+  __attribute__((nonnull, warn_unused_result));
+int plan_run_writes (struct array *a, struct plan_run *x, int group)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Does the plan write anything to the stripes of group (as above)? */
+bool plan_run_has_writes (const struct array *a, const struct plan_run *x,
+                          unsigned group)
+  __attribute__((nonnull));
+
+/* The memory buf names, after plan_run_prepare. */
+void *plan_run_ptr (const struct plan_run *x, struct r5_buf buf)
+  __attribute__((nonnull));
 
 #endif /* ARRAY_RUNPLAN_H */

@@ -230,6 +230,8 @@ judge_start (const struct md_found *f, const struct md_asm_opts *o,
 {
   const struct md_sb *fresh = &f[as->freshest].sb;
   unsigned out = count_out (as);
+  bool ppl = (fresh->feature_map &
+              (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) != 0;
 
   as->working = count_working (fresh);
   as->dirty = any_dirty (f, as);
@@ -237,9 +239,15 @@ judge_start (const struct md_found *f, const struct md_asm_opts *o,
     return refuse (as, MD_START_TOO_FEW, -1);
   if (!o->run && !o->force && as->in_sync + as->recovering < as->working)
     return refuse (as, MD_START_NOT_ALL, -1);
-  if (out == 1 && as->dirty && !o->force)
+  /* With a partial parity log the torn stripes are recovered from it:
+   * mdadm assembles such an array as clean ("if
+   * (content->consistency_policy == CONSISTENCY_POLICY_PPL) clean = 1;",
+   * Assemble.c start_array) and md starts it ("starting dirty degraded
+   * array with PPL", raid5_run).  Nothing is forced then.
+   */
+  if (out == 1 && as->dirty && !o->force && !ppl)
     return refuse (as, MD_START_DIRTY_DEGRADED, -1);
-  as->forced = out == 1 && as->dirty;
+  as->forced = out == 1 && as->dirty && !ppl;
   if (as->recovering) {
     as->due = MD_DUE_RECOVERY;
     as->due_from = as->dev[as->owner[as->out]].recovery_offset;

@@ -34,7 +34,8 @@
  *  - Starting: RAID-5 needs all but one slot in sync, and all of them
  *    when dirty (mdadm's enough(); md's raid5_run: "cannot start dirty
  *    degraded array") unless forced, which records the array clean
- *    (mdadm --force, UOPT_SPEC_FORCE_ARRAY).  Without run (the user did
+ *    (mdadm --force, UOPT_SPEC_FORCE_ARRAY), or it keeps a partial parity
+ *    log (mdadm counts it clean, md starts it and recovers the log).  Without run (the user did
  *    not say a member is missing), the members in sync or rebuilding must
  *    number at least what the freshest superblock records as working
  *    (mdadm's req_cnt: "need all N to start it (use --run to insist)").

@@ -502,12 +502,26 @@ plan_one (struct r5_plan *p, const struct r5_geom *g, const struct r5_range *q,
   return plan_stripe (&s);
 }
 
+/* Has the plan more log entries, or partial parity, than q allows? */
+static bool
+over_ppl (const struct r5_plan *p, const struct r5_range *q, size_t from)
+{
+  uint64_t bytes = 0;
+
+  if (q->ppl_entries > 0 && p->nppl - from > q->ppl_entries)
+    return true;
+  for (size_t i = from; i < p->nppl && q->ppl_bytes > 0; i++)
+    bytes += p->ppl_entries[i].pp_len;
+  return q->ppl_bytes > 0 && bytes > q->ppl_bytes;
+}
+
 int
 r5_plan_range (struct r5_plan *p, const struct r5_geom *g,
                const struct r5_range *q, uint64_t *planned)
 {
   uint64_t off = q->off, end = q->off + q->len, pos = off, stop;
   uint64_t start_scratch = p->scratch;
+  size_t start_ppl = p->nppl;
   struct mark mark;
   int r;
 
@@ -521,7 +535,8 @@ r5_plan_range (struct r5_plan *p, const struct r5_geom *g,
     mark_save (p, &mark);
     if ((r = plan_one (p, g, q, pos, &stop)) < 0)
       return r;
-    if (pos > off && p->scratch - start_scratch > q->budget) {
+    if (pos > off && (p->scratch - start_scratch > q->budget ||
+                      over_ppl (p, q, start_ppl))) {
       mark_restore (p, &mark);  /* over budget: leave it for next time */
       break;
     }

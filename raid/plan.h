@@ -197,11 +197,16 @@ struct r5_range {
   uint64_t req_off;
   int missing;
   uint64_t budget;
+  /* With ppl: at most this many entries and bytes of partial parity in
+   * the plan, 0 for no limit (a log unit's room, ppl.h); like budget,
+   * never less than one stripe.
+   */
+  uint64_t ppl_entries, ppl_bytes;
 };
 
 /* Append the plan for the part of r's range that starts at r->off and
- * fits within r->budget (at least one stripe's worth is always planned,
- * whatever the budget).  Requires off + len <= g->capacity and len > 0.
+ * fits within r->budget and the ppl limits (at least one stripe's worth
+ * is always planned, whatever they are).  Requires off + len <= g->capacity and len > 0.
  * On success returns 0 and sets *planned to the bytes covered (> 0, a
  * prefix of the range ending on a stripe boundary unless it is all of it).
  * Returns -ENOMEM if the plan cannot grow (it is then partial: reset it),

@@ -187,8 +187,7 @@ check_status (const struct check_result *r)
 static int
 run (const struct check_opts *o)
 {
-  struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO,
-                              .offline = true };
+  struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO };
   struct findings f = { .o = o };
   struct array_job_status res;
   struct check_result result = { .dirty = false };

@@ -477,7 +477,7 @@ sync_parity (struct create_plan *p, uint64_t *mismatches)
 {
   /* The superblocks decide; the raw geometry must only be valid. */
   struct array_config cfg = { .members = p->opts->n,
-                              .metadata = ARRAY_META_AUTO, .offline = true,
+                              .metadata = ARRAY_META_AUTO,
                               .chunk = p->opts->chunk,
                               .layout = p->opts->layout,
                               .data_offset = p->doff * 512 };

@@ -189,10 +189,6 @@ judge_alone (struct exam *e, const uint8_t *block)
     return verdict (e, false, "no: %s", why);
   if (e->has_bitmap && e->bm_err < 0)
     return verdict (e, false, "no: md bitmap: %s", e->bm_why);
-  if (e->sb.feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS))
-    return verdict (e, false, "no: its array keeps a partial parity log "
-                    "(consistency policy ppl), not served here yet; kernel "
-                    "md serves it, raid5ctl check reads it");
   e->valid = true;
 }
 

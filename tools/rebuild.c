@@ -205,8 +205,7 @@ open_array (const struct rebuild_opts *o, struct array **a)
   /* A rebuild is asked for a degraded array: start it without the slot's
    * member even where md would want --run (the others still count it).
    */
-  struct array_config cfg = { .metadata = ARRAY_META_AUTO, .run = true,
-                              .offline = true };
+  struct array_config cfg = { .metadata = ARRAY_META_AUTO, .run = true };
   struct array_err err;
 
   cfg.members = o->n < R5_MIN_MEMBERS ? R5_MIN_MEMBERS : o->n;

@@ -12,8 +12,10 @@
 #     old header with an entry, as a former member of the array would: the
 #     new member's area is md's empty header again (md would replay the
 #     old entry after a crash), and check is clean;
-#   - the plugin refuses to serve it (one error line saying why), and
-#     writes nothing;
+#   - the plugin serves it: random I/O over 8 connections against the
+#     model, a clean stop leaves the superblocks clean, a log header with
+#     entries md would read (signature, checksums, generation > 0), and
+#     parity in sync;
 #   - bitmap and resync are --bitmap internal and none;
 #   - refused with one line, nothing written: ppl with --bitmap internal,
 #     an unknown policy, ppl with a data offset that leaves no room.
@@ -40,15 +42,55 @@ echo "   mdadm: $(grep -o 'PPL : .*' "$tmpdir/mdadm.txt")"
 n=$(wc -l <"$tmpdir/mdadm.txt")
 diff <(sed 1d "$tmpdir/mdadm.txt") <(head -n "$n" "$tmpdir/ours.txt" | sed 1d) >"$tmpdir/diff.txt" ||
   { cat "$tmpdir/diff.txt" >&2; fail "raid5ctl examine and mdadm --examine differ"; }
-grep -q "raid5 plugin : no: .*partial parity log" "$tmpdir/ours.txt" ||
-  { cat "$tmpdir/ours.txt" >&2; fail "examine's verdict does not say it is not served"; }
+grep -q "raid5 plugin : yes, as slot 0 of 3" "$tmpdir/ours.txt" ||
+  { cat "$tmpdir/ours.txt" >&2; fail "examine's verdict does not say it is served"; }
 "$RAID5CTL" examine --json "${m[@]}" >"$tmpdir/ex.json" || :
 cat >"$tmpdir/ppl.py" <<'PY'
 # ppl.py json FILE DISK...: examine --json says ppl, and each DISK's log
 #   area is md's empty header followed by zeroes.
 # ppl.py stale DISK: put a valid header with one entry (generation 7) in
 #   DISK's log area, as an old member of the same array would hold.
+# ppl.py logged DISK...: each DISK (slot order) holds a valid header at the
+#   start of its area; some have entries (generation > 0), each with its
+#   parity on that disk and the checksum of its partial parity right.
 import json, sys
+
+TABLE = []
+for n in range(256):
+    c = n
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    TABLE.append(c)
+
+def crc32c_fast(data, crc=0xffffffff):
+    for b in data:
+        crc = TABLE[(crc ^ b) & 0xff] ^ (crc >> 8)
+    return crc
+
+def check_logged(paths):
+    logged = 0
+    for slot, path in enumerate(paths):
+        uuid, a = area(path)
+        h = bytearray(a[:4096])
+        le = lambda o, n: int.from_bytes(h[o:o + n], "little")
+        assert le(512, 4) == ~crc32c(uuid) & 0xffffffff, "signature"
+        stored = le(532, 4)
+        h[532:536] = b"\0\0\0\0"
+        assert stored == ~crc32c_fast(bytes(h)) & 0xffffffff, "header checksum"
+        gen, count, at = le(520, 8), le(528, 4), 4096
+        for i in range(count):
+            o = 536 + 24 * i
+            pp_size, parity, csum = le(o + 8, 4), le(o + 16, 4), le(o + 20, 4)
+            assert parity == slot, "entry %d of slot %d: parity %d" % (i, slot, parity)
+            got = ~crc32c_fast(a[at:at + pp_size]) & 0xffffffff if pp_size else 0
+            assert got == csum, "entry %d of slot %d: PP checksum" % (i, slot)
+            at += pp_size
+        if count:
+            assert gen > 0, "generation"
+            logged += 1
+        print("   slot %d: log header generation %d, %d entries, %d PP bytes, checksums right"
+              % (slot, gen, count, at - 4096))
+    assert logged > 0, "no log holds entries"
 
 def crc32c(data, crc=0xffffffff):
     for b in data:
@@ -87,6 +129,8 @@ if sys.argv[1] == "json":
     for path in sys.argv[3:]:
         check_empty(path)
     print("   examine --json: consistency_policy ppl; the log areas hold md's empty header")
+elif sys.argv[1] == "logged":
+    check_logged(sys.argv[2:])
 elif sys.argv[1] == "empty":
     check_empty(sys.argv[2])
 elif sys.argv[1] == "stale":
@@ -124,16 +168,20 @@ echo "== rebuilt onto a disk that held an old log of the array: its log starts e
   { cat "$tmpdir/check2.out" >&2; fail "check after the rebuild"; }
 echo "   the rebuilt member's log area holds md's empty header; $(grep mismatch_cnt "$tmpdir/check2.out")"
 
-echo "== the plugin does not serve it yet"
-sums=$(checksum_members "${m[@]}")
-status=0
+echo "== served: random I/O, a clean stop, parity in sync, md's log header"
+next_seed
 "$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
-  --run true >"$tmpdir/serve.out" 2>&1 || status=$?
-[ $status != 0 ] && [ "$(grep -c error "$tmpdir/serve.out")" = 1 ] &&
-  grep -q "partial parity log" "$tmpdir/serve.out" ||
-  { cat "$tmpdir/serve.out" >&2; fail "serving a ppl array: not refused with one line"; }
-[ "$(checksum_members "${m[@]}")" = "$sums" ] || fail "the refused start wrote"
-echo "   $(grep error "$tmpdir/serve.out")"
+  --run "'$RANDOM_IO' \"\$uri\" auto --seed $RIO_SEED --ops 1500 --threads 8 \
+         --chunk 64K --disks 3 --initial unknown" >"$tmpdir/serve.out" 2>&1 ||
+  { cat "$tmpdir/serve.out" >&2; fail "random I/O on the ppl array"; }
+tail -n 1 "$tmpdir/serve.out" | sed 's/^/   /'
+md_expect clean AAA "${m[@]}"
+/usr/bin/python3 "$tmpdir/ppl.py" logged "${m[@]}" ||
+  fail "after writes, no log holds md's header with entries"
+"$RAID5CTL" check "${m[@]}" >"$tmpdir/check3.out" 2>&1 &&
+  grep -q "mismatch_cnt 0$" "$tmpdir/check3.out" ||
+  { cat "$tmpdir/check3.out" >&2; fail "check after serving"; }
+echo "   $(grep mismatch_cnt "$tmpdir/check3.out")"
 
 echo "== bitmap and resync"
 fresh

@@ -318,7 +318,7 @@ sim_run (struct sim *s, struct call *c, unsigned char *client,
 
     r5_plan_reset (&s->plan);
     cr_assert_eq (r5_plan_range (&s->plan, &s->g, &(struct r5_range) {
-        c->op, c->off, end - c->off, c->req_off, c->missing, budget }, &c->planned), 0);
+        c->op, c->off, end - c->off, c->req_off, c->missing, budget, 0, 0 }, &c->planned), 0);
     check_planned (&s->plan, &s->g, c, end - c->off, budget);
     check_plan (&s->plan, &s->g, c);
     check_choices (&s->plan, &s->g, c);

@@ -216,6 +216,33 @@ Test (assemble, failed_then_crash)
   cr_expect_eq (as.refusal, MD_START_DIRTY_DEGRADED);
 }
 
+/* The same crash in an array with a partial parity log: mdadm counts it
+ * clean (Assemble.c: "if (content->consistency_policy ==
+ * CONSISTENCY_POLICY_PPL) clean = 1;") and md starts it, "starting dirty
+ * degraded array with PPL", recovering the log: it starts without force,
+ * and is not recorded clean by force either (the log decides that).
+ */
+Test (assemble, dirty_degraded_with_ppl)
+{
+  struct md_found f[R5_MAX_MEMBERS];
+  struct md_assembly as;
+
+  for (unsigned feature = 0; feature < 2; feature++) {
+    healthy (f, 3, E);
+    moved_on (f, 3, 2, 1, true, MD_ROLE_FAULTY);
+    for (unsigned i = 0; i < 3; i++)
+      f[i].sb.feature_map |= feature ? MD_FEATURE_MULTIPLE_PPLS
+                                     : MD_FEATURE_PPL;
+    cr_assert_eq (assemble (f, 3, false, false, &as), 0, "feature %u: %d",
+                  feature, as.refusal);
+    cr_expect_eq (as.out, 2);
+    cr_expect (as.dirty);
+    cr_expect (!as.forced);
+    cr_assert_eq (assemble (f, 3, true, false, &as), 0);
+    cr_expect (!as.forced, "force recorded a ppl array clean");
+  }
+}
+
 /* An old copy put back: the others still record its slot as working, so
  * mdadm will not start the array degraded unless told (--run; here: the
  * user gives that slot as missing).

@@ -36,7 +36,7 @@ plan1 (struct sim *s, enum r5_op op, uint64_t off, uint64_t len)
 
   r5_plan_reset (&s->plan);
   cr_assert_eq (r5_plan_range (&s->plan, &s->g, &(struct r5_range) {
-        op, off, len, off, s->missing, UINT64_MAX }, &planned), 0);
+        op, off, len, off, s->missing, UINT64_MAX, 0, 0 }, &planned), 0);
   cr_assert_eq (planned, len);
 }
 
@@ -392,11 +392,11 @@ Test (plan, budget_splits_on_stripes)
   case_sim (&s, 3, -1);
   r5_plan_reset (&s.plan);
   cr_assert_eq (r5_plan_range (&s.plan, &s.g, &(struct r5_range) {
-        R5_OP_WRITE, 1000, 3 * s.g.stripe_data, 1000, -1, 0 }, &planned), 0);
+        R5_OP_WRITE, 1000, 3 * s.g.stripe_data, 1000, -1, 0, 0, 0 }, &planned), 0);
   cr_assert_eq (planned, s.g.stripe_data - 1000);
   r5_plan_reset (&s.plan);
   cr_assert_eq (r5_plan_range (&s.plan, &s.g, &(struct r5_range) {
-        R5_OP_WRITE, 0, 3 * s.g.stripe_data, 0, -1, 0 }, &planned), 0);
+        R5_OP_WRITE, 0, 3 * s.g.stripe_data, 0, -1, 0, 0, 0 }, &planned), 0);
   cr_assert_eq (planned, s.g.stripe_data);
   sim_free (&s);
 }
@@ -415,7 +415,7 @@ Test (plan, budget_is_not_exceeded)
   cr_assert_gt (one, 0);
   r5_plan_reset (&s.plan);
   cr_assert_eq (r5_plan_range (&s.plan, &s.g, &(struct r5_range) {
-        R5_OP_WRITE, 0, 2 * s.g.stripe_data, 0, -1, one + 1 }, &planned), 0);
+        R5_OP_WRITE, 0, 2 * s.g.stripe_data, 0, -1, one + 1, 0, 0 }, &planned), 0);
   cr_assert_leq (s.plan.scratch, one + 1, "scratch %llu, budget %llu",
                  (unsigned long long) s.plan.scratch,
                  (unsigned long long) one + 1);
@@ -445,14 +445,14 @@ Test (plan, append)
 
   r5_plan_reset (&s.plan);
   cr_assert_eq (r5_plan_range (&s.plan, &s.g, &(struct r5_range) {
-        R5_OP_WRITE, c.req_off, 3000, c.req_off, -1, UINT64_MAX }, &planned), 0);
+        R5_OP_WRITE, c.req_off, 3000, c.req_off, -1, UINT64_MAX, 0, 0 }, &planned), 0);
   cr_assert_eq (planned, 3000);
   nios = s.plan.nios;
   first = malloc (nios * sizeof *first);
   cr_assert_not_null (first);
   memcpy (first, s.plan.ios, nios * sizeof *first);
   cr_assert_eq (r5_plan_range (&s.plan, &s.g, &(struct r5_range) {
-        R5_OP_WRITE, off2, len2, c.req_off, -1, UINT64_MAX }, &planned), 0);
+        R5_OP_WRITE, off2, len2, c.req_off, -1, UINT64_MAX, 0, 0 }, &planned), 0);
   cr_assert_eq (planned, len2);
   cr_assert_gt (s.plan.nios, nios);
   cr_assert_arr_eq (s.plan.ios, first, nios * sizeof *first);
@@ -487,7 +487,7 @@ Test (plan, lifecycle)
   cr_assert_eq (segs_total (&p), 0);
   case_sim (&s, 4, 3);
   cr_assert_eq (r5_plan_range (&p, &s.g, &(struct r5_range) {
-        R5_OP_WRITE, 0, 100, 0, 3, UINT64_MAX }, &planned), 0);
+        R5_OP_WRITE, 0, 100, 0, 3, UINT64_MAX, 0, 0 }, &planned), 0);
   cr_assert_eq (p.missing, 3);
   cr_assert_gt (p.nios, 0);
   cap = p.ios_cap;

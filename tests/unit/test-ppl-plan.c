@@ -285,7 +285,7 @@ round_trip (uint64_t seed, bool recover, bool degraded)
   r5_plan_reset (&s.plan);
   s.plan.ppl = true;
   cr_assert_eq (r5_plan_range (&s.plan, &s.g, &(struct r5_range) {
-                  op, off, len, off, s.missing, UINT64_MAX }, &planned), 0);
+                  op, off, len, off, s.missing, UINT64_MAX, 0, 0 }, &planned), 0);
   cr_assert_eq (planned, len);
   check_plan (&s.plan, &s.g, &(struct call) { op, off, len, off, len,
                                                s.missing });
@@ -410,7 +410,7 @@ Test (ppl_plan, refuses_unaligned_and_skips_missing_parity)
   r5_plan_reset (&s.plan);
   s.plan.ppl = true;
   cr_assert_eq (r5_plan_range (&s.plan, &s.g, &(struct r5_range) {
-                  R5_OP_WRITE, 100, 512, 100, -1, UINT64_MAX }, &planned),
+                  R5_OP_WRITE, 100, 512, 100, -1, UINT64_MAX, 0, 0 }, &planned),
                 -EINVAL);
   sim_free (&s);
 
@@ -419,7 +419,55 @@ Test (ppl_plan, refuses_unaligned_and_skips_missing_parity)
   r5_plan_reset (&s.plan);
   s.plan.ppl = true;
   cr_assert_eq (r5_plan_range (&s.plan, &s.g, &(struct r5_range) {
-                  R5_OP_WRITE, 0, 4096, 0, 3, UINT64_MAX }, &planned), 0);
+                  R5_OP_WRITE, 0, 4096, 0, 3, UINT64_MAX, 0, 0 }, &planned), 0);
   cr_assert_eq (s.plan.nppl, 0, "logged with the parity member missing");
+  sim_free (&s);
+}
+
+/* The log's limits on a batch (r5_range ppl_entries, ppl_bytes): the plan
+ * stops at the stripe boundary before the stripe that would pass one,
+ * never before the first stripe, and with no limit covers everything.
+ */
+Test (ppl_plan, batch_limits)
+{
+  struct sim s;
+  uint64_t planned, sd;
+
+  sim_rng_state = 7;
+  sim_init (&s, 3, 16384, R5_LEFT_SYMMETRIC, 0, 8, 0, -1);
+  sd = s.g.stripe_data;
+  /* [24K, 7 sd + 8K) of 8 stripes of 32K: the first and last stripe get
+   * an RCW entry with 8 KiB of PP, the six between a full-stripe entry.
+   */
+  for (unsigned limit = 1; limit <= 3; limit++) {
+    r5_plan_reset (&s.plan);
+    s.plan.ppl = true;
+    cr_assert_eq (r5_plan_range (&s.plan, &s.g, &(struct r5_range) {
+                    R5_OP_WRITE, 24576, 7 * sd - 16384, 24576, -1, UINT64_MAX,
+                    limit, 0 }, &planned), 0);
+    cr_expect_leq (s.plan.nppl, limit, "limit %u: %zu entries", limit,
+                   s.plan.nppl);
+    cr_expect_eq ((24576 + planned) % sd, 0, "limit %u: ends mid-stripe",
+                  limit);
+    cr_expect_eq (planned, 8192 + (limit - 1) * sd, "limit %u: %llu",
+                  limit, (unsigned long long) planned);
+  }
+  /* PP bytes: the first stripe has 8 KiB of it; a limit of 1 byte still
+   * plans that stripe, 8 KiB plans up to the last stripe (its PP would
+   * pass), none plans all.
+   */
+  for (unsigned k = 0; k < 3; k++) {
+    uint64_t bytes = k == 0 ? 1 : k == 1 ? 8192 : 0;
+
+    r5_plan_reset (&s.plan);
+    s.plan.ppl = true;
+    cr_assert_eq (r5_plan_range (&s.plan, &s.g, &(struct r5_range) {
+                    R5_OP_WRITE, 24576, 7 * sd - 16384, 24576, -1, UINT64_MAX,
+                    0, bytes }, &planned), 0);
+    cr_expect_eq (planned, k == 0 ? 8192 : k == 1 ? 8192 + 6 * sd
+                                                  : 7 * sd - 16384,
+                  "ppl_bytes %llu: planned %llu", (unsigned long long) bytes,
+                  (unsigned long long) planned);
+  }
   sim_free (&s);
 }

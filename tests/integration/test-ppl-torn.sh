@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The write hole, torn as a power cut tears it, with and without md's
+# partial parity log (ppl-torn.py says how: members served by processes
+# of their own, one frozen while the others take a stripe's writes, all
+# killed, the array started with another member missing).
+#   - resync (no log, started with force=true as mdadm --force would):
+#     chunks nobody wrote come back wrong -- the hole is real here, which
+#     is what makes the next part mean something;
+#   - ppl: over PPL_ROUNDS rounds (default 50) not one chunk nobody wrote
+#     comes back wrong: the log made the torn stripes whole at start, with
+#     a member missing, and without force.
+# Environment: PPL_ROUNDS (ppl), HOLE_ROUNDS (resync, default 12).
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+requires_plugin
+requires_md
+requires_nbd_python
+
+PPL_ROUNDS=${PPL_ROUNDS:-50}
+HOLE_ROUNDS=${HOLE_ROUNDS:-12}
+RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
+export PLUGIN NBDKIT CHUNK=16384
+
+# golden DIR POLICY: a clean array of 3 x 8 MiB members, chunk 16K, every
+# byte written through the plugin (DIR/golden.img), members in golden0..2.
+golden ()
+{
+  local d=$1 policy=$2 m
+  mkdir -p "$d"
+  m=("$d/golden0" "$d/golden1" "$d/golden2")
+  truncate -s 8M "${m[@]}"
+  "$RAID5CTL" create --consistency-policy "$policy" --chunk 16K "${m[@]}" \
+    >"$d/create.out" 2>&1 || { cat "$d/create.out" >&2; fail "create $policy"; }
+  echo "$policy" >"$d/policy"
+  "$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
+    --run "$NBD_PYTHON -c '
+import nbd, random, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+size = h.get_size(); rnd = random.Random($SEED)
+img = rnd.randbytes(size)
+for o in range(0, size, 1 << 20):
+    h.pwrite(img[o:o + (1 << 20)], o)
+h.flush(); h.shutdown()
+open(\"$d/golden.img\", \"wb\").write(img)
+' \"\$uri\"" || fail "writing the golden $policy array"
+}
+
+run_rounds ()
+{
+  local d=$1 rounds=$2
+  "$NBD_PYTHON" "${0%/*}/ppl-torn.py" "$d" "$rounds" "$SEED" \
+    >"$d/rounds.out" 2>&1 || { cat "$d/rounds.out" >&2; fail "ppl-torn.py $d"; }
+  grep -v '^TOTAL' "$d/rounds.out" | grep -v ': 0 untouched' || :
+  TORN=$(sed -n 's/^TOTAL //p' "$d/rounds.out")
+}
+
+echo "== resync (no log): the write hole, $HOLE_ROUNDS rounds"
+golden "$tmpdir/resync" resync
+run_rounds "$tmpdir/resync" "$HOLE_ROUNDS"
+[ "$TORN" -gt 0 ] ||
+  fail "no chunk came back wrong without a log: the test tears nothing"
+
+echo "== ppl: $PPL_ROUNDS rounds"
+golden "$tmpdir/ppl" ppl
+run_rounds "$tmpdir/ppl" "$PPL_ROUNDS"
+[ "$TORN" = 0 ] || fail "with the partial parity log, $TORN untouched chunks came back wrong"
+echo "   no untouched chunk came back wrong"
