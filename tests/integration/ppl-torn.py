@@ -1,16 +1,16 @@
 #!/usr/bin/python3
-# ppl-torn.py DIR ROUNDS SEED: tear stripes as a power cut does, then start
-# the array with another member missing, and count the chunks nobody
-# wrote that come back wrong (the RAID-5 write hole).
-#
-# DIR holds golden0..2 (the members of a clean 3-member array, chunk
-# CHUNK bytes, whose every byte is known: golden.img is the array) and
-# says in DIR/policy whether it keeps a partial parity log (ppl) or not
-# (resync).  Each round:
+# ppl-torn.py golden DIR POLICY SEED: make DIR/golden0..2, the members
+# of a clean 3-member array (chunk CHUNK bytes, consistency policy POLICY,
+# ppl or resync, kept in DIR/policy) whose every byte is known
+# (DIR/golden.img is the array).  Needs RAID5CTL and PLUGIN.
+# ppl-torn.py rounds DIR N SEED: N rounds of tearing stripes as a power
+# cut does, then starting the array with another member missing, counting
+# the chunks nobody wrote that come back wrong (the RAID-5 write hole).
+# Each round:
 #   1. the members are copied from golden; each is served by an nbdkit
 #      file plugin process of its own (its "disk"), and the array by the
 #      raid5 plugin over NBD on those;
-#   2. writers (8 connections) rewrite the FIRST data chunk of random
+#   2. writers (16 connections) rewrite the FIRST data chunk of random
 #      stripes with new bytes, whole chunks, non-stop; the second data
 #      chunk of a stripe is never written;
 #   3. one member's server X is frozen (SIGSTOP): its disk takes no more
@@ -25,6 +25,8 @@
 #      golden.img: the ones that differ were torn by the write hole.
 # Prints one line per round and a total; exits 0 (the caller judges), 1
 # on a failure of the harness itself.
+# ppl-torn.py tear DIR SEED: steps 1-3 once; the torn members stay in
+# DIR/m0..2 and X is printed (tests/vm/test-ppl-torn-md.sh).
 import os
 import random
 import signal
@@ -77,7 +79,8 @@ def copy(src, dst):
         g.write(f.read())
 
 
-def one_round(d, policy, golden, stripes, rnd, log):
+def tear(d, stripes, rnd, log):
+    """Steps 1-3: the members torn in DIR/m0..2; returns X."""
     stripe_data = CHUNK * (MEMBERS - 1)
     files = ["%s/m%d" % (d, i) for i in range(MEMBERS)]
     for i in range(MEMBERS):
@@ -93,7 +96,7 @@ def one_round(d, policy, golden, stripes, rnd, log):
     ts = [threading.Thread(target=writer, daemon=True,
                            args=(uri, stripes, stripe_data, stop,
                                  rnd.random()))
-          for _ in range(8)]
+          for _ in range(16)]
     for t in ts:
         t.start()
     x = rnd.randrange(MEMBERS)
@@ -108,6 +111,14 @@ def one_round(d, policy, golden, stripes, rnd, log):
     stop.set()
     for t in ts:
         t.join(5)
+    return x
+
+
+def one_round(d, policy, golden, stripes, rnd, log):
+    stripe_data = CHUNK * (MEMBERS - 1)
+    files = ["%s/m%d" % (d, i) for i in range(MEMBERS)]
+    uri = "nbd+unix:///?socket=%s/arr" % d
+    x = tear(d, stripes, rnd, log)
     y = rnd.choice([i for i in range(MEMBERS) if i != x])
     args = [PLUGIN] + ["disk=" + ("missing" if i == y else files[i])
                        for i in range(MEMBERS)]
@@ -129,12 +140,54 @@ def one_round(d, policy, golden, stripes, rnd, log):
     return x, y, torn
 
 
+def make_golden(d, policy, seed):
+    """A clean array of 3 x 8 MiB members, chunk CHUNK, every byte written
+    through the plugin (DIR/golden.img), members in DIR/golden0..2."""
+    os.makedirs(d, exist_ok=True)
+    m = ["%s/golden%d" % (d, i) for i in range(MEMBERS)]
+    for f in m:
+        with open(f, "wb") as g:
+            g.truncate(8 << 20)
+    c = subprocess.run([os.environ["RAID5CTL"], "create",
+                        "--consistency-policy", policy,
+                        "--chunk", "%dK" % (CHUNK // 1024)] + m,
+                       capture_output=True, text=True)
+    if c.returncode != 0:
+        sys.exit("ppl-torn: raid5ctl create: " + c.stdout + c.stderr)
+    with open(d + "/policy", "w") as f:
+        print(policy, file=f)
+    with open(d + "/servers.log", "ab") as log:
+        array = serve([PLUGIN] + ["disk=" + f for f in m], d + "/arr", log,
+                      "the array")
+    h = nbd.NBD()
+    h.connect_uri("nbd+unix:///?socket=%s/arr" % d)
+    img = random.Random(seed).randbytes(h.get_size())
+    for o in range(0, len(img), 1 << 20):
+        h.pwrite(img[o:o + (1 << 20)], o)
+    h.flush()
+    h.shutdown()
+    array.terminate()
+    if array.wait() != 0:
+        sys.exit("ppl-torn: the array did not stop cleanly")
+    with open(d + "/golden.img", "wb") as f:
+        f.write(img)
+
+
 def main():
-    d, rounds, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    what, d = sys.argv[1], sys.argv[2]
+    if what == "golden":
+        make_golden(d, sys.argv[3], int(sys.argv[4]))
+        return
+    seed = int(sys.argv[-1])
     policy = open(d + "/policy").read().strip()
     golden = open(d + "/golden.img", "rb").read()
     stripes = len(golden) // (CHUNK * (MEMBERS - 1))
     rnd = random.Random(seed)
+    if what == "tear":              # the torn members only, for kernel md
+        with open(d + "/servers.log", "ab") as log:
+            print(tear(d, stripes, rnd, log))
+        return
+    rounds = int(sys.argv[3])
     total = hit = 0
     with open(d + "/servers.log", "ab") as log:
         for r in range(rounds):

@@ -21,34 +21,17 @@ HOLE_ROUNDS=${HOLE_ROUNDS:-12}
 RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
 export PLUGIN NBDKIT CHUNK=16384
 
-# golden DIR POLICY: a clean array of 3 x 8 MiB members, chunk 16K, every
-# byte written through the plugin (DIR/golden.img), members in golden0..2.
+export RAID5CTL
 golden ()
 {
-  local d=$1 policy=$2 m
-  mkdir -p "$d"
-  m=("$d/golden0" "$d/golden1" "$d/golden2")
-  truncate -s 8M "${m[@]}"
-  "$RAID5CTL" create --consistency-policy "$policy" --chunk 16K "${m[@]}" \
-    >"$d/create.out" 2>&1 || { cat "$d/create.out" >&2; fail "create $policy"; }
-  echo "$policy" >"$d/policy"
-  "$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
-    --run "$NBD_PYTHON -c '
-import nbd, random, sys
-h = nbd.NBD(); h.connect_uri(sys.argv[1])
-size = h.get_size(); rnd = random.Random($SEED)
-img = rnd.randbytes(size)
-for o in range(0, size, 1 << 20):
-    h.pwrite(img[o:o + (1 << 20)], o)
-h.flush(); h.shutdown()
-open(\"$d/golden.img\", \"wb\").write(img)
-' \"\$uri\"" || fail "writing the golden $policy array"
+  "$NBD_PYTHON" "${0%/*}/ppl-torn.py" golden "$1" "$2" "$SEED" ||
+    fail "making the golden $2 array"
 }
 
 run_rounds ()
 {
   local d=$1 rounds=$2
-  "$NBD_PYTHON" "${0%/*}/ppl-torn.py" "$d" "$rounds" "$SEED" \
+  "$NBD_PYTHON" "${0%/*}/ppl-torn.py" rounds "$d" "$rounds" "$SEED" \
     >"$d/rounds.out" 2>&1 || { cat "$d/rounds.out" >&2; fail "ppl-torn.py $d"; }
   grep -v '^TOTAL' "$d/rounds.out" | grep -v ': 0 untouched' || :
   TORN=$(sed -n 's/^TOTAL //p' "$d/rounds.out")
