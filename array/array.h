@@ -78,7 +78,12 @@ struct array_config {
                                * re-added by itself (array/comeback.c) */
 };
 
-enum array_log_level { ARRAY_LOG_DEBUG, ARRAY_LOG_ERROR };
+enum array_log_level {
+  ARRAY_LOG_DEBUG,
+  ARRAY_LOG_NOTICE,           /* worth telling though nothing failed (a log
+                               * recovered after a crash) */
+  ARRAY_LOG_ERROR,
+};
 
 /* Where the array reports events that are not request errors (a member
  * failing, members of different sizes).  May be called from any thread.

@@ -143,6 +143,9 @@ load_log (struct array *a, unsigned m, char *area, struct array_err *err)
     a->ppl.refused++;           /* md: "no valid ppl found" */
     return 0;
   }
+  array_log (a, ARRAY_LOG_DEBUG, "slot %u: newest partial parity log "
+             "header at byte %" PRIu64 " of the area, generation %" PRIu64
+             ", %u entries", m, n.at, n.hdr.generation, n.hdr.entries_count);
   if ((r = recover_log (a, m, area, &n, err)) < 0)
     return r;
   if ((r = io_member_sync (mem)) < 0)
@@ -176,7 +179,7 @@ ppl_start (struct array *a, struct array_err *err)
       r = ppl_init_member (a, m, err);
   if (r < 0 || !dirty)
     return r;
-  array_log (a, p->refused > 0 ? ARRAY_LOG_ERROR : ARRAY_LOG_DEBUG,
+  array_log (a, ARRAY_LOG_NOTICE,
              "the array was not stopped cleanly: %u entries of its partial "
              "parity logs recovered, %u not usable%s", p->recovered,
              p->refused, p->recovered > 0 && p->refused == 0 &&

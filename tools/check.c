@@ -100,7 +100,7 @@ parse (int argc, char **argv, struct check_opts *o)
 static void
 on_log (enum array_log_level level, const char *msg)
 {
-  if (level == ARRAY_LOG_ERROR)
+  if (level != ARRAY_LOG_DEBUG)
     fprintf (stderr, "raid5ctl %s: %s\n", tool_sub (), msg);
 }
 

@@ -183,7 +183,7 @@ static unsigned nheld;
 static void
 on_log (enum array_log_level level, const char *msg)
 {
-  if (level != ARRAY_LOG_ERROR)
+  if (level == ARRAY_LOG_DEBUG)
     return;
   if (nheld < 4)
     snprintf (held[nheld++], sizeof held[0], "%s", msg);
