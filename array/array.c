@@ -305,6 +305,12 @@ alloc_runtime (struct array *a, struct array_err *err)
     return r;
   }
   a->pool_made = true;
+  if ((r = scratch_pool_init (&a->small, ARRAY_SCRATCH_SMALL_BUF,
+                              ARRAY_SCRATCH_SMALL_BUFS)) < 0) {
+    array_set_err (err, "cannot create the scratch pool: %s", strerror (-r));
+    return r;
+  }
+  a->small_made = true;
   return 0;
 }
 
@@ -380,6 +386,8 @@ array_close (struct array *a)
     stripe_locks_destroy (&a->locks);
   if (a->pool_made)
     scratch_pool_destroy (&a->pool);
+  if (a->small_made)
+    scratch_pool_destroy (&a->small);
   free (a);
 }
 

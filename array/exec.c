@@ -63,19 +63,35 @@ array_worker (struct array *a)
   return w;
 }
 
-/* Room for the plan: the request's pool buffer (taken at its first
- * batch that needs scratch, before any stripe lock) and ops.
+/* Let go of the request's scratch buffer, if it holds one. */
+static void
+scratch_put (struct worker *w)
+{
+  if (w->scratch != NULL)
+    scratch_pool_put (w->scratch_from, w->scratch);
+  w->scratch = NULL;
+}
+
+/* Room for the plan: a buffer of the small pool if the plan fits one,
+ * else of the big pool (a request holding a small one that now needs
+ * more swaps it), taken before any stripe lock; and ops.
  */
 static int
 reserve (struct array *a, struct worker *w)
 {
   size_t nops = w->plan.nios;
+  bool small = w->plan.scratch <= a->small.buf_bytes;
 
   if (w->plan.scratch > a->pool.buf_bytes)
     return -ENOMEM;             /* cannot happen: the budget is the buffer */
-  if (w->plan.scratch > 0 && w->scratch == NULL &&
-      (w->scratch = scratch_pool_get (&a->pool)) == NULL)
-    return -ENOMEM;
+  if (w->plan.scratch > 0 && w->scratch != NULL && !small &&
+      w->scratch_from == &a->small)
+    scratch_put (w);
+  if (w->plan.scratch > 0 && w->scratch == NULL) {
+    w->scratch_from = small ? &a->small : &a->pool;
+    if ((w->scratch = scratch_pool_get (w->scratch_from)) == NULL)
+      return -ENOMEM;
+  }
   if (nops > w->ops_cap) {
     struct io_op *ops = realloc (w->ops, nops * sizeof *ops);
 
@@ -308,8 +324,7 @@ run_request (struct request rq)
     pos += r == 0 ? done : 0;
   }
   epoch_exit (&a->epochs, epoch);
-  scratch_pool_put (&a->pool, rq.w->scratch);
-  rq.w->scratch = NULL;
+  scratch_put (rq.w);
   a->job.inflight--;
   a->job.last_request_ns = array_now_ns ();
   if (op != R5_OP_READ)

@@ -23,6 +23,12 @@
 #define ARRAY_SCRATCH_POOL (16u << 20)
 #define ARRAY_SCRATCH_MIN_BUF (1u << 20)
 #define ARRAY_SCRATCH_MIN_BUFS 4u
+/* Small requests (a 4K write needs a few KiB) take a small buffer
+ * instead, so that they are not held back by the few big ones: as many
+ * as nbdkit has request threads for four connections.
+ */
+#define ARRAY_SCRATCH_SMALL_BUF (256u << 10)
+#define ARRAY_SCRATCH_SMALL_BUFS 64u
 
 struct array_counters {
   _Atomic uint64_t reads, writes, zeroes, trims, flushes;
@@ -120,10 +126,11 @@ struct array {
   bool left_re_addable[R5_MAX_MEMBERS];
   struct stripe_locks locks;
   struct scratch_pool pool;   /* requests' scratch */
+  struct scratch_pool small;  /* ... of requests needing little */
   void *zero;                 /* geom.chunk read-only zero bytes (mmap) */
   array_log_fn log;
   pthread_key_t worker_key;   /* -> struct worker, one per thread */
-  bool key_made, locks_made, pool_made;
+  bool key_made, locks_made, pool_made, small_made;
   struct array_counters count;
   struct meta meta;           /* md superblocks, if the members have them */
   struct job job;
@@ -188,7 +195,8 @@ int job_step (struct array *a, uint64_t reach, char *buf,
 /* Per-thread reusable memory for executing requests. */
 struct worker {
   struct r5_plan plan;
-  void *scratch;              /* from the pool while a request runs */
+  void *scratch;              /* from a pool while a request runs */
+  struct scratch_pool *scratch_from;  /* which */
   struct io_op *ops;
   size_t ops_cap;
 };

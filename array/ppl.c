@@ -72,10 +72,12 @@ ppl_init (struct array *a, struct array_err *err)
     struct ppl_log *l = &p->logs[m];
 
     pthread_mutex_init (&l->lock, NULL);
-    pthread_cond_init (&l->cond, NULL);
-    for (unsigned i = 0; i < 2; i++)
+    pthread_cond_init (&l->room, NULL);
+    for (unsigned i = 0; i < 2; i++) {
+      pthread_cond_init (&l->unit[i].wake, NULL);
       if (posix_memalign (&l->unit[i].block, 4096, PPL_HEADER_SIZE) != 0)
         goto nomem;
+    }
     unit_reset (&l->unit[0], PPL_UNIT_GATHERING);
     unit_reset (&l->unit[1], PPL_UNIT_IDLE);
   }
@@ -98,7 +100,9 @@ ppl_free (struct array *a)
     free (p->logs[m].unit[1].block);
     if (p->made) {
       pthread_mutex_destroy (&p->logs[m].lock);
-      pthread_cond_destroy (&p->logs[m].cond);
+      pthread_cond_destroy (&p->logs[m].room);
+      pthread_cond_destroy (&p->logs[m].unit[0].wake);
+      pthread_cond_destroy (&p->logs[m].unit[1].wake);
     }
   }
   if (p->made)
@@ -192,7 +196,8 @@ write_unit (struct array *a, unsigned m, struct ppl_unit *u, uint64_t flush,
   u->ops[0] = (struct io_op) { .kind = IO_WRITE, .member = m,
                                .buf = u->block, .off = a->ppl.area_off,
                                .len = PPL_HEADER_SIZE };
-  if ((r = io_run (a->members, u->ops, u->nops, IO_FUA)) < 0) {
+  if ((r = io_run (a->members, u->ops, u->nops,
+                   a->members[m].in_memory ? 0 : IO_FUA)) < 0) {
     u->failed = u->ops[0];
     for (size_t i = 0; i < u->nops; i++)
       if (u->ops[i].result != 0 && u->ops[i].result != -ECANCELED)
@@ -219,12 +224,14 @@ lead (struct array *a, unsigned m, struct ppl_log *l)
   l->gather ^= 1;
   unit_reset (&l->unit[l->gather], PPL_UNIT_GATHERING);
   l->flush = 0;
+  if (l->room_waiters > 0)
+    pthread_cond_broadcast (&l->room);
   pthread_mutex_unlock (&l->lock);
   r = write_unit (a, m, u, flush, seq);
   pthread_mutex_lock (&l->lock);
   u->result = r;
   u->state = r == 0 ? PPL_UNIT_WRITTEN : PPL_UNIT_FAILED;
-  pthread_cond_broadcast (&l->cond);
+  pthread_cond_broadcast (&u->wake);
 }
 
 /* Log the plan's entries of group gr; return once they are durable (0),
@@ -250,8 +257,11 @@ log_group (struct array *a, const struct plan_run *x, const struct group *gr,
         ppl_checksum (plan_run_ptr (x, plan->ppl_entries[i].pp),
                       plan->ppl_entries[i].pp_len);
   pthread_mutex_lock (&l->lock);
-  while (!fits (&a->ppl, &l->unit[l->gather], gr))
-    pthread_cond_wait (&l->cond, &l->lock);
+  while (!fits (&a->ppl, &l->unit[l->gather], gr)) {
+    l->room_waiters++;
+    pthread_cond_wait (&l->room, &l->lock);
+    l->room_waiters--;
+  }
   *t = (struct ppl_ticket) { l->gather, l->unit[l->gather].round };
   u = &l->unit[t->unit];
   join (a, x, gr, sums, u);
@@ -260,7 +270,7 @@ log_group (struct array *a, const struct plan_run *x, const struct group *gr,
         l->unit[t->unit ^ 1].state == PPL_UNIT_IDLE)
       lead (a, gr->member, l);
     else
-      pthread_cond_wait (&l->cond, &l->lock);
+      pthread_cond_wait (&u->wake, &l->lock);
   }
   r = u->result;
   if (r < 0)
@@ -286,22 +296,31 @@ group_done (struct array *a, unsigned m, const struct ppl_ticket *t,
       if (u->state == PPL_UNIT_WRITTEN)
         l->flush |= u->dirty;
       u->state = PPL_UNIT_IDLE;
-      pthread_cond_broadcast (&l->cond);
+      /* The gathering unit may go out now: this thread writes it at once
+       * rather than wake one of its requests to do so (a wakeup less
+       * between one unit and the next).
+       */
+      if (l->unit[t->unit ^ 1].joiners > 0)
+        lead (a, m, l);
     }
   }
   pthread_mutex_unlock (&l->lock);
 }
 
-/* Members the last plan_run_writes wrote (x->ops[0..nops)). */
+/* Members the last plan_run_writes wrote (x->ops[0..nops)) that keep
+ * what they were given in a cache a sync must empty: not those in memory
+ * (md likewise flushes only disks with a write-back cache, wb_cache_on).
+ */
 static uint64_t
-written (const struct plan_run *x)
+written (const struct array *a, const struct plan_run *x)
 {
   uint64_t mask = 0;
 
   if (x->io_flags & IO_FUA)
     return 0;                   /* durable already */
   for (size_t i = 0; i < x->nops; i++)
-    mask |= UINT64_C (1) << x->ops[i].member;
+    if (!a->members[x->ops[i].member].in_memory)
+      mask |= UINT64_C (1) << x->ops[i].member;
   return mask;
 }
 
@@ -328,7 +347,7 @@ ppl_run (struct array *a, struct plan_run *x)
     }
     r = plan_run_writes (a, x, (int) m);
     if (gr.n > 0)
-      group_done (a, m, &t, written (x));
+      group_done (a, m, &t, written (a, x));
   }
   return r;
 }

@@ -71,11 +71,17 @@ struct ppl_unit {
   int result;                 /* of its write */
   struct io_op failed;        /* what to blame when FAILED */
   void *block;                /* PPL_HEADER_SIZE, 4096-aligned */
+  /* Its requests wait here: for WRITTEN or FAILED, or (GATHERING) to be
+   * the one that writes it once the log's other unit is idle.  Woken
+   * all at once when it is written, one when it may be written.
+   */
+  pthread_cond_t wake;
 };
 
 struct ppl_log {
   pthread_mutex_t lock;
-  pthread_cond_t cond;
+  pthread_cond_t room;        /* a full gathering unit went out */
+  unsigned room_waiters;
   struct ppl_unit unit[2];
   unsigned gather;            /* unit[gather] is GATHERING */
   uint64_t flush;             /* members to sync before the next unit */

@@ -142,6 +142,33 @@ progress_line (const struct array_job_status *j, FILE *out)
   fprintf (out, "%s\n", j->paused ? " (paused)" : "");
 }
 
+/* mdadm's name for what makes parity right after a crash; NULL for raw
+ * members (nothing is recorded, nothing is resynced).
+ */
+static const char *
+policy_name (const struct array *a)
+{
+  if (a->ppl.on)
+    return "ppl";
+  if (!a->meta.enabled)
+    return NULL;
+  return a->meta.has_bitmap ? "bitmap" : "resync";
+}
+
+static void
+print_policy (const struct array *a, FILE *out)
+{
+  const char *p = policy_name (a);
+
+  fprintf (out, "      consistency policy: %s", p ? p : "none (raw members)");
+  if (a->ppl.on)
+    fprintf (out, " (partial parity log: %" PRIu64 " log writes, %" PRIu64
+             " entries; at start %u entries recovered, %u not usable)",
+             a->ppl.units, a->ppl.entries, a->ppl.recovered,
+             a->ppl.refused);
+  fputc ('\n', out);
+}
+
 static void
 print_text (struct array *a, const struct array_job_status *j,
             const struct array_stats *st, FILE *out)
@@ -169,6 +196,7 @@ print_text (struct array *a, const struct array_job_status *j,
     print_comeback (&c, s, out);
   }
   print_left_out (a, out);
+  print_policy (a, out);
   if (io_member_is_open (&a->spare))
     fprintf (out, "      spare: %s\n", a->spare.path);
   if (j->kind != ARRAY_JOB_NONE)
@@ -339,6 +367,21 @@ json_counters (struct array *a, const struct array_stats *st)
   return o;
 }
 
+static json_object *
+json_ppl (const struct array *a)
+{
+  json_object *o;
+
+  if (!a->ppl.on)
+    return NULL;
+  o = json_object_new_object ();
+  put_u64 (o, "log_writes", a->ppl.units);
+  put_u64 (o, "entries", a->ppl.entries);
+  put_u64 (o, "recovered_at_start", a->ppl.recovered);
+  put_u64 (o, "not_usable_at_start", a->ppl.refused);
+  return o;
+}
+
 /* One line (the control protocol is lines): json-c's spaced form. */
 static void
 print_json (struct array *a, const struct array_job_status *j,
@@ -361,6 +404,8 @@ print_json (struct array *a, const struct array_job_status *j,
   json_object_object_add (o, "members", json_members (a));
   json_object_object_add (o, "left_out", json_left_out (a));
   put_str (o, "spare", io_member_is_open (&a->spare) ? a->spare.path : NULL);
+  put_str (o, "consistency_policy", policy_name (a));
+  json_object_object_add (o, "ppl", json_ppl (a));
   json_object_object_add (o, "job", json_job (j));
   json_object_object_add (o, "last_job", json_last_job (j));
   put_u64 (o, "speed_min_kib", j->speed_min);

@@ -15,6 +15,8 @@
 #   6. members over TCP on loopback (nbdkit file plugin servers), plain and
 #      with 2 ms and 10 ms of delay, against the same members as local
 #      files (scripts/bench-net.sh)
+#   7. md's consistency policies, resync, bitmap and ppl, on writes
+#      (scripts/bench-policy.sh)
 #
 # Writes OUT/bench.csv (every sample), OUT/results.md (the tables, each
 # target PASS or MISS) and OUT/*.png (gnuplot).  As root on Debian it
@@ -80,6 +82,7 @@ geoms=("3 64K" "5 64K")     # alignment: members, chunk
 . "$top/scripts/lib-build.sh"
 . "$top/scripts/lib-bench.sh"
 . "$top/scripts/bench-net.sh"
+. "$top/scripts/bench-policy.sh"
 
 case $builddir in /*) ;; *) builddir=$PWD/$builddir ;; esac
 case $out in /*) ;; *) out=$PWD/$out ;; esac
@@ -324,6 +327,7 @@ ratios ()
         ratio[$w-$k]=$(b_paired_ratio main "$k" "$(srv "$k")" "$w" ceiling file)
     done
     ratios_net
+    ratios_policy
     ratio[check]=$(b_paired_ratio jobs check raid5ctl check raw dd read)
     ratio[rebuild]=$(b_paired_ratio jobs rebuild raid5ctl rebuild raw dd read)
     for w in "${rss_names[@]}"; do
@@ -375,6 +379,7 @@ report ()
     t_row "plugin peak RSS (MiB), 4 connections x QD128, 64K random" "<=" 64 "${ratio[rss-64k]}"
     t_row "plugin peak RSS over the file plugin's (MiB), 4 x QD128, 1M/4K random" "<=" 64 "${ratio[rssown-1m-4k]}"
     targets_net
+    targets_policy
     echo
     echo "## 1. Against the file plugin (3 x $(setting main_mib) MiB members, 512K chunk)"
     echo
@@ -460,6 +465,7 @@ report ()
     done
     echo
     report_net
+    report_policy
     echo "Plots: [throughput.png](throughput.png), [chunk-sweep.png](chunk-sweep.png),"
     echo "[alignment.png](alignment.png); every sample: [bench.csv](bench.csv)."
 }
@@ -601,6 +607,7 @@ else
     part_sweep
     part_align
     part_net
+    part_policy
     for kv in "quick=$quick" "cpus=$(nproc)" "runtime=$runtime" "reps=$reps" "sweep_rt=$sweep_rt" \
               "job_reps=$job_reps" "main_mib=$main_mib" "job_mib=$job_mib" \
               "sweep_mib=$sweep_mib" "align_write=$align_write" \

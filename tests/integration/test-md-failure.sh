@@ -180,6 +180,11 @@ fail_case 3 2 700 --bitmap internal
 fail_case 4 1 2500 --bitmap none
 fail_case 4 3 5 --bitmap internal
 fail_case 3 1 1 --bitmap none
+# With a partial parity log the failing member's log writes fail too (its
+# own stripes' entries go there first): the same rules, the request redone
+# degraded, no log kept for the stripes whose parity it held.
+fail_case 3 2 3 --consistency-policy ppl
+fail_case 4 0 900 --consistency-policy ppl
 bad=0
 for c in "0 the superblock write marking the array dirty" \
          "2 the fdatasync before marking the array clean" \

@@ -13,9 +13,14 @@
 #     new member's area is md's empty header again (md would replay the
 #     old entry after a crash), and check is clean;
 #   - the plugin serves it: random I/O over 8 connections against the
-#     model, a clean stop leaves the superblocks clean, a log header with
+#     model; status (text and JSON) says ppl and counts log writes; a
+#     clean stop leaves the superblocks clean, a log header with
 #     entries md would read (signature, checksums, generation > 0), and
 #     parity in sync;
+#   - a log write that fails (test-only fault injection on the parity
+#     member) fails that member and the write is redone degraded: the
+#     client sees no error, the survivors record it faulty, the write is
+#     there after a restart;
 #   - bitmap and resync are --bitmap internal and none;
 #   - refused with one line, nothing written: ppl with --bitmap internal,
 #     an unknown policy, ppl with a data offset that leaves no room.
@@ -171,10 +176,23 @@ echo "   the rebuilt member's log area holds md's empty header; $(grep mismatch_
 echo "== served: random I/O, a clean stop, parity in sync, md's log header"
 next_seed
 "$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
+  control="$tmpdir/ctl" \
   --run "'$RANDOM_IO' \"\$uri\" auto --seed $RIO_SEED --ops 1500 --threads 8 \
-         --chunk 64K --disks 3 --initial unknown" >"$tmpdir/serve.out" 2>&1 ||
+         --chunk 64K --disks 3 --initial unknown &&
+         '$RAID5CTL' --control '$tmpdir/ctl' status >'$tmpdir/status.txt' &&
+         '$RAID5CTL' --control '$tmpdir/ctl' status --json >'$tmpdir/status.json'" \
+  >"$tmpdir/serve.out" 2>&1 ||
   { cat "$tmpdir/serve.out" >&2; fail "random I/O on the ppl array"; }
 tail -n 1 "$tmpdir/serve.out" | sed 's/^/   /'
+grep 'consistency policy' "$tmpdir/status.txt" | sed 's/^ */   status: /'
+/usr/bin/python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["consistency_policy"] == "ppl", s["consistency_policy"]
+p = s["ppl"]
+assert p["log_writes"] > 0 and p["entries"] >= p["log_writes"], p
+assert p["recovered_at_start"] == 0 and p["not_usable_at_start"] == 0, p
+' "$tmpdir/status.json" || fail "status --json does not show the log at work"
 md_expect clean AAA "${m[@]}"
 /usr/bin/python3 "$tmpdir/ppl.py" logged "${m[@]}" ||
   fail "after writes, no log holds md's header with entries"
@@ -182,6 +200,36 @@ md_expect clean AAA "${m[@]}"
   grep -q "mismatch_cnt 0$" "$tmpdir/check3.out" ||
   { cat "$tmpdir/check3.out" >&2; fail "check after serving"; }
 echo "   $(grep mismatch_cnt "$tmpdir/check3.out")"
+
+echo "== the log write fails: the parity member is failed, the write redone degraded"
+# Stripe 0's parity is on member 2 (left-symmetric, 3 members); a 4K write
+# at 0 reads member 1, logs on member 2, writes members 0 and 2.  Member
+# 2's first I/O after the start is its superblock write marking the array
+# dirty; the next, failing, is the log write (header at 8192, PP at 12288).
+fresh
+"$RAID5CTL" create --consistency-policy ppl --assume-clean --chunk 64K "${m[@]}" >/dev/null 2>&1 ||
+  fail "create for the failing log"
+"$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
+  -D raid5.fail_member=2 -D raid5.fail_after=1 \
+  --run "/usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(b\"w\" * 4096, 0); h.flush()
+assert h.pread(4096, 0) == b\"w\" * 4096, \"read back\"
+' \"\$uri\"" >"$tmpdir/logfail.out" 2>&1 ||
+  { cat "$tmpdir/logfail.out" >&2; fail "a failing log write reached the client"; }
+grep -E "member 2 \(.*p2.img\): write at (8192|12288): Input/output error; member marked faulty" \
+  "$tmpdir/logfail.out" ||
+  { cat "$tmpdir/logfail.out" >&2; fail "the log write was not the failing one, or not blamed"; }
+md_expect clean AA. "${m[0]}" "${m[1]}"
+"$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
+  --run "/usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+assert h.pread(4096, 0) == b\"w\" * 4096, \"read back after a restart\"
+' \"\$uri\"" >"$tmpdir/logfail2.out" 2>&1 ||
+  { cat "$tmpdir/logfail2.out" >&2; fail "after the restart the write is not there"; }
+echo "   the write is there after a restart, member 2 left out"
 
 echo "== bitmap and resync"
 fresh
