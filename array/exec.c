@@ -375,7 +375,10 @@ array_trim (struct array *a, uint64_t len, uint64_t off, unsigned flags,
 
 static int flush_members (struct array *a, struct array_err *err);
 
-/* Sync every member in service; one that fails its sync is failed. */
+/* Sync every member that takes writes (a member being rebuilt too: the
+ * stripes it has passed are written to it); one that fails its sync is
+ * failed.
+ */
 int
 array_flush (struct array *a, struct array_err *err)
 {
@@ -402,7 +405,7 @@ flush_members (struct array *a, struct array_err *err)
       return array_mark_failed (a, err, "two members are out of service",
                                 "");
     for (unsigned m = 0; m < a->geom.members; m++)
-      if ((int) m != health_out (&a->health))
+      if (health_takes_writes (&a->health, m))
         ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = m };
     r = io_run (a->members, ops, n, 0);
     if (r == 0 || (r = array_io_failed (a, ops, n, r, err)) < 0)

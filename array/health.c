@@ -27,6 +27,14 @@ health_out (const struct health *h)
   return h->out;
 }
 
+bool
+health_takes_writes (const struct health *h, unsigned slot)
+{
+  enum member_state st = h->state[slot];
+
+  return st == MEMBER_ACTIVE || st == MEMBER_REBUILDING;
+}
+
 uint32_t
 health_gen (const struct health *h, unsigned slot)
 {

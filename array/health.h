@@ -49,6 +49,11 @@ enum member_state health_state (const struct health *h, unsigned slot)
 uint32_t health_gen (const struct health *h, unsigned slot)
   __attribute__((nonnull));
 int health_out (const struct health *h) __attribute__((nonnull));
+/* Does slot take writes: active, or being rebuilt (below the mark)?  A
+ * sync of the members written must include it.
+ */
+bool health_takes_writes (const struct health *h, unsigned slot)
+  __attribute__((nonnull));
 bool health_failed (const struct health *h) __attribute__((nonnull));
 bool health_rebuilding (const struct health *h) __attribute__((nonnull));
 

@@ -115,10 +115,8 @@ recover_log (struct array *a, unsigned m, const char *area,
 static bool
 has_log (const struct array *a, unsigned m)
 {
-  enum member_state s = health_state (&a->health, m);
-
   return io_member_is_open (&a->members[m]) &&
-    (s == MEMBER_ACTIVE || s == MEMBER_REBUILDING);
+    health_takes_writes (&a->health, m);
 }
 
 /* Read member m's log area and recover from it; then sync m, whose

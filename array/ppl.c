@@ -182,7 +182,7 @@ write_unit (struct array *a, unsigned m, struct ppl_unit *u, uint64_t flush,
   int r;
 
   for (unsigned d = 0; d < a->geom.members; d++)
-    if ((flush >> d & 1) && (int) d != health_out (&a->health))
+    if ((flush >> d & 1) && health_takes_writes (&a->health, d))
       sync[n++] = (struct io_op) { .kind = IO_FSYNC, .member = d };
   if (n > 0 && (r = io_run (a->members, sync, n, 0)) < 0) {
     for (size_t i = 0; i < n; i++)

@@ -31,6 +31,8 @@
 #     model, parity right);
 #   - a member failed by hand (raid5ctl fail) is not tried again: status
 #     says so; rebuilt by hand;
+#   - a client's flush reaches the member being rebuilt (its server's log
+#     filter counts a Flush), the rebuild paused meanwhile;
 #   - with re-add=manual, the array leaves such a member alone (never
 #     tried: status says nothing of it);
 #   - the same kill with a hot spare: the spare -- a URI too
@@ -231,6 +233,37 @@ ctl_ok rebuild 1
 ctl_wait "s['health'] == '[UUU]'" 60
 stop_server
 member_check "${geom[@]}" --model "$tmpdir/model" "${files[@]}"
+
+echo "== a client flush syncs the member being rebuilt"
+# The stripes a rebuild has passed are written to the new member like to
+# any other: a flush must reach it.  Its server logs every command (log
+# filter); with the rebuild paused, a write and a flush from the client
+# must add a Flush there (the write's own superblock update is done by the
+# time it returns, and the array is marked clean only 200 ms later).
+member_server f --filter=log "logfile=$tmpdir/f.cmds"
+serve_ctl "$tmpdir/serve-flush.log" "${disks[@]}" sync-speed-min=100 \
+  sync-speed-max=100 || fail "serve for the flush"
+ctl_ok fail 1
+ctl_ok rebuild 1 "${URI_OF[f]}"
+ctl_ok pause
+/usr/bin/python3 - "$URI" "$tmpdir/f.cmds" <<'PY' || fail "a client flush did not reach the member being rebuilt"
+import nbd, sys
+count = lambda: open(sys.argv[2]).read().count(" Flush ")
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(b"f" * 4096, 0)
+before = count()
+h.flush()
+after = count()
+print("   flushes on the member being rebuilt: %d before the client's flush, %d after" % (before, after))
+sys.exit(0 if after > before else 1)
+PY
+ctl_ok speed --min 2000000 --max 2000000
+ctl_ok resume
+ctl_wait "s['health'] == '[UUU]'" 60
+ctl_ok fail 1                  # member 1 back onto its own export
+ctl_ok rebuild 1 "${uris[1]}"
+ctl_wait "s['health'] == '[UUU]' and s['members'][1]['path'] == '${uris[1]}'" 60
+stop_server
 
 echo "== re-add=manual: a member that comes back is left alone"
 serve_ctl "$tmpdir/serve-manual.log" "${disks[@]}" re-add=manual || fail "serve re-add=manual"
