@@ -51,7 +51,6 @@ unit_reset (struct ppl_unit *u, enum ppl_unit_state state)
   u->round++;
   u->hdr.entries_count = 0;
   u->pp_bytes = 0;
-  u->nops = 1;                /* ops[0]: the header, filled when written */
   u->joiners = u->pending = 0;
   u->dirty = 0;
   u->result = 0;
@@ -75,7 +74,8 @@ ppl_init (struct array *a, struct array_err *err)
     pthread_cond_init (&l->room, NULL);
     for (unsigned i = 0; i < 2; i++) {
       pthread_cond_init (&l->unit[i].wake, NULL);
-      if (posix_memalign (&l->unit[i].block, 4096, PPL_HEADER_SIZE) != 0)
+      if (posix_memalign (&l->unit[i].block, 4096,
+                          PPL_HEADER_SIZE + p->unit_room) != 0)
         goto nomem;
     }
     unit_reset (&l->unit[0], PPL_UNIT_GATHERING);
@@ -159,12 +159,8 @@ join (struct array *a, const struct plan_run *x, const struct group *gr,
       .data_size = e->data_len, .parity_disk = e->parity,
       .checksum = sums[k++],
     };
-    if (e->pp_len > 0)
-      u->ops[u->nops++] = (struct io_op) {
-        .kind = IO_WRITE, .member = gr->member,
-        .buf = plan_run_ptr (x, e->pp), .len = e->pp_len,
-        .off = a->ppl.area_off + PPL_HEADER_SIZE + u->pp_bytes,
-      };
+    memcpy ((char *) u->block + PPL_HEADER_SIZE + u->pp_bytes,
+            plan_run_ptr (x, e->pp), e->pp_len);
     u->pp_bytes += e->pp_len;
   }
   u->joiners++;
@@ -193,17 +189,12 @@ write_unit (struct array *a, unsigned m, struct ppl_unit *u, uint64_t flush,
   u->hdr.signature = a->ppl.signature;
   u->hdr.generation = seq;
   ppl_header_encode (&u->hdr, u->block);
-  u->ops[0] = (struct io_op) { .kind = IO_WRITE, .member = m,
+  u->failed = (struct io_op) { .kind = IO_WRITE, .member = m,
                                .buf = u->block, .off = a->ppl.area_off,
-                               .len = PPL_HEADER_SIZE };
-  if ((r = io_run (a->members, u->ops, u->nops,
-                   a->members[m].in_memory ? 0 : IO_FUA)) < 0) {
-    u->failed = u->ops[0];
-    for (size_t i = 0; i < u->nops; i++)
-      if (u->ops[i].result != 0 && u->ops[i].result != -ECANCELED)
-        u->failed = u->ops[i];
+                               .len = PPL_HEADER_SIZE + u->pp_bytes };
+  if ((r = io_run (a->members, &u->failed, 1,
+                   a->members[m].in_memory ? 0 : IO_FUA)) < 0)
     return r;
-  }
   a->ppl.units++;
   a->ppl.entries += u->hdr.entries_count;
   return 0;

@@ -63,14 +63,16 @@ struct ppl_unit {
   uint64_t round;             /* how often it was reused: a ticket's check */
   struct ppl_header hdr;      /* entries_count entries gathered */
   uint32_t pp_bytes;          /* PP bytes after the header */
-  struct io_op ops[PPL_HDR_MAX_ENTRIES + 1];  /* [0] the header; PP */
-  size_t nops;
   unsigned joiners;           /* requests in it */
   unsigned pending;           /* of them, not finished with their stripes */
   uint64_t dirty;             /* members written under it, to be synced */
   int result;                 /* of its write */
   struct io_op failed;        /* what to blame when FAILED */
-  void *block;                /* PPL_HEADER_SIZE, 4096-aligned */
+  /* The unit as it goes to the log, 4096-aligned: the header, then the
+   * PP of its entries in order (copied in as they join: one write, and
+   * no two ops of it share a block on a member with O_DIRECT).
+   */
+  void *block;                /* PPL_HEADER_SIZE + unit_room bytes */
   /* Its requests wait here: for WRITTEN or FAILED, or (GATHERING) to be
    * the one that writes it once the log's other unit is idle.  Woken
    * all at once when it is written, one when it may be written.
