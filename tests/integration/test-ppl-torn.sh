@@ -9,7 +9,8 @@
 #   - ppl: over PPL_ROUNDS rounds (default 50) not one chunk nobody wrote
 #     comes back wrong: the log made the torn stripes whole at start, with
 #     a member missing, and without force.
-# Environment: PPL_ROUNDS (ppl), HOLE_ROUNDS (resync, default 12).
+# Environment: PPL_ROUNDS (ppl), HOLE_ROUNDS (resync, default 12); the
+# sanitizer layer of scripts/check.sh runs 15 and 4.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 requires_plugin
