@@ -237,8 +237,8 @@ member_check "${geom[@]}" --model "$tmpdir/model" "${files[@]}"
 echo "== a client flush syncs the member being rebuilt"
 # The stripes a rebuild has passed are written to the new member like to
 # any other: a flush must reach it.  Its server logs every command (log
-# filter); with the rebuild paused, a write and a flush from the client
-# must add a Flush there (the write's own superblock update is done by the
+# filter); with the rebuild paused, a write (of the bytes already there:
+# the model stays right) and a flush from the client must add a Flush there (the write's own superblock update is done by the
 # time it returns, and the array is marked clean only 200 ms later).
 member_server f --filter=log "logfile=$tmpdir/f.cmds"
 serve_ctl "$tmpdir/serve-flush.log" "${disks[@]}" sync-speed-min=100 \
@@ -250,7 +250,7 @@ ctl_ok pause
 import nbd, sys
 count = lambda: open(sys.argv[2]).read().count(" Flush ")
 h = nbd.NBD(); h.connect_uri(sys.argv[1])
-h.pwrite(b"f" * 4096, 0)
+h.pwrite(h.pread(4096, 0), 0)     # what the model holds there
 before = count()
 h.flush()
 after = count()
