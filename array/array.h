@@ -227,6 +227,8 @@ struct array_mismatch {
   uint64_t stripe;
   unsigned parity;            /* member holding the stripe's parity */
   uint64_t member_off;        /* bytes: first wrong 4 KiB unit of parity */
+  uint64_t last_off;          /* ... and the last (units between may be
+                               * right) */
   unsigned units;             /* wrong 4 KiB units in the chunk */
   uint64_t array_off, array_len;  /* array bytes the stripe holds */
 };

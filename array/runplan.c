@@ -130,7 +130,7 @@ compare (const struct plan_run *x, const struct r5_cmp *c, struct plan_cmp_out *
 {
   void *src[R5_MAX_MEMBERS], *v[R5_MAX_MEMBERS];
 
-  *o = (struct plan_cmp_out) { 0, 0 };
+  *o = (struct plan_cmp_out) { 0, 0, 0 };
   for (unsigned s = 0; s < c->nsrc; s++)
     src[s] = plan_run_ptr (x, c->src[s]);
   for (uint64_t u = 0; u < c->len; u += R5_CMP_UNIT) {
@@ -144,6 +144,7 @@ compare (const struct plan_run *x, const struct r5_cmp *c, struct plan_cmp_out *
     u += ok / R5_CMP_UNIT * R5_CMP_UNIT;    /* the first wrong byte's unit */
     if (o->bad++ == 0)
       o->first = c->chunk_off + u;
+    o->last = c->chunk_off + u;
   }
 }
 

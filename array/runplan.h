@@ -35,12 +35,12 @@ struct plan_views {
   int writable;
 };
 
-/* What one compare found: wrong R5_CMP_UNIT units, and the chunk offset
- * of the first.
+/* What one compare found: wrong R5_CMP_UNIT units, and the chunk offsets
+ * of the first and the last.
  */
 struct plan_cmp_out {
   unsigned bad;
-  uint64_t first;
+  uint64_t first, last;
 };
 
 /* Scratch columns that live in a member's mapped pages instead (the

@@ -41,11 +41,12 @@ note_wrong (struct part *p, const struct r5_cmp *c,
 
   if (last && last->stripe == c->stripe) {
     last->units += o->bad;
+    last->last = o->last;
     return;
   }
   p->bad[p->nbad++] = (struct bad_stripe) {
-    .stripe = c->stripe, .first = o->first, .parity = c->parity,
-    .units = o->bad,
+    .stripe = c->stripe, .first = o->first, .last = o->last,
+    .parity = c->parity, .units = o->bad,
   };
 }
 

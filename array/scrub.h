@@ -12,7 +12,8 @@
 
 /* A stripe whose parity was wrong, kept until the step ends. */
 struct bad_stripe {
-  uint64_t stripe, first;     /* first: offset of the first wrong unit */
+  uint64_t stripe, first, last;   /* chunk offsets of the first and the
+                                   * last wrong unit */
   unsigned parity, units;
 };
 

@@ -310,6 +310,7 @@ json_found (const struct array_job_status *j)
     put_u64 (m, "array_length", j->found[i].array_len);
     put_u64 (m, "parity_member", j->found[i].parity);
     put_u64 (m, "member_offset", j->found[i].member_off);
+    put_u64 (m, "last_member_offset", j->found[i].last_off);
     put_u64 (m, "units_4k", j->found[i].units);
     json_object_array_add (l, m);
   }

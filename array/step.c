@@ -82,6 +82,7 @@ record (struct array *a, const struct bad_stripe *b,
   struct array_mismatch mm = {
     .stripe = b->stripe, .parity = b->parity, .units = b->units,
     .member_off = r5_stripe_member_off (&a->geom, b->stripe) + b->first,
+    .last_off = r5_stripe_member_off (&a->geom, b->stripe) + b->last,
     .array_off = r5_stripe_array_off (&a->geom, b->stripe),
     .array_len = a->geom.stripe_data,
   };

@@ -11,7 +11,7 @@
 
 R5_BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config
     nbdkit nbdkit-plugin-dev liburing-dev libisal-dev libnbd-dev libnbd-bin
-    libcriterion-dev libblkid-dev libjson-c-dev)
+    libcriterion-dev libblkid-dev libjson-c-dev libext2fs-dev comerr-dev)
 R5_TEST_PACKAGES=(e2fsprogs fuse3 util-linux fio mdadm nbd-client
     qemu-system-x86 busybox-static cpio kmod xz-utils python3-libnbd
     xfsprogs fdisk cryptsetup-bin)

@@ -25,6 +25,8 @@
 
 struct check_opts {
   bool repair, json;
+  bool files;                 /* --files */
+  uint64_t fs_off;            /* --fs-offset: where the file system is */
   unsigned max_list;
   unsigned n;
   const char *disks[R5_MAX_MEMBERS];
@@ -43,9 +45,10 @@ usage (bool repair)
 {
   const char *name = repair ? "repair" : "check";
 
-  printf ("usage: raid5ctl %s [--json] [--list N] DISK...\n"
+  printf ("usage: raid5ctl %s [--json] [--list N]%s DISK...\n"
           "       raid5ctl %s --control SOCKET [--wait [--json] [--list N]]"
-          "\n\n", name, name);
+          "\n\n", name, repair ? "" : " [--files [--fs-offset SIZE]]",
+          name);
   printf ("%s every stripe of an array whose members carry md superblocks "
           "(in any\norder; 'missing' is not allowed: a degraded array has "
           "no parity to check).\n", repair ? "Repair" : "Check");
@@ -55,6 +58,12 @@ usage (bool repair)
             "sectors, 8 per wrong 4 KiB unit); each stripe found is listed.");
   printf ("\n  --json       the report as JSON\n"
           "  --list N     list at most N stripes (default %d)\n"
+          "  --files      under each stripe listed, what the file system on the\n"
+          "               array keeps in its wrong rows: files (path, inode,\n"
+          "               bytes in the file), its own metadata, or free space\n"
+          "               (ext2/3/4, read through the array; not with repair)\n"
+          "  --fs-offset SIZE  where the file system starts in the array\n"
+          "               (default 0)\n"
           "  -h, --help   this text\n"
           "The members must not be served while this runs.\n", DEFAULT_LIST);
   printf ("\nWith --control SOCKET, the server of the array (nbdkit raid5 "
@@ -72,6 +81,8 @@ parse (int argc, char **argv, struct check_opts *o)
     { "help", no_argument, NULL, 'h' },
     { "json", no_argument, NULL, 'j' },
     { "list", required_argument, NULL, 'l' },
+    { "files", no_argument, NULL, 'f' },
+    { "fs-offset", required_argument, NULL, 'o' },
     { NULL, 0, NULL, 0 },
   };
   char *end;
@@ -81,6 +92,11 @@ parse (int argc, char **argv, struct check_opts *o)
     switch (c) {
     case 'h': usage (o->repair); exit (TOOL_OK);
     case 'j': o->json = true; break;
+    case 'f': o->files = true; break;
+    case 'o':
+      if (tool_parse_size (optarg, 1, &o->fs_off) < 0)
+        return tool_error ("--fs-offset %s: not a size", optarg);
+      break;
     case 'l':
       o->max_list = (unsigned) strtoul (optarg, &end, 10);
       if (*optarg == '\0' || *end != '\0')
@@ -89,6 +105,9 @@ parse (int argc, char **argv, struct check_opts *o)
     default: return TOOL_FAIL;
     }
   }
+  if (o->files && o->repair)
+    return tool_error ("--files: only with check (repair rewrites the "
+                       "parity it would explain)");
   if (argc - optind < 3 || argc - optind > R5_MAX_MEMBERS)
     return tool_error ("%d disks given: an array has 3 to %u members",
                        argc - optind, R5_MAX_MEMBERS);
@@ -120,6 +139,11 @@ report_text (const struct check_result *r)
           "mismatch_cnt %" PRIu64 "%s\n", r->repair ? "repair" : "check",
           r->stripes, r->stripes_bad, r->mismatches,
           r->repair && r->stripes_bad ? " (parity rewritten)" : "");
+  if (r->files && r->files->why[0])
+    printf ("  file system: %s\n", r->files->why);
+  else if (r->files && r->n > 0)
+    printf ("  file system: %s at array byte %" PRIu64 "; each stripe's "
+            "wrong rows hold:\n", r->files->fstype, r->files->fs_off);
   for (unsigned i = 0; i < r->n; i++) {
     const struct array_mismatch *m = &r->list[i];
 
@@ -127,6 +151,8 @@ report_text (const struct check_result *r)
             "parity on member %u from offset %" PRIu64 ", %u x 4 KiB "
             "wrong\n", m->stripe, m->array_off, m->array_off + m->array_len,
             m->parity, m->member_off, m->units);
+    if (r->files)
+      check_files_text (r->files, i);
   }
   if (r->stripes_bad > r->n)
     printf ("  ... and %" PRIu64 " more stripes%s\n", r->stripes_bad - r->n,
@@ -153,6 +179,16 @@ report_json (const struct check_result *r)
   tool_json_u64 (&j, "mismatch_sectors", r->mismatches);
   tool_json_bool (&j, "repaired", r->repair && r->stripes_bad > 0);
   tool_json_bool (&j, "dirty", r->dirty);
+  if (r->files) {
+    tool_json_open (&j, "file_system", '{');
+    tool_json_str (&j, "type", r->files->fstype);
+    tool_json_u64 (&j, "offset", r->files->fs_off);
+    if (r->files->why[0])
+      tool_json_str (&j, "error", r->files->why);
+    else
+      tool_json_null (&j, "error");
+    tool_json_close (&j, '}');
+  }
   tool_json_open (&j, "mismatches", '[');
   for (unsigned i = 0; i < r->n; i++) {
     tool_json_open (&j, NULL, '{');
@@ -161,7 +197,10 @@ report_json (const struct check_result *r)
     tool_json_u64 (&j, "array_length", r->list[i].array_len);
     tool_json_u64 (&j, "parity_member", r->list[i].parity);
     tool_json_u64 (&j, "member_offset", r->list[i].member_off);
+    tool_json_u64 (&j, "last_member_offset", r->list[i].last_off);
     tool_json_u64 (&j, "units_4k", r->list[i].units);
+    if (r->files)
+      check_files_json (r->files, i, &j);
     tool_json_close (&j, '}');
   }
   tool_json_close (&j, ']');
@@ -191,6 +230,7 @@ run (const struct check_opts *o)
   struct findings f = { .o = o };
   struct array_job_status res;
   struct check_result result = { .dirty = false };
+  struct check_files files = { .n = 0 };
   struct array_err err;
   struct array *a;
   int r;
@@ -214,14 +254,18 @@ run (const struct check_opts *o)
   array_job_status (a, &res);
   if (r == 0)
     progress_finish (&f.prog, "");
+  if (r == 0 && o->files)
+    (void) check_files (a, o->fs_off, f.list, f.n, &files);
   array_close (a);
   result = (struct check_result) {
     .repair = o->repair, .stripes = res.total,
     .stripes_bad = res.last_stripes_bad, .mismatches = res.last_mismatches,
     .list = f.list, .n = f.n, .more_listable = true, .dirty = result.dirty,
+    .files = r == 0 && o->files ? &files : NULL,
   };
   if (r == 0)
     check_report (&result, o->json);
+  check_files_free (&files);
   free (f.list);
   if (r < 0)
     return tool_error ("%s", err.msg);
