@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,28 +52,112 @@ suspects (const struct r5_geom *g, const struct array_mismatch *m,
   return g->data_members;
 }
 
+/* The pieces of r outside every file system of f: OUTSIDE hits. */
+static void
+outside (struct check_files *f, const struct fsmap_range *r)
+{
+  uint64_t at = r->off, end = r->off + r->len;
+
+  while (at < end) {
+    uint64_t stop = end;
+    bool in = false;
+
+    for (unsigned k = 0; k < f->nfs; k++) {
+      const struct check_fs *c = &f->fs[k];
+
+      if (at >= c->off && at < c->off + c->len)
+        in = true, stop = c->off + c->len < stop ? c->off + c->len : stop;
+      else if (c->off > at && c->off < stop)
+        stop = c->off;
+    }
+    if (!in)
+      keep (f, &(struct fsmap_hit) { .tag = r->tag, .kind = FSMAP_OUTSIDE,
+                                     .array_off = at, .len = stop - at });
+    at = stop;
+  }
+}
+
+/* Explain the ranges' parts inside file system c. */
+static void
+explain_fs (struct array *a, struct check_fs *c, const struct fsmap_range *r,
+            size_t nr, struct check_files *f)
+{
+  struct fsmap_range *in = calloc (nr + 1, sizeof *in);
+  size_t n = 0;
+
+  if (in == NULL) {
+    snprintf (c->why, sizeof c->why, "out of memory");
+    return;
+  }
+  for (size_t i = 0; i < nr; i++) {
+    uint64_t lo = r[i].off > c->off ? r[i].off : c->off;
+    uint64_t hi = r[i].off + r[i].len < c->off + c->len
+      ? r[i].off + r[i].len : c->off + c->len;
+
+    if (lo < hi)
+      in[n++] = (struct fsmap_range) { lo, hi - lo, r[i].tag };
+  }
+  if ((n > 0 || c->number == 0) &&
+      fsmap_explain (a, c->off, in, n, keep, f, c->fstype, c->why,
+                     sizeof c->why) < 0) {
+    if (c->why[0] == '\0')
+      snprintf (c->why, sizeof c->why, "cannot be read");
+    for (size_t i = 0; i < n; i++)    /* the byte ranges, then */
+      keep (f, &(struct fsmap_hit) { .tag = in[i].tag,
+                                     .kind = FSMAP_UNKNOWN,
+                                     .array_off = in[i].off,
+                                     .len = in[i].len });
+  }
+  free (in);
+}
+
+/* Where the file systems are: fs_off, or the partitions. */
+static int
+find_fs (struct array *a, uint64_t fs_off, struct check_files *f)
+{
+  uint64_t size = array_geom (a)->capacity;
+  struct fsmap_part p[CHECK_FS_MAX];
+  int n = 0;
+
+  if (fs_off == CHECK_FS_AUTO &&
+      (n = fsmap_partitions (a, p, CHECK_FS_MAX, f->pttype,
+                             sizeof f->pttype)) < 0)
+    return n;
+  for (int k = 0; k < n; k++)
+    f->fs[f->nfs++] = (struct check_fs) { .number = p[k].number,
+                                          .off = p[k].off, .len = p[k].len };
+  if (n == 0) {
+    fs_off = fs_off == CHECK_FS_AUTO ? 0 : fs_off;
+    f->fs[f->nfs++] = (struct check_fs) {
+      .off = fs_off, .len = fs_off < size ? size - fs_off : 0 };
+  }
+  return 0;
+}
+
 int
 check_files (struct array *a, uint64_t fs_off,
              const struct array_mismatch *list, unsigned n,
              struct check_files *f)
 {
   const struct r5_geom *g = array_geom (a);
-  struct fsmap_range *r = calloc ((size_t) n * g->data_members + 1,
-                                  sizeof *r);
+  struct fsmap_range *r;
   size_t nr = 0;
   int ret;
 
-  *f = (struct check_files) { .fs_off = fs_off };
-  if (r == NULL) {
-    snprintf (f->why, sizeof f->why, "out of memory");
+  *f = (struct check_files) { .nfs = 0 };
+  if ((ret = find_fs (a, fs_off, f)) < 0)
+    return ret;
+  r = calloc ((size_t) n * g->data_members + 1, sizeof *r);
+  if (r == NULL)
     return -ENOMEM;
-  }
   for (unsigned i = 0; i < n; i++)
     nr += suspects (g, &list[i], i, r + nr);
-  ret = fsmap_explain (a, fs_off, r, nr, keep, f, f->fstype, f->why,
-                       sizeof f->why);
+  for (unsigned k = 0; k < f->nfs; k++)
+    explain_fs (a, &f->fs[k], r, nr, f);
+  for (size_t i = 0; i < nr; i++)
+    outside (f, &r[i]);
   free (r);
-  return ret;
+  return 0;
 }
 
 void
@@ -87,6 +172,16 @@ check_files_free (struct check_files *f)
   f->n = 0;
 }
 
+/* The file system array byte off is in (the last one if none). */
+static const struct check_fs *
+fs_of (const struct check_files *f, uint64_t off)
+{
+  for (unsigned k = 0; k < f->nfs; k++)
+    if (off >= f->fs[k].off && off < f->fs[k].off + f->fs[k].len)
+      return &f->fs[k];
+  return &f->fs[f->nfs - 1];
+}
+
 static const char *
 kind_name (enum fsmap_kind k)
 {
@@ -96,6 +191,7 @@ kind_name (enum fsmap_kind k)
   case FSMAP_META: return "metadata";
   case FSMAP_FREE: return "free";
   case FSMAP_OUTSIDE: return "outside";
+  case FSMAP_UNKNOWN: return "unknown";
   }
   return "?";
 }
@@ -118,19 +214,64 @@ check_files_text (const struct check_files *f, unsigned i)
               " bytes\n", h->path, h->ino, h->len);
       break;
     case FSMAP_META:
-      printf ("    %s metadata: %s (%" PRIu64 " bytes)\n", f->fstype,
-              h->what, h->len);
+      printf ("    %s metadata: %s (%" PRIu64 " bytes)\n",
+              fs_of (f, h->array_off)->fstype, h->what, h->len);
       break;
     case FSMAP_FREE:
       printf ("    free space: %" PRIu64 " bytes at array byte %" PRIu64
               "\n", h->len, h->array_off);
       break;
+    case FSMAP_UNKNOWN:
+      printf ("    array bytes [%" PRIu64 ", %" PRIu64 ") (not "
+              "understood)\n", h->array_off, h->array_off + h->len);
+      break;
     case FSMAP_OUTSIDE:
-      printf ("    outside the file system: %" PRIu64 " bytes at array "
-              "byte %" PRIu64 "\n", h->len, h->array_off);
+      printf ("    outside %s: %" PRIu64 " bytes at array byte %" PRIu64
+              "\n", f->pttype[0] ? "every partition" : "the file system",
+              h->len, h->array_off);
       break;
     }
   }
+}
+
+void
+check_files_text_head (const struct check_files *f)
+{
+  for (unsigned k = 0; k < f->nfs; k++) {
+    const struct check_fs *c = &f->fs[k];
+
+    if (c->number > 0)
+      printf ("  partition %u (%s table), array bytes [%" PRIu64 ", %" PRIu64
+              "): ", c->number, f->pttype, c->off, c->off + c->len);
+    else
+      printf ("  file system at array byte %" PRIu64 ": ", c->off);
+    if (c->why[0])
+      printf ("%s\n", c->why);
+    else
+      printf ("%s\n", c->fstype);
+  }
+}
+
+void
+check_files_json_head (const struct check_files *f, struct json *j)
+{
+  tool_json_str (j, "partition_table", f->pttype[0] ? f->pttype : NULL);
+  tool_json_open (j, "file_systems", '[');
+  for (unsigned k = 0; k < f->nfs; k++) {
+    const struct check_fs *c = &f->fs[k];
+
+    tool_json_open (j, NULL, '{');
+    if (c->number > 0)
+      tool_json_u64 (j, "partition", c->number);
+    else
+      tool_json_null (j, "partition");
+    tool_json_u64 (j, "offset", c->off);
+    tool_json_u64 (j, "length", c->len);
+    tool_json_str (j, "type", c->fstype);
+    tool_json_str (j, "error", c->why[0] ? c->why : NULL);
+    tool_json_close (j, '}');
+  }
+  tool_json_close (j, ']');
 }
 
 void

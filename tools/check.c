@@ -26,7 +26,7 @@
 struct check_opts {
   bool repair, json;
   bool files;                 /* --files */
-  uint64_t fs_off;            /* --fs-offset: where the file system is */
+  uint64_t fs_off;            /* --fs-offset, or CHECK_FS_AUTO */
   unsigned max_list;
   unsigned n;
   const char *disks[R5_MAX_MEMBERS];
@@ -57,15 +57,17 @@ usage (bool repair)
           : "Nothing is written.  The count is md's mismatch_cnt (512-byte\n"
             "sectors, 8 per wrong 4 KiB unit); each stripe found is listed.");
   printf ("\n  --json       the report as JSON\n"
-          "  --list N     list at most N stripes (default %d)\n"
+          "  --list N     list at most N stripes (default %d)\n%s"
+          "  -h, --help   this text\n"
+          "The members must not be served while this runs.\n", DEFAULT_LIST,
+          repair ? "" :
           "  --files      under each stripe listed, what the file system on the\n"
           "               array keeps in its wrong rows: files (path, inode,\n"
           "               bytes in the file), its own metadata, or free space\n"
-          "               (ext2/3/4, read through the array; not with repair)\n"
+          "               (ext2/3/4, read through the array)\n"
           "  --fs-offset SIZE  where the file system starts in the array\n"
-          "               (default 0)\n"
-          "  -h, --help   this text\n"
-          "The members must not be served while this runs.\n", DEFAULT_LIST);
+          "               (default: where each partition of its partition\n"
+          "               table starts, or 0 without one)\n");
   printf ("\nWith --control SOCKET, the server of the array (nbdkit raid5 "
           "...\ncontrol=SOCKET) runs the %s in the background while it "
           "serves; --wait\nfollows its progress and prints the same "
@@ -139,11 +141,12 @@ report_text (const struct check_result *r)
           "mismatch_cnt %" PRIu64 "%s\n", r->repair ? "repair" : "check",
           r->stripes, r->stripes_bad, r->mismatches,
           r->repair && r->stripes_bad ? " (parity rewritten)" : "");
-  if (r->files && r->files->why[0])
-    printf ("  file system: %s\n", r->files->why);
-  else if (r->files && r->n > 0)
-    printf ("  file system: %s at array byte %" PRIu64 "; each stripe's "
-            "wrong rows hold:\n", r->files->fstype, r->files->fs_off);
+  if (r->files && r->n > 0) {
+    check_files_text_head (r->files);
+    printf ("  under each stripe, what its wrong rows hold (in each data "
+            "chunk:\n  parity cannot say which chunk of a row is "
+            "wrong):\n");
+  }
   for (unsigned i = 0; i < r->n; i++) {
     const struct array_mismatch *m = &r->list[i];
 
@@ -179,16 +182,8 @@ report_json (const struct check_result *r)
   tool_json_u64 (&j, "mismatch_sectors", r->mismatches);
   tool_json_bool (&j, "repaired", r->repair && r->stripes_bad > 0);
   tool_json_bool (&j, "dirty", r->dirty);
-  if (r->files) {
-    tool_json_open (&j, "file_system", '{');
-    tool_json_str (&j, "type", r->files->fstype);
-    tool_json_u64 (&j, "offset", r->files->fs_off);
-    if (r->files->why[0])
-      tool_json_str (&j, "error", r->files->why);
-    else
-      tool_json_null (&j, "error");
-    tool_json_close (&j, '}');
-  }
+  if (r->files)
+    check_files_json_head (r->files, &j);
   tool_json_open (&j, "mismatches", '[');
   for (unsigned i = 0; i < r->n; i++) {
     tool_json_open (&j, NULL, '{');
@@ -254,8 +249,10 @@ run (const struct check_opts *o)
   array_job_status (a, &res);
   if (r == 0)
     progress_finish (&f.prog, "");
-  if (r == 0 && o->files)
-    (void) check_files (a, o->fs_off, f.list, f.n, &files);
+  if (r == 0 && o->files &&
+      (r = check_files (a, o->fs_off, f.list, f.n, &files)) < 0)
+    snprintf (err.msg, sizeof err.msg, "--files: cannot read the array's "
+              "partition table: %s", strerror (-r));
   array_close (a);
   result = (struct check_result) {
     .repair = o->repair, .stripes = res.total,
@@ -275,7 +272,8 @@ run (const struct check_opts *o)
 static int
 scrub_main (int argc, char **argv, bool repair)
 {
-  struct check_opts o = { .repair = repair, .max_list = DEFAULT_LIST };
+  struct check_opts o = { .repair = repair, .max_list = DEFAULT_LIST,
+                          .fs_off = CHECK_FS_AUTO };
 
   if (parse (argc, argv, &o) != TOOL_OK)
     return TOOL_FAIL;

@@ -11,16 +11,27 @@
 #include "array/array.h"
 #include "tools/fsmap.h"
 
-/* What the file system keeps in the stripes listed (check --files):
- * hits[] in order of stripe (hit.tag indexes the list), strings owned.
+/* What the file systems keep in the stripes listed (check --files): the
+ * one at a given offset, or one per partition of the array's partition
+ * table; hits[] in order of stripe within each (hit.tag indexes the
+ * list), strings owned.
  */
-struct check_files {
+#define CHECK_FS_MAX 16
+struct check_fs {
+  unsigned number;            /* its partition's, 0 without a table */
+  uint64_t off, len;          /* array bytes */
   char fstype[16];            /* "ext4", or "unknown" */
-  uint64_t fs_off;            /* array byte where it starts */
   char why[256];              /* when it could not be read: why */
+};
+struct check_files {
+  char pttype[16];            /* the partition table's type, or "" */
+  struct check_fs fs[CHECK_FS_MAX];
+  unsigned nfs;
   struct fsmap_hit *hits;
   size_t n;
 };
+
+#define CHECK_FS_AUTO UINT64_MAX   /* fs_off: look for partitions */
 
 struct check_result {
   bool repair;                /* the job was a repair */
@@ -35,11 +46,12 @@ struct check_result {
   const struct check_files *files;    /* --files, or NULL */
 };
 
-/* check --files: what the file system at fs_off of a keeps in the rows
- * of each stripe listed that parity found wrong (every data chunk's,
- * from the first wrong 4 KiB unit to the last), into *f.  0, or -errno
- * (f->why says it; f->fstype what was found).  check_files_free frees
- * what it holds.
+/* check --files: what the file system at fs_off of a (CHECK_FS_AUTO: in
+ * each partition, or at 0 without a partition table) keeps in the rows of
+ * each stripe listed that parity found wrong (every data chunk's, from
+ * the first wrong 4 KiB unit to the last), into *f.  0, or -errno when
+ * the partition table cannot be read; a file system that cannot be read
+ * says why in its fs[].why.  check_files_free frees what it holds.
  */
 int check_files (struct array *a, uint64_t fs_off,
                  const struct array_mismatch *list, unsigned n,
@@ -51,6 +63,13 @@ void check_files_free (struct check_files *f) __attribute__((nonnull));
  */
 struct json;
 void check_files_text (const struct check_files *f, unsigned i)
+  __attribute__((nonnull));
+/* The file systems' lines before the stripes ("  file system: ext4 at
+ * array byte 0", one per partition), and their JSON array.
+ */
+void check_files_text_head (const struct check_files *f)
+  __attribute__((nonnull));
+void check_files_json_head (const struct check_files *f, struct json *j)
   __attribute__((nonnull));
 void check_files_json (const struct check_files *f, unsigned i,
                        struct json *j) __attribute__((nonnull));

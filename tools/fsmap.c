@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <ext2fs/ext2fs.h>
+#include <ext2fs/ext2_err.h>
 
 #include "array/array.h"
 #include "tools/fsmap.h"
@@ -384,6 +385,12 @@ fsmap_explain (struct array *a, uint64_t fs_off, const struct fsmap_range *r,
   errcode_t e;
   int ret;
 
+  static bool messages;
+
+  if (!messages) {              /* com_err's texts for libext2fs' codes */
+    initialize_ext2_error_table ();
+    messages = true;
+  }
   snprintf (fstype, 16, "unknown");
   e = ext2fs_open2 ("raid5", NULL, EXT2_FLAG_64BITS |
                     EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0, io, &m.fs);

@@ -31,6 +31,7 @@ enum fsmap_kind {
   FSMAP_META,                 /* the file system's own (what says which) */
   FSMAP_FREE,                 /* no file holds it */
   FSMAP_OUTSIDE,              /* past the file system's end */
+  FSMAP_UNKNOWN,              /* in a file system that could not be read */
 };
 
 /* One explanation: array bytes [array_off, +len) of range tag. */
@@ -58,5 +59,20 @@ int fsmap_explain (struct array *a, uint64_t fs_off,
                    const struct fsmap_range *r, size_t n, fsmap_fn fn,
                    void *opaque, char *fstype, char *why, size_t why_len)
   __attribute__((nonnull (1, 5, 7, 8), warn_unused_result));
+
+/* A partition of the array (fsmap-part.c). */
+struct fsmap_part {
+  unsigned number;            /* as the table numbers it: 1, 2, ... */
+  uint64_t off, len;          /* array bytes */
+};
+
+/* The partitions the array's partition table lists (libblkid: DOS, GPT
+ * and the others it knows; extended DOS containers left out), at most
+ * max, in table order; pttype gets the table's type ("dos", "gpt"), ""
+ * without one.  Returns how many (0: no partition table), or -errno.
+ */
+int fsmap_partitions (struct array *a, struct fsmap_part *out, unsigned max,
+                      char *pttype, size_t pttype_len)
+  __attribute__((nonnull, warn_unused_result));
 
 #endif /* TOOLS_FSMAP_H */
