@@ -48,12 +48,9 @@ static void
 unit_reset (struct ppl_unit *u, enum ppl_unit_state state)
 {
   u->state = state;
-  u->round++;
   u->hdr.entries_count = 0;
   u->pp_bytes = 0;
-  u->joiners = u->pending = 0;
-  u->dirty = 0;
-  u->result = 0;
+  u->joiners = 0;
 }
 
 int
@@ -143,8 +140,8 @@ fits (const struct ppl *p, const struct ppl_unit *u, const struct group *gr)
  * and PP writes into u.
  */
 static void
-join (struct array *a, const struct plan_run *x, const struct group *gr,
-      const uint32_t *sums, struct ppl_unit *u)
+join (const struct plan_run *x, const struct group *gr, const uint32_t *sums,
+      struct ppl_unit *u, struct ppl_ticket *t)
 {
   const struct r5_plan *plan = x->plan;
   unsigned k = 0;
@@ -163,7 +160,7 @@ join (struct array *a, const struct plan_run *x, const struct group *gr,
             plan_run_ptr (x, e->pp), e->pp_len);
     u->pp_bytes += e->pp_len;
   }
-  u->joiners++;
+  u->tickets[u->joiners++] = t;
 }
 
 /* Sync the members the log's last unit wrote, then write unit u: header
@@ -200,104 +197,6 @@ write_unit (struct array *a, unsigned m, struct ppl_unit *u, uint64_t flush,
   return 0;
 }
 
-/* With l->lock held: the gathering unit u goes out (the other is idle);
- * the lock is let go while it is written.
- */
-static void
-lead (struct array *a, unsigned m, struct ppl_log *l)
-{
-  struct ppl_unit *u = &l->unit[l->gather];
-  uint64_t flush = l->flush, seq = ++a->ppl.seq;
-  int r;
-
-  u->state = PPL_UNIT_WRITING;
-  u->pending = u->joiners;
-  l->gather ^= 1;
-  unit_reset (&l->unit[l->gather], PPL_UNIT_GATHERING);
-  l->flush = 0;
-  if (l->room_waiters > 0)
-    pthread_cond_broadcast (&l->room);
-  pthread_mutex_unlock (&l->lock);
-  r = write_unit (a, m, u, flush, seq);
-  pthread_mutex_lock (&l->lock);
-  u->result = r;
-  u->state = r == 0 ? PPL_UNIT_WRITTEN : PPL_UNIT_FAILED;
-  pthread_cond_broadcast (&u->wake);
-}
-
-/* Log the plan's entries of group gr; return once they are durable (0),
- * or the unit failed (-errno, *failed to blame).  *t says where they
- * went, for group_done.
- */
-static int
-log_group (struct array *a, const struct plan_run *x, const struct group *gr,
-           struct ppl_ticket *t, struct io_op *failed)
-{
-  struct ppl_log *l = &a->ppl.logs[gr->member];
-  const struct r5_plan *plan = x->plan;
-  uint32_t sums[PPL_HDR_MAX_ENTRIES];
-  struct ppl_unit *u;
-  unsigned k = 0;
-  int r;
-
-  if (gr->n > PPL_HDR_MAX_ENTRIES || gr->pp > a->ppl.unit_room)
-    return -E2BIG;              /* the batch limits prevent it */
-  for (size_t i = 0; i < plan->nppl; i++)
-    if (plan->ppl_entries[i].parity == gr->member)
-      sums[k++] = plan->ppl_entries[i].pp_len == 0 ? 0 :
-        ppl_checksum (plan_run_ptr (x, plan->ppl_entries[i].pp),
-                      plan->ppl_entries[i].pp_len);
-  pthread_mutex_lock (&l->lock);
-  while (!fits (&a->ppl, &l->unit[l->gather], gr)) {
-    l->room_waiters++;
-    pthread_cond_wait (&l->room, &l->lock);
-    l->room_waiters--;
-  }
-  *t = (struct ppl_ticket) { l->gather, l->unit[l->gather].round };
-  u = &l->unit[t->unit];
-  join (a, x, gr, sums, u);
-  while (u->state == PPL_UNIT_GATHERING || u->state == PPL_UNIT_WRITING) {
-    if (u->state == PPL_UNIT_GATHERING &&
-        l->unit[t->unit ^ 1].state == PPL_UNIT_IDLE)
-      lead (a, gr->member, l);
-    else
-      pthread_cond_wait (&u->wake, &l->lock);
-  }
-  r = u->result;
-  if (r < 0)
-    *failed = u->failed;
-  pthread_mutex_unlock (&l->lock);
-  return r;
-}
-
-/* The request of ticket t is done with its stripes of group m, having
- * written the members in dirty (without FUA).
- */
-static void
-group_done (struct array *a, unsigned m, const struct ppl_ticket *t,
-            uint64_t dirty)
-{
-  struct ppl_log *l = &a->ppl.logs[m];
-  struct ppl_unit *u = &l->unit[t->unit];
-
-  pthread_mutex_lock (&l->lock);
-  if (u->round == t->round) {
-    u->dirty |= dirty;
-    if (--u->pending == 0) {
-      if (u->state == PPL_UNIT_WRITTEN)
-        l->flush |= u->dirty;
-      u->state = PPL_UNIT_IDLE;
-      /* The gathering unit may go out now: this thread writes it at once
-       * rather than wake one of its requests to do so (a wakeup less
-       * between one unit and the next).
-       */
-      if (l->unit[t->unit ^ 1].joiners > 0)
-        lead (a, m, l);
-    }
-  }
-  pthread_mutex_unlock (&l->lock);
-}
-
 /* Members the last plan_run_writes wrote (x->ops[0..nops)) that keep
  * what they were given in a cache a sync must empty: not those in memory
  * (md likewise flushes only disks with a write-back cache, wb_cache_on).
@@ -315,6 +214,109 @@ written (const struct array *a, const struct plan_run *x)
   return mask;
 }
 
+/* Units one request writes in a row before it hands the next to one of
+ * that unit's own requests (so that its own client is not kept waiting
+ * long under a steady load).
+ */
+#define PPL_CHAIN 3
+
+/* With l->lock held: the gathering unit goes out (the other is idle) --
+ * the log write, then every request's writes of its stripes, the lock
+ * let go meanwhile; its requests are then done, and the unit idle.
+ */
+static void
+lead_one (struct array *a, unsigned m, struct ppl_log *l)
+{
+  struct ppl_unit *u = &l->unit[l->gather];
+  uint64_t flush = l->flush, seq = ++a->ppl.seq, dirty = 0;
+  int r;
+
+  u->state = PPL_UNIT_WRITING;
+  l->gather ^= 1;
+  unit_reset (&l->unit[l->gather], PPL_UNIT_GATHERING);
+  l->flush = 0;
+  if (l->room_waiters > 0)
+    pthread_cond_broadcast (&l->room);
+  pthread_mutex_unlock (&l->lock);
+  r = write_unit (a, m, u, flush, seq);
+  for (unsigned i = 0; r == 0 && i < u->joiners; i++) {
+    struct ppl_ticket *t = u->tickets[i];
+
+    t->result = plan_run_writes (a, t->x, (int) m);
+    dirty |= written (a, t->x);
+  }
+  pthread_mutex_lock (&l->lock);
+  for (unsigned i = 0; i < u->joiners; i++) {
+    struct ppl_ticket *t = u->tickets[i];
+
+    t->log_result = r;
+    if (r < 0)
+      t->failed = u->failed;
+    t->done = true;
+  }
+  l->flush |= dirty;
+  u->state = PPL_UNIT_IDLE;
+  pthread_cond_broadcast (&u->wake);
+}
+
+/* lead_one, then the units gathered meanwhile, a few; after that one of
+ * the gathering unit's requests is woken to write it.
+ */
+static void
+lead (struct array *a, unsigned m, struct ppl_log *l)
+{
+  unsigned n = 0;
+
+  do
+    lead_one (a, m, l);
+  while (l->unit[l->gather].joiners > 0 && ++n < PPL_CHAIN);
+  if (l->unit[l->gather].joiners > 0)
+    pthread_cond_signal (&l->unit[l->gather].wake);
+}
+
+/* Log the plan's entries of group gr and have that group's writes done:
+ * return when *t is done (0), or -E2BIG if they could not fit a unit.
+ */
+static int
+log_group (struct array *a, struct plan_run *x, const struct group *gr,
+           struct ppl_ticket *t)
+{
+  struct ppl_log *l = &a->ppl.logs[gr->member];
+  const struct r5_plan *plan = x->plan;
+  uint32_t sums[PPL_HDR_MAX_ENTRIES];
+  struct ppl_unit *u;
+  unsigned k = 0;
+
+  if (gr->n > PPL_HDR_MAX_ENTRIES || gr->pp > a->ppl.unit_room)
+    return -E2BIG;              /* the batch limits prevent it */
+  for (size_t i = 0; i < plan->nppl; i++)
+    if (plan->ppl_entries[i].parity == gr->member)
+      sums[k++] = plan->ppl_entries[i].pp_len == 0 ? 0 :
+        ppl_checksum (plan_run_ptr (x, plan->ppl_entries[i].pp),
+                      plan->ppl_entries[i].pp_len);
+  *t = (struct ppl_ticket) { .x = x };
+  pthread_mutex_lock (&l->lock);
+  while (!fits (&a->ppl, &l->unit[l->gather], gr)) {
+    l->room_waiters++;
+    pthread_cond_wait (&l->room, &l->lock);
+    l->room_waiters--;
+  }
+  u = &l->unit[l->gather];
+  join (x, gr, sums, u, t);
+  /* Until done, u is this request's unit (it goes idle, to be reused,
+   * only after its tickets are done).
+   */
+  while (!t->done) {
+    if (u->state == PPL_UNIT_GATHERING &&
+        l->unit[(u == &l->unit[0]) ? 1 : 0].state == PPL_UNIT_IDLE)
+      lead (a, gr->member, l);
+    else
+      pthread_cond_wait (&u->wake, &l->lock);
+  }
+  pthread_mutex_unlock (&l->lock);
+  return 0;
+}
+
 int
 ppl_run (struct array *a, struct plan_run *x)
 {
@@ -323,26 +325,26 @@ ppl_run (struct array *a, struct plan_run *x)
   for (unsigned m = 0; r == 0 && m < a->geom.members; m++) {
     struct group gr = group_of (x->plan, m);
     struct ppl_ticket t;
-    struct io_op failed;
 
     if (!plan_run_has_writes (a, x, m))
       continue;
-    if (gr.n > 0 && (r = log_group (a, x, &gr, &t, &failed)) < 0) {
-      x->nops = 0;              /* nothing to blame for -E2BIG */
-      if (r != -E2BIG) {
-        group_done (a, m, &t, 0);
-        x->ops[0] = failed;
-        x->nops = 1;
-      }
+    if (gr.n == 0) {
+      r = plan_run_writes (a, x, (int) m);
+      continue;
+    }
+    if ((r = log_group (a, x, &gr, &t)) < 0) {
+      x->nops = 0;              /* -E2BIG: nothing to blame */
       break;
     }
-    r = plan_run_writes (a, x, (int) m);
-    if (gr.n > 0)
-      group_done (a, m, &t, written (a, x));
+    if ((r = t.log_result) < 0) {
+      x->ops[0] = t.failed;
+      x->nops = 1;
+      break;
+    }
+    r = t.result;               /* x->ops, x->nops: the writer's run */
   }
   return r;
 }
-
 int
 ppl_init_member (struct array *a, unsigned slot, struct array_err *err)
 {

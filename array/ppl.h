@@ -53,29 +53,38 @@ struct plan_run;
 enum ppl_unit_state {
   PPL_UNIT_IDLE,              /* free (the log's other unit gathers) */
   PPL_UNIT_GATHERING,         /* takes entries */
-  PPL_UNIT_WRITING,           /* its log write is under way */
-  PPL_UNIT_WRITTEN,           /* durable; its requests write their stripes */
-  PPL_UNIT_FAILED,            /* its log write failed (see failed) */
+  PPL_UNIT_WRITING,           /* its log write, then its stripes' writes */
+};
+
+/* A request's part in a unit.  The request that writes the unit also
+ * issues every request's writes of the unit's stripes (one thread, no
+ * wakeup between the log write and the data, nor between one unit and
+ * the next), and fills in the rest.
+ */
+struct ppl_ticket {
+  struct plan_run *x;         /* the request's plan run */
+  bool done;                  /* all below is set */
+  int log_result;             /* the unit's write: 0 or -errno ... */
+  struct io_op failed;        /* ... and then the op to blame */
+  int result;                 /* plan_run_writes' for the group: x->ops
+                               * and x->nops say what failed */
 };
 
 struct ppl_unit {
   enum ppl_unit_state state;
-  uint64_t round;             /* how often it was reused: a ticket's check */
   struct ppl_header hdr;      /* entries_count entries gathered */
   uint32_t pp_bytes;          /* PP bytes after the header */
   unsigned joiners;           /* requests in it */
-  unsigned pending;           /* of them, not finished with their stripes */
-  uint64_t dirty;             /* members written under it, to be synced */
-  int result;                 /* of its write */
-  struct io_op failed;        /* what to blame when FAILED */
+  struct ppl_ticket *tickets[PPL_HDR_MAX_ENTRIES];
+  struct io_op failed;        /* what to blame when its write failed */
   /* The unit as it goes to the log, 4096-aligned: the header, then the
    * PP of its entries in order (copied in as they join: one write, and
    * no two ops of it share a block on a member with O_DIRECT).
    */
   void *block;                /* PPL_HEADER_SIZE + unit_room bytes */
-  /* Its requests wait here: for WRITTEN or FAILED, or (GATHERING) to be
-   * the one that writes it once the log's other unit is idle.  Woken
-   * all at once when it is written, one when it may be written.
+  /* Its requests wait here: to be done, or (GATHERING) to be the one
+   * that writes it once the log's other unit is idle.  Woken all at once
+   * when they are done, one when it may be written.
    */
   pthread_cond_t wake;
 };
@@ -87,12 +96,6 @@ struct ppl_log {
   struct ppl_unit unit[2];
   unsigned gather;            /* unit[gather] is GATHERING */
   uint64_t flush;             /* members to sync before the next unit */
-};
-
-/* A request's place in a unit, from ppl_log_group to ppl_group_done. */
-struct ppl_ticket {
-  unsigned unit;
-  uint64_t round;
 };
 
 struct ppl {
