@@ -456,7 +456,8 @@ report ()
     echo "requests the transport alone passes 64 MiB (the file plugin's figure),"
     echo "so there the target is the raid5 plugin's own share, over the file"
     echo "plugin's.  That share is mostly parity and read scratch, drawn from a"
-    echo "pool bounded at 16 MiB (array/scratch_pool.h)."
+    echo "pool bounded at 16 MiB and, for small requests, 64 buffers of 256 KiB"
+    echo "(array/scratch_pool.h, array/internal.h)."
     echo
     echo "| workload | raid5 MiB/s | raid5 VmHWM MiB | file plugin MiB/s | file plugin VmHWM MiB | raid5 over file MiB |"
     echo "|---|---|---|---|---|---|"
