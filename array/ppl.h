@@ -25,14 +25,17 @@
  *    recovered and none was refused (ppl_init_log).
  *
  * No deadlock: a request logs its parity groups one after another in
- * member order, and has written a group's stripes (and left its unit)
+ * member order, and its group's stripes are written (its unit left)
  * before it logs the next; so no request waits for a unit while holding
- * one back.  Units are written by one of their own requests (the first
- * to find the log free), not by a thread of the log's.
+ * one back.  A unit is written by one of its own requests (the first to
+ * find the log free, or the one that wrote the unit before it), not by a
+ * thread of the log's, and that request also issues every request's
+ * writes of the unit's stripes (ppl_ticket).
  *
- * Locking: each log's lock guards its units; the request that writes a
- * unit does so without it.  Errors: 0/-errno; a unit that could not be
- * written fails every request in it with the op to blame.
+ * Locking: each log's lock guards its units and tickets; the request
+ * that writes a unit does its I/O without it.  Errors: 0/-errno; a unit
+ * that could not be written fails every request in it with the op to
+ * blame.
  */
 #ifndef ARRAY_PPL_H
 #define ARRAY_PPL_H
