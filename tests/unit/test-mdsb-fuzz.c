@@ -293,8 +293,9 @@ check_sb_bounds (const struct md_sb *sb, const uint8_t *b, uint64_t member)
 {
   uint64_t c = sb->chunksize, sb_sectors = (256 + 2 * (uint64_t) sb->max_dev
                                             + 511) / 512;
+  uint32_t ppl = MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS;
   uint32_t allowed = MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_RECOVERY_OFFSET
-    | MD_FEATURE_RECOVERY_BITMAP | MD_FEATURE_RAID0_LAYOUT;
+    | MD_FEATURE_RECOVERY_BITMAP | MD_FEATURE_RAID0_LAYOUT | ppl;
 
   CHECK (get (b, 4) == MD_SB_MAGIC && get (b + 4, 4) == 1, "magic, version");
   CHECK (get (b + 216, 4) == md_sb_csum (b), "checksum");
@@ -307,6 +308,22 @@ check_sb_bounds (const struct md_sb *sb, const uint8_t *b, uint64_t member)
          "data area [%" PRIu64 ", +%" PRIu64 ") on %" PRIu64 " sectors",
          sb->data_offset, sb->data_size, member);
   CHECK ((sb->feature_map & ~allowed) == 0, "features %#x", sb->feature_map);
+  /* A partial parity log: one flavour, no bitmap, its area on the member
+   * outside the superblock and the data (md's ppl_validate_rdev).
+   */
+  if (sb->feature_map & ppl) {
+    int64_t start = (int64_t) MD_SB_SECTOR + sb->ppl_offset;
+
+    CHECK ((sb->feature_map & ppl) != ppl &&
+           !(sb->feature_map & MD_FEATURE_BITMAP_OFFSET),
+           "features %#x", sb->feature_map);
+    CHECK (start >= 0 && (uint64_t) start + sb->ppl_size <= member &&
+           ((uint64_t) start + sb->ppl_size <= sb->data_offset ||
+            (uint64_t) start >= sb->data_offset + sb->data_size),
+           "log [%" PRId64 ", +%u) with data [%" PRIu64 ", +%" PRIu64
+           ") on %" PRIu64 " sectors", start, sb->ppl_size, sb->data_offset,
+           sb->data_size, member);
+  }
   if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET)
     CHECK (sb->bitmap_offset > 0 &&
            MD_SB_SECTOR + (uint64_t) sb->bitmap_offset < sb->data_offset,
