@@ -44,8 +44,10 @@ MEMBERS = 3
 
 
 def wait_socket(path, proc, what):
+    # nbdkit writes its pid file once it listens (the socket file exists
+    # from bind(), a moment before: a connect then is refused).
     for _ in range(400):
-        if os.path.exists(path):
+        if os.path.exists(path + ".pid") and os.path.getsize(path + ".pid"):
             return
         if proc.poll() is not None:
             sys.exit("ppl-torn: %s exited: %s" % (what, proc.returncode))
@@ -54,9 +56,10 @@ def wait_socket(path, proc, what):
 
 
 def serve(args, sock, log, what):
-    if os.path.exists(sock):
-        os.unlink(sock)
-    p = subprocess.Popen([NBDKIT, "-f", "-U", sock] + args,
+    for f in (sock, sock + ".pid"):
+        if os.path.exists(f):
+            os.unlink(f)
+    p = subprocess.Popen([NBDKIT, "-f", "-U", sock, "-P", sock + ".pid"] + args,
                          stdout=log, stderr=log)
     wait_socket(sock, p, what)
     return p
