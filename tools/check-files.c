@@ -79,7 +79,7 @@ outside (struct check_files *f, const struct fsmap_range *r)
 
 /* Explain the ranges' parts inside file system c. */
 static void
-explain_fs (struct array *a, struct check_fs *c, const struct fsmap_range *r,
+explain_fs (const struct fsmap_src *src, struct check_fs *c, const struct fsmap_range *r,
             size_t nr, struct check_files *f)
 {
   struct fsmap_range *in = calloc (nr + 1, sizeof *in);
@@ -98,7 +98,7 @@ explain_fs (struct array *a, struct check_fs *c, const struct fsmap_range *r,
       in[n++] = (struct fsmap_range) { lo, hi - lo, r[i].tag };
   }
   if ((n > 0 || c->number == 0) &&
-      fsmap_explain (a, c->off, in, n, keep, f, c->fstype, c->why,
+      fsmap_explain (src, c->off, in, n, keep, f, c->fstype, c->why,
                      sizeof c->why) < 0) {
     if (c->why[0] == '\0')
       snprintf (c->why, sizeof c->why, "cannot be read");
@@ -113,14 +113,15 @@ explain_fs (struct array *a, struct check_fs *c, const struct fsmap_range *r,
 
 /* Where the file systems are: fs_off, or the partitions. */
 static int
-find_fs (struct array *a, uint64_t fs_off, struct check_files *f)
+find_fs (const struct fsmap_src *src, uint64_t fs_off,
+         struct check_files *f)
 {
-  uint64_t size = array_geom (a)->capacity;
+  uint64_t size = src->size;
   struct fsmap_part p[CHECK_FS_MAX];
   int n = 0;
 
   if (fs_off == CHECK_FS_AUTO &&
-      (n = fsmap_partitions (a, p, CHECK_FS_MAX, f->pttype,
+      (n = fsmap_partitions (src, p, CHECK_FS_MAX, f->pttype,
                              sizeof f->pttype)) < 0)
     return n;
   for (int k = 0; k < n; k++)
@@ -135,17 +136,16 @@ find_fs (struct array *a, uint64_t fs_off, struct check_files *f)
 }
 
 int
-check_files (struct array *a, uint64_t fs_off,
-             const struct array_mismatch *list, unsigned n,
+check_files (const struct r5_geom *g, const struct fsmap_src *src,
+             uint64_t fs_off, const struct array_mismatch *list, unsigned n,
              struct check_files *f)
 {
-  const struct r5_geom *g = array_geom (a);
   struct fsmap_range *r;
   size_t nr = 0;
   int ret;
 
   *f = (struct check_files) { .nfs = 0 };
-  if ((ret = find_fs (a, fs_off, f)) < 0)
+  if ((ret = find_fs (src, fs_off, f)) < 0)
     return ret;
   r = calloc ((size_t) n * g->data_members + 1, sizeof *r);
   if (r == NULL)
@@ -153,7 +153,7 @@ check_files (struct array *a, uint64_t fs_off,
   for (unsigned i = 0; i < n; i++)
     nr += suspects (g, &list[i], i, r + nr);
   for (unsigned k = 0; k < f->nfs; k++)
-    explain_fs (a, &f->fs[k], r, nr, f);
+    explain_fs (src, &f->fs[k], r, nr, f);
   for (size_t i = 0; i < nr; i++)
     outside (f, &r[i]);
   free (r);

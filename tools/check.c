@@ -218,6 +218,15 @@ check_status (const struct check_result *r)
   return !r->repair && r->stripes_bad ? 2 : TOOL_OK;
 }
 
+/* fsmap_src's read of an open array. */
+static int
+read_array (void *opaque, void *buf, uint64_t len, uint64_t off)
+{
+  struct array_err err;
+
+  return array_read (opaque, buf, len, off, &err);
+}
+
 static int
 run (const struct check_opts *o)
 {
@@ -250,7 +259,9 @@ run (const struct check_opts *o)
   if (r == 0)
     progress_finish (&f.prog, "");
   if (r == 0 && o->files &&
-      (r = check_files (a, o->fs_off, f.list, f.n, &files)) < 0)
+      (r = check_files (array_geom (a), &(struct fsmap_src) {
+                          read_array, a, array_geom (a)->capacity },
+                        o->fs_off, f.list, f.n, &files)) < 0)
     snprintf (err.msg, sizeof err.msg, "--files: cannot read the array's "
               "partition table: %s", strerror (-r));
   array_close (a);

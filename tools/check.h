@@ -46,16 +46,17 @@ struct check_result {
   const struct check_files *files;    /* --files, or NULL */
 };
 
-/* check --files: what the file system at fs_off of a (CHECK_FS_AUTO: in
+/* check --files: what the file system at fs_off of the array of geometry
+ * g, read from src (CHECK_FS_AUTO: in
  * each partition, or at 0 without a partition table) keeps in the rows of
  * each stripe listed that parity found wrong (every data chunk's, from
  * the first wrong 4 KiB unit to the last), into *f.  0, or -errno when
  * the partition table cannot be read; a file system that cannot be read
  * says why in its fs[].why.  check_files_free frees what it holds.
  */
-int check_files (struct array *a, uint64_t fs_off,
-                 const struct array_mismatch *list, unsigned n,
-                 struct check_files *f) __attribute__((nonnull));
+int check_files (const struct r5_geom *g, const struct fsmap_src *src,
+                 uint64_t fs_off, const struct array_mismatch *list,
+                 unsigned n, struct check_files *f) __attribute__((nonnull));
 void check_files_free (struct check_files *f) __attribute__((nonnull));
 
 /* The hits of stripe i of the list, as text lines ("    file /a/b

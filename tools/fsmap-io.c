@@ -1,5 +1,5 @@
 /* tools/fsmap-io.c -- a libext2fs I/O manager that reads an array through
- * array_read (fsmap.h): blocks of the file system at fs_off of the array.
+ * an fsmap_src (fsmap.h): blocks of the file system at fs_off of the array.
  * Read-only: every write fails with EROFS.
  */
 #include <config.h>
@@ -10,10 +10,10 @@
 
 #include <ext2fs/ext2fs.h>
 
-#include "array/array.h"
 #include "tools/fsmap-io.h"
+#include "tools/fsmap.h"
 
-static struct array *io_array;  /* fsmap_io_use's: one at a time */
+static const struct fsmap_src *io_src;  /* fsmap_io_use's: one at a time */
 static uint64_t io_base;
 
 static errcode_t r5_open (const char *name, int flags, io_channel *out);
@@ -41,12 +41,10 @@ r5_read_blk64 (io_channel c, unsigned long long block, int count, void *data)
   uint64_t len = count < 0 ? (uint64_t) -count
                            : (uint64_t) count * (uint64_t) c->block_size;
   uint64_t off = io_base + block * (uint64_t) c->block_size;
-  const struct r5_geom *g = array_geom (io_array);
-  struct array_err err;
 
-  if (off >= g->capacity || len > g->capacity - off)
+  if (off >= io_src->size || len > io_src->size - off)
     return EXT2_ET_SHORT_READ;
-  return array_read (io_array, data, len, off, &err) < 0 ? EIO : 0;
+  return io_src->read (io_src->opaque, data, len, off) < 0 ? EIO : 0;
 }
 
 static errcode_t
@@ -108,9 +106,9 @@ r5_open (const char *name, int flags, io_channel *out)
 }
 
 io_manager
-fsmap_io_use (struct array *a, uint64_t fs_off)
+fsmap_io_use (const struct fsmap_src *src, uint64_t fs_off)
 {
-  io_array = a;
+  io_src = src;
   io_base = fs_off;
   return &r5_manager;
 }

@@ -16,22 +16,20 @@
 
 #include <blkid.h>
 
-#include "array/array.h"
 #include "tools/fsmap.h"
 
 #define TABLE_SPAN (1u << 20)
 
 /* Array bytes [off, off+len) into fd at the same place. */
 static int
-copy_out (struct array *a, int fd, uint64_t off, size_t len)
+copy_out (const struct fsmap_src *src, int fd, uint64_t off, size_t len)
 {
-  struct array_err err;
   char *buf = malloc (len);
   int r;
 
   if (buf == NULL)
     return -ENOMEM;
-  r = array_read (a, buf, len, off, &err);
+  r = src->read (src->opaque, buf, len, off);
   if (r == 0 && pwrite (fd, buf, len, (off_t) off) != (ssize_t) len)
     r = -EIO;
   free (buf);
@@ -39,7 +37,7 @@ copy_out (struct array *a, int fd, uint64_t off, size_t len)
 }
 
 static int
-table_copy (struct array *a, uint64_t size)
+table_copy (const struct fsmap_src *src, uint64_t size)
 {
   uint64_t head = size < TABLE_SPAN ? size : TABLE_SPAN;
   uint64_t tail = size - head < TABLE_SPAN ? size - head : TABLE_SPAN;
@@ -49,8 +47,8 @@ table_copy (struct array *a, uint64_t size)
     return -errno;
   if (ftruncate (fd, (off_t) size) == -1)
     r = -errno;
-  else if ((r = copy_out (a, fd, 0, head)) == 0 && tail > 0)
-    r = copy_out (a, fd, size - tail, tail);
+  else if ((r = copy_out (src, fd, 0, head)) == 0 && tail > 0)
+    r = copy_out (src, fd, size - tail, tail);
   if (r < 0) {
     close (fd);
     return r;
@@ -84,11 +82,11 @@ list_parts (blkid_probe pr, struct fsmap_part *out, unsigned max,
 }
 
 int
-fsmap_partitions (struct array *a, struct fsmap_part *out, unsigned max,
-                  char *pttype, size_t pttype_len)
+fsmap_partitions (const struct fsmap_src *src, struct fsmap_part *out,
+                  unsigned max, char *pttype, size_t pttype_len)
 {
-  uint64_t size = array_geom (a)->capacity;
-  int fd = table_copy (a, size), n = 0;
+  uint64_t size = src->size;
+  int fd = table_copy (src, size), n = 0;
   blkid_probe pr;
 
   snprintf (pttype, pttype_len, "%s", "");

@@ -376,12 +376,12 @@ explain (struct map *m, const struct fsmap_range *r, size_t n, fsmap_fn fn,
 }
 
 int
-fsmap_explain (struct array *a, uint64_t fs_off, const struct fsmap_range *r,
+fsmap_explain (const struct fsmap_src *src, uint64_t fs_off, const struct fsmap_range *r,
                size_t n, fsmap_fn fn, void *opaque, char *fstype, char *why,
                size_t why_len)
 {
   struct map m = { .fs_off = fs_off };
-  io_manager io = fsmap_io_use (a, fs_off);
+  io_manager io = fsmap_io_use (src, fs_off);
   errcode_t e;
   int ret;
 

@@ -2,7 +2,7 @@
  * (raid5ctl check --files): which files, at which bytes of each; or the
  * file system's own metadata (which structure, of which group); or free
  * space.  The file system is read through the array itself (array_read:
- * reads of a wrong stripe return what its data chunks hold), by
+ * reads of a wrong stripe return what its data chunks hold; fsmap_src), by
  * e2fsprogs' libext2fs with an I/O manager of ours -- the library behind
  * debugfs' icheck and ncheck.  ext2, ext3 and ext4 are understood; on
  * anything else fsmap_explain says what it found instead.
@@ -16,7 +16,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct array;
+/* Where the array's bytes come from: read (0 or -errno) fills buf with
+ * array bytes [off, off+len), both within size; offline an open array
+ * (array_read), online a server's control socket.  Called from one
+ * thread.
+ */
+struct fsmap_src {
+  int (*read) (void *opaque, void *buf, uint64_t len, uint64_t off);
+  void *opaque;
+  uint64_t size;              /* array bytes */
+};
 
 /* Array bytes to explain; tag is the caller's (say, a stripe's index). */
 struct fsmap_range {
@@ -55,7 +64,7 @@ typedef void (*fsmap_fn) (void *opaque, const struct fsmap_hit *hit);
  * no ext2/3/4 file system is there (fstype says what blkid would call
  * it, if anything, else "unknown"); -errno with why on a read error.
  */
-int fsmap_explain (struct array *a, uint64_t fs_off,
+int fsmap_explain (const struct fsmap_src *src, uint64_t fs_off,
                    const struct fsmap_range *r, size_t n, fsmap_fn fn,
                    void *opaque, char *fstype, char *why, size_t why_len)
   __attribute__((nonnull (1, 5, 7, 8), warn_unused_result));
@@ -71,7 +80,8 @@ struct fsmap_part {
  * max, in table order; pttype gets the table's type ("dos", "gpt"), ""
  * without one.  Returns how many (0: no partition table), or -errno.
  */
-int fsmap_partitions (struct array *a, struct fsmap_part *out, unsigned max,
+int fsmap_partitions (const struct fsmap_src *src, struct fsmap_part *out,
+                      unsigned max,
                       char *pttype, size_t pttype_len)
   __attribute__((nonnull, warn_unused_result));
 
