@@ -25,6 +25,14 @@
 #define ACMD_NEW 16u
 #define ACMD_MIN 32u
 #define ACMD_MAX 64u
+#define ACMD_FILES 128u
+#define ACMD_FS_OFFSET 256u
+#define ACMD_HIDDEN 512u  /* raid5ctl's own use: not a command it offers */
+
+/* The most bytes one read command returns: its reply (hex, newlines) is
+ * then under 600 KiB, within what raid5ctl takes.
+ */
+#define ARRAY_READ_MAX (256u << 10)
 
 struct array;
 struct array_err;

@@ -121,6 +121,39 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
   return r;
 }
 
+/* read OFFSET LENGTH: array bytes as hex, ARRAY_READ_LINE of them a
+ * line (what raid5ctl check --control --files reads the file system
+ * through).  At most ARRAY_READ_MAX bytes, within the array.
+ */
+#define ARRAY_READ_LINE 64u
+
+static int
+cmd_read (struct array *a, char **w, unsigned n, FILE *out,
+          struct array_err *err)
+{
+  uint64_t off, len;
+  unsigned char *buf;
+  int r;
+
+  if (parse_u64 (w[1], &off) < 0 || parse_u64 (w[2], &len) < 0)
+    return -EINVAL;
+  if (len == 0 || len > ARRAY_READ_MAX || off >= a->geom.capacity ||
+      len > a->geom.capacity - off) {
+    array_set_err (err, "read %" PRIu64 " %" PRIu64 ": 1 to %u bytes within "
+                   "the array's %" PRIu64, off, len, ARRAY_READ_MAX,
+                   a->geom.capacity);
+    return -EINVAL;
+  }
+  if ((buf = malloc (len)) == NULL)
+    return -ENOMEM;
+  if ((r = array_read (a, buf, len, off, err)) == 0)
+    for (uint64_t i = 0; i < len; i++)
+      fprintf (out, "%02x%s", buf[i],
+               (i + 1) % ARRAY_READ_LINE == 0 || i + 1 == len ? "\n" : "");
+  free (buf);
+  return r;
+}
+
 const struct array_cmd array_cmds[] = {
   { "status", "a served array's state: health, job, speed, counters",
     "status [--json]", 1, 2, ACMD_JSON, 0, "[--json]",
@@ -129,8 +162,10 @@ const struct array_cmd array_cmds[] = {
     "speed limits, the last job's result and the request counters; with\n"
     "--json, one JSON object.\n", cmd_status },
   { "check", "count parity mismatches like md, and say where they are",
-    "check", 1, 1, ACMD_WAIT | ACMD_JSON | ACMD_LIST, 0,
-    "[--wait [--json] [--list N]]", NULL, cmd_scrub },
+    "check", 1, 1,
+    ACMD_WAIT | ACMD_JSON | ACMD_LIST | ACMD_FILES | ACMD_FS_OFFSET, 0,
+    "[--wait [--json] [--list N] [--files [--fs-offset SIZE]]]", NULL,
+    cmd_scrub },
   { "repair", "rewrite wrong parity from the data", "repair", 1, 1,
     ACMD_WAIT | ACMD_JSON | ACMD_LIST, 0, "[--wait [--json] [--list N]]",
     NULL, cmd_scrub },
@@ -159,6 +194,9 @@ const struct array_cmd array_cmds[] = {
     "at up to max while clients are idle and at min while they are busy.\n"
     "A bare number is KiB (per second); suffixes K, M, G.  Without options,\n"
     "print the limits.\n", cmd_speed },
+  /* raid5ctl's own: neither a subcommand nor in its help. */
+  { "read", "array bytes, as hex", "read OFFSET LENGTH", 3, 3, ACMD_HIDDEN,
+    0, "", NULL, cmd_read },
 };
 const size_t array_ncmds = sizeof array_cmds / sizeof array_cmds[0];
 
@@ -178,8 +216,9 @@ array_cmd_names (void)
 
   if (names[0] == '\0')
     for (size_t i = 0, at = 0; i < array_ncmds; i++)
-      at += (size_t) snprintf (names + at, sizeof names - at, "%s%s",
-                               i ? ", " : "", array_cmds[i].name);
+      if (!(array_cmds[i].opts & ACMD_HIDDEN))
+        at += (size_t) snprintf (names + at, sizeof names - at, "%s%s",
+                                 i ? ", " : "", array_cmds[i].name);
   return names;
 }
 

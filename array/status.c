@@ -401,6 +401,7 @@ print_json (struct array *a, const struct array_job_status *j,
   put_u64 (o, "in_service", in_service (a));
   put_u64 (o, "chunk_bytes", a->geom.chunk);
   put_str (o, "layout", r5_layout_name (a->geom.layout));
+  put_u64 (o, "data_offset_bytes", a->geom.data_offset);
   put_u64 (o, "size_bytes", a->geom.capacity);
   json_object_object_add (o, "members", json_members (a));
   json_object_object_add (o, "left_out", json_left_out (a));

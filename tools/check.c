@@ -45,10 +45,11 @@ usage (bool repair)
 {
   const char *name = repair ? "repair" : "check";
 
+  const char *files = repair ? "" : " [--files [--fs-offset SIZE]]";
+
   printf ("usage: raid5ctl %s [--json] [--list N]%s DISK...\n"
-          "       raid5ctl %s --control SOCKET [--wait [--json] [--list N]]"
-          "\n\n", name, repair ? "" : " [--files [--fs-offset SIZE]]",
-          name);
+          "       raid5ctl %s --control SOCKET [--wait [--json] [--list N]%s]"
+          "\n\n", name, files, name, files);
   printf ("%s every stripe of an array whose members carry md superblocks "
           "(in any\norder; 'missing' is not allowed: a degraded array has "
           "no parity to check).\n", repair ? "Repair" : "Check");
@@ -71,7 +72,9 @@ usage (bool repair)
   printf ("\nWith --control SOCKET, the server of the array (nbdkit raid5 "
           "...\ncontrol=SOCKET) runs the %s in the background while it "
           "serves; --wait\nfollows its progress and prints the same "
-          "report (at most %d stripes).\n", name, ARRAY_FOUND_MAX);
+          "report (at most %d stripes)%s.\n", name, ARRAY_FOUND_MAX,
+          repair ? "" : ";\n--files reads the file system through the "
+          "server");
   printf ("\nExit status: 0%s; 1 on an error or a stopped job.\n",
           repair ? "" : "; 2 when wrong parity was found");
 }

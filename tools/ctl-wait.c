@@ -21,6 +21,7 @@
 #include "tools/check.h"
 #include "tools/ctl.h"
 #include "tools/progress.h"
+#include "raid/layout.h"
 #include "tools/raid5ctl.h"
 
 #define POLL_NS 250000000L
@@ -104,6 +105,7 @@ read_found (json_object *list, struct job_view *v)
         !get_u64 (m, "array_length", &f->array_len) ||
         !get_u64 (m, "parity_member", &parity) ||
         !get_u64 (m, "member_offset", &f->member_off) ||
+        !get_u64 (m, "last_member_offset", &f->last_off) ||
         !get_u64 (m, "units_4k", &units))
       return false;
     f->parity = (unsigned) parity;
@@ -145,32 +147,108 @@ parse_status (json_object *s, unsigned slot, struct job_view *v)
     && read_slot (s, slot, v);
 }
 
-/* One status, parsed: the reply's first line is the JSON object. */
+/* The geometry a status gives. */
+static bool
+parse_geom (json_object *s, struct r5_geom *g)
+{
+  struct r5_geom_params p;
+  uint64_t members, size;
+  char layout[32];
+
+  if (!get_u64 (s, "raid_disks", &members) ||
+      !get_u64 (s, "chunk_bytes", &p.chunk) ||
+      !get_str (s, "layout", layout, sizeof layout) ||
+      r5_layout_parse (layout, &p.layout) < 0 ||
+      !get_u64 (s, "data_offset_bytes", &p.data_offset) ||
+      !get_u64 (s, "size_bytes", &size) || members < R5_MIN_MEMBERS ||
+      members > R5_MAX_MEMBERS || p.chunk == 0)
+    return false;
+  p.members = (unsigned) members;
+  p.member_bytes = p.data_offset + size / (p.chunk * (members - 1)) * p.chunk;
+  return r5_geom_init (g, &p) == 0 && g->capacity == size;
+}
+
+/* One status, parsed by fn: the reply's first line is the JSON object. */
 static int
-fetch (const struct ctl_wait *w, struct job_view *v)
+fetch_with (const char *path, bool (*fn) (json_object *, void *),
+            void *opaque)
 {
   json_object *s = NULL;
   char *reply, *nl;
   int r;
 
-  if (ctl_request (w->path, "status --json", &reply) != TOOL_OK)
+  if (ctl_request (path, "status --json", &reply) != TOOL_OK)
     return TOOL_FAIL;
   if ((r = ctl_reply (reply, NULL)) == TOOL_OK) {
     if ((nl = strchr (reply, '\n')) != NULL)
       *nl = '\0';
     s = json_tokener_parse (reply);
-    if (s == NULL || !parse_status (s, w->slot, v))
+    if (s == NULL || !fn (s, opaque))
       r = tool_error ("%s: status --json: a reply raid5ctl does not "
-                      "understand", w->path);
+                      "understand", path);
     json_object_put (s);
   }
   free (reply);
   return r;
 }
 
-static void
+struct view_of {
+  const struct ctl_wait *w;
+  struct job_view *v;
+};
+
+static bool
+view_fn (json_object *s, void *opaque)
+{
+  struct view_of *o = opaque;
+
+  return parse_status (s, o->w->slot, o->v);
+}
+
+static int
+fetch (const struct ctl_wait *w, struct job_view *v)
+{
+  return fetch_with (w->path, view_fn, &(struct view_of) { w, v });
+}
+
+static bool
+geom_fn (json_object *s, void *opaque)
+{
+  return parse_geom (s, opaque);
+}
+
+int
+ctl_array_open (const char *path, struct ctl_array *out)
+{
+  out->path = path;
+  return fetch_with (path, geom_fn, &out->geom);
+}
+
+/* --files: what the file systems keep in the n stripes listed, read
+ * from the server.
+ */
+static int
+explain_files (const struct ctl_wait *w, const struct job_view *v,
+               unsigned n, struct check_files *files)
+{
+  struct ctl_array c;
+  int r;
+
+  if (ctl_array_open (w->path, &c) != TOOL_OK)
+    return TOOL_FAIL;
+  r = check_files (&c.geom, &(struct fsmap_src) {
+                     ctl_array_read, &c, c.geom.capacity },
+                   w->fs_off, v->found, n, files);
+  if (r < 0)
+    return tool_error ("--files: cannot read the array's partition table: "
+                       "%s", strerror (-r));
+  return TOOL_OK;
+}
+
+static int
 report_check (const struct ctl_wait *w, const struct job_view *v)
 {
+  struct check_files files = { .n = 0 };
   struct check_result r = {
     .repair = w->kind == ARRAY_JOB_REPAIR, .stripes = v->total,
     .stripes_bad = v->last_bad, .mismatches = v->last_mismatches,
@@ -178,7 +256,12 @@ report_check (const struct ctl_wait *w, const struct job_view *v)
   };
 
   r.more_listable = r.n < v->nfound;
+  if (w->files && explain_files (w, v, r.n, &files) != TOOL_OK)
+    return TOOL_FAIL;
+  r.files = w->files ? &files : NULL;
   check_report (&r, w->json);
+  check_files_free (&files);
+  return TOOL_OK;
 }
 
 /* The job is over: 0 or its -errno from the last status, or 1 when
@@ -264,7 +347,8 @@ ctl_wait (const struct ctl_wait *w)
     report_rebuild (w, &v);
     return TOOL_OK;
   }
-  report_check (w, &v);
+  if (report_check (w, &v) != TOOL_OK)
+    return TOOL_FAIL;
   return check_status (&(struct check_result) {
       .repair = w->kind == ARRAY_JOB_REPAIR, .stripes_bad = v.last_bad });
 }

@@ -16,12 +16,14 @@
 #include <unistd.h>
 
 #include "array/commands.h"
+#include "tools/check.h"
 #include "tools/ctl.h"
 #include "tools/raid5ctl.h"
 
 /* raid5ctl's names of the ACMD_* options, by bit. */
 static const char *const opt_names[] = {
   "--json", "--wait", "--list", "--slot", "--new", "--min", "--max",
+  "--files", "--fs-offset",
 };
 
 /* What the command line said. */
@@ -32,6 +34,7 @@ struct ctl_args {
   unsigned list;
   const char *slot, *path;
   uint64_t min_kib, max_kib;
+  uint64_t fs_off;            /* --fs-offset, or CHECK_FS_AUTO */
 };
 
 bool
@@ -92,6 +95,12 @@ take_option (struct ctl_args *a, int c, const char *arg)
   case 'M':
     a->given |= ACMD_MAX;
     return tool_parse_speed ("--max", arg, &a->max_kib);
+  case 'f': a->given |= ACMD_FILES; return TOOL_OK;
+  case 'o':
+    a->given |= ACMD_FS_OFFSET;
+    if (tool_parse_size (arg, 1, &a->fs_off) < 0)
+      return tool_error ("--fs-offset %s: not a size", arg);
+    return TOOL_OK;
   default: return TOOL_FAIL;
   }
 }
@@ -107,6 +116,8 @@ parse_options (int argc, char **argv, struct ctl_args *a)
     { "new", required_argument, NULL, 'n' },
     { "min", required_argument, NULL, 'm' },
     { "max", required_argument, NULL, 'M' },
+    { "files", no_argument, NULL, 'f' },
+    { "fs-offset", required_argument, NULL, 'o' },
     { NULL, 0, NULL, 0 },
   };
   unsigned bad;
@@ -124,6 +135,10 @@ parse_options (int argc, char **argv, struct ctl_args *a)
       a->cmd->opts & ACMD_WAIT)
     return tool_error ("--json and --list report a finished job: they "
                        "need --wait");
+  if ((a->given & (ACMD_FILES | ACMD_FS_OFFSET)) && !a->wait)
+    return tool_error ("--files explains a finished check: it needs --wait");
+  if ((a->given & ACMD_FS_OFFSET) && !(a->given & ACMD_FILES))
+    return tool_error ("--fs-offset: only with --files");
   return TOOL_OK;
 }
 
@@ -206,11 +221,11 @@ int
 ctl_main (const char *path, int argc, char **argv)
 {
   struct ctl_args a = { .cmd = array_cmd_find (argv[0]),
-                        .list = ARRAY_FOUND_MAX };
+                        .list = ARRAY_FOUND_MAX, .fs_off = CHECK_FS_AUTO };
   char line[PATH_MAX + 64], *reply;
   int r;
 
-  if (a.cmd == NULL)
+  if (a.cmd == NULL || a.cmd->opts & ACMD_HIDDEN)
     return tool_error ("not a command of the control socket (%s)",
                        array_cmd_names ());
   if (parse_options (argc, argv, &a) != TOOL_OK ||
@@ -225,5 +240,6 @@ ctl_main (const char *path, int argc, char **argv)
   fflush (stdout);
   return ctl_wait (&(struct ctl_wait) {
       .path = path, .kind = job_of (a.cmd), .json = a.json, .list = a.list,
+      .files = a.given & ACMD_FILES, .fs_off = a.fs_off,
       .slot = a.slot ? (unsigned) atoi (a.slot) : 0 });
 }

@@ -15,6 +15,7 @@
 #define TOOLS_CTL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "array/array.h"
@@ -58,7 +59,25 @@ struct ctl_wait {
   bool json;                  /* check/repair report as JSON */
   unsigned list;              /* stripes to list at most */
   unsigned slot;              /* rebuild: the slot */
+  bool files;                 /* check: --files */
+  uint64_t fs_off;            /* --fs-offset, or CHECK_FS_AUTO */
 };
 int ctl_wait (const struct ctl_wait *w) __attribute__((nonnull));
+
+/* The array a server serves, read through its control socket (ctl-read.c,
+ * for check --files): the geometry from status --json, the bytes by the
+ * server's read command (its array_read: degraded reads reconstruct).
+ */
+struct ctl_array {
+  const char *path;           /* the socket */
+  struct r5_geom geom;
+};
+int ctl_array_open (const char *path, struct ctl_array *out)
+  __attribute__((nonnull));   /* TOOL_OK, or TOOL_FAIL after a line */
+/* fsmap_src's read: opaque is a struct ctl_array; 0 or -EIO (after a
+ * line on stderr).
+ */
+int ctl_array_read (void *opaque, void *buf, uint64_t len, uint64_t off)
+  __attribute__((nonnull));
 
 #endif /* TOOLS_CTL_H */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# raid5ctl check --files (offline): which files the wrong stripes touch,
-# with e2fsprogs' debugfs as the oracle.  An ext4 file system with a file
+# raid5ctl check --files (offline, and online through --control): which
+# files the wrong stripes touch, with e2fsprogs' debugfs as the oracle.  An ext4 file system with a file
 # tree (mke2fs -d, 4 KiB blocks) is copied onto a 3-member array through
 # the plugin; then bytes are changed behind the array's back, on the
 # member holding them (raid5ctl map says where):
@@ -16,6 +16,7 @@
 #   - the file system in a partition starting at sector 64 (sfdisk): the
 #     partition is found (dos, array byte 32768) and /big/a.bin named.
 . "${0%/*}/functions.sh"
+. "${0%/*}/../integration/md-functions.sh"
 requires_raid5ctl
 requires debugfs -V
 requires mke2fs -V
@@ -66,13 +67,11 @@ files ()
   sed 's/^/   /' "$tmpdir/out.txt"
 }
 
-echo "== a file's block"
-mke2fs -q -t ext4 -b 4096 -d "$tmpdir/tree" -F "$tmpdir/fs.img" $((size / 1024))k >/dev/null
-put "$tmpdir/fs.img"
-b=$(debugfs -R "bmap /big/b.bin 100" "$tmpdir/fs.img" 2>/dev/null)
-spoil $((b * 4096))
-files
-/usr/bin/python3 - "$tmpdir/out.json" "$tmpdir/fs.img" "$b" <<'PY' || fail "check --files and debugfs disagree"
+# b_agrees JSON: the report names /big/b.bin at its block $b, no other
+# file, and debugfs agrees on every hit.
+b_agrees ()
+{
+  /usr/bin/python3 - "$1" "$tmpdir/fs.img" "$b" <<'PY' || fail "check --files and debugfs disagree"
 import json, re, subprocess, sys
 r = json.load(open(sys.argv[1]))
 img, want = sys.argv[2], int(sys.argv[3])
@@ -96,6 +95,31 @@ for h in hits:
     assert int(debugfs("bmap <%d> %d" % (ino, idx))) == blk, (h, idx)
 print("   debugfs agrees: inode, path and file offset of every hit")
 PY
+}
+
+echo "== a file's block"
+mke2fs -q -t ext4 -b 4096 -d "$tmpdir/tree" -F "$tmpdir/fs.img" $((size / 1024))k >/dev/null
+put "$tmpdir/fs.img"
+b=$(debugfs -R "bmap /big/b.bin 100" "$tmpdir/fs.img" 2>/dev/null)
+spoil $((b * 4096))
+files
+b_agrees "$tmpdir/out.json"
+
+echo "== the same online: check --control --wait --files, read through the server"
+put "$tmpdir/fs.img"
+serve_bg "$tmpdir/nbdkit.log" "${m[@]/#/disk=}" control="$tmpdir/ctl" ||
+  fail "the server did not start"
+spoil $((b * 4096))
+st=0
+"$RAID5CTL" check --control "$tmpdir/ctl" --wait --files >"$tmpdir/on.txt" 2>/dev/null || st=$?
+[ $st = 2 ] || { cat "$tmpdir/on.txt" >&2; fail "check --control --files: exit $st, not 2"; }
+sed 's/^/   /' "$tmpdir/on.txt"
+"$RAID5CTL" check --control "$tmpdir/ctl" --wait --files --json >"$tmpdir/on.json" 2>/dev/null || :
+b_agrees "$tmpdir/on.json"
+reads=$("$RAID5CTL" status --control "$tmpdir/ctl" --json |
+  /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["counters"]["reads"])')
+[ "$reads" -gt 0 ] || fail "the server counted no reads: the file system was not read through it"
+stop_server
 
 echo "== an inode table block"
 put "$tmpdir/fs.img"
