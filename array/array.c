@@ -335,6 +335,8 @@ array_open (const struct array_config *cfg, array_log_fn log,
   for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
     io_member_init (&a->members[i]);
   io_member_init (&a->spare);
+  a->integrity.fd = -1;
+  pthread_mutex_init (&a->pad_lock, NULL);
   err->msg[0] = '\0';
   if ((r = open_members (a, cfg, err)) < 0 ||
       (r = open_spare (a, cfg, err)) < 0 ||
@@ -342,6 +344,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
       (r = alloc_runtime (a, err)) < 0 ||
       (r = ppl_init (a, err)) < 0 ||
       (r = ppl_start (a, err)) < 0 ||
+      (cfg->integrity && (r = integrity_open (a, cfg->integrity, err)) < 0) ||
       (r = job_init (a)) < 0 ||
       (r = meta_start (a, err)) < 0) {
     if (r == -ENOMEM && err->msg[0] == '\0')
@@ -366,6 +369,9 @@ array_close (struct array *a)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
   if (meta_mark_clean (a, false, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+  if (a->integrity.on && array_flush (a, &err) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+  integrity_close (a);
   meta_free (&a->meta);
   ppl_free (a);
   job_destroy (a);
@@ -388,6 +394,7 @@ array_close (struct array *a)
     scratch_pool_destroy (&a->pool);
   if (a->small_made)
     scratch_pool_destroy (&a->small);
+  pthread_mutex_destroy (&a->pad_lock);
   free (a);
 }
 

@@ -73,6 +73,8 @@ struct array_config {
   const char *spare;          /* hot spare, or NULL */
   unsigned member_timeout_ms; /* NBD members: silence that fails one; 0:
                                  the default (io/nbd.h) */
+  const char *integrity;      /* the integrity record's file (made if
+                               * empty or absent), or NULL */
   bool manual_readd;          /* a member that can come back by itself (an
                                * NBD export, io_member_can_return) is not
                                * re-added by itself (array/comeback.c) */
@@ -231,6 +233,13 @@ struct array_mismatch {
                                * right) */
   unsigned units;             /* wrong 4 KiB units in the chunk */
   uint64_t array_off, array_len;  /* array bytes the stripe holds */
+  /* With an integrity record: the member whose units fail their
+   * checksum, or -1; how many; the member offset of the first; how many
+   * a repair rewrote from the other members.
+   */
+  int csum_member;
+  unsigned csum_units, csum_healed;
+  uint64_t csum_off;
 };
 struct array_job_status {
   enum array_job_kind kind;   /* running, or NONE */

@@ -107,17 +107,38 @@ reserve (struct array *a, struct worker *w)
  * *nops says how many ops of w->ops ran last.
  */
 static int
-execute (struct request *rq, size_t *nops)
+execute (struct request *rq, size_t *nops, struct integrity_bad *bad)
 {
   struct plan_run x = {
     .plan = &rq->w->plan, .client = rq->buf, .scratch = rq->w->scratch,
     .zero = rq->a->zero, .io_flags = rq->flags & ARRAY_FUA ? IO_FUA : 0,
     .zero_punches = (rq->flags & ARRAY_MAY_TRIM) != 0, .ops = rq->w->ops,
+    .verify = true,
   };
   int r = rq->w->plan.nppl > 0 ? ppl_run (rq->a, &x) : plan_run (rq->a, &x);
 
   *nops = x.nops;
+  *bad = x.bad;
   return r;
+}
+
+/* A read of the request failed its checksum (nothing was written): put
+ * the unit right, with no stripe lock of ours held, and let the batch be
+ * redone.  A unit that fails again after HEAL_TRIES heals is an error.
+ */
+#define HEAL_TRIES 3
+
+static int
+heal (struct request *rq, const struct integrity_bad *bad, unsigned *tries)
+{
+  if (++*tries > HEAL_TRIES) {
+    array_set_err (rq->err, "member %u (%s): 4 KiB at member offset %"
+                   PRIu64 " still fails its checksum after %u repairs",
+                   bad->member, array_member_path (rq->a, bad->member),
+                   bad->off, HEAL_TRIES);
+    return -EIO;
+  }
+  return integrity_heal (rq->a, bad, false, rq->err);
 }
 
 static int
@@ -200,9 +221,12 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
   struct array *a = rq->a;
   const uint64_t sd = a->geom.stripe_data;
   bool redo = true;
+  unsigned heals = 0;
   int r = 0;
 
   while (redo && r == 0) {
+    struct integrity_bad bad;
+    bool healing = false;
     struct stripe_range range = { 0, 0, false };
     uint64_t limit, limit2;
     int out = health_missing_for (&a->health, pos / sd, &limit);
@@ -227,29 +251,39 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
                          &range);
     /* Health (or the rebuild cursor) changed while we planned? */
     redo = out != health_missing_for (&a->health, pos / sd, &limit2);
-    if (!redo && (r = execute (rq, &nops)) < 0) {
+    if (!redo && (r = execute (rq, &nops, &bad)) == -EBADMSG)
+      healing = redo = true;
+    else if (!redo && r < 0) {
       r = handle_failure (rq, nops, r);
       redo = r == 0;
     }
     else if (!redo)
       count_segments (a, &rq->w->plan);
     stripe_unlock_range (&a->locks, &range);
+    if (healing)
+      r = heal (rq, &bad, &heals);
   }
   return r;
 }
 
 static int run_request (struct request rq);
 
-/* md's log counts sectors: with one, a write or zero that is not of
- * whole sectors is made one, its edge sectors read first -- under
- * ppl.unaligned, so that two such writes sharing a sector do not lose
- * each other's bytes.
+/* md's log counts sectors, and a record (integrity.h) whole units: with
+ * either, a write or zero that is not of whole ones is made one, its
+ * edge pieces read first -- under pad_lock, so that two such writes
+ * sharing a sector (or unit) do not lose each other's bytes.
  */
+static uint64_t
+pad_unit (const struct array *a)
+{
+  return a->integrity.on ? R5I_UNIT : a->ppl.on ? 512 : 1;
+}
+
 static int
-read_sector (const struct request *rq, char *to, uint64_t off)
+read_piece (const struct request *rq, char *to, uint64_t off, uint64_t len)
 {
   return run_request ((struct request) { .a = rq->a, .op = R5_OP_READ,
-                                         .buf = to, .off = off, .len = 512,
+                                         .buf = to, .off = off, .len = len,
                                          .err = rq->err });
 }
 
@@ -257,8 +291,9 @@ static int
 run_padded (struct request rq)
 {
   struct array *a = rq.a;
-  uint64_t first = rq.off / 512 * 512;
-  uint64_t end = (rq.off + rq.len + 511) / 512 * 512;
+  uint64_t u = pad_unit (a);
+  uint64_t first = rq.off / u * u;
+  uint64_t end = (rq.off + rq.len + u - 1) / u * u;
   bool head = rq.off > first, tail = rq.off + rq.len < end;
   char *buf;
   int r = 0;
@@ -267,11 +302,11 @@ run_padded (struct request rq)
     array_set_err (rq.err, "out of memory");
     return -ENOMEM;
   }
-  pthread_mutex_lock (&a->ppl.unaligned);
+  pthread_mutex_lock (&a->pad_lock);
   if (head)
-    r = read_sector (&rq, buf, first);
-  if (r == 0 && tail && !(head && end - 512 == first))
-    r = read_sector (&rq, buf + (end - 512 - first), end - 512);
+    r = read_piece (&rq, buf, first, u);
+  if (r == 0 && tail && !(head && end - u == first))
+    r = read_piece (&rq, buf + (end - u - first), end - u, u);
   if (rq.buf != NULL)
     memcpy (buf + (rq.off - first), rq.buf, rq.len);
   else
@@ -281,7 +316,7 @@ run_padded (struct request rq)
                                         .flags = rq.flags & ARRAY_FUA,
                                         .buf = buf, .off = first,
                                         .len = end - first, .err = rq.err });
-  pthread_mutex_unlock (&a->ppl.unaligned);
+  pthread_mutex_unlock (&a->pad_lock);
   free (buf);
   return r;
 }
@@ -309,8 +344,8 @@ run_request (struct request rq)
                    a->geom.capacity);
     return -EINVAL;
   }
-  if (a->ppl.on && (op == R5_OP_WRITE || op == R5_OP_ZERO) &&
-      (off % 512 || len % 512))
+  if ((op == R5_OP_WRITE || op == R5_OP_ZERO) &&
+      (off % pad_unit (a) || len % pad_unit (a)))
     return run_padded (rq);
   if (op != R5_OP_READ &&
       (r = meta_write_begin (a, off / a->geom.stripe_data,

@@ -8,6 +8,7 @@
 
 #include "array/array.h"
 #include "array/health.h"
+#include "array/integrity.h"
 #include "array/meta.h"
 #include "array/ppl.h"
 #include "array/stripe_lock.h"
@@ -139,6 +140,12 @@ struct array {
   bool manual_readd;          /* array_config's: no comeback */
   struct comeback comeback;
   struct ppl ppl;             /* the partial parity log, if kept */
+  struct integrity integrity; /* the checksums, if kept */
+  /* Serialises writes padded to whole sectors (a log) or units (a
+   * record), so that two sharing a sector or unit keep each other's
+   * bytes (exec.c).
+   */
+  pthread_mutex_t pad_lock;
 };
 
 /* From the background thread, now and then: watch the faulty member if

@@ -63,7 +63,6 @@ ppl_init (struct array *a, struct array_err *err)
   p->logs = calloc (a->geom.members, sizeof *p->logs);
   if (p->logs == NULL)
     goto nomem;
-  pthread_mutex_init (&p->unaligned, NULL);
   for (unsigned m = 0; m < a->geom.members; m++) {
     struct ppl_log *l = &p->logs[m];
 
@@ -102,8 +101,6 @@ ppl_free (struct array *a)
       pthread_cond_destroy (&p->logs[m].unit[1].wake);
     }
   }
-  if (p->made)
-    pthread_mutex_destroy (&p->unaligned);
   free (p->logs);
   p->logs = NULL;
 }

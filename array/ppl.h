@@ -110,7 +110,6 @@ struct ppl {
   _Atomic uint64_t seq;       /* the last unit's generation */
   struct ppl_log *logs;       /* one per member, if on */
   bool made;
-  pthread_mutex_t unaligned;  /* serialises writes not of whole sectors */
   _Atomic uint64_t units, entries;    /* written since open */
   unsigned recovered, refused;        /* entries at start (md's
                                        * recovered_entries, mismatch_count) */

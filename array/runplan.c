@@ -1,6 +1,7 @@
 /* array/runplan.c -- run a plan on the members (see runplan.h). */
 #include <config.h>
 
+#include <errno.h>
 #include <stdlib.h>
 
 #include "array/internal.h"
@@ -120,6 +121,25 @@ run_reads (struct array *a, struct plan_run *x)
   return io_run (a->members, x->ops, k, 0);
 }
 
+/* Phase 1's reads against their checksums: -EBADMSG with x->bad at the
+ * first unit that fails.
+ */
+static int
+verify_reads (struct array *a, struct plan_run *x)
+{
+  const struct r5_plan *p = x->plan;
+
+  for (size_t i = 0; i < p->nios; i++) {
+    const struct r5_io *io = &p->ios[i];
+
+    if (io->kind == R5_IO_READ &&
+        !integrity_verify (a, io->member, io->member_off,
+                           plan_run_ptr (x, io->buf), io->len, &x->bad))
+      return -EBADMSG;
+  }
+  return 0;
+}
+
 /* Count the wrong units of one compare: data and parity XOR to zero
  * where parity is right.  One pass over the members' bytes, nothing
  * written (ISA-L's xor_check), as long as it can be (streams prefetch
@@ -186,6 +206,22 @@ is_write (const struct plan_run *x, const struct r5_io *io)
   return io->kind != R5_IO_READ && found_wrong (x, io->when);
 }
 
+/* Writes with an integrity record: their checksums first (integrity.h),
+ * the writes done before the record may settle.
+ */
+static int
+run_noted (struct array *a, struct io_op *ops, size_t n, unsigned flags)
+{
+  int e;
+
+  integrity_writes_begin (a);
+  e = integrity_note_writes (a, ops, n);
+  if (e == 0)
+    e = io_run (a->members, ops, n, flags);
+  integrity_writes_end (a);
+  return e;
+}
+
 bool
 plan_run_has_writes (const struct array *a, const struct plan_run *x,
                      unsigned group)
@@ -221,7 +257,8 @@ plan_run_writes (struct array *a, struct plan_run *x, int group)
     x->ops[k++] = op;
   }
   x->nops = k;
-  return io_run (a->members, x->ops, k, x->io_flags);
+  return a->integrity.on ? run_noted (a, x->ops, k, x->io_flags)
+                         : io_run (a->members, x->ops, k, x->io_flags);
 }
 
 int
@@ -232,6 +269,8 @@ plan_run_prepare (struct array *a, struct plan_run *x)
   x->al.n = 0;
   alias_written (x);
   if ((e = run_reads (a, x)) < 0)
+    return e;
+  if (x->verify && a->integrity.on && (e = verify_reads (a, x)) < 0)
     return e;
   run_compute (x);
   return 0;

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "array/integrity.h"
 #include "io/batch.h"
 #include "raid/plan.h"
 
@@ -65,6 +66,11 @@ struct plan_run {
   struct plan_cmp_out *cmp;   /* room for plan->ncmps */
   size_t nops;                /* out: the failed phase's ops */
   struct plan_aliases al;     /* the executor's */
+  /* With an integrity record (integrity.h): verify phase 1's reads and
+   * stop with -EBADMSG and the first unit that fails, in bad.
+   */
+  bool verify;
+  struct integrity_bad bad;
 };
 
 /* Run x->plan on a's members.  Returns 0, or the failing phase's io_run()

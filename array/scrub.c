@@ -13,6 +13,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -46,8 +47,69 @@ note_wrong (struct part *p, const struct r5_cmp *c,
   }
   p->bad[p->nbad++] = (struct bad_stripe) {
     .stripe = c->stripe, .first = o->first, .last = o->last,
-    .parity = c->parity, .units = o->bad,
+    .parity = c->parity, .units = o->bad, .csum_member = -1,
   };
+}
+
+/* The part's entry of stripe, or NULL: its parity was right. */
+static struct bad_stripe *
+bad_of (struct part *p, uint64_t stripe)
+{
+  for (unsigned i = p->nbad; i-- > 0;)
+    if (p->bad[i].stripe == stripe)
+      return &p->bad[i];
+  return NULL;
+}
+
+/* A unit failed its checksum: named in its stripe's entry; with repair
+ * (the stripe locks held by the step) rewritten from the others.
+ */
+static void
+note_csum (struct part *p, const struct integrity_bad *u)
+{
+  struct array *a = p->a;
+  uint64_t stripe = (u->off - a->geom.data_offset) / a->geom.chunk;
+  struct bad_stripe *b = bad_of (p, stripe);
+  struct array_err err;
+  bool healed = false;
+
+  if (p->kind != ARRAY_JOB_CHECK)
+    healed = integrity_heal (a, u, true, &err) == 0;
+  else
+    a->integrity.failures++;
+  if (!healed && p->kind != ARRAY_JOB_CHECK)
+    array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+  if (b == NULL) {
+    array_log (a, ARRAY_LOG_NOTICE, "member %u (%s): 4 KiB at member offset "
+               "%" PRIu64 " fails its checksum, though its row's parity is "
+               "right%s", u->member, array_member_path (a, u->member),
+               u->off, healed ? " (rewritten from the others)" : "");
+    return;
+  }
+  if (b->csum_units++ == 0)
+    b->csum_off = u->off;
+  b->csum_member = (int) u->member;
+  b->csum_healed += healed;
+}
+
+/* Every unit the piece read, against its checksum. */
+static void
+scan_csums (struct part *p, const struct plan_run *x)
+{
+  const struct r5_plan *pl = x->plan;
+
+  for (size_t i = 0; i < pl->nios; i++) {
+    const struct r5_io *io = &pl->ios[i];
+    const char *buf = plan_run_ptr (x, io->buf);
+    struct integrity_bad u;
+
+    if (io->kind != R5_IO_READ)
+      continue;
+    for (uint64_t at = 0; at + R5I_UNIT <= io->len; at += R5I_UNIT)
+      if (!integrity_verify (p->a, io->member, io->member_off + at, buf + at,
+                             R5I_UNIT, &u))
+        note_csum (p, &u);
+  }
 }
 
 /* A member failed in a piece: taken out of service (the array goes on
@@ -71,11 +133,13 @@ failed (struct part *p, const struct plan_run *x, int r)
 }
 
 /* Plan and run the piece of the part that span says (its stripes and
- * their chunks' bytes; the job and slot are the part's), in scratch; note
- * what the compares found.
+ * their chunks' bytes; the job and slot are the part's, or a check with
+ * checksums), in scratch; note what the compares found (note), and the
+ * units that fail their checksums (checksums).
  */
 static int
-run_piece (struct part *p, struct r5_job_span span, char *scratch)
+run_plan (struct part *p, struct r5_job_span span, char *scratch,
+          bool checksums, bool note)
 {
   struct array *a = p->a;
   struct plan_run x = {
@@ -84,7 +148,7 @@ run_piece (struct part *p, struct r5_job_span span, char *scratch)
   };
   int r;
 
-  span.job = job_of (p->kind);
+  span.job = checksums ? R5_JOB_CHECK : job_of (p->kind);
   span.slot = p->kind == ARRAY_JOB_REBUILD ? (unsigned) a->job.slot : 0;
   r5_plan_reset (&p->plan);
   r = r5_plan_job (&p->plan, &a->geom, &span);
@@ -95,10 +159,30 @@ run_piece (struct part *p, struct r5_job_span span, char *scratch)
   }
   if ((r = plan_run (a, &x)) < 0)
     return failed (p, &x, r);
-  for (size_t i = 0; i < p->plan.ncmps; i++)
+  for (size_t i = 0; note && i < p->plan.ncmps; i++)
     if (x.cmp[i].bad)
       note_wrong (p, &p->plan.cmps[i], &x.cmp[i]);
+  if (checksums)
+    scan_csums (p, &x);
   return 0;
+}
+
+/* Plan and run a piece.  With an integrity record a scrub first checks
+ * it and verifies every unit it read (naming the member of a wrong
+ * row); a repair rewrites the units that fail from the other members
+ * and only then the parity still wrong.
+ */
+static int
+run_piece (struct part *p, struct r5_job_span span, char *scratch)
+{
+  int r;
+
+  if (!p->a->integrity.on || p->kind == ARRAY_JOB_REBUILD)
+    return run_plan (p, span, scratch, false, true);
+  if ((r = run_plan (p, span, scratch, true, true)) < 0 ||
+      p->kind == ARRAY_JOB_CHECK)
+    return r;
+  return run_plan (p, span, scratch, false, false);
 }
 
 /* The part's next of count units (stripes, or a rebuild's slices) into

@@ -15,6 +15,13 @@ struct bad_stripe {
   uint64_t stripe, first, last;   /* chunk offsets of the first and the
                                    * last wrong unit */
   unsigned parity, units;
+  /* With an integrity record: the member whose units failed their
+   * checksum (-1: none; the last one if several did), how many, the
+   * member offset of the first, and how many were healed (repair).
+   */
+  int csum_member;
+  unsigned csum_units, csum_healed;
+  uint64_t csum_off;
 };
 
 /* One part of a step's batch, done by one thread: the step's stripes are

@@ -167,6 +167,12 @@ print_policy (const struct array *a, FILE *out)
              a->ppl.units, a->ppl.entries, a->ppl.recovered,
              a->ppl.refused);
   fputc ('\n', out);
+  if (a->integrity.on)
+    fprintf (out, "      integrity record: %s (%" PRIu64 " units verified, %"
+             PRIu64 " failed their checksum, %" PRIu64 " healed, %" PRIu64
+             " not healable)\n", a->integrity.path, a->integrity.verified,
+             a->integrity.failures, a->integrity.healed,
+             a->integrity.unhealable);
 }
 
 static void
@@ -312,6 +318,12 @@ json_found (const struct array_job_status *j)
     put_u64 (m, "member_offset", j->found[i].member_off);
     put_u64 (m, "last_member_offset", j->found[i].last_off);
     put_u64 (m, "units_4k", j->found[i].units);
+    if (j->found[i].csum_member >= 0) {
+      put_u64 (m, "checksum_member", (uint64_t) j->found[i].csum_member);
+      put_u64 (m, "checksum_units", j->found[i].csum_units);
+      put_u64 (m, "checksum_offset", j->found[i].csum_off);
+      put_u64 (m, "checksum_healed", j->found[i].csum_healed);
+    }
     json_object_array_add (l, m);
   }
   return l;
@@ -383,6 +395,24 @@ json_ppl (const struct array *a)
   return o;
 }
 
+static json_object *
+json_integrity (const struct array *a)
+{
+  const struct integrity *t = &a->integrity;
+  json_object *o;
+
+  if (!t->on)
+    return NULL;
+  o = json_object_new_object ();
+  put_str (o, "path", t->path);
+  put_u64 (o, "verified_units", t->verified);
+  put_u64 (o, "failed_units", t->failures);
+  put_u64 (o, "healed_units", t->healed);
+  put_u64 (o, "unhealable_units", t->unhealable);
+  put_u64 (o, "recomputed_regions_at_start", t->recomputed);
+  return o;
+}
+
 /* One line (the control protocol is lines): json-c's spaced form. */
 static void
 print_json (struct array *a, const struct array_job_status *j,
@@ -408,6 +438,7 @@ print_json (struct array *a, const struct array_job_status *j,
   put_str (o, "spare", io_member_is_open (&a->spare) ? a->spare.path : NULL);
   put_str (o, "consistency_policy", policy_name (a));
   json_object_object_add (o, "ppl", json_ppl (a));
+  json_object_object_add (o, "integrity", json_integrity (a));
   json_object_object_add (o, "job", json_job (j));
   json_object_object_add (o, "last_job", json_last_job (j));
   put_u64 (o, "speed_min_kib", j->speed_min);

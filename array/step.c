@@ -85,6 +85,8 @@ record (struct array *a, const struct bad_stripe *b,
     .last_off = r5_stripe_member_off (&a->geom, b->stripe) + b->last,
     .array_off = r5_stripe_array_off (&a->geom, b->stripe),
     .array_len = a->geom.stripe_data,
+    .csum_member = b->csum_member, .csum_units = b->csum_units,
+    .csum_healed = b->csum_healed, .csum_off = b->csum_off,
   };
 
   /* job.lock is held by the caller of job_step. */

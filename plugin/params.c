@@ -188,6 +188,11 @@ params_config (struct params *p, const char *key, const char *value)
     *dst = key[0] == 's' ? member_path (value) : nbdkit_absolute_path (value);
     return *dst ? 0 : -1;
   }
+  if (strcmp (key, "integrity") == 0) {
+    free ((char *) p->array.integrity);
+    p->array.integrity = nbdkit_absolute_path (value);
+    return p->array.integrity ? 0 : -1;
+  }
   if (strcmp (key, "re-add") == 0)
     return parse_readd (p, value);
   if (strcmp (key, "member-timeout") == 0)
@@ -227,5 +232,6 @@ params_free (struct params *p)
     free ((char *) p->array.paths[i]);
   free (p->control);
   free ((char *) p->array.spare);
+  free ((char *) p->array.integrity);
   params_init (p);
 }

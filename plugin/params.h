@@ -49,6 +49,8 @@ void params_free (struct params *p);
   "                   status, check, repair, rebuild, fail, pause, resume,\n" \
   "                   speed.\n" \
   "spare=PATH         A hot spare: a failed member is rebuilt onto it.\n" \
+  "integrity=PATH     A crc32c per 4 KiB of every member, kept in PATH\n" \
+  "                   (made if absent): reads verify and heal.\n" \
   "member-timeout=SECONDS  An NBD member with requests in flight and\n" \
   "                   none completing this long is failed (default 5).\n" \
   "re-add=auto|manual auto (default): a failed NBD member is reached\n" \

@@ -3,7 +3,8 @@
  * fsmap.h).
  *
  * Parity says a row of a stripe is wrong, not which chunk of the row: so
- * every data chunk's part of the row is a suspect, and each is explained.
+ * every data chunk's part of the row is a suspect, and each is explained
+ * -- unless an integrity record named the member, whose chunk alone is.
  * The parity chunk itself holds no file's bytes.
  */
 #include <config.h>
@@ -44,12 +45,16 @@ suspects (const struct r5_geom *g, const struct array_mismatch *m,
   uint64_t base = r5_stripe_member_off (g, m->stripe);
   uint64_t first = m->member_off - base;
   uint64_t len = m->last_off - m->member_off + R5_CMP_UNIT;
+  int named = m->csum_member >= 0
+    ? r5_data_index (g, m->stripe, (unsigned) m->csum_member) : -2;
+  size_t n = 0;
 
   for (unsigned d = 0; d < g->data_members; d++)
-    out[d] = (struct fsmap_range) {
-      .off = m->array_off + d * g->chunk + first, .len = len, .tag = tag,
-    };
-  return g->data_members;
+    if (named == -2 || named == (int) d)
+      out[n++] = (struct fsmap_range) {
+        .off = m->array_off + d * g->chunk + first, .len = len, .tag = tag,
+      };
+  return n;                   /* none: the parity chunk is the wrong one */
 }
 
 /* The pieces of r outside every file system of f: OUTSIDE hits. */

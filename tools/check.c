@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array/array.h"
 #include "tools/check.h"
@@ -27,6 +28,7 @@ struct check_opts {
   bool repair, json;
   bool files;                 /* --files */
   uint64_t fs_off;            /* --fs-offset, or CHECK_FS_AUTO */
+  const char *integrity;      /* --integrity FILE, or NULL */
   unsigned max_list;
   unsigned n;
   const char *disks[R5_MAX_MEMBERS];
@@ -47,7 +49,8 @@ usage (bool repair)
 
   const char *files = repair ? "" : " [--files [--fs-offset SIZE]]";
 
-  printf ("usage: raid5ctl %s [--json] [--list N]%s DISK...\n"
+  printf ("usage: raid5ctl %s [--json] [--list N] [--integrity FILE]%s "
+          "DISK...\n"
           "       raid5ctl %s --control SOCKET [--wait [--json] [--list N]%s]"
           "\n\n", name, files, name, files);
   printf ("%s every stripe of an array whose members carry md superblocks "
@@ -58,9 +61,14 @@ usage (bool repair)
           : "Nothing is written.  The count is md's mismatch_cnt (512-byte\n"
             "sectors, 8 per wrong 4 KiB unit); each stripe found is listed.");
   printf ("\n  --json       the report as JSON\n"
-          "  --list N     list at most N stripes (default %d)\n%s"
+          "  --list N     list at most N stripes (default %d)\n"
+          "  --integrity FILE  the array's integrity record (integrity=FILE\n"
+          "               of the plugin): every unit read is verified, the\n"
+          "               member whose units fail is named%s\n%s"
           "  -h, --help   this text\n"
           "The members must not be served while this runs.\n", DEFAULT_LIST,
+          repair ? ", and they are\n               rewritten from the other "
+          "members before parity" : "",
           repair ? "" :
           "  --files      under each stripe listed, what the file system on the\n"
           "               array keeps in its wrong rows: files (path, inode,\n"
@@ -88,6 +96,7 @@ parse (int argc, char **argv, struct check_opts *o)
     { "list", required_argument, NULL, 'l' },
     { "files", no_argument, NULL, 'f' },
     { "fs-offset", required_argument, NULL, 'o' },
+    { "integrity", required_argument, NULL, 'i' },
     { NULL, 0, NULL, 0 },
   };
   char *end;
@@ -98,6 +107,7 @@ parse (int argc, char **argv, struct check_opts *o)
     case 'h': usage (o->repair); exit (TOOL_OK);
     case 'j': o->json = true; break;
     case 'f': o->files = true; break;
+    case 'i': o->integrity = optarg; break;
     case 'o':
       if (tool_parse_size (optarg, 1, &o->fs_off) < 0)
         return tool_error ("--fs-offset %s: not a size", optarg);
@@ -118,6 +128,9 @@ parse (int argc, char **argv, struct check_opts *o)
                        argc - optind, R5_MAX_MEMBERS);
   for (o->n = 0; optind < argc; o->n++)
     o->disks[o->n] = argv[optind++];
+  if (o->integrity && access (o->integrity, R_OK | W_OK) != 0)
+    return tool_error ("--integrity %s: %m (a record is made by serving the "
+                       "array with integrity=FILE)", o->integrity);
   return TOOL_OK;
 }
 
@@ -137,13 +150,25 @@ on_mismatch (void *opaque, const struct array_mismatch *mm)
     f->list[f->n++] = *mm;
 }
 
+/* Did the repair rewrite units from the others (an integrity record)? */
+static bool
+healed_any (const struct check_result *r)
+{
+  for (unsigned i = 0; i < r->n; i++)
+    if (r->list[i].csum_healed > 0)
+      return true;
+  return false;
+}
+
 static void
 report_text (const struct check_result *r)
 {
   printf ("%s: %" PRIu64 " stripes checked, %" PRIu64 " with wrong parity, "
           "mismatch_cnt %" PRIu64 "%s\n", r->repair ? "repair" : "check",
           r->stripes, r->stripes_bad, r->mismatches,
-          r->repair && r->stripes_bad ? " (parity rewritten)" : "");
+          !r->repair || !r->stripes_bad ? ""
+          : healed_any (r) ? " (the units that failed their checksum "
+            "rewritten, parity elsewhere)" : " (parity rewritten)");
   if (r->files && r->n > 0) {
     check_files_text_head (r->files);
     printf ("  under each stripe, what its wrong rows hold (in each data "
@@ -157,6 +182,13 @@ report_text (const struct check_result *r)
             "parity on member %u from offset %" PRIu64 ", %u x 4 KiB "
             "wrong\n", m->stripe, m->array_off, m->array_off + m->array_len,
             m->parity, m->member_off, m->units);
+    if (m->csum_member >= 0)
+      printf ("    member %d fails its checksum: %u x 4 KiB from member "
+              "offset %" PRIu64 "%s\n", m->csum_member, m->csum_units,
+              m->csum_off, m->csum_healed == m->csum_units
+              ? ", rewritten from the other members"
+              : m->csum_healed ? ", some rewritten from the other members"
+              : r->repair ? ", not healable" : "");
     if (r->files)
       check_files_text (r->files, i);
   }
@@ -170,6 +202,22 @@ report_text (const struct check_result *r)
   else if (r->dirty)
     printf ("the array was dirty (not stopped cleanly): this repair was its "
             "resync, and it is clean now\n");
+}
+
+/* What the integrity record says of a stripe: the member whose units
+ * fail their checksum (null: none, or no record).
+ */
+static void
+json_checksum (struct json *j, const struct array_mismatch *m)
+{
+  if (m->csum_member < 0) {
+    tool_json_null (j, "checksum_member");
+    return;
+  }
+  tool_json_u64 (j, "checksum_member", (uint64_t) m->csum_member);
+  tool_json_u64 (j, "checksum_units", m->csum_units);
+  tool_json_u64 (j, "checksum_offset", m->csum_off);
+  tool_json_u64 (j, "checksum_healed", m->csum_healed);
 }
 
 static void
@@ -197,6 +245,7 @@ report_json (const struct check_result *r)
     tool_json_u64 (&j, "member_offset", r->list[i].member_off);
     tool_json_u64 (&j, "last_member_offset", r->list[i].last_off);
     tool_json_u64 (&j, "units_4k", r->list[i].units);
+    json_checksum (&j, &r->list[i]);
     if (r->files)
       check_files_json (r->files, i, &j);
     tool_json_close (&j, '}');
@@ -233,7 +282,8 @@ read_array (void *opaque, void *buf, uint64_t len, uint64_t off)
 static int
 run (const struct check_opts *o)
 {
-  struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO };
+  struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO,
+                              .integrity = o->integrity };
   struct findings f = { .o = o };
   struct array_job_status res;
   struct check_result result = { .dirty = false };

@@ -89,6 +89,23 @@ get_str (json_object *o, const char *key, char *buf, size_t len)
     < len;
 }
 
+/* The checksum fields of a found stripe, when the server has a record. */
+static void
+read_csum (json_object *m, struct array_mismatch *f)
+{
+  uint64_t member, units = 0, healed = 0;
+
+  f->csum_member = -1;
+  if (!get_u64 (m, "checksum_member", &member) ||
+      !get_u64 (m, "checksum_units", &units) ||
+      !get_u64 (m, "checksum_offset", &f->csum_off) ||
+      !get_u64 (m, "checksum_healed", &healed))
+    return;
+  f->csum_member = (int) member;
+  f->csum_units = (unsigned) units;
+  f->csum_healed = (unsigned) healed;
+}
+
 static bool
 read_found (json_object *list, struct job_view *v)
 {
@@ -110,6 +127,7 @@ read_found (json_object *list, struct job_view *v)
       return false;
     f->parity = (unsigned) parity;
     f->units = (unsigned) units;
+    read_csum (m, f);
   }
   return list != NULL;
 }

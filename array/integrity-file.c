@@ -1,0 +1,192 @@
+/* array/integrity-file.c -- the integrity record's file: made, or
+ * checked against the array it belongs to, mapped, its marked regions
+ * computed again; and closed (integrity.h).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "array/integrity.h"
+#include "array/internal.h"
+
+/* The header this array's record has. */
+static void
+expected (const struct array *a, struct r5i_header *h)
+{
+  memcpy (h->uuid, a->meta.live.common.set_uuid, 16);
+  h->members = a->geom.members;
+  h->data_offset = a->geom.data_offset;
+  h->units = a->geom.member_data / R5I_UNIT;
+}
+
+/* A new record: its header, every region marked (so that every checksum
+ * is computed at once).
+ */
+static int
+make (struct integrity *t, int fd, const struct r5i_header *h,
+      struct array_err *err)
+{
+  uint8_t *buf = calloc (1, R5I_HEADER);
+  uint8_t *ones = malloc (t->l.bits_bytes);
+  int e = 0;
+
+  if (buf == NULL || ones == NULL)
+    e = -ENOMEM;
+  else {
+    r5i_header_encode (h, buf);
+    memset (ones, 0xff, t->l.bits_bytes);
+    if (ftruncate (fd, (off_t) t->l.file_bytes) == -1 ||
+        pwrite (fd, ones, t->l.bits_bytes, (off_t) t->l.bits_off) !=
+        (ssize_t) t->l.bits_bytes ||
+        pwrite (fd, buf, R5I_HEADER, 0) != R5I_HEADER || fdatasync (fd) == -1)
+      e = -errno;
+  }
+  if (e < 0)
+    array_set_err (err, "integrity record %s: cannot make it: %s", t->path,
+                   strerror (-e));
+  free (buf);
+  free (ones);
+  return e;
+}
+
+/* An existing record: of this array, and whole. */
+static int
+check (struct integrity *t, int fd, const struct r5i_header *want,
+       uint64_t size, struct array_err *err)
+{
+  uint8_t buf[R5I_HEADER];
+  struct r5i_header h;
+  char why[160] = "";
+  int e;
+
+  if (pread (fd, buf, R5I_HEADER, 0) != R5I_HEADER)
+    snprintf (why, sizeof why, "shorter than its header");
+  else if ((e = r5i_header_decode (buf, &h, why, sizeof why)) == 0) {
+    if (memcmp (h.uuid, want->uuid, 16) != 0)
+      snprintf (why, sizeof why, "it belongs to another array (uuid)");
+    else if (h.members != want->members || h.data_offset != want->data_offset
+             || h.units != want->units)
+      snprintf (why, sizeof why, "it is of %u members of %" PRIu64 " units "
+                "from byte %" PRIu64 ", the array of %u of %" PRIu64
+                " from %" PRIu64, h.members, h.units, h.data_offset,
+                want->members, want->units, want->data_offset);
+    else if (size < t->l.file_bytes)
+      snprintf (why, sizeof why, "%" PRIu64 " bytes, not %" PRIu64, size,
+                t->l.file_bytes);
+  }
+  if (why[0] == '\0')
+    return 0;
+  array_set_err (err, "integrity record %s: %s", t->path, why);
+  return -EINVAL;
+}
+
+static int
+open_file (struct array *a, struct array_err *err, bool *made)
+{
+  struct integrity *t = &a->integrity;
+  struct r5i_header h;
+  struct stat st;
+  int fd = open (t->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600), e;
+
+  if (fd == -1 || fstat (fd, &st) == -1) {
+    array_set_err (err, "integrity record %s: cannot open: %m", t->path);
+    return fd == -1 ? -errno : (close (fd), -EIO);
+  }
+  expected (a, &h);
+  t->h = h;
+  r5i_layout_of (&h, &t->l);
+  *made = st.st_size == 0;
+  e = *made ? make (t, fd, &h, err)
+            : check (t, fd, &h, (uint64_t) st.st_size, err);
+  if (e < 0) {
+    close (fd);
+    return e;
+  }
+  t->map = mmap (NULL, t->l.file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                 fd, 0);
+  if (t->map == MAP_FAILED) {
+    t->map = NULL;
+    array_set_err (err, "integrity record %s: cannot map it: %m", t->path);
+    close (fd);
+    return -ENOMEM;
+  }
+  t->fd = fd;
+  return 0;
+}
+
+static int
+refuse (const struct array *a, struct array_err *err)
+{
+  if (!a->meta.enabled) {
+    array_set_err (err, "integrity=%s: needs md superblocks on the members "
+                   "(the record is bound to the array's uuid)",
+                   a->integrity.path);
+    return -EINVAL;
+  }
+  if (a->geom.data_offset % R5I_UNIT) {
+    array_set_err (err, "integrity=%s: the data offset (%" PRIu64 " bytes) "
+                   "is not a multiple of 4 KiB", a->integrity.path,
+                   a->geom.data_offset);
+    return -EINVAL;
+  }
+  return 0;
+}
+
+int
+integrity_open (struct array *a, const char *path, struct array_err *err)
+{
+  struct integrity *t = &a->integrity;
+  bool made = false;
+  int64_t n;
+  int e;
+
+  t->fd = -1;
+  if ((t->path = strdup (path)) == NULL)
+    return -ENOMEM;
+  if ((e = refuse (a, err)) < 0 || (e = open_file (a, err, &made)) < 0)
+    return e;
+  if ((t->unknown = calloc (1, t->l.bits_bytes)) == NULL)
+    return -ENOMEM;
+  pthread_mutex_init (&t->lock, NULL);
+  pthread_rwlock_init (&t->gate, NULL);
+  t->locks_made = true;
+  if ((n = integrity_recompute_marked (a, err)) < 0)
+    return (int) n;
+  t->recomputed = (uint64_t) n;
+  t->on = true;
+  if (made || n > 0)
+    array_log (a, ARRAY_LOG_NOTICE, "integrity record %s: %s: the "
+               "checksums of %" PRId64 " regions of 4 MiB computed from the "
+               "members", path, made ? "made" : "not settled at the last "
+               "stop", n);
+  return integrity_settle (a);
+}
+
+void
+integrity_close (struct array *a)
+{
+  struct integrity *t = &a->integrity;
+
+  if (t->on && integrity_settle (a) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "integrity record %s: cannot sync: %m",
+               t->path);
+  if (t->map)
+    munmap (t->map, t->l.file_bytes);
+  if (t->fd >= 0)
+    close (t->fd);
+  if (t->locks_made) {
+    pthread_mutex_destroy (&t->lock);
+    pthread_rwlock_destroy (&t->gate);
+  }
+  free (t->unknown);
+  free (t->path);
+  memset (t, 0, sizeof *t);
+  t->fd = -1;
+}

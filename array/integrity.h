@@ -1,0 +1,117 @@
+/* array/integrity.h -- the live integrity record (raid/integrity.h): a
+ * crc32c of every 4 KiB unit of every member, in a sidecar file mapped
+ * shared, so that a wrong unit names its member.  Internal to array/.
+ *
+ * Ordering, as md orders its bitmap: a region's dirty bit is set and
+ * durable (msync) before any of its checksums changes; the bits are
+ * cleared only when the array is marked clean (meta_mark_clean: no write
+ * in flight, members synced), after the table is synced.  After a crash
+ * the checksums of the regions still marked are computed again from the
+ * members at open.  A region whose member is not in service then stays
+ * marked and unknown: its units are not verified until that member is
+ * rebuilt.
+ *
+ * Units: every request and job touches whole units (exec.c pads requests
+ * to 4 KiB with a record; the data offset is a multiple of 4 KiB).
+ *
+ * Locking: gate is held shared by every batch of writes from before its
+ * checksums change until the writes return, and exclusively by
+ * integrity_settle; lock serialises setting bits.  Checksums of a unit
+ * change only under its stripe's exclusive lock; readers without a lock
+ * may see a new checksum with old bytes, so a failure is confirmed under
+ * the lock (integrity_heal) before anything is done about it.
+ */
+#ifndef ARRAY_INTEGRITY_H
+#define ARRAY_INTEGRITY_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "io/batch.h"
+#include "raid/integrity.h"
+
+struct array;
+struct array_err;
+
+struct integrity {
+  bool on;
+  int fd;
+  char *path;
+  struct r5i_header h;
+  struct r5i_layout l;
+  uint8_t *map;               /* the whole file */
+  uint8_t *unknown;           /* regions whose checksums are not known */
+  pthread_mutex_t lock;
+  pthread_rwlock_t gate;
+  bool locks_made;
+  _Atomic uint64_t verified;  /* units read and verified */
+  _Atomic uint64_t failures;  /* units that failed, confirmed */
+  _Atomic uint64_t healed;    /* ... rewritten from the other members */
+  _Atomic uint64_t unhealable;
+  _Atomic uint64_t recomputed;    /* regions computed again at open */
+};
+
+/* A unit that failed its checksum. */
+struct integrity_bad {
+  unsigned member;
+  uint64_t off;               /* member bytes */
+};
+
+/* Open (or make: every region marked, so every checksum is computed
+ * from the members) the record at path for a, which has md superblocks
+ * and its health; compute the marked regions again.  Returns 0 or -errno
+ * with err naming the file and what is wrong with it.
+ */
+int integrity_open (struct array *a, const char *path, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+/* Settle (if it is open) and unmap. */
+void integrity_close (struct array *a) __attribute__((nonnull));
+
+/* Before ops[0..n) (a batch's writes, zeroes, punches) run: mark their
+ * regions, then their units' new checksums.  The caller holds gate
+ * shared (integrity_writes_begin/end) until the batch has run.
+ * Returns 0 or -errno (the file could not be synced).
+ */
+void integrity_writes_begin (struct array *a) __attribute__((nonnull));
+void integrity_writes_end (struct array *a) __attribute__((nonnull));
+int integrity_note_writes (struct array *a, const struct io_op *ops,
+                           size_t n) __attribute__((nonnull));
+
+/* Verify len bytes at buf, read from member at member offset off (whole
+ * units are verified, the rest skipped).  true if they are right (or
+ * not known), else false with *bad.
+ */
+bool integrity_verify (struct array *a, unsigned member, uint64_t off,
+                       const void *buf, uint64_t len,
+                       struct integrity_bad *bad)
+  __attribute__((nonnull (1, 4)));
+
+/* The unit of bad, its stripe's lock held exclusively by the caller
+ * (locked) or taken here: read every member's unit of the row; if just
+ * one fails its checksum and the others rebuild it to its checksum,
+ * write it back (healed).  Returns 0 (healed, or nothing wrong any
+ * more), or -EIO with err naming the member, path and offset.
+ */
+int integrity_heal (struct array *a, const struct integrity_bad *bad,
+                    bool locked, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* With no write in flight and the members synced: sync the table, then
+ * clear the marks of every known region.  0 or -errno.
+ */
+int integrity_settle (struct array *a) __attribute__((nonnull));
+
+/* At open (integrity-file.c): every marked region of a member in
+ * service computed again from its bytes, the others made unknown.  How
+ * many were computed, or -errno with err set.
+ */
+int64_t integrity_recompute_marked (struct array *a, struct array_err *err)
+  __attribute__((nonnull));
+
+/* A member was rebuilt whole: its regions are known again. */
+void integrity_member_rebuilt (struct array *a, unsigned member)
+  __attribute__((nonnull));
+
+#endif /* ARRAY_INTEGRITY_H */
