@@ -352,6 +352,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
     array_close (a);
     return r;
   }
+  io_thread_release ();       /* the plugin forks after opening */
   *out = a;
   return 0;
 }

@@ -53,6 +53,13 @@ int io_run (const struct io_member *members, struct io_op *ops, size_t n,
             unsigned flags)
   __attribute__((nonnull (1), warn_unused_result));
 
+/* Let go of the calling thread's ring (made again at its next io_run).
+ * For a thread that did I/O before its process forks: a ring belongs to
+ * the task that made it (IORING_SETUP_SINGLE_ISSUER), and the forked
+ * process's use of it would fail with EEXIST.
+ */
+void io_thread_release (void);
+
 /* Check that this process can use io_uring.  Returns 0 or -errno. */
 int io_probe (void) __attribute__((warn_unused_result));
 

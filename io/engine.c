@@ -121,6 +121,18 @@ engine_get (struct engine **out)
   return 0;
 }
 
+void
+io_thread_release (void)
+{
+  struct engine *e;
+
+  pthread_once (&engine_once, engine_key_init);
+  if ((e = pthread_getspecific (engine_key)) == NULL)
+    return;
+  pthread_setspecific (engine_key, NULL);
+  engine_destroy (e);
+}
+
 static int
 engine_ring (struct engine *e)
 {
