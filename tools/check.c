@@ -160,6 +160,16 @@ healed_any (const struct check_result *r)
   return false;
 }
 
+/* Did the checksums name the member of every stripe listed? */
+static bool
+named_all (const struct check_result *r)
+{
+  for (unsigned i = 0; i < r->n; i++)
+    if (r->list[i].csum_member < 0)
+      return false;
+  return r->n > 0;
+}
+
 static void
 report_text (const struct check_result *r)
 {
@@ -171,9 +181,12 @@ report_text (const struct check_result *r)
             "rewritten, parity elsewhere)" : " (parity rewritten)");
   if (r->files && r->n > 0) {
     check_files_text_head (r->files);
-    printf ("  under each stripe, what its wrong rows hold (in each data "
-            "chunk:\n  parity cannot say which chunk of a row is "
-            "wrong):\n");
+    printf ("%s", named_all (r)
+            ? "  under each stripe, what its wrong rows hold (in the chunk "
+              "of the member\n  its checksums name):\n"
+            : "  under each stripe, what its wrong rows hold (in each data "
+              "chunk:\n  parity cannot say which chunk of a row is "
+              "wrong):\n");
   }
   for (unsigned i = 0; i < r->n; i++) {
     const struct array_mismatch *m = &r->list[i];
