@@ -206,16 +206,18 @@ is_write (const struct plan_run *x, const struct r5_io *io)
   return io->kind != R5_IO_READ && found_wrong (x, io->when);
 }
 
-/* Writes with an integrity record: their checksums first (integrity.h),
- * the writes done before the record may settle.
+/* Writes with an integrity record: the checksums of ops[0..n+noted)
+ * first (integrity.h), then ops[0..n) run (the rest were computed in a
+ * member's pages), before the record may settle.
  */
 static int
-run_noted (struct array *a, struct io_op *ops, size_t n, unsigned flags)
+run_noted (struct array *a, struct io_op *ops, size_t n, unsigned flags,
+           size_t noted)
 {
   int e;
 
   integrity_writes_begin (a);
-  e = integrity_note_writes (a, ops, n);
+  e = integrity_note_writes (a, ops, n + noted);
   if (e == 0)
     e = io_run (a->members, ops, n, flags);
   integrity_writes_end (a);
@@ -252,12 +254,15 @@ plan_run_writes (struct array *a, struct plan_run *x, int group)
       continue;
     op = op_of (x, io);
     if (io->kind == R5_IO_WRITE &&
-        op.buf == mapped (x->views, io->member, io->member_off, io->len))
-      continue;               /* computed in its pages */
+        op.buf == mapped (x->views, io->member, io->member_off, io->len)) {
+      if (a->integrity.on)    /* computed in its pages: their checksums */
+        (void) run_noted (a, &op, 0, 0, 1);
+      continue;
+    }
     x->ops[k++] = op;
   }
   x->nops = k;
-  return a->integrity.on ? run_noted (a, x->ops, k, x->io_flags)
+  return a->integrity.on ? run_noted (a, x->ops, k, x->io_flags, 0)
                          : io_run (a->members, x->ops, k, x->io_flags);
 }
 

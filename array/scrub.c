@@ -73,6 +73,15 @@ note_csum (struct part *p, const struct integrity_bad *u)
   struct array_err err;
   bool healed = false;
 
+  if (p->kind == ARRAY_JOB_REBUILD) {
+    a->integrity.failures++;
+    a->integrity.unhealable++;
+    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): 4 KiB at member offset "
+               "%" PRIu64 " fails its checksum: the unit rebuilt from it into "
+               "slot %d is wrong too", u->member,
+               array_member_path (a, u->member), u->off, a->job.slot);
+    return;
+  }
   if (p->kind != ARRAY_JOB_CHECK)
     healed = integrity_heal (a, u, true, &err) == 0;
   else
@@ -148,7 +157,8 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
   };
   int r;
 
-  span.job = checksums ? R5_JOB_CHECK : job_of (p->kind);
+  span.job = checksums && p->kind != ARRAY_JOB_REBUILD ? R5_JOB_CHECK
+                                                      : job_of (p->kind);
   span.slot = p->kind == ARRAY_JOB_REBUILD ? (unsigned) a->job.slot : 0;
   r5_plan_reset (&p->plan);
   r = r5_plan_job (&p->plan, &a->geom, &span);
@@ -177,8 +187,10 @@ run_piece (struct part *p, struct r5_job_span span, char *scratch)
 {
   int r;
 
-  if (!p->a->integrity.on || p->kind == ARRAY_JOB_REBUILD)
+  if (!p->a->integrity.on)
     return run_plan (p, span, scratch, false, true);
+  if (p->kind == ARRAY_JOB_REBUILD)   /* the reads are verified, at least */
+    return run_plan (p, span, scratch, true, true);
   if ((r = run_plan (p, span, scratch, true, true)) < 0 ||
       p->kind == ARRAY_JOB_CHECK)
     return r;

@@ -3,15 +3,15 @@
 # random workload (unaligned reads, writes, zeroes, trims, flushes, 4
 # connections, each read checked against the model) on md arrays served
 # with a record -- bitmap, ppl, and degraded (a member missing, whose
-# units are not verified) -- then:
+# units are not verified, and which is then rebuilt) -- then:
 #   - the server verified units and none failed (status --json);
 #   - the members are as the model says (member-check);
 #   - offline, check --integrity verifies every unit of every member:
 #     parity right and no unit fails its checksum (so every write's
 #     checksums were set: a write path that left one stale fails here);
-# and kill -9 in the middle of the workload: the next start says the
-# record was not settled and computes its marked regions again, and no
-# unit fails after.
+# and kill -9 in the middle of the workload: the next start computes the
+# record's marked regions again, and no unit fails after (a full read,
+# the resync, a check).
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 requires_plugin
@@ -85,6 +85,17 @@ workload bitmap 3 32M 64K --bitmap internal --
 workload ppl 4 16M 16K --consistency-policy ppl --
 workload degraded 3 24M 32K --bitmap internal -- missing
 
+echo "== the degraded array's slot 1 rebuilt onto a new member: its checksums set by the rebuild"
+truncate -s 24M "$tmpdir/new1"
+serve_bg "$tmpdir/rebuild.log" "${MEMBERS[0]/#/disk=}" disk=missing \
+  "${MEMBERS[2]/#/disk=}" integrity="$tmpdir/degraded.integrity" \
+  control="$tmpdir/ctl" || fail "the server did not start"
+"$RAID5CTL" rebuild --control "$tmpdir/ctl" --wait 1 "$tmpdir/new1" >/dev/null ||
+  fail "rebuild --control --wait"
+stop_server
+MEMBERS[1]=$tmpdir/new1
+verified_clean "$tmpdir/degraded.integrity"
+
 echo "== kill -9 mid-workload, then a start that settles the record"
 md_create crash 3 32M --chunk 64K --bitmap internal
 rec=$tmpdir/crash.integrity
@@ -114,6 +125,12 @@ v=$(jq_py "$tmpdir/status.json" 's["integrity"]["verified_units"]')
 echo "   restart: $n regions of 4 MiB computed again; a full read verified $v units, $f failed"
 [ "$n" -gt 0 ] || fail "the restart did not compute the marked regions again"
 [ "$f" = 0 ] || fail "$f units failed their checksum after the crash"
+# The crash left parity stale where writes were in flight (the array is
+# dirty): its resync, offline, with the record -- no unit fails.
+"$RAID5CTL" repair --integrity "$rec" "${MEMBERS[@]}" >/dev/null 2>"$tmpdir/resync.err" ||
+  { cat "$tmpdir/resync.err" >&2; fail "repair --integrity after the crash"; }
+! grep -q "checksum" "$tmpdir/resync.err" ||
+  { cat "$tmpdir/resync.err" >&2; fail "a unit failed its checksum in the resync"; }
 verified_clean "$rec"
 
 echo "$test_name: passed in $(( SECONDS - start )) s"
