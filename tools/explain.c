@@ -49,6 +49,8 @@ usage (void)
   printf (
 "usage: raid5ctl explain read|write|zero|trim OFFSET LENGTH [--stripes K]\n"
 "                        [GEOMETRY] [--missing SLOT] [--json] [--from DISK...]\n"
+"       raid5ctl explain check [--stripe S] [--member K] [GEOMETRY]\n"
+"                        [--json] [--from DISK...]\n"
 "\n"
 "Run the planner on a request and say, per stripe and per segment (a run\n"
 "of chunk offsets where the same data chunks are touched), which strategy\n"
@@ -58,6 +60,9 @@ usage (void)
 "member I/O in the order it runs (reads, XOR steps, writes: member, member\n"
 "offset, length, what it carries), and the cost: bytes read and written,\n"
 "member I/Os, write amplification and reads per client byte.\n"
+"explain check shows on one row why parity can say that a stripe is wrong\n"
+"but not which chunk, and what a checksum adds (its own --help: --stripe S,\n"
+"--member K).\n"
 "OFFSET and LENGTH are bytes; suffixes s (512-byte sectors), K, M, G, T.\n"
 "\n"
 "  --stripes K          describe at most K stripes in detail (%u)\n"
@@ -465,6 +470,8 @@ explain_main (int argc, char **argv)
   struct teach t;
   struct explain_req q = { .show = DEFAULT_SHOW };
 
+  if (argc > 1 && strcmp (argv[1], "check") == 0)
+    return explain_check_main (argc - 1, argv + 1);
   teach_init (&t);
   if (parse_args (argc, argv, &t, &q) != 0 || check_range (&t, &q) != 0)
     return TOOL_FAIL;

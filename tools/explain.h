@@ -91,4 +91,7 @@ bool explain_writing (const struct explain_stripe *s) __attribute__((nonnull));
 /* What a partial trim of a stripe does (nothing), and why. */
 extern const char explain_partial_trim[];
 
+/* raid5ctl explain check (explain-check.c): argv[0] is "check". */
+int explain_check_main (int argc, char **argv);
+
 #endif /* TOOLS_EXPLAIN_H */

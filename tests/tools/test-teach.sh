@@ -13,6 +13,8 @@
 #    writes and reads, zero and trim, a three-segment write;
 #  - mkfs-hint: stride/stripe_width and su/sw (the seed posts' numbers),
 #    the plugin's preferred block size, partition alignment;
+#  - explain check: parity says a row is wrong but every member is a
+#    culprit; checksums name the spoiled one (computed, not printed text);
 #  - --json parses; --from on members made by raid5ctl create says what
 #    the same flags say; bad input: one line on stderr, non-zero exit.
 
@@ -349,6 +351,33 @@ bad "No such file" layout --from "$tmpdir/nonexistent"
 bad "no md v1.2 superblock" map 0 --from "$tmpdir/plain"
 bad "drop --disks" layout --chunk 64K --from "${D[@]}"
 bad "beyond the end of the array" explain write 100M 4K --from "${D[@]}"
+bad "--member 5: the array has 5 members" explain check --disks 5 --member 5
+bad "--stripe x: expected a number" explain check --stripe x
 bad "slots 1 and 2 have no member" layout --from "${D[0]}" "${D[3]}"
 bad "already out of service" layout --missing 1 --from "${D[0]}" "${D[1]}" "${D[3]}"
+
+# explain check: the row's XOR is zero, then not; each member's answer
+# makes the row right again (parity cannot locate); the checksums name
+# the spoiled member alone, and the unit rebuilt from the others matches
+# its record -- on 3 members (default: the stripe's second data member),
+# 5 members spoiling member 3 in stripe 7, and the parity member itself.
+for args in "--chunk 64K" "--disks 5 --member 3 --stripe 7" \
+            "--disks 4 --stripe 1 --member 2"; do
+  "$R" explain check $args --json >"$tmpdir/ec.json" || fail "explain check $args: exit $?"
+  "$R" explain check $args >"$tmpdir/ec.txt" || fail "explain check $args: exit $?"
+  /usr/bin/python3 - "$tmpdir/ec.json" "$tmpdir/ec.txt" "$args" <<'PY' || fail "explain check $args"
+import json, sys
+r, text, args = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3].split()
+n = int(args[args.index("--disks") + 1]) if "--disks" in args else 3
+assert r["row_right_before"] and not r["row_right_after"], r
+assert r["candidates"] == n, r
+if "--member" in args:
+    assert r["spoiled_member"] == int(args[args.index("--member") + 1]), r
+assert r["named_member"] == r["spoiled_member"], r
+assert [m["member"] for m in r["members"] if m["fails"]] == [r["spoiled_member"]], r
+assert r["rebuilt_matches_record"], r
+assert text.count("were wrong, it should be") == n, text
+assert "The checksum names member %d." % r["spoiled_member"] in text, text
+PY
+done
 echo "test-teach: ok"
