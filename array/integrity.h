@@ -77,7 +77,7 @@ void integrity_close (struct array *a) __attribute__((nonnull));
 void integrity_writes_begin (struct array *a) __attribute__((nonnull));
 void integrity_writes_end (struct array *a) __attribute__((nonnull));
 int integrity_note_writes (struct array *a, const struct io_op *ops,
-                           size_t n) __attribute__((nonnull));
+                           size_t n) __attribute__((nonnull (1)));
 
 /* Verify len bytes at buf, read from member at member offset off (whole
  * units are verified, the rest skipped).  true if they are right (or

@@ -216,6 +216,8 @@ run_noted (struct array *a, struct io_op *ops, size_t n, unsigned flags,
 {
   int e;
 
+  if (n + noted == 0)
+    return 0;
   integrity_writes_begin (a);
   e = integrity_note_writes (a, ops, n + noted);
   if (e == 0)
