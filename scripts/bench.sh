@@ -17,6 +17,8 @@
 #      files (scripts/bench-net.sh)
 #   7. md's consistency policies, resync, bitmap and ppl, on writes
 #      (scripts/bench-policy.sh)
+#   8. the integrity record: with and without, reads and writes
+#      (scripts/bench-integrity.sh)
 #
 # Writes OUT/bench.csv (every sample), OUT/results.md (the tables, each
 # target PASS or MISS) and OUT/*.png (gnuplot).  As root on Debian it
@@ -83,6 +85,7 @@ geoms=("3 64K" "5 64K")     # alignment: members, chunk
 . "$top/scripts/lib-bench.sh"
 . "$top/scripts/bench-net.sh"
 . "$top/scripts/bench-policy.sh"
+. "$top/scripts/bench-integrity.sh"
 
 case $builddir in /*) ;; *) builddir=$PWD/$builddir ;; esac
 case $out in /*) ;; *) out=$PWD/$out ;; esac
@@ -328,6 +331,7 @@ ratios ()
     done
     ratios_net
     ratios_policy
+    ratios_integrity
     ratio[check]=$(b_paired_ratio jobs check raid5ctl check raw dd read)
     ratio[rebuild]=$(b_paired_ratio jobs rebuild raid5ctl rebuild raw dd read)
     for w in "${rss_names[@]}"; do
@@ -467,6 +471,7 @@ report ()
     echo
     report_net
     report_policy
+    report_integrity
     echo "Plots: [throughput.png](throughput.png), [chunk-sweep.png](chunk-sweep.png),"
     echo "[alignment.png](alignment.png); every sample: [bench.csv](bench.csv)."
 }
@@ -609,6 +614,7 @@ else
     part_align
     part_net
     part_policy
+    part_integrity
     for kv in "quick=$quick" "cpus=$(nproc)" "runtime=$runtime" "reps=$reps" "sweep_rt=$sweep_rt" \
               "job_reps=$job_reps" "main_mib=$main_mib" "job_mib=$job_mib" \
               "sweep_mib=$sweep_mib" "align_write=$align_write" \
