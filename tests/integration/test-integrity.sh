@@ -11,7 +11,8 @@
 #     checksums were set: a write path that left one stale fails here);
 # and kill -9 in the middle of the workload: the next start computes the
 # record's marked regions again, and no unit fails after (a full read,
-# the resync, a check).
+# the resync, a check); another array's record, a file that is no
+# record, and raw members are refused with one line, nothing written.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 requires_plugin
@@ -132,5 +133,35 @@ echo "   restart: $n regions of 4 MiB computed again; a full read verified $v un
 ! grep -q "checksum" "$tmpdir/resync.err" ||
   { cat "$tmpdir/resync.err" >&2; fail "a unit failed its checksum in the resync"; }
 verified_clean "$rec"
+
+echo "== refused, with one line and nothing written: another array's record, a file that is no record, raw members"
+# refused ARGS... -- REGEX: nbdkit raid5 ARGS fails, one error line
+# matching REGEX.
+refused ()
+{
+  local args=() re st=0
+  while [ "$1" != -- ]; do args+=("$1"); shift; done
+  re=$2
+  "$NBDKIT" -U - "$PLUGIN" "${args[@]}" --run true 2>"$tmpdir/refused.err" || st=$?
+  [ $st != 0 ] || fail "nbdkit raid5 ${args[*]}: started"
+  [ "$(grep -c 'error:' "$tmpdir/refused.err")" = 1 ] &&
+    grep -Eq -- "$re" "$tmpdir/refused.err" ||
+    { cat "$tmpdir/refused.err" >&2; fail "nbdkit raid5 ${args[*]}: not one line matching '$re'"; }
+  echo "   $(grep 'error:' "$tmpdir/refused.err")"
+}
+other=$tmpdir/bitmap.integrity          # the first workload's array's
+sum=$(md5sum <"$other")
+refused "${MEMBERS[@]/#/disk=}" integrity="$other" -- \
+  "integrity record .*bitmap.integrity: it belongs to another array \(uuid\)"
+[ "$(md5sum <"$other")" = "$sum" ] || fail "the other array's record was written"
+head -c 100000 /dev/urandom >"$tmpdir/noise"
+sum=$(md5sum <"$tmpdir/noise")
+refused "${MEMBERS[@]/#/disk=}" integrity="$tmpdir/noise" -- \
+  "integrity record .*noise: no integrity record \(magic\)"
+[ "$(md5sum <"$tmpdir/noise")" = "$sum" ] || fail "a file that is no record was written"
+make_members raw 3 16M
+refused "${MEMBERS[@]/#/disk=}" metadata=none integrity="$tmpdir/raw.rec" -- \
+  "integrity=.*raw.rec: needs md superblocks on the members"
+[ ! -s "$tmpdir/raw.rec" ] || fail "a record was written for raw members"
 
 echo "$test_name: passed in $(( SECONDS - start )) s"
