@@ -26,7 +26,7 @@ ppl_setup (struct array *a, struct array_err *err)
   int64_t usable;
 
   if (!a->meta.enabled ||
-      !(sb->feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)))
+      !(sb->feature_map & MD_FEATURE_ANY_PPL))
     return 0;
   usable = ppl_area_check (sb->ppl_offset, sb->ppl_size, MD_SB_SECTOR,
                            MD_SB_BLOCK / 512, sb->data_offset,

@@ -119,7 +119,7 @@ md_sb_encode (const struct md_sb *sb, void *block)
   memcpy (b + 168, sb->device_uuid, 16);
   for (size_t i = 0; i < NFIELDS; i++)
     le_put (b + fields[i].disk, fields[i].size, host_load (sb, &fields[i]));
-  if (sb->feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) {
+  if (sb->feature_map & MD_FEATURE_ANY_PPL) {
     le_put (b + SB_PPL_OFFSET, 2, (uint16_t) sb->ppl_offset);
     le_put (b + SB_PPL_OFFSET + 2, 2, sb->ppl_size);
   }
@@ -174,7 +174,7 @@ md_default_data_offset (uint64_t member_sectors, uint32_t chunk, bool ppl)
 static bool
 has_one_ppl (uint32_t feature_map)
 {
-  uint32_t ppl = feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS);
+  uint32_t ppl = feature_map & MD_FEATURE_ANY_PPL;
 
   return (ppl == MD_FEATURE_PPL || ppl == MD_FEATURE_MULTIPLE_PPLS) &&
     !(feature_map & MD_FEATURE_BITMAP_OFFSET);
@@ -254,7 +254,7 @@ check_features (const struct md_sb *sb, char *why, size_t wl)
   const uint32_t refused = MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_BAD_BLOCKS
     | MD_FEATURE_REPLACEMENT | MD_FEATURE_RESHAPE_BACKWARDS
     | MD_FEATURE_NEW_OFFSET | MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL;
-  const uint32_t ppl = MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS;
+  const uint32_t ppl = MD_FEATURE_ANY_PPL;
 
   if (sb->feature_map & ~MD_FEATURE_ALL)
     return le_bad (why, wl, -EBADMSG, "unknown feature bits %#" PRIx32,
@@ -320,7 +320,7 @@ md_sb_peek (const void *block, struct md_sb *sb, struct md_sb_frame *frame)
   memset (sb, 0, sizeof *sb);
   for (size_t i = 0; i < NFIELDS; i++)
     host_store (sb, &fields[i], le_get (b + fields[i].disk, fields[i].size));
-  if (sb->feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) {
+  if (sb->feature_map & MD_FEATURE_ANY_PPL) {
     sb->ppl_offset = (int16_t) le_get (b + SB_PPL_OFFSET, 2);
     sb->ppl_size = (uint16_t) le_get (b + SB_PPL_OFFSET + 2, 2);
   }

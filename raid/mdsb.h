@@ -51,6 +51,8 @@
 #define MD_FEATURE_JOURNAL         512u
 #define MD_FEATURE_PPL             1024u
 #define MD_FEATURE_MULTIPLE_PPLS   2048u
+/* Either flavour of the partial parity log. */
+#define MD_FEATURE_ANY_PPL (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)
 #define MD_FEATURE_RAID0_LAYOUT    4096u
 #define MD_FEATURE_ALL             8191u
 

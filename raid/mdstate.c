@@ -230,8 +230,7 @@ judge_start (const struct md_found *f, const struct md_asm_opts *o,
 {
   const struct md_sb *fresh = &f[as->freshest].sb;
   unsigned out = count_out (as);
-  bool ppl = (fresh->feature_map &
-              (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) != 0;
+  bool ppl = (fresh->feature_map & MD_FEATURE_ANY_PPL) != 0;
 
   as->working = count_working (fresh);
   as->dirty = any_dirty (f, as);

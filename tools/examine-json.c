@@ -29,7 +29,7 @@ uuid (struct json *j, const char *key, const uint8_t u[16])
 static void
 json_policy (struct json *j, const struct md_sb *sb)
 {
-  bool ppl = sb->feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS);
+  bool ppl = sb->feature_map & MD_FEATURE_ANY_PPL;
 
   tool_json_str (j, "consistency_policy", ppl ? "ppl"
                  : sb->feature_map & MD_FEATURE_BITMAP_OFFSET ? "bitmap"

@@ -97,7 +97,7 @@ examine_unused_space (const struct exam *e, uint64_t *before, int64_t *after)
       > earliest)             /* mdadm compares the relative offset */
     earliest = (uint64_t) sb->bitmap_offset
       + md_bitmap_area_bytes (&e->bm) / 512;
-  else if ((sb->feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS)) &&
+  else if ((sb->feature_map & MD_FEATURE_ANY_PPL) &&
            sb->ppl_offset > 0 &&
            (uint64_t) sb->ppl_offset + sb->ppl_size > earliest)
     earliest = (uint64_t) sb->ppl_offset + sb->ppl_size;  /* relative too */
@@ -236,7 +236,7 @@ print_state (const struct exam *e)
   if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET)
     printf ("Internal Bitmap : %ld sectors from superblock\n",
             (long) sb->bitmap_offset);
-  else if (sb->feature_map & (MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS))
+  else if (sb->feature_map & MD_FEATURE_ANY_PPL)
     printf ("            PPL : %u sectors at offset %d sectors from "
             "superblock\n", sb->ppl_size, sb->ppl_offset);
   print_time ("Update Time", sb->utime);
