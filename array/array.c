@@ -314,6 +314,24 @@ alloc_runtime (struct array *a, struct array_err *err)
   return 0;
 }
 
+/* The partial parity log's recovery, then the integrity record -- judged
+ * by md's events and dirty state as assembled, before the recovery
+ * changes them.
+ */
+static int
+start_logs (struct array *a, const struct array_config *cfg,
+            struct array_err *err)
+{
+  uint64_t events = a->meta.live.common.events;
+  bool dirty = a->meta.live.dirty;
+  int r;
+
+  if ((r = ppl_init (a, err)) < 0 || (r = ppl_start (a, err)) < 0)
+    return r;
+  return cfg->integrity
+    ? integrity_open (a, cfg->integrity, events, dirty, err) : 0;
+}
+
 int
 array_open (const struct array_config *cfg, array_log_fn log,
             struct array **out, struct array_err *err)
@@ -342,9 +360,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
       (r = open_spare (a, cfg, err)) < 0 ||
       (r = ppl_setup (a, err)) < 0 ||
       (r = alloc_runtime (a, err)) < 0 ||
-      (r = ppl_init (a, err)) < 0 ||
-      (r = ppl_start (a, err)) < 0 ||
-      (cfg->integrity && (r = integrity_open (a, cfg->integrity, err)) < 0) ||
+      (r = start_logs (a, cfg, err)) < 0 ||
       (r = job_init (a)) < 0 ||
       (r = meta_start (a, err)) < 0) {
     if (r == -ENOMEM && err->msg[0] == '\0')
@@ -370,8 +386,10 @@ array_close (struct array *a)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
   if (meta_mark_clean (a, false, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
-  if (a->integrity.on && array_flush (a, &err) < 0)
+  if (a->integrity.on && array_flush (a, &err) < 0) {
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+    a->integrity.on = false;  /* not settled: its marks stay */
+  }
   integrity_close (a);
   meta_free (&a->meta);
   ppl_free (a);

@@ -321,6 +321,28 @@ run_padded (struct request rq)
   return r;
 }
 
+/* With a record, a read that is not of whole units reads them (only
+ * whole units can be verified) and gives back its part.
+ */
+static int
+run_padded_read (struct request rq)
+{
+  uint64_t first = rq.off / R5I_UNIT * R5I_UNIT;
+  uint64_t end = (rq.off + rq.len + R5I_UNIT - 1) / R5I_UNIT * R5I_UNIT;
+  char *buf = malloc (end - first);
+  int r;
+
+  if (buf == NULL) {
+    array_set_err (rq.err, "out of memory");
+    return -ENOMEM;
+  }
+  r = read_piece (&rq, buf, first, end - first);
+  if (r == 0)
+    memcpy (rq.buf, buf + (rq.off - first), rq.len);
+  free (buf);
+  return r;
+}
+
 /* Run the client's request rq (all but its worker filled in). */
 static int
 run_request (struct request rq)
@@ -347,6 +369,9 @@ run_request (struct request rq)
   if ((op == R5_OP_WRITE || op == R5_OP_ZERO) &&
       (off % pad_unit (a) || len % pad_unit (a)))
     return run_padded (rq);
+  if (op == R5_OP_READ && a->integrity.on &&
+      (off % R5I_UNIT || len % R5I_UNIT))
+    return run_padded_read (rq);
   if (op != R5_OP_READ &&
       (r = meta_write_begin (a, off / a->geom.stripe_data,
                              (off + len - 1) / a->geom.stripe_data, err)) < 0)

@@ -64,6 +64,22 @@ rebuild_unit (struct array *a, unsigned bad, uint64_t off, char *rows)
                            NULL);
 }
 
+/* Under the lock, does the unit still fail?  (A read without a lock may
+ * have met a write changing it: then nothing is wrong.)  1, 0, or an I/O
+ * error.
+ */
+static int
+still_fails (struct array *a, const struct integrity_bad *b, char *unit)
+{
+  struct io_op op = { .kind = IO_READ, .member = b->member, .buf = unit,
+                      .off = b->off, .len = R5I_UNIT };
+  int e = io_run (a->members, &op, 1, 0);
+
+  if (e < 0)
+    return e;
+  return !integrity_verify (a, b->member, b->off, unit, R5I_UNIT, NULL);
+}
+
 static int
 heal_row (struct array *a, const struct integrity_bad *b, char *rows,
           struct array_err *err)
@@ -71,8 +87,12 @@ heal_row (struct array *a, const struct integrity_bad *b, char *rows,
   struct integrity *t = &a->integrity;
   const char *path = array_member_path (a, b->member);
   uint64_t mask = 0;
-  int e = read_row (a, b->off, rows, &mask);
+  int e = still_fails (a, b, rows);
 
+  if (e == 0)
+    return 0;
+  if (e > 0)
+    e = read_row (a, b->off, rows, &mask);
   if (e == 0 && mask == 0)
     return 0;                   /* a write was changing it: nothing wrong */
   t->failures++;

@@ -42,7 +42,10 @@ make (struct integrity *t, int fd, const struct r5i_header *h,
   else {
     r5i_header_encode (h, buf);
     memset (ones, 0xff, t->l.bits_bytes);
-    if (ftruncate (fd, (off_t) t->l.file_bytes) == -1 ||
+    /* Allocated, not sparse: a store into the mapping must not fault on
+     * a full file system.
+     */
+    if ((errno = posix_fallocate (fd, 0, (off_t) t->l.file_bytes)) != 0 ||
         pwrite (fd, ones, t->l.bits_bytes, (off_t) t->l.bits_off) !=
         (ssize_t) t->l.bits_bytes ||
         pwrite (fd, buf, R5I_HEADER, 0) != R5I_HEADER || fdatasync (fd) == -1)
@@ -56,10 +59,10 @@ make (struct integrity *t, int fd, const struct r5i_header *h,
   return e;
 }
 
-/* An existing record: of this array, and whole. */
+/* An existing record: of this array, and whole; its header in *got. */
 static int
 check (struct integrity *t, int fd, const struct r5i_header *want,
-       uint64_t size, struct array_err *err)
+       uint64_t size, struct r5i_header *got, struct array_err *err)
 {
   uint8_t buf[R5I_HEADER];
   struct r5i_header h;
@@ -81,14 +84,17 @@ check (struct integrity *t, int fd, const struct r5i_header *want,
       snprintf (why, sizeof why, "%" PRIu64 " bytes, not %" PRIu64, size,
                 t->l.file_bytes);
   }
-  if (why[0] == '\0')
+  if (why[0] == '\0') {
+    *got = h;
     return 0;
+  }
   array_set_err (err, "integrity record %s: %s", t->path, why);
   return -EINVAL;
 }
 
 static int
-open_file (struct array *a, struct array_err *err, bool *made)
+open_file (struct array *a, struct array_err *err, bool *made,
+           struct r5i_header *got)
 {
   struct integrity *t = &a->integrity;
   struct r5i_header h;
@@ -103,8 +109,9 @@ open_file (struct array *a, struct array_err *err, bool *made)
   t->h = h;
   r5i_layout_of (&h, &t->l);
   *made = st.st_size == 0;
+  *got = h;
   e = *made ? make (t, fd, &h, err)
-            : check (t, fd, &h, (uint64_t) st.st_size, err);
+            : check (t, fd, &h, (uint64_t) st.st_size, got, err);
   if (e < 0) {
     close (fd);
     return e;
@@ -139,34 +146,100 @@ refuse (const struct array *a, struct array_err *err)
   return 0;
 }
 
-int
-integrity_open (struct array *a, const char *path, struct array_err *err)
+static int
+sync_in_service (struct array *a, struct array_err *err)
+{
+  struct io_op ops[R5_MAX_MEMBERS];
+  size_t n = 0;
+  int e;
+
+  for (unsigned m = 0; m < a->geom.members; m++)
+    if (health_takes_writes (&a->health, m))
+      ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = m };
+  if ((e = io_run (a->members, ops, n, 0)) < 0)
+    array_set_err (err, "integrity record %s: cannot sync the members: %s",
+                   a->integrity.path, strerror (-e));
+  return e;
+}
+
+/* Were the members written without the record since it was settled?
+ * Each clean or dirty transition of md counts an event: the record's
+ * count is the members' after its last settle, and one more if they
+ * were left dirty by a crash (ours).  Anything else -- mdadm, a server
+ * or a repair without the record -- leaves more.
+ */
+static bool
+stale (const struct r5i_header *rec, uint64_t events, bool dirty)
+{
+  return !(events == rec->events || (dirty && events == rec->events + 1));
+}
+
+void
+integrity_record_events (struct array *a)
 {
   struct integrity *t = &a->integrity;
-  bool made = false;
+
+  if (!t->on)
+    return;
+  t->h.events = a->meta.live.common.events;
+  r5i_header_encode (&t->h, t->map);
+  if (sync_range_of (t, 0, R5I_HEADER) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "integrity record %s: cannot write its "
+               "header: %m", t->path);
+}
+
+int
+integrity_open (struct array *a, const char *path, uint64_t events,
+                bool dirty, struct array_err *err)
+{
+  struct integrity *t = &a->integrity;
+  struct r5i_header rec;
+  bool made = false, old = false;
   int64_t n;
   int e;
 
   t->fd = -1;
   if ((t->path = strdup (path)) == NULL)
     return -ENOMEM;
-  if ((e = refuse (a, err)) < 0 || (e = open_file (a, err, &made)) < 0)
+  if ((e = refuse (a, err)) < 0 ||
+      (e = open_file (a, err, &made, &rec)) < 0)
     return e;
-  if ((t->unknown = calloc (1, t->l.bits_bytes)) == NULL)
+  if ((t->unknown = calloc (1, t->l.bits_bytes)) == NULL ||
+      (t->durable = malloc (t->l.bits_bytes)) == NULL)
     return -ENOMEM;
+  if (!made && stale (&rec, events, dirty)) {
+    old = true;
+    array_log (a, ARRAY_LOG_NOTICE, "integrity record %s: settled at md "
+               "events %" PRIu64 ", the members are at %" PRIu64 " (written "
+               "without it): every checksum is computed again", path,
+               rec.events, events);
+    memset (t->map + t->l.bits_off, 0xff, t->l.bits_bytes);
+  }
+  memcpy (t->durable, t->map + t->l.bits_off, t->l.bits_bytes);
   pthread_mutex_init (&t->lock, NULL);
   pthread_rwlock_init (&t->gate, NULL);
   t->locks_made = true;
   if ((n = integrity_recompute_marked (a, err)) < 0)
     return (int) n;
   t->recomputed = (uint64_t) n;
+  /* What was read may be in a cache only (a process killed): on the
+   * members before the marks go.
+   */
+  if (n > 0 && (e = sync_in_service (a, err)) < 0)
+    return e;
   t->on = true;
   if (made || n > 0)
     array_log (a, ARRAY_LOG_NOTICE, "integrity record %s: %s: the "
                "checksums of %" PRId64 " regions of 4 MiB computed from the "
-               "members", path, made ? "made" : "not settled at the last "
-               "stop", n);
-  return integrity_settle (a);
+               "members", path, made ? "made" : old ? "stale"
+               : "not settled at the last stop", n);
+  if ((e = integrity_settle (a)) < 0) {
+    array_set_err (err, "integrity record %s: cannot sync: %s", path,
+                   strerror (-e));
+    return e;
+  }
+  integrity_record_events (a);
+  return 0;
 }
 
 void
@@ -177,6 +250,8 @@ integrity_close (struct array *a)
   if (t->on && integrity_settle (a) < 0)
     array_log (a, ARRAY_LOG_ERROR, "integrity record %s: cannot sync: %m",
                t->path);
+  else
+    integrity_record_events (a);
   if (t->map)
     munmap (t->map, t->l.file_bytes);
   if (t->fd >= 0)
@@ -186,6 +261,7 @@ integrity_close (struct array *a)
     pthread_rwlock_destroy (&t->gate);
   }
   free (t->unknown);
+  free (t->durable);
   free (t->path);
   memset (t, 0, sizeof *t);
   t->fd = -1;

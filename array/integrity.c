@@ -59,8 +59,8 @@ bit_put (uint8_t *b, uint64_t i, bool on)
 }
 
 /* msync the pages of the file holding [off, off+len). */
-static int
-sync_range (const struct integrity *t, uint64_t off, uint64_t len)
+int
+sync_range_of (const struct integrity *t, uint64_t off, uint64_t len)
 {
   uint64_t first = off / R5I_UNIT * R5I_UNIT;
 
@@ -76,12 +76,13 @@ mark (struct integrity *t, unsigned m, uint64_t r)
   uint64_t i = r5i_bit (&t->l, m, r);
   int e = 0;
 
-  if (bit_get (bits (t), i))
+  if (bit_get (t->durable, i))
     return 0;
   pthread_mutex_lock (&t->lock);
-  if (!bit_get (bits (t), i)) {
+  if (!bit_get (t->durable, i)) {
     bit_put (bits (t), i, true);
-    e = sync_range (t, t->l.bits_off + i / 8, 1);
+    if ((e = sync_range_of (t, t->l.bits_off + i / 8, 1)) == 0)
+      bit_put (t->durable, i, true);
   }
   pthread_mutex_unlock (&t->lock);
   return e;
@@ -207,7 +208,11 @@ integrity_recompute_marked (struct array *a, struct array_err *err)
     for (uint64_t r = 0; r < t->l.regions && e == 0; r++) {
       if (!bit_get (bits (t), r5i_bit (&t->l, m, r)))
         continue;
-      if (health_state (&a->health, m) != MEMBER_ACTIVE)
+      /* A member being rebuilt counts: below the cursor its bytes are in
+       * service, above it the rebuild writes (and sets) them again.
+       */
+      if (health_state (&a->health, m) != MEMBER_ACTIVE &&
+          health_state (&a->health, m) != MEMBER_REBUILDING)
         bit_put (t->unknown, r5i_bit (&t->l, m, r), true);
       else if ((e = recompute (a, m, r, buf)) == 0)
         n++;
@@ -229,15 +234,25 @@ integrity_settle (struct array *a)
   if (!t->on)
     return 0;
   pthread_rwlock_wrlock (&t->gate);
-  e = sync_range (t, t->l.table_off, t->l.table_bytes);
+  e = sync_range_of (t, t->l.table_off, t->l.table_bytes);
   if (e == 0) {
     pthread_mutex_lock (&t->lock);
     memcpy (bits (t), t->unknown, t->l.bits_bytes);
-    e = sync_range (t, t->l.bits_off, t->l.bits_bytes);
+    memcpy (t->durable, t->unknown, t->l.bits_bytes);
+    e = sync_range_of (t, t->l.bits_off, t->l.bits_bytes);
     pthread_mutex_unlock (&t->lock);
   }
   pthread_rwlock_unlock (&t->gate);
   return e;
+}
+
+void
+integrity_poison (struct array *a, unsigned member, uint64_t off)
+{
+  struct integrity *t = &a->integrity;
+  uint64_t u = (off - t->h.data_offset) / R5I_UNIT;
+
+  crc_put (t, member, u, ~crc_get (t, member, u));
 }
 
 void

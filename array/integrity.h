@@ -43,6 +43,9 @@ struct integrity {
   struct r5i_layout l;
   uint8_t *map;               /* the whole file */
   uint8_t *unknown;           /* regions whose checksums are not known */
+  uint8_t *durable;           /* marks known to be on disk (the writers'
+                               * fast path; a mark in the map may still
+                               * be on its way) */
   pthread_mutex_t lock;
   pthread_rwlock_t gate;
   bool locks_made;
@@ -61,11 +64,19 @@ struct integrity_bad {
 
 /* Open (or make: every region marked, so every checksum is computed
  * from the members) the record at path for a, which has md superblocks
- * and its health; compute the marked regions again.  Returns 0 or -errno
+ * and its health; compute the marked regions again -- every region if
+ * the members' md events (as assembled: events, dirty) say they were
+ * written without the record.  Returns 0 or -errno
  * with err naming the file and what is wrong with it.
  */
-int integrity_open (struct array *a, const char *path, struct array_err *err)
+int integrity_open (struct array *a, const char *path, uint64_t events,
+                    bool dirty, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
+
+/* The members' md events into the header (after the array went clean):
+ * a record whose count differs at the next open is stale.
+ */
+void integrity_record_events (struct array *a) __attribute__((nonnull));
 /* Settle (if it is open) and unmap. */
 void integrity_close (struct array *a) __attribute__((nonnull));
 
@@ -108,6 +119,16 @@ int integrity_settle (struct array *a) __attribute__((nonnull));
  * many were computed, or -errno with err set.
  */
 int64_t integrity_recompute_marked (struct array *a, struct array_err *err)
+  __attribute__((nonnull));
+/* msync the record's pages holding [off, off+len): 0 or -errno. */
+int sync_range_of (const struct integrity *t, uint64_t off, uint64_t len)
+  __attribute__((nonnull));
+
+/* A rebuild wrote member's unit at off from a row whose other unit
+ * failed its checksum: the unit is wrong too, and its checksum is made
+ * not to match, so that it is never returned as right.
+ */
+void integrity_poison (struct array *a, unsigned member, uint64_t off)
   __attribute__((nonnull));
 
 /* A member was rebuilt whole: its regions are known again. */

@@ -371,12 +371,15 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
   pthread_mutex_lock (&m->lock);
   if (m->live.dirty && (r = sync_members (a, err)) == 0 &&
       (r = record_out (a, err)) == 0) {
-    clear_bits (a);
     if ((r = integrity_settle (a)) < 0)
       array_set_err (err, "integrity record %s: cannot sync: %s",
                      a->integrity.path, strerror (-r));
-    else
+    else {
+      clear_bits (a);
       r = update (a, &(struct md_event) { .kind = MD_EV_CLEAN }, err);
+      if (r == 0)
+        integrity_record_events (a);
+    }
   }
   pthread_mutex_unlock (&m->lock);
   pthread_rwlock_unlock (&m->gate);

@@ -76,9 +76,11 @@ note_csum (struct part *p, const struct integrity_bad *u)
   if (p->kind == ARRAY_JOB_REBUILD) {
     a->integrity.failures++;
     a->integrity.unhealable++;
+    /* The step still holds the stripe: nobody has read the unit. */
+    integrity_poison (a, (unsigned) a->job.slot, u->off);
     array_log (a, ARRAY_LOG_ERROR, "member %u (%s): 4 KiB at member offset "
                "%" PRIu64 " fails its checksum: the unit rebuilt from it into "
-               "slot %d is wrong too", u->member,
+               "slot %d is wrong too, and reads of it fail", u->member,
                array_member_path (a, u->member), u->off, a->job.slot);
     return;
   }

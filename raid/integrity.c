@@ -23,6 +23,7 @@
 #define OFF_BITS 64u
 #define OFF_TABLE 72u
 #define OFF_END 80u
+#define OFF_EVENTS 88u
 #define OFF_CRC (R5I_HEADER - 4u)
 
 /* Larger than any member md could hold, in units: 2^52 bytes. */
@@ -79,6 +80,7 @@ r5i_header_encode (const struct r5i_header *h, uint8_t *buf)
   le_put (buf + OFF_BITS, 8, l.bits_off);
   le_put (buf + OFF_TABLE, 8, l.table_off);
   le_put (buf + OFF_END, 8, l.file_bytes);
+  le_put (buf + OFF_EVENTS, 8, h->events);
   le_put (buf + OFF_CRC, 4, r5i_crc (buf, OFF_CRC));
 }
 
@@ -125,6 +127,7 @@ r5i_header_decode (const uint8_t *buf, struct r5i_header *h, char *why,
   d.members = (unsigned) le_get (buf + OFF_MEMBERS, 4);
   d.data_offset = le_get (buf + OFF_DATA_OFFSET, 8);
   d.units = le_get (buf + OFF_UNITS, 8);
+  d.events = le_get (buf + OFF_EVENTS, 8);
   if (le_get (buf + OFF_MEMBERS, 4) > R5_MAX_MEMBERS)
     d.members = 0;
   if ((r = check_shape (buf, &d, why, why_len)) == 0)

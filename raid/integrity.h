@@ -7,7 +7,8 @@
  *   [0, 4096)            header: magic "R5INTEG1", version, unit, the
  *                        array's md uuid, members, data offset and units
  *                        per member, the region size, where the parts
- *                        are; crc32c of its first 4092 bytes at 4092
+ *                        are, md's events at the last settle; crc32c of
+ *                        its first 4092 bytes at 4092
  *   [4096, table_off)    dirty bits: one per region of a member (bit
  *                        member * regions + region), set (and durable)
  *                        before a region's units change and cleared once
@@ -39,6 +40,10 @@ struct r5i_header {
   unsigned members;
   uint64_t data_offset;       /* bytes: the first unit's member offset */
   uint64_t units;             /* per member */
+  uint64_t events;            /* md's events when the record was last
+                               * settled: members written since without
+                               * it (mdadm, a server without the record)
+                               * have more */
 };
 
 /* Where the parts of a file of header h are. */

@@ -616,6 +616,7 @@ else
     part_policy
     part_integrity
     for kv in "quick=$quick" "cpus=$(nproc)" "runtime=$runtime" "reps=$reps" "sweep_rt=$sweep_rt" \
+              "integ_reps=$integ_reps" \
               "job_reps=$job_reps" "main_mib=$main_mib" "job_mib=$job_mib" \
               "sweep_mib=$sweep_mib" "align_write=$align_write" \
               "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \

@@ -64,11 +64,14 @@ usage (bool repair)
           "  --list N     list at most N stripes (default %d)\n"
           "  --integrity FILE  the array's integrity record (integrity=FILE\n"
           "               of the plugin): every unit read is verified, the\n"
-          "               member whose units fail is named%s\n%s"
+          "               member whose units fail is named%s\n%s%s"
           "  -h, --help   this text\n"
           "The members must not be served while this runs.\n", DEFAULT_LIST,
           repair ? ", and they are\n               rewritten from the other "
           "members before parity" : "",
+          repair ? "" : "               (with --files, a unit the file "
+          "system read fails is\n               rewritten from the others, as "
+          "a served read would)\n",
           repair ? "" :
           "  --files      under each stripe listed, what the file system on the\n"
           "               array keeps in its wrong rows: files (path, inode,\n"

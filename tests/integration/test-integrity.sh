@@ -11,7 +11,11 @@
 #     checksums were set: a write path that left one stale fails here);
 # and kill -9 in the middle of the workload: the next start computes the
 # record's marked regions again, and no unit fails after (a full read,
-# the resync, a check); another array's record, a file that is no
+# the resync, a check); members written without the record make it
+# stale (every checksum computed again at the next start, none fails); a
+# rebuild from a survivor whose unit fails gives the rebuilt unit a
+# checksum that fails too (reads of the row fail, the rest read right);
+# another array's record, a file that is no
 # record, and raw members are refused with one line, nothing written.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
@@ -83,6 +87,20 @@ workload ()
 
 start=$SECONDS
 workload bitmap 3 32M 64K --bitmap internal --
+
+echo "== the members written without the record: at the next start it is stale, every checksum computed again"
+head -c 1M /dev/urandom >"$tmpdir/1M"
+"$NBDKIT" -U - "$PLUGIN" "${MEMBERS[@]/#/disk=}" \
+  --run "nbdcopy '$tmpdir/1M' \"\$uri\"" || fail "writing without the record"
+"$NBDKIT" -U - "$PLUGIN" "${MEMBERS[@]/#/disk=}" integrity="$tmpdir/bitmap.integrity" \
+  control="$tmpdir/ctl" --run "nbdcopy \"\$uri\" null: &&
+    '$RAID5CTL' status --control '$tmpdir/ctl' --json >'$tmpdir/status.json'" \
+  2>"$tmpdir/stale.log" || { cat "$tmpdir/stale.log" >&2; fail "serving with the stale record"; }
+n=$(jq_py "$tmpdir/status.json" 's["integrity"]["recomputed_regions_at_start"]')
+f=$(jq_py "$tmpdir/status.json" 's["integrity"]["failed_units"]')
+echo "   $n regions computed again, $f units failed in a full read"
+[ "$n" = 24 ] || fail "$n regions computed again, not all 24 (3 members x 31 MiB)"
+[ "$f" = 0 ] || fail "$f units failed their checksum: the stale record was trusted"
 workload ppl 4 16M 16K --consistency-policy ppl --
 workload degraded 3 24M 32K --bitmap internal -- missing
 
@@ -96,6 +114,40 @@ serve_bg "$tmpdir/rebuild.log" "${MEMBERS[0]/#/disk=}" disk=missing \
 stop_server
 MEMBERS[1]=$tmpdir/new1
 verified_clean "$tmpdir/degraded.integrity"
+
+echo "== a rebuild from a survivor whose unit fails its checksum: the rebuilt unit fails too, reads of the row fail, others work"
+md_create poison 3 16M --chunk 64K --bitmap internal
+head -c 2M /dev/urandom >"$tmpdir/2M"
+"$NBDKIT" -U - "$PLUGIN" "${MEMBERS[@]/#/disk=}" integrity="$tmpdir/poison.rec" \
+  --run "nbdcopy '$tmpdir/2M' \"\$uri\"" || fail "writing the poison array"
+# Array bytes [0, 4K) are stripe 0's D0 on member 0 (left-symmetric).
+printf '\x01\x02\x03\x04' | dd of="${MEMBERS[0]}" bs=1 seek=$(( MD_DOFF + 8 )) conv=notrunc status=none
+truncate -s 16M "$tmpdir/poison.new"
+serve_bg "$tmpdir/poison.log" "${MEMBERS[0]/#/disk=}" disk=missing \
+  "${MEMBERS[2]/#/disk=}" integrity="$tmpdir/poison.rec" control="$tmpdir/ctl" ||
+  fail "the server did not start"
+"$RAID5CTL" rebuild --control "$tmpdir/ctl" --wait 1 "$tmpdir/poison.new" >/dev/null ||
+  fail "rebuild --control --wait"
+/usr/bin/python3 - "$URI" "$tmpdir/2M" <<'PY' || fail "reads after a rebuild from a bad unit"
+import nbd, sys
+h = nbd.NBD()
+h.connect_uri(sys.argv[1])
+data = open(sys.argv[2], "rb").read()
+# [0, 4K): the spoiled unit of member 0; [64K, 68K): the unit of the
+# new member 1 rebuilt from it (same row).
+for off in (0, 65536):
+    try:
+        h.pread(4096, off)
+        sys.exit("array bytes [%d, +4K) read back: wrong bytes returned as right" % off)
+    except nbd.Error as e:
+        print("   array bytes [%d, +4K): %s" % (off, e.string.split(": ")[-1]))
+assert h.pread(4096, 4096) == data[4096:8192], "the next unit is wrong"
+assert h.pread(65536, 131072) == data[131072:196608], "stripe 1 is wrong"
+print("   the rest of stripe 0's chunks and stripe 1 read back right")
+PY
+stop_server
+grep -q "member 0 (.*): 4 KiB at member offset $MD_DOFF fails its checksum: the unit rebuilt from it into slot 1 is wrong too" \
+  "$tmpdir/poison.log" || { cat "$tmpdir/poison.log" >&2; fail "the rebuild did not say the unit it rebuilt is wrong"; }
 
 echo "== kill -9 mid-workload, then a start that settles the record"
 md_create crash 3 32M --chunk 64K --bitmap internal

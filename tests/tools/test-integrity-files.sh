@@ -9,8 +9,9 @@
 #     that block of /big/b.bin alone (without the record, its row
 #     partner in the other data chunk is a suspect too);
 #   - online, check --control --wait --files: the same;
-#   - a read through the server returns the file's right bytes, the
-#     heal counter rises to 1, and the member holds its old bytes again;
+#   - a read through the server (of 512 bytes: a part of the unit)
+#     returns the file's right bytes, the heal counter rises to 1, and
+#     the member holds its old bytes again;
 #   - spoiled again, repair --integrity rewrites the member's unit (not
 #     the parity, which md's repair would make match the spoiled data):
 #     the member is as before, check finds nothing, and /big/b.bin read
@@ -107,6 +108,15 @@ serve_bg "$tmpdir/nbdkit.log" "${m[@]/#/disk=}" integrity="$rec" control="$tmpdi
   fail "the server did not start"
 "$RAID5CTL" check --control "$tmpdir/ctl" --wait --files --json >"$tmpdir/on.json" 2>/dev/null || :
 named "$tmpdir/on.json" /big/b.bin $((100 * 4096))
+/usr/bin/python3 - "$URI" "$tmpdir/fs.img" $((b * 4096)) <<'PY' || fail "a 512-byte read of the spoiled unit"
+import nbd, sys
+h = nbd.NBD()
+h.connect_uri(sys.argv[1])
+off = int(sys.argv[3])
+want = open(sys.argv[2], "rb").read()[off:off + 512]
+assert h.pread(512, off) == want, "a 512-byte read returned the spoiled bytes"
+print("   a 512-byte read of the spoiled unit returned the right bytes")
+PY
 nbdcopy "$URI" "$tmpdir/back.img" || fail "reading the array"
 cmp -s "$tmpdir/back.img" "$tmpdir/fs.img" ||
   fail "the read returned other bytes than the file system put there"

@@ -13,7 +13,7 @@
 
 static const struct r5i_header sample = {
   .uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
-  .members = 3, .data_offset = 1 << 20, .units = 2560,
+  .members = 3, .data_offset = 1 << 20, .units = 2560, .events = 1234567,
 };
 
 Test (integrity, crc_is_crc32c)
@@ -50,6 +50,7 @@ Test (integrity, round_trip)
   cr_assert_eq (h.members, sample.members);
   cr_assert_eq (h.data_offset, sample.data_offset);
   cr_assert_eq (h.units, sample.units);
+  cr_assert_eq (h.events, sample.events);
 }
 
 Test (integrity, refusals)
