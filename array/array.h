@@ -261,6 +261,8 @@ struct array_job_status {
   enum array_job_kind last_kind;  /* the last job that ended */
   int last_result;            /* 0 or -errno */
   uint64_t last_mismatches, last_stripes_bad;
+  uint64_t jobs_ended;        /* since open: a watcher tells one job's end
+                               * from the next's by it */
 };
 void array_job_status (struct array *a, struct array_job_status *out)
   __attribute__((nonnull));

@@ -74,6 +74,7 @@ struct job {
   enum array_job_kind last_kind;
   int last_result;
   uint64_t last_mismatches, last_stripes_bad;
+  uint64_t jobs_ended;
   pthread_t thread;
   bool started;
   _Atomic bool stop;

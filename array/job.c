@@ -184,6 +184,7 @@ array_job_status (struct array *a, struct array_job_status *st)
     .mismatches = j->mismatches, .stripes_bad = j->stripes_bad,
     .nfound = j->nfound, .last_kind = j->last_kind,
     .last_result = j->last_result, .last_mismatches = j->last_mismatches,
+    .jobs_ended = j->jobs_ended,
     .last_stripes_bad = j->last_stripes_bad,
   };
   memcpy (st->found, j->found, j->nfound * sizeof j->found[0]);
@@ -199,6 +200,7 @@ finish_locked (struct array *a, enum array_job_kind kind, int r)
 
   j->last_kind = kind;
   j->last_result = r;
+  j->jobs_ended++;
   j->last_mismatches = j->mismatches;
   j->last_stripes_bad = j->stripes_bad;
   snprintf (err.msg, sizeof err.msg, "%s",

@@ -16,9 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <json-c/json.h>
-
 #include "tools/check.h"
+#include "tools/ctl-json.h"
 #include "tools/ctl.h"
 #include "tools/progress.h"
 #include "raid/layout.h"
@@ -39,56 +38,6 @@ struct job_view {
   char slot_state[16], slot_path[4096];
 };
 
-/* Member key of object o, if it is of type t. */
-static json_object *
-member (json_object *o, const char *key, json_type t)
-{
-  json_object *v;
-
-  return o && json_object_object_get_ex (o, key, &v) &&
-    json_object_is_type (v, t) ? v : NULL;
-}
-
-static bool
-get_u64 (json_object *o, const char *key, uint64_t *out)
-{
-  json_object *v = member (o, key, json_type_int);
-
-  if (v == NULL || json_object_get_int64 (v) < 0)
-    return false;
-  *out = json_object_get_uint64 (v);
-  return true;
-}
-
-static bool
-get_i64 (json_object *o, const char *key, int64_t *out)
-{
-  json_object *v = member (o, key, json_type_int);
-
-  if (v)
-    *out = json_object_get_int64 (v);
-  return v != NULL;
-}
-
-static bool
-get_bool (json_object *o, const char *key, bool *out)
-{
-  json_object *v = member (o, key, json_type_boolean);
-
-  if (v)
-    *out = json_object_get_boolean (v);
-  return v != NULL;
-}
-
-static bool
-get_str (json_object *o, const char *key, char *buf, size_t len)
-{
-  json_object *v = member (o, key, json_type_string);
-
-  return v && (size_t) snprintf (buf, len, "%s", json_object_get_string (v))
-    < len;
-}
-
 /* The checksum fields of a found stripe, when the server has a record. */
 static void
 read_csum (json_object *m, struct array_mismatch *f)
@@ -96,10 +45,10 @@ read_csum (json_object *m, struct array_mismatch *f)
   uint64_t member, units = 0, healed = 0;
 
   f->csum_member = -1;
-  if (!get_u64 (m, "checksum_member", &member) ||
-      !get_u64 (m, "checksum_units", &units) ||
-      !get_u64 (m, "checksum_offset", &f->csum_off) ||
-      !get_u64 (m, "checksum_healed", &healed))
+  if (!ctl_json_u64 (m, "checksum_member", &member) ||
+      !ctl_json_u64 (m, "checksum_units", &units) ||
+      !ctl_json_u64 (m, "checksum_offset", &f->csum_off) ||
+      !ctl_json_u64 (m, "checksum_healed", &healed))
     return;
   f->csum_member = (int) member;
   f->csum_units = (unsigned) units;
@@ -117,13 +66,13 @@ read_found (json_object *list, struct job_view *v)
     json_object *m = json_object_array_get_idx (list, v->nfound);
     struct array_mismatch *f = &v->found[v->nfound];
 
-    if (!get_u64 (m, "stripe", &f->stripe) ||
-        !get_u64 (m, "array_offset", &f->array_off) ||
-        !get_u64 (m, "array_length", &f->array_len) ||
-        !get_u64 (m, "parity_member", &parity) ||
-        !get_u64 (m, "member_offset", &f->member_off) ||
-        !get_u64 (m, "last_member_offset", &f->last_off) ||
-        !get_u64 (m, "units_4k", &units))
+    if (!ctl_json_u64 (m, "stripe", &f->stripe) ||
+        !ctl_json_u64 (m, "array_offset", &f->array_off) ||
+        !ctl_json_u64 (m, "array_length", &f->array_len) ||
+        !ctl_json_u64 (m, "parity_member", &parity) ||
+        !ctl_json_u64 (m, "member_offset", &f->member_off) ||
+        !ctl_json_u64 (m, "last_member_offset", &f->last_off) ||
+        !ctl_json_u64 (m, "units_4k", &units))
       return false;
     f->parity = (unsigned) parity;
     f->units = (unsigned) units;
@@ -136,32 +85,32 @@ read_found (json_object *list, struct job_view *v)
 static bool
 read_slot (json_object *s, unsigned slot, struct job_view *v)
 {
-  json_object *ms = member (s, "members", json_type_array);
+  json_object *ms = ctl_json_member (s, "members", json_type_array);
   json_object *m = ms && slot < json_object_array_length (ms)
     ? json_object_array_get_idx (ms, slot) : NULL;
 
-  return get_str (m, "state", v->slot_state, sizeof v->slot_state) &&
-    get_str (m, "path", v->slot_path, sizeof v->slot_path);
+  return ctl_json_str (m, "state", v->slot_state, sizeof v->slot_state) &&
+    ctl_json_str (m, "path", v->slot_path, sizeof v->slot_path);
 }
 
 static bool
 parse_status (json_object *s, unsigned slot, struct job_view *v)
 {
-  json_object *j = member (s, "job", json_type_object);
-  json_object *l = member (s, "last_job", json_type_object);
+  json_object *j = ctl_json_member (s, "job", json_type_object);
+  json_object *l = ctl_json_member (s, "last_job", json_type_object);
 
-  return j && l && get_str (j, "kind", v->kind, sizeof v->kind)
-    && get_bool (j, "paused", &v->paused)
-    && get_u64 (j, "done_stripes", &v->done)
-    && get_u64 (j, "total_stripes", &v->total)
-    && get_u64 (s, "chunk_bytes", &v->chunk)
-    && read_found (member (j, "found", json_type_array), v)
-    && get_str (l, "kind", v->last_kind, sizeof v->last_kind)
-    && get_i64 (l, "result", &v->last_result)
-    && get_u64 (l, "mismatch_sectors", &v->last_mismatches)
-    && get_u64 (l, "stripes_bad", &v->last_bad)
-    && get_str (s, "state", v->state, sizeof v->state)
-    && get_str (s, "health", v->health, sizeof v->health)
+  return j && l && ctl_json_str (j, "kind", v->kind, sizeof v->kind)
+    && ctl_json_bool (j, "paused", &v->paused)
+    && ctl_json_u64 (j, "done_stripes", &v->done)
+    && ctl_json_u64 (j, "total_stripes", &v->total)
+    && ctl_json_u64 (s, "chunk_bytes", &v->chunk)
+    && read_found (ctl_json_member (j, "found", json_type_array), v)
+    && ctl_json_str (l, "kind", v->last_kind, sizeof v->last_kind)
+    && ctl_json_i64 (l, "result", &v->last_result)
+    && ctl_json_u64 (l, "mismatch_sectors", &v->last_mismatches)
+    && ctl_json_u64 (l, "stripes_bad", &v->last_bad)
+    && ctl_json_str (s, "state", v->state, sizeof v->state)
+    && ctl_json_str (s, "health", v->health, sizeof v->health)
     && read_slot (s, slot, v);
 }
 
@@ -173,41 +122,17 @@ parse_geom (json_object *s, struct r5_geom *g)
   uint64_t members, size;
   char layout[32];
 
-  if (!get_u64 (s, "raid_disks", &members) ||
-      !get_u64 (s, "chunk_bytes", &p.chunk) ||
-      !get_str (s, "layout", layout, sizeof layout) ||
+  if (!ctl_json_u64 (s, "raid_disks", &members) ||
+      !ctl_json_u64 (s, "chunk_bytes", &p.chunk) ||
+      !ctl_json_str (s, "layout", layout, sizeof layout) ||
       r5_layout_parse (layout, &p.layout) < 0 ||
-      !get_u64 (s, "data_offset_bytes", &p.data_offset) ||
-      !get_u64 (s, "size_bytes", &size) || members < R5_MIN_MEMBERS ||
+      !ctl_json_u64 (s, "data_offset_bytes", &p.data_offset) ||
+      !ctl_json_u64 (s, "size_bytes", &size) || members < R5_MIN_MEMBERS ||
       members > R5_MAX_MEMBERS || p.chunk == 0)
     return false;
   p.members = (unsigned) members;
   p.member_bytes = p.data_offset + size / (p.chunk * (members - 1)) * p.chunk;
   return r5_geom_init (g, &p) == 0 && g->capacity == size;
-}
-
-/* One status, parsed by fn: the reply's first line is the JSON object. */
-static int
-fetch_with (const char *path, bool (*fn) (json_object *, void *),
-            void *opaque)
-{
-  json_object *s = NULL;
-  char *reply, *nl;
-  int r;
-
-  if (ctl_request (path, "status --json", &reply) != TOOL_OK)
-    return TOOL_FAIL;
-  if ((r = ctl_reply (reply, NULL)) == TOOL_OK) {
-    if ((nl = strchr (reply, '\n')) != NULL)
-      *nl = '\0';
-    s = json_tokener_parse (reply);
-    if (s == NULL || !fn (s, opaque))
-      r = tool_error ("%s: status --json: a reply raid5ctl does not "
-                      "understand", path);
-    json_object_put (s);
-  }
-  free (reply);
-  return r;
 }
 
 struct view_of {
@@ -226,7 +151,7 @@ view_fn (json_object *s, void *opaque)
 static int
 fetch (const struct ctl_wait *w, struct job_view *v)
 {
-  return fetch_with (w->path, view_fn, &(struct view_of) { w, v });
+  return ctl_status (w->path, view_fn, &(struct view_of) { w, v });
 }
 
 static bool
@@ -239,7 +164,7 @@ int
 ctl_array_open (const char *path, struct ctl_array *out)
 {
   out->path = path;
-  return fetch_with (path, geom_fn, &out->geom);
+  return ctl_status (path, geom_fn, &out->geom);
 }
 
 /* --files: what the file systems keep in the n stripes listed, read

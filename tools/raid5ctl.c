@@ -37,6 +37,8 @@ static const struct tool_cmd commands[] = {
     explain_main },
   { "mkfs-hint", "mkfs.ext4/xfs stripe options and alignment for a geometry",
     mkfs_hint_main },
+  { "monitor", "watch served arrays and report events, as mdadm --monitor",
+    monitor_main },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

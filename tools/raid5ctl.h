@@ -43,6 +43,7 @@ int layout_main (int argc, char **argv);       /* teaching: teach.h */
 int map_main (int argc, char **argv);
 int explain_main (int argc, char **argv);
 int mkfs_hint_main (int argc, char **argv);
+int monitor_main (int argc, char **argv);      /* served arrays' events */
 
 /* The running subcommand's name, for messages ("create"); set by main. */
 const char *tool_sub (void);
