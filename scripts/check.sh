@@ -10,6 +10,8 @@
 #                  ASan and UBSan, nbdkit (not instrumented) runs with libasan
 #                  preloaded; a canary plugin proves that wiring catches bugs
 #   5. vm          scripts/vm.sh test, when that script exists
+#   6. package     the Debian package from a fresh clone, lintian, installed
+#                  and used, removed (scripts/check-package.sh)
 # Then a summary; the exit status is non-zero if anything failed.
 
 usage ()
@@ -32,6 +34,7 @@ set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top" || exit 1
 . "$top/scripts/lib-build.sh"
+. "$top/scripts/check-package.sh"
 
 quick=0 no_install=0 vm=1 sanitize_kernel=1 reconf=
 while [ $# -gt 0 ]; do
@@ -310,10 +313,11 @@ vm_layer ()
 # --- main -------------------------------------------------------------------
 
 banner "1. packages"
-if r5_install_packages $no_install "${R5_BUILD_PACKAGES[@]}" "${R5_TEST_PACKAGES[@]}"; then
+all_packages=("${R5_BUILD_PACKAGES[@]}" "${R5_TEST_PACKAGES[@]}" "${R5_PACKAGE_PACKAGES[@]}")
+if r5_install_packages $no_install "${all_packages[@]}"; then
     record packages ok "all present"
 else
-    record packages WARN "missing: $(r5_missing_packages "${R5_BUILD_PACKAGES[@]}" "${R5_TEST_PACKAGES[@]}")"
+    record packages WARN "missing: $(r5_missing_packages "${all_packages[@]}")"
 fi
 
 banner "2. build: build/ (--enable-werror)"
@@ -348,6 +352,12 @@ elif [ $built = 0 ]; then
     record vm SKIP "the main build failed"
 else
     vm_layer
+fi
+
+if [ $built = 1 ]; then
+    package_layer
+else
+    record package SKIP "the main build failed"
 fi
 
 banner "summary ($(elapsed $start))"
