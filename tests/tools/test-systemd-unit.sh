@@ -9,7 +9,8 @@
 #     as systemd expands it (%i; $VAR split into words, from the
 #     EnvironmentFile), with the paths moved under the test's folder and
 #     nbdkit and the plugin the built ones, run: it forks once listening
-#     and writes its pid file (Type=forking, PIDFile=), serves the array
+#     and writes its pid file (Type=forking, PIDFile=; waited for, as
+#     systemd waits), serves the array
 #     and its control socket, and SIGTERM (systemd's stop) leaves the
 #     array clean.
 . "${0%/*}/functions.sh"
@@ -92,7 +93,10 @@ PY
   ) || fail "the unit's ExecStart could not be read"
   echo "   ExecStart: ${argv[*]//$tmpdir\//}"
   "${argv[@]}" || fail "ExecStart failed"
-  [ -s "$RUN/$NAME.pid" ] || fail "no pid file once ExecStart returned"
+  # nbdkit's parent returns once it listens; its child writes the pid
+  # file just after, and systemd waits for it (Type=forking, PIDFile=).
+  for (( i = 0; i < 100; i++ )); do [ -s "$RUN/$NAME.pid" ] && break; sleep 0.1; done
+  [ -s "$RUN/$NAME.pid" ] || fail "no pid file 10 s after ExecStart returned"
   cleanup_fn "kill_ours -9 $(cat "$RUN/$NAME.pid")"
 fi
 
