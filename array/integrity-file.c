@@ -199,6 +199,7 @@ integrity_open (struct array *a, const char *path, uint64_t events,
   int e;
 
   t->fd = -1;
+  t->zero_crc = r5i_crc (a->zero, R5I_UNIT);
   if ((t->path = strdup (path)) == NULL)
     return -ENOMEM;
   if ((e = refuse (a, err)) < 0 ||

@@ -97,10 +97,9 @@ put_crcs (struct array *a, unsigned m, uint64_t off, uint64_t len,
 {
   struct integrity *t = &a->integrity;
   uint64_t u = (off - t->h.data_offset) / R5I_UNIT;
-  uint32_t zero_crc = r5i_crc (a->zero, R5I_UNIT);
 
   for (uint64_t at = 0; at < len; at += R5I_UNIT, u++)
-    crc_put (t, m, u, buf ? r5i_crc (buf + at, R5I_UNIT) : zero_crc);
+    crc_put (t, m, u, buf ? r5i_crc (buf + at, R5I_UNIT) : t->zero_crc);
 }
 
 static bool

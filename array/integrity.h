@@ -42,6 +42,7 @@ struct integrity {
   struct r5i_header h;
   struct r5i_layout l;
   uint8_t *map;               /* the whole file */
+  uint32_t zero_crc;          /* of a unit of zeroes (zero and punch) */
   uint8_t *unknown;           /* regions whose checksums are not known */
   uint8_t *durable;           /* marks known to be on disk (the writers'
                                * fast path; a mark in the map may still
