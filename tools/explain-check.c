@@ -289,7 +289,7 @@ static int
 options (struct teach *t, int *argc, char **argv)
 {
   const struct teach_extra extra = { "stripe", take, (void *) "stripe",
-                                     usage };
+                                     usage, false };
 
   for (int i = 1; i + 1 < *argc; i++)
     if (strcmp (argv[i], "--member") == 0) {

@@ -155,9 +155,9 @@ scratch_source (const struct r5_plan *p, uint64_t off)
   return NULL;
 }
 
-/* A buffer by what it holds: "new D4", "old P", "zeroes", "new P". */
-static const char *
-buf_label (const struct explain_stripe *s, struct r5_buf b, char *out)
+const char *
+explain_buf_label (const struct explain_stripe *s, struct r5_buf b,
+                   char *out)
 {
   const struct r5_io *io;
   char c[EXPLAIN_CELL];
@@ -192,8 +192,8 @@ io_label (const struct explain_stripe *s, const struct r5_io *io, char *out)
     snprintf (out, EXPLAIN_LABEL, "%s %s",
               io->kind == R5_IO_ZERO ? "zero" : "punch", c);
   else if (io->member != s->parity)
-    snprintf (out, EXPLAIN_LABEL, "%s", buf_label (s, io->buf, b));
-  else if (strcmp (buf_label (s, io->buf, b), "new P") == 0)
+    snprintf (out, EXPLAIN_LABEL, "%s", explain_buf_label (s, io->buf, b));
+  else if (strcmp (explain_buf_label (s, io->buf, b), "new P") == 0)
     snprintf (out, EXPLAIN_LABEL, "new P");
   else
     snprintf (out, EXPLAIN_LABEL, "new P (= %.40s)", b);
@@ -272,9 +272,9 @@ print_xor (const struct explain_stripe *s, const struct r5_xor *xr)
   char l[32], b[EXPLAIN_LABEL];
 
   printf ("    %-5s  %-18s %6s  %s =", "xor", "",
-          teach_size (xr->len, l, sizeof l), buf_label (s, xr->dst, b));
+          teach_size (xr->len, l, sizeof l), explain_buf_label (s, xr->dst, b));
   for (unsigned i = 0; i < xr->nsrc; i++)
-    printf ("%s %s", i ? " ^" : "", buf_label (s, xr->src[i], b));
+    printf ("%s %s", i ? " ^" : "", explain_buf_label (s, xr->src[i], b));
   printf ("\n");
 }
 
@@ -361,10 +361,10 @@ json_xor (struct json *j, const struct explain_stripe *s,
 
   tool_json_open (j, NULL, '{');
   tool_json_u64 (j, "length", xr->len);
-  tool_json_str (j, "result", buf_label (s, xr->dst, b));
+  tool_json_str (j, "result", explain_buf_label (s, xr->dst, b));
   tool_json_open (j, "sources", '[');
   for (unsigned i = 0; i < xr->nsrc; i++)
-    tool_json_str (j, NULL, buf_label (s, xr->src[i], b));
+    tool_json_str (j, NULL, explain_buf_label (s, xr->src[i], b));
   tool_json_close (j, '[');
   tool_json_close (j, '{');
 }

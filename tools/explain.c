@@ -48,7 +48,8 @@ usage (void)
 {
   printf (
 "usage: raid5ctl explain read|write|zero|trim OFFSET LENGTH [--stripes K]\n"
-"                        [GEOMETRY] [--missing SLOT] [--json] [--from DISK...]\n"
+"                        [GEOMETRY] [--missing SLOT] [--json|--svg]\n"
+"                        [--from DISK...]\n"
 "       raid5ctl explain check [--stripe S] [--member K] [GEOMETRY]\n"
 "                        [--json] [--from DISK...]\n"
 "\n"
@@ -66,13 +67,17 @@ usage (void)
 "OFFSET and LENGTH are bytes; suffixes s (512-byte sectors), K, M, G, T.\n"
 "\n"
 "  --stripes K          describe at most K stripes in detail (%u)\n"
+"  --svg                draw them as an SVG picture (on standard output):\n"
+"                       per stripe the request, 1. its reads, 2. the XOR\n"
+"                       steps, 3. its writes, each to scale in its chunk\n"
 TEACH_OPTIONS_HELP
 "\n"
 "Examples:\n"
 "  raid5ctl explain write 0 4K --chunk 64K             RCW: 1 read, 2 writes\n"
 "  raid5ctl explain write 0 4K --chunk 64K --disks 5   RMW: 2 reads, 2 writes\n"
 "  raid5ctl explain write 0 128K --chunk 64K           full stripe: no reads\n"
-"  raid5ctl explain read 64K 4K --chunk 64K --missing 1   degraded read\n",
+"  raid5ctl explain read 64K 4K --chunk 64K --missing 1   degraded read\n"
+"  raid5ctl explain write 0 4K --chunk 64K --svg > w.svg  as a picture\n",
           DEFAULT_SHOW);
 }
 
@@ -107,7 +112,7 @@ take_show (const char *arg, void *ctx)
 static int
 parse_args (int argc, char **argv, struct teach *t, struct explain_req *q)
 {
-  const struct teach_extra extra = { "stripes", take_show, &q->show, usage };
+  const struct teach_extra extra = { "stripes", take_show, &q->show, usage, true };
 
   if (teach_getopt (t, &argc, argv, &extra) != 0)
     return TOOL_FAIL;
@@ -184,12 +189,37 @@ add_cost (struct explain_cost *c, const struct explain_stripe *s, bool shown)
   c->agrees &= s->agrees;
 }
 
-/* Plan the request stripe by stripe, adding to *c; describe the first
- * q->show stripes as text (j NULL, print true), as JSON (j), or not.
+/* What walk does with each stripe it describes in detail. */
+struct explain_show {
+  void (*fn) (void *ctx, const struct explain_stripe *s);
+  void *ctx;
+};
+
+static void
+show_text (void *ctx, const struct explain_stripe *s)
+{
+  (void) ctx;
+  explain_print_stripe (s);
+}
+
+static void
+show_json (void *ctx, const struct explain_stripe *s)
+{
+  explain_json_stripe (ctx, s);
+}
+
+static void
+show_svg (void *ctx, const struct explain_stripe *s)
+{
+  explain_svg_stripe (ctx, s);
+}
+
+/* Plan the request stripe by stripe, adding to *c; hand the first
+ * q->show stripes to show (NULL: none).
  */
 static int
 walk (const struct teach *t, const struct explain_req *q,
-      struct explain_cost *c, struct json *j, bool print)
+      struct explain_cost *c, const struct explain_show *show)
 {
   const struct r5_geom *g = &t->g;
   uint64_t end = q->off + q->len, stop;
@@ -210,10 +240,8 @@ walk (const struct teach *t, const struct explain_req *q,
     s.a = pos - base;
     s.b = stop - base;
     explain_analyse (&s);
-    if (shown && j != NULL)
-      explain_json_stripe (j, &s);
-    else if (shown && print)
-      explain_print_stripe (&s);
+    if (shown && show != NULL)
+      show->fn (show->ctx, &s);
     add_cost (c, &s, shown);
   }
   r5_plan_free (&p);
@@ -233,19 +261,26 @@ out_bytes (const struct explain_cost *c)
   return c->bytes[R5_IO_WRITE] + c->bytes[R5_IO_ZERO] + c->bytes[R5_IO_TRIM];
 }
 
+/* "full-stripe x 1, rcw x 2", or "none". */
+static const char *
+kinds_text (const uint64_t *segs, char *out, size_t len)
+{
+  size_t n = 0;
+
+  *out = '\0';
+  for (unsigned k = 0; k < R5_SEG_KINDS && n < len; k++)
+    if (segs[k] > 0)
+      n += (size_t) snprintf (out + n, len - n, "%s%s x %" PRIu64,
+                              n ? ", " : "", r5_seg_kind_name (k), segs[k]);
+  return n ? out : strcpy (out, "none");
+}
+
 static void
 print_kinds (const uint64_t *segs)
 {
-  bool first = true;
+  char text[256];
 
-  for (unsigned k = 0; k < R5_SEG_KINDS; k++)
-    if (segs[k] > 0) {
-      printf ("%s%s x %" PRIu64, first ? "" : ", ", r5_seg_kind_name (k),
-              segs[k]);
-      first = false;
-    }
-  if (first)
-    printf ("none");
+  printf ("%s", kinds_text (segs, text, sizeof text));
 }
 
 static void
@@ -323,7 +358,7 @@ lesson_case (const struct teach *t, unsigned members, uint64_t off,
       .members = members, .chunk = t->g.chunk, .layout = t->g.layout,
       .data_offset = 0, .member_bytes = (INT64_MAX / sd) * t->g.chunk }) < 0)
     return tool_error ("lesson: no geometry for %u members", members);
-  return walk (&v, &q, c, NULL, false);
+  return walk (&v, &q, c, NULL);
 }
 
 static const char *
@@ -398,7 +433,7 @@ print_text (const struct teach *t, const struct explain_req *q)
   teach_print_geometry (t);
   printf ("%s %s (%" PRIu64 " bytes) at array offset %" PRIu64 ":\n\n",
           op_names[q->op], teach_size (q->len, l, sizeof l), q->len, q->off);
-  if (walk (t, q, &c, NULL, true) != 0)
+  if (walk (t, q, &c, &(struct explain_show) { show_text, NULL }) != 0)
     return TOOL_FAIL;
   print_cost (q, &c);
   if (q->op == R5_OP_WRITE || q->op == R5_OP_ZERO)
@@ -453,7 +488,7 @@ print_json (const struct teach *t, const struct explain_req *q)
   tool_json_u64 (&j, "offset", q->off);
   tool_json_u64 (&j, "length", q->len);
   tool_json_open (&j, "stripes", '[');
-  if (walk (t, q, &c, &j, false) != 0)
+  if (walk (t, q, &c, &(struct explain_show) { show_json, &j }) != 0)
     return TOOL_FAIL;
   tool_json_close (&j, '[');
   tool_json_u64 (&j, "stripes_total", c.stripes);
@@ -462,6 +497,39 @@ print_json (const struct teach *t, const struct explain_req *q)
   tool_json_bool (&j, "planner_agrees", c.agrees);
   tool_json_close (&j, '{');
   return 0;
+}
+
+/* The picture: the stripes shown, then the cost in three lines. */
+static int
+print_svg (const struct teach *t, const struct explain_req *q)
+{
+  char req[96], l[32], a[32], b[32], kinds[256], more[320] = "";
+  char cost[200], strategies[300];
+  const char *footer[3] = { cost, strategies, more };
+  struct explain_svg *e;
+  struct explain_cost c;
+
+  snprintf (req, sizeof req, "%s %" PRIu64 " %s", op_names[q->op], q->off,
+            teach_size (q->len, l, sizeof l));
+  if ((e = explain_svg_open (t, req)) == NULL)
+    return TOOL_FAIL;
+  if (walk (t, q, &c, &(struct explain_show) { show_svg, e }) != 0) {
+    explain_svg_close (e, NULL, 0);
+    return TOOL_FAIL;
+  }
+  snprintf (cost, sizeof cost, "cost over %" PRIu64 " stripe%s: reads %"
+            PRIu64 " (%s), writes %" PRIu64 " (%s), member I/Os %" PRIu64
+            ", XOR steps %" PRIu64, c.stripes, c.stripes == 1 ? "" : "s",
+            c.ios[R5_IO_READ], teach_size (c.bytes[R5_IO_READ], a, sizeof a),
+            c.ios[R5_IO_WRITE] + c.ios[R5_IO_ZERO] + c.ios[R5_IO_TRIM],
+            teach_size (out_bytes (&c), b, sizeof b), total_ios (&c), c.xors);
+  snprintf (strategies, sizeof strategies, "strategies: %s",
+            kinds_text (c.segs, kinds, sizeof kinds));
+  if (c.stripes > q->show)
+    snprintf (more, sizeof more, "%" PRIu64 " more stripes not drawn "
+              "(--stripes draws them): %s", c.stripes - q->show,
+              kinds_text (c.hidden_segs, kinds, sizeof kinds));
+  return explain_svg_close (e, footer, *more ? 3 : 2) == 0 ? 0 : TOOL_FAIL;
 }
 
 int
@@ -477,5 +545,7 @@ explain_main (int argc, char **argv)
     return TOOL_FAIL;
   if (t.json)
     return print_json (&t, &q) == 0 ? TOOL_OK : TOOL_FAIL;
+  if (t.svg)
+    return print_svg (&t, &q) == 0 ? TOOL_OK : TOOL_FAIL;
   return print_text (&t, &q) == 0 ? TOOL_OK : TOOL_FAIL;
 }

@@ -77,6 +77,13 @@ const char *explain_why (const struct explain_stripe *s,
 const char *explain_cell (const struct explain_stripe *s, unsigned member,
                           char *out) __attribute__((nonnull));
 
+/* A buffer by what it holds: "new D4", "old P", "zeroes", "new P";
+ * EXPLAIN_LABEL bytes.
+ */
+const char *explain_buf_label (const struct explain_stripe *s,
+                               struct r5_buf b, char *out)
+  __attribute__((nonnull));
+
 /* "D4, D5" (each after prefix) for the data indices of the stripe that
  * are in mask (in = true) or not in it.
  */
@@ -90,6 +97,23 @@ bool explain_writing (const struct explain_stripe *s) __attribute__((nonnull));
 
 /* What a partial trim of a stripe does (nothing), and why. */
 extern const char explain_partial_trim[];
+
+/* The picture (explain-svg.c, --svg): stripes are drawn into a buffer
+ * as walk meets them; close writes the whole SVG to stdout with the
+ * footer lines (the cost) under them, and frees e (footer NULL: frees
+ * it, writing nothing, after a failure).  open returns NULL
+ * and close TOOL_FAIL after the error line (out of memory, or stdout);
+ * close returns 0 otherwise.
+ */
+struct explain_svg;
+struct explain_svg *explain_svg_open (const struct teach *t,
+                                      const char *request)
+  __attribute__((nonnull));
+void explain_svg_stripe (struct explain_svg *e,
+                         const struct explain_stripe *s)
+  __attribute__((nonnull));
+int explain_svg_close (struct explain_svg *e, const char *const *footer,
+                       unsigned nfooter) __attribute__((nonnull (1)));
 
 /* raid5ctl explain check (explain-check.c): argv[0] is "check". */
 int explain_check_main (int argc, char **argv);

@@ -12,6 +12,7 @@
 
 #include "raid/layout.h"
 #include "tools/raid5ctl.h"
+#include "tools/svg.h"
 #include "tools/teach.h"
 
 #define MAX_ROWS 4096u
@@ -20,7 +21,8 @@ static void
 usage (void)
 {
   printf (
-"usage: raid5ctl layout [--stripes K] [GEOMETRY] [--json] [--from DISK...]\n"
+"usage: raid5ctl layout [--stripes K] [GEOMETRY] [--json|--svg]\n"
+"                       [--from DISK...]\n"
 "\n"
 "Draw the first K stripes (default: twice the members, so the pattern is\n"
 "seen once and then repeating): which member holds each data chunk\n"
@@ -28,11 +30,14 @@ usage (void)
 "each stripe sits on the members and which array bytes it holds.\n"
 "\n"
 "  --stripes K          rows to draw, 1 to %u\n"
+"  --svg                draw the map as an SVG picture (on standard output):\n"
+"                       a box per chunk, data and parity in their colours\n"
 TEACH_OPTIONS_HELP
 "\n"
 "Examples:\n"
 "  raid5ctl layout                                  3 members, md's default\n"
 "  raid5ctl layout --disks 4 --layout la --chunk 64K\n"
+"  raid5ctl layout --chunk 64K --svg > layout.svg     the map as a picture\n"
 "  raid5ctl layout --from d0.img d1.img d2.img      an array's own layout\n",
           MAX_ROWS);
 }
@@ -53,7 +58,7 @@ take_rows (const char *arg, void *ctx)
 static int
 parse_args (int argc, char **argv, struct teach *t, uint64_t *rows)
 {
-  const struct teach_extra extra = { "stripes", take_rows, rows, usage };
+  const struct teach_extra extra = { "stripes", take_rows, rows, usage, true };
 
   if (teach_getopt (t, &argc, argv, &extra) != 0)
     return TOOL_FAIL;
@@ -223,6 +228,94 @@ print_json (const struct teach *t, uint64_t rows)
   tool_json_close (&j, '{');
 }
 
+/* ---- the picture (--svg) ---- */
+
+#define MARGIN 16
+#define LABEL_W 170             /* "stripe 12  @ 1088K" */
+#define RANGE_W 190             /* "array [0, 128K)" */
+#define PITCH_X (SVG_BOX_W + SVG_GAP)
+#define PITCH_Y (SVG_BOX_H + SVG_GAP)
+
+static enum svg_fill
+cell_fill (const struct teach *t, uint64_t s, unsigned m)
+{
+  if ((int) m == t->missing)
+    return SVG_MISSING;
+  return r5_parity_member (&t->g, s) == m ? SVG_PARITY : SVG_DATA;
+}
+
+static void
+svg_rows (struct svg *v, const struct teach *t, uint64_t rows, double y)
+{
+  const struct r5_geom *g = &t->g;
+  const double x0 = MARGIN + LABEL_W;
+  char cell[32], a[32], b[32], mo[32];
+
+  svg_text (v, MARGIN + LABEL_W - SVG_GAP, y - 6, "end", 0, "member offset");
+  for (unsigned m = 0; m < g->members; m++)
+    svg_text (v, x0 + m * PITCH_X + SVG_BOX_W / 2.0, y - 6, "middle", 1,
+              "m%u%s", m, (int) m == t->missing ? " (missing)" : "");
+  for (uint64_t s = 0; s < rows; s++, y += PITCH_Y) {
+    double mid = y + SVG_BOX_H / 2.0 + SVG_FONT / 3.0;
+
+    svg_text (v, MARGIN, mid, "start", 1, "stripe %" PRIu64, s);
+    svg_text (v, MARGIN + LABEL_W - SVG_GAP, mid, "end", 0, "@ %s",
+              teach_size (r5_stripe_member_off (g, s), mo, sizeof mo));
+    for (unsigned m = 0; m < g->members; m++)
+      svg_box (v, x0 + m * PITCH_X, y, cell_fill (t, s, m),
+               teach_cell (g, s, m, cell, sizeof cell));
+    svg_text (v, x0 + g->members * PITCH_X, mid, "start", 0,
+              "array [%s, %s)", teach_size (s * g->stripe_data, a, sizeof a),
+              teach_size ((s + 1) * g->stripe_data, b, sizeof b));
+  }
+}
+
+/* The legend, the repeat period and the layout's rule under the map. */
+static void
+svg_notes (struct svg *v, const struct teach *t, double y)
+{
+  const enum svg_fill fills[] = { SVG_DATA, SVG_PARITY, SVG_MISSING };
+  const char *p = teach_layout_rule (t->g.layout), *nl;
+  unsigned period = r5_layout_period (&t->g);
+
+  svg_legend (v, MARGIN, y, fills, t->missing >= 0 ? 3 : 2);
+  y += 1.5 * SVG_LINE;
+  if (period > 1)
+    svg_text (v, MARGIN, y, "start", 0, "Parity of stripe s is on member %s; "
+              "the pattern repeats every %u stripes.",
+              parity_formula (t->g.layout), period);
+  else
+    svg_text (v, MARGIN, y, "start", 0, "Parity is on member %s in every "
+              "stripe.", parity_formula (t->g.layout));
+  for (; *p; p = *nl ? nl + 1 : nl) {
+    nl = strchrnul (p, '\n');
+    y += SVG_LINE;
+    svg_text (v, MARGIN, y, "start", 0, "%.*s", (int) (nl - p), p);
+  }
+}
+
+static void
+print_svg (const struct teach *t, uint64_t rows)
+{
+  const double map_w = LABEL_W + t->g.members * PITCH_X + RANGE_W;
+  const unsigned width = 2 * MARGIN + (unsigned) (map_w > 640 ? map_w : 640);
+  const unsigned height = (unsigned) (3 * SVG_LINE + 24 + rows * PITCH_Y +
+                                      6 * SVG_LINE + MARGIN);
+  char line[200], c[32];
+  struct svg v;
+
+  svg_begin (&v, stdout, width, height, "raid5ctl layout");
+  svg_text (&v, MARGIN, MARGIN + SVG_FONT, "start", 1, "%s",
+            teach_geometry_line (t, line, sizeof line));
+  svg_text (&v, MARGIN, MARGIN + SVG_FONT + SVG_LINE, "start", 0,
+            "Each box is one %s chunk; a row is a stripe: %u data + 1 "
+            "parity at the same offset on every member.",
+            teach_size (t->g.chunk, c, sizeof c), t->g.data_members);
+  svg_rows (&v, t, rows, MARGIN + 3 * SVG_LINE + 24);
+  svg_notes (&v, t, MARGIN + 3 * SVG_LINE + 24 + rows * PITCH_Y + SVG_LINE);
+  svg_end (&v);
+}
+
 int
 layout_main (int argc, char **argv)
 {
@@ -238,6 +331,8 @@ layout_main (int argc, char **argv)
     rows = t.g.stripes;
   if (t.json)
     print_json (&t, rows);
+  else if (t.svg)
+    print_svg (&t, rows);
   else
     print_text (&t, rows);
   return TOOL_OK;

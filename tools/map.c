@@ -46,7 +46,7 @@ TEACH_OPTIONS_HELP
 static int
 parse_args (int argc, char **argv, struct teach *t, struct map_req *q)
 {
-  const struct teach_extra extra = { NULL, NULL, NULL, usage };
+  const struct teach_extra extra = { NULL, NULL, NULL, usage, false };
 
   if (teach_getopt (t, &argc, argv, &extra) != 0)
     return TOOL_FAIL;

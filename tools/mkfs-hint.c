@@ -74,7 +74,7 @@ take_block (const char *arg, void *ctx)
 static int
 parse_args (int argc, char **argv, struct teach *t, uint64_t *block)
 {
-  const struct teach_extra extra = { "block", take_block, block, usage };
+  const struct teach_extra extra = { "block", take_block, block, usage, false };
 
   if (teach_getopt (t, &argc, argv, &extra) != 0)
     return TOOL_FAIL;

@@ -99,8 +99,8 @@ teach_option (struct teach *t, int c, const char *arg)
 {
   if (c == 'M')
     return parse_missing (t, arg);
-  if (c == 'J') {
-    t->json = true;
+  if (c == 'J' || c == 'G') {
+    *(c == 'J' ? &t->json : &t->svg) = true;
     return 0;
   }
   if (c != 'N' && c != 'C' && c != 'L' && c != 'O')
@@ -213,20 +213,32 @@ print_slots (const struct teach *t)
   printf ("\n");
 }
 
+const char *
+teach_geometry_line (const struct teach *t, char *buf, size_t len)
+{
+  const struct r5_geom *g = &t->g;
+  char c[32], d[32], cap[32], sector[40] = "";
+  char size[48] = "";
+
+  if (g->data_offset != 0)
+    snprintf (sector, sizeof sector, " (sector %" PRIu64 ")",
+              g->data_offset / R5_SECTOR);
+  if (t->sized)
+    snprintf (size, sizeof size, ", capacity %s",
+              tool_human (g->capacity, cap, sizeof cap));
+  snprintf (buf, len, "%u members, %s, chunk %s, data offset %s%s%s",
+            g->members, r5_layout_name (g->layout),
+            teach_size (g->chunk, c, sizeof c),
+            teach_size (g->data_offset, d, sizeof d), sector, size);
+  return buf;
+}
+
 void
 teach_print_geometry (const struct teach *t)
 {
-  const struct r5_geom *g = &t->g;
-  char c[32], d[32], cap[32];
+  char line[200];
 
-  printf ("%u members, %s, chunk %s, data offset %s", g->members,
-          r5_layout_name (g->layout), teach_size (g->chunk, c, sizeof c),
-          teach_size (g->data_offset, d, sizeof d));
-  if (g->data_offset != 0)
-    printf (" (sector %" PRIu64 ")", g->data_offset / R5_SECTOR);
-  if (t->sized)
-    printf (", capacity %s", tool_human (g->capacity, cap, sizeof cap));
-  printf ("\n");
+  printf ("%s\n", teach_geometry_line (t, line, sizeof line));
   if (t->from != NULL)
     print_slots (t);
   if (t->missing >= 0)
@@ -343,5 +355,10 @@ teach_getopt (struct teach *t, int *argc, char **argv,
                               : teach_option (t, c, optarg)) != 0)
       return TOOL_FAIL;
   }
+  if (t->svg && !extra->draws)
+    return tool_error ("--svg: only raid5ctl layout and explain draw "
+                       "pictures");
+  if (t->svg && t->json)
+    return tool_error ("--svg and --json: one report at a time");
   return 0;
 }

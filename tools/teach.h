@@ -33,6 +33,7 @@ struct teach {
   uint64_t data_offset;       /* bytes */
   int missing;                /* member out of service, or -1 */
   bool json;
+  bool svg;                   /* --svg: a picture (layout, explain) */
   bool flags_given;           /* a geometry flag (not --missing) was given */
   char **from;                /* --from's disks ('missing' allowed), or NULL */
   unsigned nfrom;
@@ -52,7 +53,8 @@ struct teach {
   { "layout", required_argument, NULL, 'L' }, \
   { "data-offset", required_argument, NULL, 'O' }, \
   { "missing", required_argument, NULL, 'M' }, \
-  { "json", no_argument, NULL, 'J' }
+  { "json", no_argument, NULL, 'J' }, \
+  { "svg", no_argument, NULL, 'G' }
 
 /* The part of each command's --help about those options. */
 #define TEACH_OPTIONS_HELP \
@@ -93,6 +95,7 @@ struct teach_extra {
   int (*take) (const char *arg, void *ctx);   /* 0 or TOOL_FAIL */
   void *ctx;
   void (*usage) (void);       /* --help prints it and exits 0 */
+  bool draws;                 /* --svg is taken (else refused) */
 };
 
 /* The option loop every teaching command shares: --from (see
@@ -134,6 +137,10 @@ uint64_t teach_chunk_number (const struct r5_geom *g, uint64_t stripe,
  * member.
  */
 void teach_print_geometry (const struct teach *t) __attribute__((nonnull));
+
+/* That first line alone, without the newline, into buf. */
+const char *teach_geometry_line (const struct teach *t, char *buf,
+                                 size_t len) __attribute__((nonnull));
 
 /* The geometry as the JSON object "geometry". */
 void teach_json_geometry (struct json *j, const struct teach *t)
