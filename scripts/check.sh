@@ -287,12 +287,13 @@ sanitizer_layer ()
         record "tests (asan+ubsan)" SKIP "no tests in TESTS yet"
         return
     fi
-    # The torn-write rounds and the random workloads are about the logic,
-    # measured in the plain build (50 rounds; 1200-1500 ops a run); here
-    # they look for memory errors, in fewer (the suite stays well under
-    # CI's 25 minutes).
+    # The torn-write rounds, the missed-writes rounds of test-md-return
+    # and the random workloads are about the logic, measured in the plain
+    # build (50 and 20 rounds; 1200-1500 ops a run); here they look for
+    # memory errors, in fewer (the suite stays well under CI's 25 minutes).
     TESTS_RUN=$tests PATH=$sbuild/asan-bin:$PATH \
     PPL_ROUNDS=${PPL_ROUNDS:-15} HOLE_ROUNDS=${HOLE_ROUNDS:-4} OPS=${OPS:-600} \
+    RETURN_ROUNDS=${RETURN_ROUNDS:-6} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
         run_check "$sbuild" " (asan+ubsan)" TESTS="$tests" NBDKIT="$sbuild/asan-bin/nbdkit"
 }

@@ -21,7 +21,7 @@
 # Then the same with a clean stop in step 2 (3 members): the member is
 # left out with a line (md: "kicking non-fresh"), and a bitmap re-add
 # rebuilds only the regions written while it was away.
-# Then ROUNDS (20) rounds: a random slot missing, random writes killed at a
+# Then RETURN_ROUNDS (20) rounds: a random slot missing, random writes killed at a
 # random point, the member back: every acknowledged write reads back,
 # before and after the member is re-added or rebuilt.
 
@@ -31,7 +31,7 @@ requires_plugin
 requires_md
 requires_nbd_python
 
-ROUNDS=${ROUNDS:-20}
+ROUNDS=${RETURN_ROUNDS:-20}
 C=65536
 fast=(sync-speed-min=500000 sync-speed-max=2000000)
 
