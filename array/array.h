@@ -185,6 +185,14 @@ void array_set_sync_speed (struct array *a, uint64_t min_kib,
                            uint64_t max_kib)
   __attribute__((nonnull));
 
+/* The latency-target mode (raid/pace.h): while clients are busy, the
+ * job runs as fast as keeps their requests' p99 under target_us, between
+ * the speed limits, instead of at min.  0: md's pacing.  Changeable at
+ * any time.
+ */
+void array_set_sync_latency (struct array *a, uint64_t target_us)
+  __attribute__((nonnull));
+
 /* Start a check or repair in the background.  Returns 0, -EBUSY if a job
  * is running (err names it), -ENODEV if the array is degraded.
  */
@@ -249,6 +257,11 @@ struct array_job_status {
   uint64_t stripe_bytes;      /* member bytes per stripe (the chunk) */
   uint64_t speed_kib;         /* recent speed, KiB/s per member */
   uint64_t speed_min, speed_max;
+  /* The latency-target mode (0: off): the target, the rate the pacer
+   * keeps while clients are busy, the clients' p99 in its last window
+   * and how many windows were over it.
+   */
+  uint64_t latency_max_us, paced_kib, client_p99_us, pace_cuts;
   uint64_t throttled_ms;      /* waited for the speed limit, since open:
                                * a job below speed_min that did not wait
                                * was running as fast as it could */

@@ -350,7 +350,7 @@ run_request (struct request rq)
   struct array *a = rq.a;
   struct array_err *err = rq.err;
   enum r5_op op = rq.op;
-  uint64_t off = rq.off, len = rq.len, pos = off, done, epoch;
+  uint64_t off = rq.off, len = rq.len, pos = off, done, epoch, started;
   int r;
 
   if (len == 0)
@@ -372,6 +372,8 @@ run_request (struct request rq)
   if (op == R5_OP_READ && a->integrity.on &&
       (off % R5I_UNIT || len % R5I_UNIT))
     return run_padded_read (rq);
+  /* What the client waits for, the bitmap's marks included. */
+  started = a->job.latency_max_us ? array_now_ns () : 0;
   if (op != R5_OP_READ &&
       (r = meta_write_begin (a, off / a->geom.stripe_data,
                              (off + len - 1) / a->geom.stripe_data, err)) < 0)
@@ -387,6 +389,8 @@ run_request (struct request rq)
   scratch_put (rq.w);
   a->job.inflight--;
   a->job.last_request_ns = array_now_ns ();
+  if (started)
+    a->job.lat[r5_lat_bucket ((a->job.last_request_ns - started) / 1000)]++;
   if (op != R5_OP_READ)
     meta_write_end (a);
   return r;

@@ -16,6 +16,7 @@
 #include "io/batch.h"
 #include "io/view.h"
 #include "array/scratch_pool.h"
+#include "raid/pace.h"
 
 /* Scratch of all requests together (scratch_pool.h): this much, in
  * buffers of at least ARRAY_SCRATCH_MIN_BUF and at least one stripe's
@@ -70,6 +71,15 @@ struct job {
   struct io_view views[R5_MAX_MEMBERS];
   _Atomic uint64_t inflight;      /* client requests running */
   _Atomic uint64_t last_request_ns;   /* when the last one ended */
+  /* The latency-target mode (job.c, raid/pace.h): its target (0: off),
+   * this window's client request latencies (exec.c adds), the pacer
+   * (job thread only) and what it last found, for status.
+   */
+  _Atomic uint64_t latency_max_us;
+  _Atomic uint64_t lat[R5_LAT_BUCKETS];
+  struct r5_pace pace;
+  uint64_t pace_window_ns;
+  _Atomic uint64_t paced_kib, client_p99_us, pace_cuts;
   _Atomic uint64_t checked, rebuilt;  /* stripes, since open */
   enum array_job_kind last_kind;
   int last_result;

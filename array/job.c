@@ -6,8 +6,10 @@
  * Speed, as md: at most speed_max KiB/s per member while clients are
  * idle, falling back to speed_min while they are busy (client I/O goes
  * first above min); a token bucket turns that into a pause after each
- * step.  A rebuild keeps its progress in the new member's superblock
- * (md's recovery_offset) every few seconds and at shutdown, so a restart
+ * step.  Or, with a latency target (sync-latency-max=), while clients are
+ * busy the job runs as fast as keeps their p99 under it (raid/pace.h).
+ * A rebuild keeps its progress in the new member's superblock (md's
+ * recovery_offset) every few seconds and at shutdown, so a restart
  * resumes it; a resync keeps its checkpoint the same way (resync_offset).
  */
 #include <config.h>
@@ -27,6 +29,7 @@
 #define BURST_NS (200 * 1000000ULL)
 #define CATCH_UP_NS (2000 * 1000000ULL)
 #define BUSY_WINDOW_NS (100 * 1000000ULL)
+#define PACE_WINDOW_NS (100 * 1000000ULL)
 /* An online step covers at most what the speed limit allows in this time
  * (members in memory, whose steps may be long: see job_step).
  */
@@ -111,6 +114,12 @@ array_set_sync_speed (struct array *a, uint64_t min_kib, uint64_t max_kib)
 }
 
 void
+array_set_sync_latency (struct array *a, uint64_t target_us)
+{
+  a->job.latency_max_us = target_us;
+}
+
+void
 array_job_pause (struct array *a, bool pause)
 {
   a->job.paused = pause;
@@ -179,6 +188,8 @@ array_job_status (struct array *a, struct array_job_status *st)
     .done = j->cursor, .total = a->geom.stripes,
     .stripe_bytes = a->geom.chunk, .speed_kib = j->speed_kib,
     .speed_min = j->speed_min, .speed_max = j->speed_max,
+    .latency_max_us = j->latency_max_us, .paced_kib = j->paced_kib,
+    .client_p99_us = j->client_p99_us, .pace_cuts = j->pace_cuts,
     .throttled_ms = j->throttled_ns / 1000000,
     .resync_due = meta_resync_due (a),
     .mismatches = j->mismatches, .stripes_bad = j->stripes_bad,
@@ -284,20 +295,69 @@ clients_busy (const struct job *j, uint64_t t)
   return j->inflight > 0 || t - j->last_request_ns < BUSY_WINDOW_NS;
 }
 
+/* The latency-target mode: at the end of each window, the clients'
+ * latencies go to the pacer (raid/pace.h), which sets the rate the job
+ * keeps while they are busy.  A new target starts the pacer afresh, at
+ * min.
+ */
+static void
+pace_tick (struct job *j, uint64_t t)
+{
+  uint64_t target = j->latency_max_us;
+  struct r5_lat w;
+
+  if (target == 0)
+    return;
+  if (j->pace.target_us != target) {
+    r5_pace_init (&j->pace, target, j->speed_min, j->speed_max);
+    for (unsigned b = 0; b < R5_LAT_BUCKETS; b++)
+      j->lat[b] = 0;
+    j->pace_window_ns = t;
+  }
+  if (t - j->pace_window_ns < PACE_WINDOW_NS)
+    return;
+  for (unsigned b = 0; b < R5_LAT_BUCKETS; b++)
+    w.bucket[b] = atomic_exchange (&j->lat[b], 0);
+  /* Counted while no job ran (nothing ticks then): old news. */
+  if (t - j->pace_window_ns >= 3 * PACE_WINDOW_NS) {
+    j->pace_window_ns = t;
+    return;
+  }
+  r5_pace_bounds (&j->pace, j->speed_min, j->speed_max);
+  j->paced_kib = r5_pace_window (&j->pace, &w);
+  j->client_p99_us = j->pace.last_p99_us;
+  j->pace_cuts = j->pace.cuts;
+  j->pace_window_ns = t;
+}
+
+/* The job's rate limit at t, KiB/s per member: max while clients are
+ * idle; while they are busy, min (md), or the pacer's rate.
+ */
+static uint64_t
+limit_kib (struct job *j, uint64_t t)
+{
+  pace_tick (j, t);
+  if (!clients_busy (j, t))
+    return j->speed_max;
+  return j->latency_max_us ? j->pace.rate_kib : j->speed_min;
+}
+
 /* Bytes of each member the next step may cover (job_step's reach): what
  * the limit allows in STEP_TIME_NS online, so that progress moves and
  * clients wait little for a step's stripes; offline, where nobody waits
  * and nothing limits the speed, anything.
  */
 static uint64_t
-step_reach (const struct job *j, bool online)
+step_reach (struct job *j, bool online)
 {
-  uint64_t kib;
+  /* Paced by latency, steps are a tenth as long: a client request that
+   * meets a step's stripes waits for the whole step.
+   */
+  uint64_t ms = STEP_TIME_NS / 1000000 / (j->latency_max_us ? 10 : 1);
 
   if (!online)
     return UINT64_MAX;
-  kib = clients_busy (j, array_now_ns ()) ? j->speed_min : j->speed_max;
-  return kib * 1024 * (STEP_TIME_NS / 1000000) / 1000;
+  return limit_kib (j, array_now_ns ()) * 1024 * ms / 1000;
 }
 
 /* Token bucket: after a step of bytes per member, wait until the speed
@@ -314,8 +374,9 @@ throttle (struct array *a, uint64_t bytes)
    * by a stall (clients holding its stripes, a busy processor) catches up
    * to the minimum, as md's speed over its last marks does.  Never more:
    * a job paused for minutes does not come back with minutes of burst.
+   * Paced by latency, no catch-up either: the pacer sets the rate.
    */
-  uint64_t credit = busy ? CATCH_UP_NS : BURST_NS;
+  uint64_t credit = busy && !j->latency_max_us ? CATCH_UP_NS : BURST_NS;
 
   if (j->next_ns + credit < t)
     j->next_ns = t - credit;
@@ -324,7 +385,7 @@ throttle (struct array *a, uint64_t bytes)
    * speed) takes effect at once, as md's does, not after this step's wait.
    */
   for (;;) {
-    uint64_t kib = clients_busy (j, t) ? j->speed_min : j->speed_max;
+    uint64_t kib = limit_kib (j, t);
 
     due = base + bytes * 1000000000ULL / (kib * 1024);
     if (j->stop || j->abort || j->kind == ARRAY_JOB_NONE ||

@@ -209,6 +209,12 @@ print_text (struct array *a, const struct array_job_status *j,
     progress_line (j, out);
   fprintf (out, "      sync speed: min %" PRIu64 "K/sec, max %" PRIu64
            "K/sec per member\n", j->speed_min, j->speed_max);
+  if (j->latency_max_us)
+    fprintf (out, "      sync latency target: clients' p99 under %" PRIu64
+             "us; paced at %" PRIu64 "K/sec while busy (last p99 %" PRIu64
+             "us, %" PRIu64 " cuts)\n", (uint64_t) j->latency_max_us,
+             (uint64_t) j->paced_kib, (uint64_t) j->client_p99_us,
+             (uint64_t) j->pace_cuts);
   if (j->last_kind != ARRAY_JOB_NONE)
     fprintf (out, "      last %s: %s, mismatch_cnt %" PRIu64 " (%" PRIu64
              " stripes)\n", array_job_name (j->last_kind),
@@ -444,6 +450,10 @@ print_json (struct array *a, const struct array_job_status *j,
   json_object_object_add (o, "last_job", json_last_job (j));
   put_u64 (o, "speed_min_kib", j->speed_min);
   put_u64 (o, "speed_max_kib", j->speed_max);
+  put_u64 (o, "sync_latency_max_us", j->latency_max_us);
+  put_u64 (o, "paced_kib", j->paced_kib);
+  put_u64 (o, "client_p99_us", j->client_p99_us);
+  put_u64 (o, "pace_cuts", j->pace_cuts);
   json_object_object_add (o, "counters", json_counters (a, st));
   fprintf (out, "%s\n", json_object_to_json_string_ext (
              o, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -32,6 +32,32 @@ parse_timeout (const char *key, const char *value, unsigned *ms)
   return 0;
 }
 
+/* TIME with a unit (us, ms, s; bare: ms) -> microseconds, 50 us to 10 s. */
+static int
+parse_latency (const char *key, const char *value, uint64_t *us)
+{
+  static const struct { const char *unit; double scale; } units[] = {
+    { "us", 1 }, { "ms", 1000 }, { "s", 1000000 }, { "", 1000 },
+  };
+  char *end;
+  double v;
+
+  errno = 0;
+  v = strtod (value, &end);
+  for (unsigned i = 0; errno == 0 && end != value && i < 4; i++)
+    if (strcmp (end, units[i].unit) == 0) {
+      v *= units[i].scale;
+      if (v >= 50 && v <= 10000000) {
+        *us = (uint64_t) (v + 0.5);
+        return 0;
+      }
+      break;
+    }
+  nbdkit_error ("%s=%s: expected a time from 50us to 10s (500us, 2ms, "
+                "0.1s; a bare number is ms)", key, value);
+  return -1;
+}
+
 /* A member's path as given, made absolute (nbdkit may chdir to / when
  * it daemonizes); an NBD URI is not a path and is kept as it is.
  */
@@ -201,6 +227,8 @@ params_config (struct params *p, const char *key, const char *value)
     return nbdkit_parse_uint64_t (key, value, &p->sync_speed_min);
   if (strcmp (key, "sync-speed-max") == 0)
     return nbdkit_parse_uint64_t (key, value, &p->sync_speed_max);
+  if (strcmp (key, "sync-latency-max") == 0)
+    return parse_latency (key, value, &p->sync_latency_max_us);
   if (strcmp (key, "layout") == 0) {
     p->array.given |= ARRAY_GIVEN_LAYOUT;
     if (r5_layout_parse (value, &p->array.layout) == 0)

@@ -11,6 +11,7 @@
 struct params {
   struct array_config array;  /* paths are owned here (NULL = missing) */
   uint64_t sync_speed_min, sync_speed_max;  /* KiB/s per member, 0 = md's */
+  uint64_t sync_latency_max_us;   /* latency-target mode; 0: md's pacing */
   char *control;              /* control socket path, or NULL */
 };
 
@@ -44,6 +45,10 @@ void params_free (struct params *p);
   "                   member (default 1000, as md).\n" \
   "sync-speed-max=KIB Resync speed while clients are idle (default\n" \
   "                   200000).\n" \
+  "sync-latency-max=TIME  While clients are busy, pace the job by their\n" \
+  "                   latency instead of at sync-speed-min: as fast as\n" \
+  "                   keeps their p99 under TIME (500us, 2ms, 0.1s;\n" \
+  "                   bare: ms), between min and max.\n" \
   "direct=BOOL        Use O_DIRECT member I/O (default false).\n" \
   "control=PATH       A control socket (mode 0600) for raid5ctl --control:\n" \
   "                   status, check, repair, rebuild, fail, pause, resume,\n" \

@@ -108,6 +108,7 @@ raid5_after_fork (void)
                           params.sync_speed_min ? params.sync_speed_min : 1000,
                           params.sync_speed_max ? params.sync_speed_max
                                                 : 200000);
+  array_set_sync_latency (array, params.sync_latency_max_us);
   if ((r = array_start_background (array)) < 0) {
     errno = -r;
     nbdkit_error ("cannot start the background thread: %m");

@@ -53,10 +53,14 @@ net_members ()
     done
 }
 
+# Three runs (one in quick mode), not five: the whole of bench.sh stays
+# under 15 minutes with part 9.
+net_reps=$(( reps < 3 ? reps : 3 ))
+
 part_net ()
 {
     local c r w order
-    b_say "6. members over TCP on loopback (3 x $main_mib MiB, 512K chunk): local files, TCP, TCP +2 ms, TCP +10 ms, ${runtime} s per run, $reps runs each"
+    b_say "6. members over TCP on loopback (3 x $main_mib MiB, 512K chunk): local files, TCP, TCP +2 ms, TCP +10 ms, ${runtime} s per run, $net_reps runs each"
     for r in 0 1 2; do truncate -s "${main_mib}M" "$work/n$r.img"; done
     for c in "${net_cases[@]}"; do
         if [ "$c" = local ]; then
@@ -68,7 +72,7 @@ part_net ()
     done
     b_say "  fill (local files)"
     b_fill net-local
-    for (( r = 1; r <= reps; r++ )); do
+    for (( r = 1; r <= net_reps; r++ )); do
         order=("${net_cases[@]}")
         [ $((r % 2)) = 1 ] || order=(tcp10ms tcp2ms tcp local)
         for w in "${wl_names[@]}"; do
@@ -113,7 +117,7 @@ report_net ()
     echo "nbdkit's file plugin on 127.0.0.1 (\`disk=nbd://127.0.0.1:PORT/\`, eight"
     echo "connections per member through multi-conn), plain and with 2 ms and"
     echo "10 ms added to each member read, write and zero (nbdkit's delay filter"
-    echo "on the member servers).  Medians of $(setting reps) runs, the cases alternating;"
+    echo "on the member servers).  Medians of $(setting net_reps) runs, the cases alternating;"
     echo "a ratio is the median of the ratios of runs made next to each other."
     echo "Loopback TCP costs copies and wakeups, not distance: the +2 ms and"
     echo "+10 ms columns show what a far member does to each workload."

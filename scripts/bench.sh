@@ -19,6 +19,14 @@
 #      (scripts/bench-policy.sh)
 #   8. the integrity record: with and without, reads and writes
 #      (scripts/bench-integrity.sh)
+#   9. background jobs under client load: a check and a rebuild under a
+#      steady 4K random load, paced as md paces them, with speed_min
+#      raised, and by a latency target (scripts/bench-load.sh)
+#  10. members as files on the machine's disk (DISK_DIR, /var/tmp):
+#      direct=true and false against the file plugin, fio on the files,
+#      check and rebuild against dd iflag=direct (scripts/bench-disk.sh)
+#  11. seed 003 in a qemu guest: kernel md's check and raid5ctl check on
+#      the same virtio disks against raw reads (scripts/bench-guest.sh)
 #
 # Writes OUT/bench.csv (every sample), OUT/results.md (the tables, each
 # target PASS or MISS) and OUT/*.png (gnuplot).  As root on Debian it
@@ -86,6 +94,9 @@ geoms=("3 64K" "5 64K")     # alignment: members, chunk
 . "$top/scripts/bench-net.sh"
 . "$top/scripts/bench-policy.sh"
 . "$top/scripts/bench-integrity.sh"
+. "$top/scripts/bench-load.sh"
+. "$top/scripts/bench-disk.sh"
+. "$top/scripts/bench-guest.sh"
 
 case $builddir in /*) ;; *) builddir=$PWD/$builddir ;; esac
 case $out in /*) ;; *) out=$PWD/$out ;; esac
@@ -313,6 +324,15 @@ part_align ()
 # --- results --------------------------------------------------------------------
 
 med () { b_median "$@"; }
+# part_seconds: "part 1 190 s, part 5 20 s, ..." from the CSV (older CSVs
+# have none).
+part_seconds ()
+{
+    awk -F, 'BEGIN { split("main jobs sweep align rss net policy integrity load disk guest", p, " ")
+                     for (i in p) n[p[i]] = i }
+             $1 == "meta" && $2 == "seconds" { s = s (s ? ", " : "") "part " n[$4] " " $6 " s" }
+             END { print s ? s : "no part timings" }' "$csv"
+}
 # setting NAME: a setting of the measuring run, from the CSV.
 setting () { awk -F, -v k="$1" '$1 == "meta" && $4 == k { v = $6 } END { print v }' "$csv"; }
 
@@ -332,6 +352,9 @@ ratios ()
     ratios_net
     ratios_policy
     ratios_integrity
+    ratios_load
+    ratios_disk
+    ratios_guest
     ratio[check]=$(b_paired_ratio jobs check raid5ctl check raw dd read)
     ratio[rebuild]=$(b_paired_ratio jobs rebuild raid5ctl rebuild raw dd read)
     for w in "${rss_names[@]}"; do
@@ -360,10 +383,10 @@ report ()
     echo "Made by \`scripts/bench.sh$([ "$(setting quick)" = 1 ] && echo " --quick")\`"
     echo "on $(setting date), commit $(setting commit): $(setting machine)."
     echo
-    echo "Members and files on tmpfs, fio's nbd engine over a Unix socket;"
+    echo "Members and files on tmpfs (part 10: on the disk), fio's nbd engine over a Unix socket;"
     echo "$(setting runtime) s per run in part 1 (median of $(setting reps) runs, file plugin and"
     echo "raid5 alternating), $(setting sweep_rt) s per run in the sweep.  The whole run took"
-    echo "$(setting elapsed) s, with the build.  The machine may be shared with other"
+    echo "$(setting elapsed) s, with the build ($(part_seconds)).  The machine may be shared with other"
     echo "jobs: figures move by 10-20% from run to run, so read the ratios,"
     echo "not the MiB/s, and compare more than one run before believing a change."
     [ "$(setting quick)" = 0 ] || echo "**A --quick smoke run: these figures mean little.**"
@@ -384,6 +407,8 @@ report ()
     t_row "plugin peak RSS over the file plugin's (MiB), 4 x QD128, 1M/4K random" "<=" 64 "${ratio[rssown-1m-4k]}"
     targets_net
     targets_policy
+    targets_load
+    targets_disk
     echo
     echo "## 1. Against the file plugin (3 x $(setting main_mib) MiB members, 512K chunk)"
     echo
@@ -472,8 +497,13 @@ report ()
     report_net
     report_policy
     report_integrity
+    report_load
+    report_disk
+    report_guest
     echo "Plots: [throughput.png](throughput.png), [chunk-sweep.png](chunk-sweep.png),"
-    echo "[alignment.png](alignment.png); every sample: [bench.csv](bench.csv)."
+    echo "[alignment.png](alignment.png), [load.png](load.png), [disk.png](disk.png),"
+    echo "[guest.png](guest.png);"
+    echo "every sample: [bench.csv](bench.csv)."
 }
 
 # --- plots ------------------------------------------------------------------------
@@ -497,6 +527,9 @@ plot_data ()
         echo "\"check\" ${ratio[check]:--} 0.80"
         echo "\"rebuild\" ${ratio[rebuild]:--} 0.80"
     } > "$work/throughput.dat"
+    plot_data_load
+    plot_data_disk
+    plot_data_guest
     # sweep.dat: chunk (KiB) and one ratio per workload.
     {
         echo "# chunk_kib seqread seqwrite randread randwrite"
@@ -584,6 +617,48 @@ plot "$work/align-seg.dat" using 2:xtic(1) title "full-stripe" lc rgb "#3572a5",
      "" using 3 title "rcw" lc rgb "#e6a23c", \
      "" using 4 title "rmw" lc rgb "#c0392b"
 unset multiplot
+
+set output "$out/load.png"
+set multiplot layout 1,2
+set style histogram clustered gap 1
+set style data histograms
+set offsets 0, 0, 0, 0
+set key top left
+set xtics rotate by 0 scale 0 font ",10"
+set yrange [0:*]
+set title "Jobs under a client load: speed kept (job under load / alone)"
+set ylabel "ratio"
+plot "$work/load.dat" using 2:xtic(1) title "md" lc rgb "#c0392b", \
+     "" using 3 title "md, speed_min raised" lc rgb "#e6a23c", \
+     "" using 4 title "latency target" lc rgb "#3572a5"
+set title "... and the client's p99 rise over the load alone"
+plot "$work/load.dat" using 5:xtic(1) title "md" lc rgb "#c0392b", \
+     "" using 6 title "md, speed_min raised" lc rgb "#e6a23c", \
+     "" using 7 title "latency target" lc rgb "#3572a5"
+unset multiplot
+
+set output "$out/disk.png"
+set title "Members on the disk: MiB/s (raid5 direct=true, file plugin cache=none, fio on the files)"
+set ylabel "MiB/s"
+set logscale y
+set yrange [*:*]
+set key outside right
+set xtics rotate by -30 scale 0
+plot "$work/disk.dat" using 2:xtic(1) title "raid5 direct" lc rgb "#3572a5", \
+     "" using 3 title "file cache=none" lc rgb "#c8c8c8", \
+     "" using 4 title "raid5 cached" lc rgb "#6aa84f", \
+     "" using 5 title "file default" lc rgb "#e6a23c", \
+     "" using 6 title "members (fio)" lc rgb "#333333"
+unset logscale y
+
+set output "$out/guest.png"
+set title "Seed 003 in a qemu guest (TCG): check speed / the disks read at once"
+set ylabel "speed / raw parallel reads"
+set yrange [0:*]
+set key off
+set xtics rotate by 0 scale 0
+set style histogram clustered gap 1
+plot "$work/guest.dat" using 2:xtic(1) lc rgb "#3572a5"
 GNUPLOT
         b_die "gnuplot failed: $(grep -v '^ *$' "$work/gnuplot.log" | tail -n 2 | tr '\n' ' ')"
 }
@@ -607,16 +682,13 @@ else
         b_die "/dev/shm has $free_mib MiB free, the benchmark needs $need_mib MiB"
     build
     echo "part,case,server,workload,sample,value,unit" > "$csv"
-    part_main
-    part_rss
-    part_jobs
-    part_sweep
-    part_align
-    part_net
-    part_policy
-    part_integrity
+    for part in main rss jobs sweep align net policy integrity load disk guest; do
+        t0=$SECONDS
+        "part_$part"
+        b_record meta seconds - "$part" 1 $((SECONDS - t0)) s
+    done
     for kv in "quick=$quick" "cpus=$(nproc)" "runtime=$runtime" "reps=$reps" "sweep_rt=$sweep_rt" \
-              "integ_reps=$integ_reps" \
+              "integ_reps=$integ_reps" "net_reps=$net_reps" \
               "job_reps=$job_reps" "main_mib=$main_mib" "job_mib=$job_mib" \
               "sweep_mib=$sweep_mib" "align_write=$align_write" \
               "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \

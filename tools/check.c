@@ -27,6 +27,7 @@
 struct check_opts {
   bool repair, json;
   bool files;                 /* --files */
+  bool direct;                /* --direct: O_DIRECT member reads */
   uint64_t fs_off;            /* --fs-offset, or CHECK_FS_AUTO */
   const char *integrity;      /* --integrity FILE, or NULL */
   unsigned max_list;
@@ -49,8 +50,8 @@ usage (bool repair)
 
   const char *files = repair ? "" : " [--files [--fs-offset SIZE]]";
 
-  printf ("usage: raid5ctl %s [--json] [--list N] [--integrity FILE]%s "
-          "DISK...\n"
+  printf ("usage: raid5ctl %s [--json] [--list N] [--integrity FILE] "
+          "[--direct]%s DISK...\n"
           "       raid5ctl %s --control SOCKET [--wait [--json] [--list N]%s]"
           "\n\n", name, files, name, files);
   printf ("%s every stripe of an array whose members carry md superblocks "
@@ -65,6 +66,8 @@ usage (bool repair)
           "  --integrity FILE  the array's integrity record (integrity=FILE\n"
           "               of the plugin): every unit read is verified, the\n"
           "               member whose units fail is named%s\n%s%s"
+          "  --direct     member I/O with O_DIRECT, past the page cache (as the\n"
+          "               plugin's direct=true): what the disks give\n"
           "  -h, --help   this text\n"
           "The members must not be served while this runs.\n", DEFAULT_LIST,
           repair ? ", and they are\n               rewritten from the other "
@@ -100,6 +103,7 @@ parse (int argc, char **argv, struct check_opts *o)
     { "files", no_argument, NULL, 'f' },
     { "fs-offset", required_argument, NULL, 'o' },
     { "integrity", required_argument, NULL, 'i' },
+    { "direct", no_argument, NULL, 'd' },
     { NULL, 0, NULL, 0 },
   };
   char *end;
@@ -110,6 +114,7 @@ parse (int argc, char **argv, struct check_opts *o)
     case 'h': usage (o->repair); exit (TOOL_OK);
     case 'j': o->json = true; break;
     case 'f': o->files = true; break;
+    case 'd': o->direct = true; break;
     case 'i': o->integrity = optarg; break;
     case 'o':
       if (tool_parse_size (optarg, 1, &o->fs_off) < 0)
@@ -299,7 +304,8 @@ static int
 run (const struct check_opts *o)
 {
   struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO,
-                              .integrity = o->integrity };
+                              .integrity = o->integrity,
+                              .direct = o->direct };
   struct findings f = { .o = o };
   struct array_job_status res;
   struct check_result result = { .dirty = false };

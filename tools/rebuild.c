@@ -38,6 +38,7 @@ struct rebuild_opts {
   bool re_add;                /* raid5ctl re-add: bring back the member
                                * left out of the slot (md's --re-add) */
   bool force;
+  bool direct;                /* --direct: O_DIRECT member I/O */
   uint64_t max_kib;           /* per member and second; 0: no limit */
   unsigned n;
   const char *disks[R5_MAX_MEMBERS];
@@ -55,7 +56,7 @@ usage (void)
 {
   printf (
 "usage: raid5ctl rebuild --slot K [--new PATH] [--force] [--max-speed SIZE]\n"
-"                        DISK...\n"
+"                        [--direct] DISK...\n"
 "       raid5ctl rebuild --control SOCKET [--wait] SLOT [PATH]\n"
 "\n"
 "Rebuild slot K of an array whose members carry md superblocks, offline\n"
@@ -71,6 +72,7 @@ usage (void)
 "                    that member among DISK...\n"
 "  --force           use a PATH holding an md superblock of another array\n"
 "  --max-speed SIZE  at most SIZE per second of each member (bare: KiB)\n"
+"  --direct          member I/O with O_DIRECT, past the page cache\n"
 "  -h, --help        this text\n"
 "\n"
 "Progress is kept in the new member's superblock every few seconds, so an\n"
@@ -90,7 +92,7 @@ static void
 usage_readd (void)
 {
   printf (
-"usage: raid5ctl re-add [--slot K] [--max-speed SIZE] DISK...\n"
+"usage: raid5ctl re-add [--slot K] [--max-speed SIZE] [--direct] DISK...\n"
 "       raid5ctl re-add --control SOCKET [--wait] SLOT [PATH]\n"
 "\n"
 "Bring back a member that missed writes -- it was missing or failed while\n"
@@ -106,6 +108,7 @@ usage_readd (void)
 "  --slot K          the slot to re-add into (default: the one out of\n"
 "                    service)\n"
 "  --max-speed SIZE  at most SIZE per second of each member (bare: KiB)\n"
+"  --direct          member I/O with O_DIRECT, past the page cache\n"
 "  -h, --help        this text\n"
 "\n"
 "With --control SOCKET, the server of the array re-adds SLOT while it\n"
@@ -137,6 +140,7 @@ take_option (struct rebuild_opts *o, int c, const char *arg)
     return TOOL_OK;
   case 'n': o->new_path = arg; return TOOL_OK;
   case 'f': o->force = true; return TOOL_OK;
+  case 'd': o->direct = true; return TOOL_OK;
   case 'x': return tool_parse_speed ("--max-speed", arg, &o->max_kib);
   default: return TOOL_FAIL;
   }
@@ -151,6 +155,7 @@ parse (int argc, char **argv, struct rebuild_opts *o)
     { "new", required_argument, NULL, 'n' },
     { "force", no_argument, NULL, 'f' },
     { "max-speed", required_argument, NULL, 'x' },
+    { "direct", no_argument, NULL, 'd' },
     { NULL, 0, NULL, 0 },
   };
   int c;
@@ -205,7 +210,8 @@ open_array (const struct rebuild_opts *o, struct array **a)
   /* A rebuild is asked for a degraded array: start it without the slot's
    * member even where md would want --run (the others still count it).
    */
-  struct array_config cfg = { .metadata = ARRAY_META_AUTO, .run = true };
+  struct array_config cfg = { .metadata = ARRAY_META_AUTO, .run = true,
+                              .direct = o->direct };
   struct array_err err;
 
   cfg.members = o->n < R5_MIN_MEMBERS ? R5_MIN_MEMBERS : o->n;

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The latency-target mode of background jobs (sync-latency-max=,
+# raid/pace.h), against md's pacing, under a client that always has
+# requests in flight (fio's nbd engine, 4K random reads and writes, 16
+# deep).  md's rule gives the job speed_min while clients are busy
+# (test-rate: within [0.9, 1.5] x MIN); with a target instead:
+#   - a target every request meets (10 s): the job climbs to max --
+#     at least 0.8 x MAX, where md's rule holds it at MIN -- and the
+#     status shows the pacer's rate and the clients' p99, no window over;
+#   - a target no request meets (50us, with 16 requests of 64K in
+#     flight): windows over the target (pace_cuts counts them) and the
+#     job cut back to MIN -- at most 1.5 x MIN -- never below 0.9 x MIN
+#     (md's minimum still holds);
+#   - every check ends with mismatch_cnt 0; fio sees no error;
+#   - bad values of sync-latency-max are refused (test-bad-params).
+# Members in memory (tmpfs) where there is one, as test-rate.
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+fio --enghelp=nbd >/dev/null 2>&1 || skip "needs fio with its nbd engine"
+start=$SECONDS
+
+MIN=${PACE_MIN:-8000}
+MAX=${PACE_MAX:-40000}
+
+md_create pace 3 384M --chunk 64K --assume-clean --bitmap none
+mapfile -t disks < <(disk_args "${MEMBERS[@]}")
+
+# measure: RATE, WAITED of the running check (as test-rate).
+measure ()
+{
+  local out
+  out=$(/usr/bin/python3 "$CTL_PY" "$CTL_SOCK" rate check "$1" "$2") ||
+    fail "cannot measure the check's speed"
+  read -r RATE WAITED <<<"$out"
+}
+
+# busy_check TARGET BS: serve with sync-latency-max=TARGET, fio BS random
+# reads and writes 16 deep throughout, a check started under it; RATE
+# its speed once the pacer has had 4 s.
+busy_check ()
+{
+  local fio text
+  serve_ctl "$tmpdir/serve-$1.log" "${disks[@]}" sync-speed-min="$MIN" \
+    sync-speed-max="$MAX" sync-latency-max="$1" || fail "the server did not start"
+  fio --name=busy --ioengine=nbd --uri="$URI" --rw=randrw --bs="$2" \
+    --iodepth=16 --time_based --runtime=14 --output="$tmpdir/fio-$1.out" \
+    >/dev/null 2>&1 &
+  fio=$!
+  sleep 1
+  ctl_ok check
+  sleep 4
+  measure 5 2.5
+  kill -0 $fio 2>/dev/null || fail "fio ended during the measurement"
+  PACED=$(ctl_get 's["paced_kib"]') P99=$(ctl_get 's["client_p99_us"]')
+  CUTS=$(ctl_get 's["pace_cuts"]')
+  [ "$(ctl_get 's["sync_latency_max_us"]')" -gt 0 ] || fail "status does not show the target"
+  text=$(ctl status)
+  grep -q "sync latency target: clients' p99 under" <<<"$text" ||
+    fail "status text does not show the target: $text"
+  wait $fio || { cat "$tmpdir/fio-$1.out" >&2; fail "fio saw an error"; }
+  echo "   check at $RATE KiB/s per member (min $MIN, max $MAX); pacer at $PACED," \
+       "clients' p99 ${P99}us, $CUTS windows over; fio:" \
+       "$(grep -E '^ *(read|write):' "$tmpdir/fio-$1.out" | sed 's/,.*//' | tr -s ' \n' ' ')"
+  ctl_ok speed --max 2000000
+  ctl_wait "s['job']['kind'] == 'idle' and s['last_job']['kind'] == 'check'" 60
+  [ "$(ctl_get '(s["last_job"]["result"], s["last_job"]["mismatch_sectors"])')" = "(0, 0)" ] ||
+    fail "the check under load: $(ctl_get 's["last_job"]')"
+  stop_server
+}
+
+echo "== a target every request meets (10s): the job climbs to max"
+busy_check 10s 4k
+(( RATE * 10 >= MAX * 8 )) ||
+  fail "with a 10 s target the check ran at $RATE KiB/s, not near max ($MAX): paced as md paces (min $MIN)"
+(( CUTS == 0 )) || fail "$CUTS windows were over a 10 s target"
+
+echo "== a target no request meets (50us, 64K requests): cut back to min"
+busy_check 50us 64k
+(( CUTS >= 10 )) || fail "only $CUTS windows over a 50us target (clients' p99 ${P99}us)"
+(( RATE * 10 <= MIN * 15 )) ||
+  fail "over its target the check ran at $RATE KiB/s, above 1.5 x min ($MIN)"
+(( RATE * 10 >= MIN * 9 || WAITED < 5 )) ||
+  fail "the check ran at $RATE KiB/s, below 0.9 x min ($MIN), and waited for its limit $WAITED% of the time"
+echo "$test_name: OK ($(( SECONDS - start )) s)"
