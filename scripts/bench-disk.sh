@@ -1,0 +1,208 @@
+# shellcheck shell=bash disable=SC2154  # work, csv, plugin, raid5ctl, runtime...: bench.sh's
+# scripts/bench-disk.sh -- part 10 of scripts/bench.sh: members as image
+# files on the machine's own disk (DISK_DIR, default /var/tmp: a disk
+# file system, not tmpfs), as users keep them.
+#   - direct=true against nbdkit's file plugin with cache=none (its
+#     nearest: it has no O_DIRECT), and direct=false against the file
+#     plugin's default, each on a file of the array's size in the same
+#     folder; and fio straight on three files like the members (io_uring,
+#     O_DIRECT, one job over the three: not the members themselves, whose
+#     parity raw writes would break) as what the device gives;
+#   - seq read and write 1M QD32, 4K random read and write at QD32 and
+#     QD1, with p50 and p99 completion latency (fio's);
+#   - check and rebuild (raid5ctl, --direct, page cache dropped first)
+#     against three parallel `dd iflag=direct` reads of the members.
+# One run each (the device, not the noise of a shared CPU, sets these):
+# part 10 is informative; its targets are in the Targets table.
+# Sourced by bench.sh after lib-bench.sh.
+
+disk_wls=(seqread seqwrite randread randread1 randwrite randwrite1)
+declare -A disk_rw=([seqread]=read [seqwrite]=write [randread]=randread
+                    [randread1]=randread [randwrite]=randwrite [randwrite1]=randwrite)
+declare -A disk_bs=([seqread]=1M [seqwrite]=1M [randread]=4k [randread1]=4k
+                    [randwrite]=4k [randwrite1]=4k)
+declare -A disk_qd=([seqread]=32 [seqwrite]=32 [randread]=32 [randread1]=1
+                    [randwrite]=32 [randwrite1]=1)
+declare -A disk_label=([seqread]="seq read 1M QD32" [seqwrite]="seq write 1M QD32"
+                       [randread]="4K rand read QD32" [randread1]="4K rand read QD1"
+                       [randwrite]="4K rand write QD32" [randwrite1]="4K rand write QD1")
+disk_cases=(raid5-direct file-none raid5-cached file-default raw)
+disk_rt=$(( runtime < 2 ? runtime : 2 ))
+
+# disk_fio_json ARGS...: fio with JSON output; prints "MiB/s p50_us p99_us"
+# (reads and writes together: the larger p50 and p99 of the two).
+disk_fio_json ()
+{
+    fio --output-format=json "$@" > "$work/disk.json" 2> "$work/fio.err" ||
+        b_die "fio (part 10) failed: $(tail -n 1 "$work/fio.err")"
+    /usr/bin/python3 - "$work/disk.json" <<'PY' || b_die "no result in fio's output (part 10)"
+import json, sys
+t = open(sys.argv[1]).read()    # the nbd engine says "connected" first
+j = json.loads(t[t.index("{"):])["jobs"]
+bw = sum(x["read"]["bw"] + x["write"]["bw"] for x in j) / 1024
+def pct(p):
+    return max(x[d]["clat_ns"].get("percentile", {}).get(p, 0)
+               for x in j for d in ("read", "write") if x[d]["io_bytes"]) / 1000
+print("%.1f %.0f %.0f" % (bw, pct("50.000000"), pct("99.000000")))
+PY
+}
+
+# disk_run CASE WL: one run of WL against CASE's server (or the raw files).
+disk_run ()
+{
+    local c=$1 w=$2 v args
+    args=(--name=disk --rw="${disk_rw[$w]}" --bs="${disk_bs[$w]}"
+          --iodepth="${disk_qd[$w]}" --time_based --runtime="$disk_rt")
+    if [ "$c" = raw ]; then
+        v=$(disk_fio_json "${args[@]}" --ioengine=io_uring --direct=1 \
+                --filename="$disk_dir/r0.img:$disk_dir/r1.img:$disk_dir/r2.img" \
+                --file_service_type=random)
+    else
+        v=$(disk_fio_json "${args[@]}" --ioengine=nbd --uri="$(b_uri "disk-$c")")
+    fi
+    read -r bw p50 p99 <<< "$v"
+    b_record disk "$c" "$w" mibs 1 "$bw" MiB/s
+    b_record disk "$c" "$w" p50 1 "$p50" us
+    b_record disk "$c" "$w" p99 1 "$p99" us
+    b_say "  $c: ${disk_label[$w]}: $bw MiB/s, p50 $p50 us, p99 $p99 us"
+}
+
+drop_caches () { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || :; }
+
+# disk_jobs: check and rebuild with --direct against dd iflag=direct.
+disk_jobs ()
+{
+    local d=("$disk_dir/d0.img" "$disk_dir/d1.img" "$disk_dir/d2.img") t0 t1 f v pids=()
+    drop_caches
+    t0=$(b_now_ns)
+    for f in "${d[@]}"; do
+        dd if="$f" of=/dev/null bs=1M iflag=direct status=none & pids+=($!)
+    done
+    for f in "${pids[@]}"; do wait "$f" || b_die "dd iflag=direct could not read the members"; done
+    t1=$(b_now_ns)
+    v=$(awk -v m="$job_mib" -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f", m / (ns / 1e9) }')
+    b_record disk raw dd-direct mibs 1 "$v" MiB/s/member
+    b_say "  raw parallel dd iflag=direct: $v MiB/s per member"
+    drop_caches
+    "$raid5ctl" check --direct "${d[@]}" > "$work/dcheck.log" 2>&1 ||
+        b_die "raid5ctl check --direct (part 10): $(tail -n 1 "$work/dcheck.log")"
+    v=$(b_job_speed "$work/dcheck.log")
+    b_record disk check raid5ctl mibs 1 "$v" MiB/s/member
+    b_say "  check --direct: $v MiB/s per member"
+    b_zero_files "$job_mib" "$disk_dir/dspare.img"
+    drop_caches
+    "$raid5ctl" rebuild --direct --slot 1 --new "$disk_dir/dspare.img" "${d[0]}" "${d[2]}" \
+        > "$work/drebuild.log" 2>&1 ||
+        b_die "raid5ctl rebuild --direct (part 10): $(tail -n 1 "$work/drebuild.log")"
+    v=$(b_job_speed "$work/drebuild.log")
+    b_record disk rebuild raid5ctl mibs 1 "$v" MiB/s/member
+    b_say "  rebuild --direct: $v MiB/s per member"
+}
+
+part_disk ()
+{
+    local i c w fs
+    disk_dir=$(mktemp -d "${DISK_DIR:-/var/tmp}/raid5-bench-disk.XXXXXX") ||
+        b_die "cannot make a folder in ${DISK_DIR:-/var/tmp}"
+    fs=$(df -PT "$disk_dir" | awk 'NR == 2 { print $2 " on " $1 }')
+    b_record meta disk disk fs 1 "$fs" -
+    b_say "10. members on the disk ($disk_dir: $fs), 3 x $job_mib MiB, 512K chunk, ${disk_rt} s per run"
+    for i in 0 1 2; do truncate -s "${job_mib}M" "$disk_dir/d$i.img"; done
+    "$raid5ctl" create --assume-clean "$disk_dir"/d{0,1,2}.img > "$work/create-d.out" 2>&1 ||
+        b_die "raid5ctl create (part 10): $(tail -n 1 "$work/create-d.out")"
+    b_zero_files $(( 2 * job_mib )) "$disk_dir/file.img"
+    b_zero_files "$job_mib" "$disk_dir"/r{0,1,2}.img
+    local m=("disk=$disk_dir/d0.img" "disk=$disk_dir/d1.img" "disk=$disk_dir/d2.img")
+    b_serve disk-raid5-direct "$plugin" "${m[@]}" direct=true
+    b_fill disk-raid5-direct
+    b_stop disk-raid5-direct
+    for w in "${disk_wls[@]}"; do
+        for c in "${disk_cases[@]}"; do
+            case $c in
+                raid5-direct) b_serve disk-$c "$plugin" "${m[@]}" direct=true ;;
+                raid5-cached) b_serve disk-$c "$plugin" "${m[@]}" ;;
+                file-none) b_serve disk-$c file "$disk_dir/file.img" cache=none ;;
+                file-default) b_serve disk-$c file "$disk_dir/file.img" ;;
+            esac
+            [ "$c" = raw ] || [ "$c" = raid5-cached ] || [ "$c" = file-default ] || drop_caches
+            disk_run "$c" "$w"
+            [ "$c" = raw ] || b_stop "disk-$c"
+        done
+    done
+    disk_jobs
+    rm -rf "$disk_dir"
+}
+
+ratios_disk ()
+{
+    local w
+    for w in "${disk_wls[@]}"; do
+        ratio[disk-direct-$w]=$(b_ratio "$(med disk raid5-direct "$w" mibs)" "$(med disk file-none "$w" mibs)")
+        ratio[disk-cached-$w]=$(b_ratio "$(med disk raid5-cached "$w" mibs)" "$(med disk file-default "$w" mibs)")
+        ratio[disk-raw-$w]=$(b_ratio "$(med disk raid5-direct "$w" mibs)" "$(med disk raw "$w" mibs)")
+    done
+    ratio[disk-check]=$(b_ratio "$(med disk check raid5ctl mibs)" "$(med disk raw dd-direct mibs)")
+    ratio[disk-rebuild]=$(b_ratio "$(med disk rebuild raid5ctl mibs)" "$(med disk raw dd-direct mibs)")
+}
+
+targets_disk ()
+{
+    t_row "disk, direct=true: 4K rand read QD32 / the members' own (fio, O_DIRECT)" ">=" 0.80 "${ratio[disk-raw-randread]}"
+    t_row "disk: check --direct / parallel dd iflag=direct, per member" ">=" 0.95 "${ratio[disk-check]}"
+    t_row "disk: rebuild --direct / parallel dd iflag=direct, per member" ">=" 0.90 "${ratio[disk-rebuild]}"
+}
+
+report_disk ()
+{
+    local w c line
+    echo
+    echo "## 10. Members on the machine's disk ($(setting fs))"
+    echo
+    echo "Three member files of $(setting job_mib) MiB in one folder on the disk, one run of"
+    echo "${disk_rt} s each.  *direct*: the plugin with direct=true against nbdkit's file plugin"
+    echo "with cache=none (its nearest: it has no O_DIRECT) on a file of the array's"
+    echo "size in the same folder, caches dropped first; *cached*: direct=false"
+    echo "against the file plugin's default; *members*: fio straight on three files"
+    echo "like the members (io_uring, O_DIRECT, one job over the three), what the"
+    echo "device gives.  MiB/s, then p50 / p99 completion latency in microseconds."
+    echo
+    echo "| workload | raid5 direct | file cache=none | ratio | raid5 cached | file default | ratio | members (fio) | direct / members |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    for w in "${disk_wls[@]}"; do
+        line="| ${disk_label[$w]}"
+        for c in raid5-direct file-none; do
+            line="$line | $(med disk "$c" "$w" mibs) ($(med disk "$c" "$w" p50) / $(med disk "$c" "$w" p99))"
+        done
+        line="$line | ${ratio[disk-direct-$w]}"
+        for c in raid5-cached file-default; do
+            line="$line | $(med disk "$c" "$w" mibs) ($(med disk "$c" "$w" p50) / $(med disk "$c" "$w" p99))"
+        done
+        line="$line | ${ratio[disk-cached-$w]} | $(med disk raw "$w" mibs) ($(med disk raw "$w" p50) / $(med disk raw "$w" p99)) | ${ratio[disk-raw-$w]} |"
+        echo "$line"
+    done
+    echo
+    echo "Check and rebuild with --direct (caches dropped first) against three"
+    echo "\`dd iflag=direct bs=1M\` reading the members at once, MiB/s per member:"
+    echo
+    echo "| job | MiB/s per member | dd iflag=direct | ratio |"
+    echo "|---|---|---|---|"
+    echo "| check | $(med disk check raid5ctl mibs) | $(med disk raw dd-direct mibs) | ${ratio[disk-check]} |"
+    echo "| rebuild (reads 2, writes 1) | $(med disk rebuild raid5ctl mibs) | $(med disk raw dd-direct mibs) | ${ratio[disk-rebuild]} |"
+}
+
+# disk.dat: per workload, MiB/s of each case.
+plot_data_disk ()
+{
+    local w c line v
+    {
+        echo "# workload ${disk_cases[*]}"
+        for w in "${disk_wls[@]}"; do
+            line="\"${disk_label[$w]}\""
+            for c in "${disk_cases[@]}"; do
+                v=$(med disk "$c" "$w" mibs)
+                line="$line ${v:--}"
+            done
+            echo "$line"
+        done
+    } > "$work/disk.dat"
+}
