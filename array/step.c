@@ -166,12 +166,20 @@ count_cpus (void)
   online_cpus = sysconf (_SC_NPROCESSORS_ONLN);
 }
 
+/* A part per processor; paced by latency (job.c), one: the job's
+ * short steps would start a thread each many times a second, and a
+ * thread's stack is mapped and unmapped each time -- the whole process's
+ * address space locked and every processor's TLB flushed, under the
+ * clients' requests.
+ */
 static unsigned
-parts_for (unsigned n)
+parts_for (const struct array *a, unsigned n)
 {
   long cpus;
   unsigned k;
 
+  if (a->job.latency_max_us)
+    return 1;
   pthread_once (&online_once, count_cpus);   /* sysconf reads /sys */
   cpus = online_cpus;
   k = cpus > MAX_PARTS ? MAX_PARTS : cpus > 1 ? (unsigned) cpus : 1;
@@ -309,7 +317,7 @@ job_step (struct array *a, uint64_t reach, char *buf,
   st.n = next_batch (a, kind, st.slice, reach, &st.first);
   if (st.n == 0)
     return 0;
-  k = parts_for (st.n);
+  k = parts_for (a, st.n);
   st.ops = malloc ((size_t) k * st.n * (a->geom.members + 1) *
                    sizeof *st.ops);
   st.cmp = malloc ((size_t) k * st.n * sizeof *st.cmp);
@@ -323,8 +331,18 @@ job_step (struct array *a, uint64_t reach, char *buf,
   }
   stripe_lock_range (&a->locks, st.first, st.first + st.n - 1,
                      STRIPE_EXCLUSIVE, &range);
-  if (st.slice)
+  /* Paced by latency, members in memory are read (and a rebuilt one
+   * written) through the I/O path, not mapped: mapping and unmapping
+   * windows takes the whole process's address-space lock and flushes
+   * every processor's TLB under the clients' requests -- a latency
+   * outside the requests, which the pacer cannot see (measured: clients'
+   * p99 0.2 -> 1.1 ms with the job at 100 MB/s per member, the requests'
+   * own p99 under 70 us throughout).
+   */
+  if (st.slice && !a->job.latency_max_us)
     view_members (&st);
+  else
+    st.views = (struct plan_views) { st.base, 0, 0, -1 };  /* none */
   cut_parts (&st, parts, k);
   r = run_parts (parts, k);
   record_parts (a, parts, k, watch);

@@ -56,11 +56,12 @@ net_members ()
 # Three runs (one in quick mode), not five: the whole of bench.sh stays
 # under 15 minutes with part 9.
 net_reps=$(( reps < 3 ? reps : 3 ))
+net_rt=$(( runtime > 2 ? 2 : runtime ))     # 2 s a run: 48 runs
 
 part_net ()
 {
     local c r w order
-    b_say "6. members over TCP on loopback (3 x $main_mib MiB, 512K chunk): local files, TCP, TCP +2 ms, TCP +10 ms, ${runtime} s per run, $net_reps runs each"
+    b_say "6. members over TCP on loopback (3 x $main_mib MiB, 512K chunk): local files, TCP, TCP +2 ms, TCP +10 ms, ${net_rt} s per run, $net_reps runs each"
     for r in 0 1 2; do truncate -s "${main_mib}M" "$work/n$r.img"; done
     for c in "${net_cases[@]}"; do
         if [ "$c" = local ]; then
@@ -77,7 +78,7 @@ part_net ()
         [ $((r % 2)) = 1 ] || order=(tcp10ms tcp2ms tcp local)
         for w in "${wl_names[@]}"; do
             for c in "${order[@]}"; do
-                run_wl net "$c" "net-$c" "$w" "$r" "$runtime"
+                run_wl net "$c" "net-$c" "$w" "$r" "$net_rt"
             done
         done
     done

@@ -33,7 +33,7 @@
 # installs what it lacks (fio, gnuplot-nox, the build dependencies) and
 # builds the plugin out of tree first.
 #
-#   scripts/bench.sh [--quick] [--runtime SECS] [--out DIR]
+#   scripts/bench.sh [--quick] [--runtime SECS] [--out DIR] [--parts LIST]
 #                    [--builddir DIR] [--no-install] [--replot]
 #
 #   --quick         a smoke run: small members, 1 s per run, one repetition,
@@ -41,6 +41,8 @@
 #   --runtime SECS  seconds per fio run of part 1 (default 3; the sweep
 #                   and the alignment run a third of it, rounded up)
 #   --out DIR       where the results go (default docs/bench)
+#   --parts LIST    only these parts (numbers, comma-separated: 9,10): for
+#                   working on one part; the other tables say n/a
 #   --builddir DIR  the build folder (default build-bench)
 #   --no-install    do not apt-get anything
 #   --replot        measure nothing: remake results.md and the plots from
@@ -52,22 +54,24 @@
 set -eu -o pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 quick=0 runtime='' out=$top/docs/bench builddir=$top/build-bench no_install=0 replot=0
+parts=1,2,3,4,5,6,7,8,9,10,11
 
 usage_die () { echo "bench.sh: $* (try --help)" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=1 ;;
-        --runtime|--out|--builddir)
+        --runtime|--out|--builddir|--parts)
             [ $# -ge 2 ] || usage_die "$1 needs a value"
             case $1 in
                 --runtime) runtime=$2 ;;
+                --parts) parts=$2 ;;
                 --out) out=$2 ;;
                 --builddir) builddir=$2 ;;
             esac
             shift ;;
         --no-install) no_install=1 ;;
         --replot) replot=1 ;;
-        -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) usage_die "unknown option $1" ;;
     esac
     shift
@@ -682,13 +686,16 @@ else
         b_die "/dev/shm has $free_mib MiB free, the benchmark needs $need_mib MiB"
     build
     echo "part,case,server,workload,sample,value,unit" > "$csv"
+    part_no=(main jobs sweep align rss net policy integrity load disk guest)
     for part in main rss jobs sweep align net policy integrity load disk guest; do
+        for (( n = 0; n < ${#part_no[@]}; n++ )); do [ "${part_no[n]}" = "$part" ] && break; done
+        [[ ",$parts," == *",$(( n + 1 )),"* ]] || continue
         t0=$SECONDS
         "part_$part"
         b_record meta seconds - "$part" 1 $((SECONDS - t0)) s
     done
     for kv in "quick=$quick" "cpus=$(nproc)" "runtime=$runtime" "reps=$reps" "sweep_rt=$sweep_rt" \
-              "integ_reps=$integ_reps" "net_reps=$net_reps" \
+              "integ_reps=$integ_reps" "net_reps=$net_reps" "pol_reps=$pol_reps" \
               "job_reps=$job_reps" "main_mib=$main_mib" "job_mib=$job_mib" \
               "sweep_mib=$sweep_mib" "align_write=$align_write" \
               "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \

@@ -12,6 +12,9 @@
 #     job cut back to MIN -- at most 1.5 x MIN -- never below 0.9 x MIN
 #     (md's minimum still holds);
 #   - every check ends with mismatch_cnt 0; fio sees no error;
+#   - a rebuild paced by latency under the same load (members in memory
+#     are then read and written through the I/O path, not mapped) ends
+#     with the slot active, and the array checks clean offline;
 #   - bad values of sync-latency-max are refused (test-bad-params).
 # Members in memory (tmpfs) where there is one, as test-rate.
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
@@ -84,4 +87,22 @@ busy_check 50us 64k
   fail "over its target the check ran at $RATE KiB/s, above 1.5 x min ($MIN)"
 (( RATE * 10 >= MIN * 9 || WAITED < 5 )) ||
   fail "the check ran at $RATE KiB/s, below 0.9 x min ($MIN), and waited for its limit $WAITED% of the time"
+echo "== a rebuild paced by latency under load"
+truncate -s 384M "$tmpdir/new1.img"
+serve_ctl "$tmpdir/serve-rebuild.log" "${disks[@]}" sync-speed-min="$MIN" \
+  sync-speed-max=400000 sync-latency-max=2ms || fail "the server did not start"
+fio --name=busy --ioengine=nbd --uri="$URI" --rw=randrw --bs=4k \
+  --iodepth=16 --time_based --runtime=30 --output="$tmpdir/fio-rebuild.out" \
+  >/dev/null 2>&1 &
+fio=$!
+sleep 1
+ctl_ok fail 1
+ctl_ok rebuild 1 "$tmpdir/new1.img"
+ctl_wait "s['health'] == '[UUU]'" 60
+kill $fio 2>/dev/null; wait $fio 2>/dev/null || :
+echo "   rebuilt under load: $(ctl_get 's["health"]'), last job $(ctl_get 's["last_job"]["kind"]') $(ctl_get 's["last_job"]["result"]')"
+stop_server
+"$RAID5CTL" check "${MEMBERS[0]}" "$tmpdir/new1.img" "${MEMBERS[2]}" >"$tmpdir/check.out" 2>&1 ||
+  { cat "$tmpdir/check.out" >&2; fail "the array does not check clean after the paced rebuild"; }
+echo "   $(grep mismatch_cnt "$tmpdir/check.out")"
 echo "$test_name: OK ($(( SECONDS - start )) s)"
