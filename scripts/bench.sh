@@ -633,11 +633,11 @@ set yrange [0:*]
 set title "Jobs under a client load: speed kept (job under load / alone)"
 set ylabel "ratio"
 plot "$work/load.dat" using 2:xtic(1) title "md" lc rgb "#c0392b", \
-     "" using 3 title "md, speed_min raised" lc rgb "#e6a23c", \
+     "" using 3 title "md, min raised" lc rgb "#e6a23c", \
      "" using 4 title "latency target" lc rgb "#3572a5"
 set title "... and the client's p99 rise over the load alone"
 plot "$work/load.dat" using 5:xtic(1) title "md" lc rgb "#c0392b", \
-     "" using 6 title "md, speed_min raised" lc rgb "#e6a23c", \
+     "" using 6 title "md, min raised" lc rgb "#e6a23c", \
      "" using 7 title "latency target" lc rgb "#3572a5"
 unset multiplot
 
