@@ -29,22 +29,13 @@ declare -A disk_label=([seqread]="seq read 1M QD32" [seqwrite]="seq write 1M QD3
 disk_cases=(raid5-direct file-none raid5-cached file-default raw)
 disk_rt=$(( runtime < 2 ? runtime : 2 ))
 
-# disk_fio_json ARGS...: fio with JSON output; prints "MiB/s p50_us p99_us"
-# (reads and writes together: the larger p50 and p99 of the two).
+# disk_fio_json ARGS...: "MiB/s p50_us p99_us" of a fio run (reads and
+# writes together: the larger p50 and p99 of the two).
 disk_fio_json ()
 {
-    fio --output-format=json "$@" > "$work/disk.json" 2> "$work/fio.err" ||
-        b_die "fio (part 10) failed: $(tail -n 1 "$work/fio.err")"
-    /usr/bin/python3 - "$work/disk.json" <<'PY' || b_die "no result in fio's output (part 10)"
-import json, sys
-t = open(sys.argv[1]).read()    # the nbd engine says "connected" first
-j = json.loads(t[t.index("{"):])["jobs"]
-bw = sum(x["read"]["bw"] + x["write"]["bw"] for x in j) / 1024
-def pct(p):
-    return max(x[d]["clat_ns"].get("percentile", {}).get(p, 0)
-               for x in j for d in ("read", "write") if x[d]["io_bytes"]) / 1000
-print("%.1f %.0f %.0f" % (bw, pct("50.000000"), pct("99.000000")))
-PY
+    local bw p50r p99r p50w p99w
+    read -r bw p50r p99r p50w p99w <<< "$(b_fio_json "part 10" "$@")"
+    echo "$bw $(b_max "$p50r" "$p50w") $(b_max "$p99r" "$p99w")"
 }
 
 # disk_run CASE WL: one run of WL against CASE's server (or the raw files).

@@ -25,20 +25,12 @@ load_iops=2500
 # prints "p99_read_us p99_write_us MiB/s".
 load_fio ()
 {
-    fio --name=load --ioengine=nbd --uri="$(b_uri "$1")" --rw=randrw \
+    local bw p50r p99r p50w p99w
+    read -r bw p50r p99r p50w p99w <<< "$(b_fio_json "part 9, load against $1" \
+        --name=load --ioengine=nbd --uri="$(b_uri "$1")" --rw=randrw \
         --bs=4k --iodepth=8 --rate_iops="$load_iops" --time_based \
-        --runtime="$2" --output-format=json > "$work/load.json" \
-        2> "$work/fio.err" ||
-        b_die "fio (load) against $1 failed: $(tail -n 1 "$work/fio.err")"
-    /usr/bin/python3 - "$work/load.json" <<'PY' ||
-import json, sys
-t = open(sys.argv[1]).read()    # the nbd engine says "connected" first
-j = json.loads(t[t.index("{"):])["jobs"][0]
-p99 = lambda d: j[d]["clat_ns"]["percentile"]["99.000000"] / 1000
-print("%.0f %.0f %.1f" % (p99("read"), p99("write"),
-                          (j["read"]["bw"] + j["write"]["bw"]) / 1024))
-PY
-        b_die "no latency in fio's output (part 9)"
+        --runtime="$2")"
+    echo "$p99r $p99w $bw"
 }
 
 # load_done NAME: KiB per member the running job has done (0: none).
@@ -113,7 +105,7 @@ load_job ()
         b_record load "$mode" "$kind" p99read 1 "${lat[0]}" us
         b_record load "$mode" "$kind" p99write 1 "${lat[1]}" us
         b_record load "$mode" "$kind" p99before 1 \
-            "$(awk -v r="${before[0]}" -v w="${before[1]}" 'BEGIN { print (r + 0 > w + 0 ? r : w) }')" us
+            "$(b_max "${before[0]}" "${before[1]}")" us
         b_say "  $mode: $kind under load: $speed MiB/s per member; client p99 ${lat[0]} us read, ${lat[1]} us write (alone just before: ${before[0]}, ${before[1]})"
     else
         b_say "  $kind alone: $speed MiB/s per member"
@@ -140,8 +132,7 @@ part_load ()
     base=("$(med load none none p99read)" "$(med load none none p99write)")
     for i in 0 1 2; do cp "$work/l$i.img" "$work/keep$i.img"; done
     # The target is the server's p99, which is under fio's (no transport).
-    target=$(awk -v r="${base[0]}" -v w="${base[1]}" \
-                 'BEGIN { m = r > w ? r : w; printf "%.0f", m * 1.1 }')
+    target=$(awk -v m="$(b_max "${base[0]}" "${base[1]}")" 'BEGIN { printf "%.0f", m * 1.1 }')
     (( target >= 50 )) || target=50
     b_record meta load load target_us 1 "$target" us
     for kind in check rebuild; do

@@ -101,6 +101,31 @@ b_fio ()
         b_die "fio $rw $bs against $name printed no result: $(tail -n 1 "$work/fio.err")"
 }
 
+# b_fio_json WHAT FIO-ARGS...: a fio run with JSON output; prints "MiB/s
+# p50_read p99_read p50_write p99_write" (completion latency, us; 0 for
+# a direction with no I/O), every job summed.  WHAT names it in errors.
+b_fio_json ()
+{
+    local what=$1; shift
+    fio --output-format=json "$@" > "$work/fio.json" 2> "$work/fio.err" ||
+        b_die "fio ($what) failed: $(tail -n 1 "$work/fio.err")"
+    /usr/bin/python3 - "$work/fio.json" <<'PY' || b_die "no result in fio's output ($what)"
+import json, sys
+t = open(sys.argv[1]).read()    # the nbd engine says "connected" first
+jobs = json.loads(t[t.index("{"):])["jobs"]
+bw = sum(x["read"]["bw"] + x["write"]["bw"] for x in jobs) / 1024
+def pct(d, p):
+    return max([x[d]["clat_ns"].get("percentile", {}).get(p, 0)
+                for x in jobs if x[d]["io_bytes"]] or [0]) / 1000
+print("%.1f %.0f %.0f %.0f %.0f" % (bw, pct("read", "50.000000"),
+      pct("read", "99.000000"), pct("write", "50.000000"),
+      pct("write", "99.000000")))
+PY
+}
+
+# b_max A B: the larger of two numbers.
+b_max () { awk -v a="$1" -v b="$2" 'BEGIN { print (a + 0 > b + 0 ? a : b) }'; }
+
 # b_fill NAME: write the whole export once, front to back (so tmpfs pages
 # exist and parity matches the data); not timed.  fio's buffers are random
 # bytes, not zeros.

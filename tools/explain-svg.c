@@ -16,10 +16,7 @@
 #include "tools/raid5ctl.h"
 #include "tools/svg.h"
 
-#define MARGIN 16
 #define LABEL_W 90              /* "3. write" */
-#define PITCH_X (SVG_BOX_W + SVG_GAP)
-#define PITCH_Y (SVG_BOX_H + SVG_GAP)
 #define MIN_WIDTH 760u          /* the longest lines of text */
 
 struct explain_svg {
@@ -47,7 +44,7 @@ explain_svg_open (const struct teach *t, const char *request)
   e->v.f = f;
   snprintf (e->title, sizeof e->title, "raid5ctl explain %s: %s", request,
             teach_geometry_line (t, line, sizeof line));
-  e->y = MARGIN + 2 * SVG_LINE;
+  e->y = SVG_MARGIN + 2 * SVG_LINE;
   return e;
 }
 
@@ -65,10 +62,10 @@ box_fill (const struct explain_stripe *s, unsigned m)
 static void
 row (struct explain_svg *e, const struct explain_stripe *s, const char *name)
 {
-  svg_text (&e->v, MARGIN, e->y + SVG_BOX_H / 2.0 + SVG_FONT / 3.0, "start",
+  svg_text (&e->v, SVG_MARGIN, e->y + SVG_BOX_H / 2.0 + SVG_FONT / 3.0, "start",
             1, "%s", name);
   for (unsigned m = 0; m < s->t->g.members; m++)
-    svg_box (&e->v, MARGIN + LABEL_W + m * PITCH_X, e->y, box_fill (s, m),
+    svg_box (&e->v, SVG_MARGIN + LABEL_W + m * SVG_PITCH_X, e->y, box_fill (s, m),
              NULL);
 }
 
@@ -78,7 +75,7 @@ row_labels (struct explain_svg *e, const struct explain_stripe *s)
   char cell[EXPLAIN_CELL];
 
   for (unsigned m = 0; m < s->t->g.members; m++)
-    svg_box_label (&e->v, MARGIN + LABEL_W + m * PITCH_X, e->y,
+    svg_box_label (&e->v, SVG_MARGIN + LABEL_W + m * SVG_PITCH_X, e->y,
                    explain_cell (s, m, cell));
 }
 
@@ -99,10 +96,10 @@ touched_bands (struct explain_svg *e, const struct explain_stripe *s)
     lo = s->a > lo ? s->a : lo;
     hi = s->b < hi ? s->b : hi;
     if (lo < hi)
-      svg_band (&e->v, MARGIN + LABEL_W + m * PITCH_X, e->y,
+      svg_band (&e->v, SVG_MARGIN + LABEL_W + m * SVG_PITCH_X, e->y,
                 (double) (lo - (uint64_t) dd * g->chunk) / (double) g->chunk,
                 (double) (hi - (uint64_t) dd * g->chunk) / (double) g->chunk,
-                0, 1, SVG_TOUCHED);
+                SVG_TOUCHED);
   }
 }
 
@@ -122,13 +119,13 @@ io_bands (struct explain_svg *e, const struct explain_stripe *s, bool reads)
 
     if ((io->kind == R5_IO_READ) != reads)
       continue;
-    svg_band (&e->v, MARGIN + LABEL_W + io->member * PITCH_X, e->y,
-              (double) co / chunk, (double) (co + io->len) / chunk, 0, 1,
+    svg_band (&e->v, SVG_MARGIN + LABEL_W + io->member * SVG_PITCH_X, e->y,
+              (double) co / chunk, (double) (co + io->len) / chunk,
               reads ? SVG_READ : SVG_WRITTEN);
     n++;
   }
   if (n == 0)
-    svg_text (&e->v, MARGIN + LABEL_W + s->t->g.members * PITCH_X,
+    svg_text (&e->v, SVG_MARGIN + LABEL_W + s->t->g.members * SVG_PITCH_X,
               e->y + SVG_BOX_H / 2.0 + SVG_FONT / 3.0, "start", 0, "none");
 }
 
@@ -140,9 +137,9 @@ xor_lines (struct explain_svg *e, const struct explain_stripe *s)
   char b[EXPLAIN_LABEL], l[32], text[400];
 
   e->y += SVG_FONT + 2;
-  svg_text (&e->v, MARGIN, e->y, "start", 1, "2. XOR");
+  svg_text (&e->v, SVG_MARGIN, e->y, "start", 1, "2. XOR");
   if (p->nxors == 0)
-    svg_text (&e->v, MARGIN + LABEL_W, e->y, "start", 0, "none");
+    svg_text (&e->v, SVG_MARGIN + LABEL_W, e->y, "start", 0, "none");
   for (size_t i = 0; i < p->nxors; i++) {
     const struct r5_xor *x = &p->xors[i];
     int n = snprintf (text, sizeof text, "%s =",
@@ -151,7 +148,7 @@ xor_lines (struct explain_svg *e, const struct explain_stripe *s)
     for (unsigned k = 0; k < x->nsrc && n < (int) sizeof text; k++)
       n += snprintf (text + n, sizeof text - (size_t) n, "%s %s",
                      k ? " \u2295" : "", explain_buf_label (s, x->src[k], b));
-    svg_text (&e->v, MARGIN + LABEL_W, e->y, "start", 0, "%s   (%s)", text,
+    svg_text (&e->v, SVG_MARGIN + LABEL_W, e->y, "start", 0, "%s   (%s)", text,
               teach_size (x->len, l, sizeof l));
     if (i + 1 < p->nxors)
       e->y += SVG_LINE;
@@ -167,7 +164,7 @@ heading (struct explain_svg *e, const struct explain_stripe *s)
   char a[32], b[32], x[32], y[32], mo[32];
 
   e->y += SVG_LINE;
-  svg_text (&e->v, MARGIN, e->y, "start", 1, "stripe %" PRIu64 ": array "
+  svg_text (&e->v, SVG_MARGIN, e->y, "start", 1, "stripe %" PRIu64 ": array "
             "[%s, %s) at member offset %s, parity on m%u; touched [%s, %s)",
             s->index, teach_size (s->array_base, a, sizeof a),
             teach_size (s->array_base + g->stripe_data, b, sizeof b),
@@ -176,14 +173,14 @@ heading (struct explain_svg *e, const struct explain_stripe *s)
             teach_size (s->array_base + s->b, y, sizeof y));
   if (s->nseg == 0) {
     e->y += SVG_LINE;
-    svg_text (&e->v, MARGIN, e->y, "start", 0, "no I/O: a trim of part of a "
+    svg_text (&e->v, SVG_MARGIN, e->y, "start", 0, "no I/O: a trim of part of a "
               "stripe changes nothing");
   }
   for (unsigned i = 0; i < s->nseg; i++) {
     const struct explain_seg *seg = &s->seg[i];
 
     e->y += SVG_LINE;
-    svg_text (&e->v, MARGIN, e->y, "start", 0, "chunk bytes [%s, %s): %s",
+    svg_text (&e->v, SVG_MARGIN, e->y, "start", 0, "chunk bytes [%s, %s): %s",
               teach_size (seg->x, x, sizeof x),
               teach_size (seg->y, y, sizeof y),
               explain_kind_title (seg->kind));
@@ -198,7 +195,7 @@ explain_svg_stripe (struct explain_svg *e, const struct explain_stripe *s)
   row (e, s, "request");
   touched_bands (e, s);
   row_labels (e, s);
-  e->y += PITCH_Y;
+  e->y += SVG_PITCH_Y;
   row (e, s, "1. read");
   io_bands (e, s, true);
   row_labels (e, s);
@@ -207,7 +204,7 @@ explain_svg_stripe (struct explain_svg *e, const struct explain_stripe *s)
   row (e, s, "3. write");
   io_bands (e, s, false);
   row_labels (e, s);
-  e->y += PITCH_Y + SVG_GAP;
+  e->y += SVG_PITCH_Y + SVG_GAP;
 }
 
 static void
@@ -216,14 +213,14 @@ legend (struct svg *v, const struct teach *t, double y)
   enum svg_fill fills[] = { SVG_DATA, SVG_PARITY, SVG_TOUCHED, SVG_READ,
                             SVG_WRITTEN, SVG_MISSING };
 
-  svg_legend (v, MARGIN, y, fills, t->missing >= 0 ? 6 : 5);
+  svg_legend (v, SVG_MARGIN, y, fills, t->missing >= 0 ? 6 : 5);
 }
 
 int
 explain_svg_close (struct explain_svg *e, const char *const *footer,
                    unsigned nfooter)
 {
-  const double map_w = 2 * MARGIN + LABEL_W + e->t->g.members * PITCH_X;
+  const double map_w = 2 * SVG_MARGIN + LABEL_W + e->t->g.members * SVG_PITCH_X;
   const unsigned width = map_w > MIN_WIDTH ? (unsigned) map_w : MIN_WIDTH;
   double y = e->y + SVG_LINE;
   struct svg v;
@@ -234,13 +231,13 @@ explain_svg_close (struct explain_svg *e, const char *const *footer,
     return footer == NULL ? 0 : tool_error ("out of memory");
   }
   svg_begin (&v, stdout, width,
-             (unsigned) (y + nfooter * SVG_LINE + MARGIN),
+             (unsigned) (y + nfooter * SVG_LINE + SVG_MARGIN),
              "raid5ctl explain");
-  svg_text (&v, MARGIN, MARGIN + SVG_FONT, "start", 1, "%s", e->title);
-  legend (&v, e->t, MARGIN + SVG_FONT + SVG_LINE);
+  svg_text (&v, SVG_MARGIN, SVG_MARGIN + SVG_FONT, "start", 1, "%s", e->title);
+  legend (&v, e->t, SVG_MARGIN + SVG_FONT + SVG_LINE);
   fwrite (e->body, 1, e->body_len, stdout);
   for (unsigned i = 0; i < nfooter; i++, y += SVG_LINE)
-    svg_text (&v, MARGIN, y, "start", i == 0, "%s", footer[i]);
+    svg_text (&v, SVG_MARGIN, y, "start", i == 0, "%s", footer[i]);
   svg_end (&v);
   free (e->body);
   free (e);

@@ -230,11 +230,8 @@ print_json (const struct teach *t, uint64_t rows)
 
 /* ---- the picture (--svg) ---- */
 
-#define MARGIN 16
 #define LABEL_W 170             /* "stripe 12  @ 1088K" */
 #define RANGE_W 190             /* "array [0, 128K)" */
-#define PITCH_X (SVG_BOX_W + SVG_GAP)
-#define PITCH_Y (SVG_BOX_H + SVG_GAP)
 
 static enum svg_fill
 cell_fill (const struct teach *t, uint64_t s, unsigned m)
@@ -248,23 +245,23 @@ static void
 svg_rows (struct svg *v, const struct teach *t, uint64_t rows, double y)
 {
   const struct r5_geom *g = &t->g;
-  const double x0 = MARGIN + LABEL_W;
+  const double x0 = SVG_MARGIN + LABEL_W;
   char cell[32], a[32], b[32], mo[32];
 
-  svg_text (v, MARGIN + LABEL_W - SVG_GAP, y - 6, "end", 0, "member offset");
+  svg_text (v, SVG_MARGIN + LABEL_W - SVG_GAP, y - 6, "end", 0, "member offset");
   for (unsigned m = 0; m < g->members; m++)
-    svg_text (v, x0 + m * PITCH_X + SVG_BOX_W / 2.0, y - 6, "middle", 1,
+    svg_text (v, x0 + m * SVG_PITCH_X + SVG_BOX_W / 2.0, y - 6, "middle", 1,
               "m%u%s", m, (int) m == t->missing ? " (missing)" : "");
-  for (uint64_t s = 0; s < rows; s++, y += PITCH_Y) {
+  for (uint64_t s = 0; s < rows; s++, y += SVG_PITCH_Y) {
     double mid = y + SVG_BOX_H / 2.0 + SVG_FONT / 3.0;
 
-    svg_text (v, MARGIN, mid, "start", 1, "stripe %" PRIu64, s);
-    svg_text (v, MARGIN + LABEL_W - SVG_GAP, mid, "end", 0, "@ %s",
+    svg_text (v, SVG_MARGIN, mid, "start", 1, "stripe %" PRIu64, s);
+    svg_text (v, SVG_MARGIN + LABEL_W - SVG_GAP, mid, "end", 0, "@ %s",
               teach_size (r5_stripe_member_off (g, s), mo, sizeof mo));
     for (unsigned m = 0; m < g->members; m++)
-      svg_box (v, x0 + m * PITCH_X, y, cell_fill (t, s, m),
+      svg_box (v, x0 + m * SVG_PITCH_X, y, cell_fill (t, s, m),
                teach_cell (g, s, m, cell, sizeof cell));
-    svg_text (v, x0 + g->members * PITCH_X, mid, "start", 0,
+    svg_text (v, x0 + g->members * SVG_PITCH_X, mid, "start", 0,
               "array [%s, %s)", teach_size (s * g->stripe_data, a, sizeof a),
               teach_size ((s + 1) * g->stripe_data, b, sizeof b));
   }
@@ -278,41 +275,41 @@ svg_notes (struct svg *v, const struct teach *t, double y)
   const char *p = teach_layout_rule (t->g.layout), *nl;
   unsigned period = r5_layout_period (&t->g);
 
-  svg_legend (v, MARGIN, y, fills, t->missing >= 0 ? 3 : 2);
+  svg_legend (v, SVG_MARGIN, y, fills, t->missing >= 0 ? 3 : 2);
   y += 1.5 * SVG_LINE;
   if (period > 1)
-    svg_text (v, MARGIN, y, "start", 0, "Parity of stripe s is on member %s; "
+    svg_text (v, SVG_MARGIN, y, "start", 0, "Parity of stripe s is on member %s; "
               "the pattern repeats every %u stripes.",
               parity_formula (t->g.layout), period);
   else
-    svg_text (v, MARGIN, y, "start", 0, "Parity is on member %s in every "
+    svg_text (v, SVG_MARGIN, y, "start", 0, "Parity is on member %s in every "
               "stripe.", parity_formula (t->g.layout));
   for (; *p; p = *nl ? nl + 1 : nl) {
     nl = strchrnul (p, '\n');
     y += SVG_LINE;
-    svg_text (v, MARGIN, y, "start", 0, "%.*s", (int) (nl - p), p);
+    svg_text (v, SVG_MARGIN, y, "start", 0, "%.*s", (int) (nl - p), p);
   }
 }
 
 static void
 print_svg (const struct teach *t, uint64_t rows)
 {
-  const double map_w = LABEL_W + t->g.members * PITCH_X + RANGE_W;
-  const unsigned width = 2 * MARGIN + (unsigned) (map_w > 640 ? map_w : 640);
-  const unsigned height = (unsigned) (3 * SVG_LINE + 24 + rows * PITCH_Y +
-                                      6 * SVG_LINE + MARGIN);
+  const double map_w = LABEL_W + t->g.members * SVG_PITCH_X + RANGE_W;
+  const unsigned width = 2 * SVG_MARGIN + (unsigned) (map_w > 640 ? map_w : 640);
+  const unsigned height = (unsigned) (3 * SVG_LINE + 24 + rows * SVG_PITCH_Y +
+                                      6 * SVG_LINE + SVG_MARGIN);
   char line[200], c[32];
   struct svg v;
 
   svg_begin (&v, stdout, width, height, "raid5ctl layout");
-  svg_text (&v, MARGIN, MARGIN + SVG_FONT, "start", 1, "%s",
+  svg_text (&v, SVG_MARGIN, SVG_MARGIN + SVG_FONT, "start", 1, "%s",
             teach_geometry_line (t, line, sizeof line));
-  svg_text (&v, MARGIN, MARGIN + SVG_FONT + SVG_LINE, "start", 0,
+  svg_text (&v, SVG_MARGIN, SVG_MARGIN + SVG_FONT + SVG_LINE, "start", 0,
             "Each box is one %s chunk; a row is a stripe: %u data + 1 "
             "parity at the same offset on every member.",
             teach_size (t->g.chunk, c, sizeof c), t->g.data_members);
-  svg_rows (&v, t, rows, MARGIN + 3 * SVG_LINE + 24);
-  svg_notes (&v, t, MARGIN + 3 * SVG_LINE + 24 + rows * PITCH_Y + SVG_LINE);
+  svg_rows (&v, t, rows, SVG_MARGIN + 3 * SVG_LINE + 24);
+  svg_notes (&v, t, SVG_MARGIN + 3 * SVG_LINE + 24 + rows * SVG_PITCH_Y + SVG_LINE);
   svg_end (&v);
 }
 

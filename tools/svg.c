@@ -18,12 +18,6 @@ static const struct {
   [SVG_WRITTEN] = { "written", "#cc0000", "written" },
 };
 
-const char *
-svg_colour (enum svg_fill fill)
-{
-  return palette[fill].colour;
-}
-
 static void
 put_escaped (FILE *f, const char *text)
 {
@@ -91,16 +85,16 @@ svg_box_label (struct svg *s, double x, double y, const char *label)
 
 void
 svg_band (struct svg *s, double x, double y, double from, double to,
-          unsigned lane, unsigned lanes, enum svg_fill fill)
+          enum svg_fill fill)
 {
-  const double inner_w = SVG_BOX_W - 2, inner_h = SVG_BOX_H - 2;
-  double w = (to - from) * inner_w, h = inner_h / lanes;
+  const double inner_w = SVG_BOX_W - 2, h = SVG_BOX_H - 2;
+  double w = (to - from) * inner_w;
 
   if (w < 2)                  /* a 512-byte band of a 64M chunk: seen */
     w = 2;
   fprintf (s->f, "<rect class=\"band %s\" x=\"%.1f\" y=\"%.1f\" "
            "width=\"%.1f\" height=\"%.1f\"/>\n", palette[fill].cls,
-           x + 1 + from * inner_w, y + 1 + lane * h, w, h);
+           x + 1 + from * inner_w, y + 1, w, h);
 }
 
 void

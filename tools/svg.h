@@ -31,6 +31,9 @@ enum svg_fill {
 #define SVG_GAP 8                /* between boxes */
 #define SVG_BOX_W 96             /* a chunk box */
 #define SVG_BOX_H 40
+#define SVG_PITCH_X (SVG_BOX_W + SVG_GAP)   /* from one box to the next */
+#define SVG_PITCH_Y (SVG_BOX_H + SVG_GAP)
+#define SVG_MARGIN 16            /* around the picture */
 #define SVG_FONT 13              /* text size, and a line is SVG_FONT + 5 */
 #define SVG_LINE (SVG_FONT + 5)
 
@@ -57,14 +60,11 @@ void svg_box (struct svg *s, double x, double y, enum svg_fill fill,
 void svg_box_label (struct svg *s, double x, double y, const char *label)
   __attribute__((nonnull));
 
-/* A band inside the box at (x, y): the fraction [from, to) of its width
- * (chunk bytes over the chunk size), `lane` of `lanes` horizontal lanes
- * of its height, so that touched, read and written bands side by side
- * stay visible.
+/* A band inside the box at (x, y), its whole height: the fraction
+ * [from, to) of its width (chunk bytes over the chunk size).
  */
 void svg_band (struct svg *s, double x, double y, double from, double to,
-               unsigned lane, unsigned lanes, enum svg_fill fill)
-  __attribute__((nonnull));
+               enum svg_fill fill) __attribute__((nonnull));
 
 /* Text with its left end (anchor "start"), middle ("middle") or right
  * end ("end") at (x, y); bold or not.  printf-style.
@@ -79,8 +79,5 @@ void svg_text (struct svg *s, double x, double y, const char *anchor,
 double svg_legend (struct svg *s, double x, double y,
                    const enum svg_fill *fills, unsigned n)
   __attribute__((nonnull));
-
-/* The fill's colour, "#rrggbb" (for the tests and the docs). */
-const char *svg_colour (enum svg_fill fill);
 
 #endif /* TOOLS_SVG_H */

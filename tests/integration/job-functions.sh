@@ -68,6 +68,17 @@ ctl_wait ()
     fail "status never showed $1 within $2 s"
 }
 
+# ctl_rate KIND SECONDS WINDOW: the running job KIND's speed (see ctl.py
+# rate): RATE = the median over windows, KiB/s per member; WAITED = the
+# percent of the time it waited for its speed limit.
+ctl_rate ()
+{
+  local out
+  out=$(/usr/bin/python3 "$CTL_PY" "$CTL_SOCK" rate "$1" "$2" "$3") ||
+    fail "cannot measure the $1's speed"
+  read -r RATE WAITED <<<"$out"
+}
+
 # ctl_progress KIND SECONDS [MIN_SAMPLES]: follow the running job KIND to
 # its end (see ctl.py progress); fails unless it progressed visibly and
 # ended with result 0.

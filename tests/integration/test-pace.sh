@@ -31,15 +31,6 @@ MAX=${PACE_MAX:-40000}
 md_create pace 3 384M --chunk 64K --assume-clean --bitmap none
 mapfile -t disks < <(disk_args "${MEMBERS[@]}")
 
-# measure: RATE, WAITED of the running check (as test-rate).
-measure ()
-{
-  local out
-  out=$(/usr/bin/python3 "$CTL_PY" "$CTL_SOCK" rate check "$1" "$2") ||
-    fail "cannot measure the check's speed"
-  read -r RATE WAITED <<<"$out"
-}
-
 # busy_check TARGET BS: serve with sync-latency-max=TARGET, fio BS random
 # reads and writes 16 deep throughout, a check started under it; RATE
 # its speed once the pacer has had 4 s.
@@ -55,7 +46,7 @@ busy_check ()
   sleep 1
   ctl_ok check
   sleep 4
-  measure 5 2.5
+  ctl_rate check 5 2.5
   kill -0 $fio 2>/dev/null || fail "fio ended during the measurement"
   PACED=$(ctl_get 's["paced_kib"]') P99=$(ctl_get 's["client_p99_us"]')
   CUTS=$(ctl_get 's["pace_cuts"]')

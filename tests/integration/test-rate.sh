@@ -40,16 +40,6 @@ mapfile -t disks < <(disk_args "${m[@]}")
 serve_ctl "$tmpdir/serve.log" "${disks[@]}" sync-speed-max="$X1" ||
   fail "the server did not start"
 
-# measure KIND SECONDS WINDOW: RATE = the median speed, KiB/s per member;
-# WAITED = percent of the time the job waited for its speed limit.
-measure ()
-{
-  local out
-  out=$(/usr/bin/python3 "$CTL_PY" "$CTL_SOCK" rate "$1" "$2" "$3") ||
-    fail "cannot measure the $1's speed"
-  read -r RATE WAITED <<<"$out"
-}
-
 # at_least_min WHAT: RATE >= 0.9 MIN, or the job never waited for its limit
 # (< 5% of the time): then the machine, not the throttle, held it below MIN
 # -- md's minimum, too, holds only as far as the disks and CPUs allow.
@@ -73,14 +63,14 @@ within ()
 echo "== clients idle, sync-speed-max=$X1"
 ctl_ok check
 sleep 1
-measure check 4 2
+ctl_rate check 4 2
 within "$X1"
 
 echo "== changed at run time: speed --max $X2"
 ctl_ok speed --max "$X2"
 [ "$(ctl_get 's["speed_max_kib"]')" = "$X2" ] || fail "status does not say speed_max_kib $X2"
 sleep 1
-measure check 4 2
+ctl_rate check 4 2
 within "$X2"
 
 # finish: the rest of the check at full speed; mismatch_cnt 0.
@@ -101,7 +91,7 @@ sleep 1
 load_alive || fail "the load is not running"
 ctl_ok check
 sleep 1
-measure check 6 2.5
+ctl_rate check 6 2.5
 load_alive || fail "the load ended during the measurement: it was not busy throughout"
 echo "   busy: $RATE KiB/s per member (min $MIN, max $X2)"
 at_least_min "with clients busy"
@@ -119,7 +109,7 @@ if fio --enghelp=nbd >/dev/null 2>&1; then
   sleep 1
   ctl_ok check
   sleep 1
-  measure check 6 2.5
+  ctl_rate check 6 2.5
   kill -0 $fio 2>/dev/null || fail "fio ended during the measurement"
   wait $fio || { cat "$tmpdir/fio.out" >&2; fail "fio saw an error"; }
   echo "   busy (fio): $RATE KiB/s per member (min $MIN); fio:" \

@@ -90,17 +90,20 @@ expect missing "s['dominant']['data']" $(( 28 - parity ))
 echo "   layout --disks 5 --stripes 7 --missing 2: $(val missing "s['dominant']")"
 
 # The text report's I/O lines name the members read and written; the
-# picture's bands must fall on as many boxes.
+# picture's bands must fall on as many boxes.  members_doing VERB
+# ARGS...: how many members raid5ctl ARGS's I/O lines VERB (read, write).
 members_doing ()
 {
-  "$RAID5CTL" "$@" | awk -v verb="$VERB" '$1 == verb && $2 ~ /^m[0-9]+$/ { print $2 }' |
+  local verb=$1
+  shift
+  "$RAID5CTL" "$@" | awk -v verb="$verb" '$1 == verb && $2 ~ /^m[0-9]+$/ { print $2 }' |
     sort -u | wc -l
 }
 draw rmw explain write 0 4K --chunk 64K --disks 5 --svg
 not_blank rmw
 expect rmw "s['boxes']" 15
-VERB=read; reads=$(members_doing explain write 0 4K --chunk 64K --disks 5)
-VERB=write; writes=$(members_doing explain write 0 4K --chunk 64K --disks 5)
+reads=$(members_doing read explain write 0 4K --chunk 64K --disks 5)
+writes=$(members_doing write explain write 0 4K --chunk 64K --disks 5)
 [ "$reads" = 2 ] && [ "$writes" = 2 ] ||
   fail "explain write 0 4K on 5 members: the text says $reads members read and $writes written, want 2 and 2"
 expect rmw "s['with']['read']" "$reads"
