@@ -23,7 +23,11 @@
 #include "raid/layout.h"
 #include "tools/raid5ctl.h"
 
-#define POLL_NS 250000000L
+/* The status is asked for after 10 ms, then at twice the last wait, up
+ * to every 250 ms: a short job (a re-add of a few regions) is seen to end
+ * at once, a long one costs the server four status requests a second. */
+#define POLL_FIRST_NS 10000000L
+#define POLL_MAX_NS 250000000L
 
 /* What one status says about the job. */
 struct job_view {
@@ -266,7 +270,7 @@ int
 ctl_wait (const struct ctl_wait *w)
 {
   const char *name = array_job_name (w->kind);
-  struct timespec tick = { 0, POLL_NS };
+  struct timespec tick = { 0, POLL_FIRST_NS };
   char paused[32];
   struct progress p;
   struct job_view v;
@@ -280,6 +284,8 @@ ctl_wait (const struct ctl_wait *w)
     p.what = v.paused ? paused : name;
     progress_update (&p, v.done, v.total);
     nanosleep (&tick, NULL);
+    tick.tv_nsec = tick.tv_nsec * 2 > POLL_MAX_NS ? POLL_MAX_NS
+                                                  : tick.tv_nsec * 2;
     if (fetch (w, &v) != TOOL_OK)
       return progress_clear (&p), TOOL_FAIL;
   }

@@ -24,6 +24,8 @@
 # Then RETURN_ROUNDS (20) rounds: a random slot missing, random writes killed at a
 # random point, the member back: every acknowledged write reads back,
 # before and after the member is re-added or rebuilt.
+# Environment: RETURN_ROUNDS; RETURN_MEMBERS, the member counts of the
+# every-slot walk (default "3 4 5").
 
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
@@ -32,6 +34,7 @@ requires_md
 requires_nbd_python
 
 ROUNDS=${RETURN_ROUNDS:-20}
+read -r -a WALK_MEMBERS <<<"${RETURN_MEMBERS:-3 4 5}"
 C=65536
 fast=(sync-speed-min=500000 sync-speed-max=2000000)
 
@@ -130,7 +133,7 @@ crash_return ()
 }
 
 for bm in none internal; do
-  for n in 3 4 5; do
+  for n in "${WALK_MEMBERS[@]}"; do
     echo "== degrade, write, crash, return: $n members, bitmap $bm, every slot"
     for (( s = 0; s < n; s++ )); do crash_return "$n" "$s" "$bm"; done
   done
