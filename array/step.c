@@ -288,8 +288,9 @@ run_parts (struct part *parts, unsigned k)
   int r = 0;
 
   for (unsigned i = 1; i < k; i++)
-    started[i] =
-      pthread_create (&tid[i], NULL, scrub_run_part, &parts[i]) == 0;
+    if ((started[i] =
+         pthread_create (&tid[i], NULL, scrub_run_part, &parts[i]) == 0))
+      pthread_setname_np (tid[i], "raid5-part");   /* as job.c's */
   for (unsigned i = 1; i < k; i++)
     if (!started[i])
       scrub_run_part (&parts[i]);   /* no thread: do it here */

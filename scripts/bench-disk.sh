@@ -26,7 +26,11 @@ declare -A disk_qd=([seqread]=32 [seqwrite]=32 [randread]=32 [randread1]=1
 declare -A disk_label=([seqread]="seq read 1M QD32" [seqwrite]="seq write 1M QD32"
                        [randread]="4K rand read QD32" [randread1]="4K rand read QD1"
                        [randwrite]="4K rand write QD32" [randwrite1]="4K rand write QD1")
-disk_cases=(raid5-direct file-none raid5-cached file-default raw)
+disk_cases=(raid5-direct file-none raid5-cached file-default raw memory)
+# The memory case (nbdkit's memory plugin, the same fio) is what NBD and
+# the client cost alone on these processors: the transport's ceiling for
+# the random reads it is run for.
+declare -A disk_memory_wls=([randread]=1 [randread1]=1)
 disk_rt=$(( runtime < 2 ? runtime : 2 ))
 
 # disk_fio_json ARGS...: "MiB/s p50_us p99_us" of a fio run (reads and
@@ -38,12 +42,14 @@ disk_fio_json ()
     echo "$bw $(b_max "$p50r" "$p50w") $(b_max "$p99r" "$p99w")"
 }
 
-# disk_run CASE WL: one run of WL against CASE's server (or the raw files).
+# disk_run CASE WL: one run of WL against CASE's server (or the raw
+# files), with the processors' busy percent over it.
 disk_run ()
 {
-    local c=$1 w=$2 v args
+    local c=$1 w=$2 v args c0 c1
     args=(--name=disk --rw="${disk_rw[$w]}" --bs="${disk_bs[$w]}"
           --iodepth="${disk_qd[$w]}" --time_based --runtime="$disk_rt")
+    c0=$(b_cpu_ticks)
     if [ "$c" = raw ]; then
         v=$(disk_fio_json "${args[@]}" --ioengine=io_uring --direct=1 \
                 --filename="$disk_dir/r0.img:$disk_dir/r1.img:$disk_dir/r2.img" \
@@ -51,11 +57,13 @@ disk_run ()
     else
         v=$(disk_fio_json "${args[@]}" --ioengine=nbd --uri="$(b_uri "disk-$c")")
     fi
+    c1=$(b_cpu_ticks)
     read -r bw p50 p99 <<< "$v"
     b_record disk "$c" "$w" mibs 1 "$bw" MiB/s
     b_record disk "$c" "$w" p50 1 "$p50" us
     b_record disk "$c" "$w" p99 1 "$p99" us
-    b_say "  $c: ${disk_label[$w]}: $bw MiB/s, p50 $p50 us, p99 $p99 us"
+    b_record disk "$c" "$w" cpu 1 "$(b_cpu_busy "$c0" "$c1")" %
+    b_say "  $c: ${disk_label[$w]}: $bw MiB/s, p50 $p50 us, p99 $p99 us, CPUs $(b_cpu_busy "$c0" "$c1")% busy"
 }
 
 drop_caches () { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || :; }
@@ -109,11 +117,13 @@ part_disk ()
     b_stop disk-raid5-direct
     for w in "${disk_wls[@]}"; do
         for c in "${disk_cases[@]}"; do
+            [ "$c" != memory ] || [ -n "${disk_memory_wls[$w]:-}" ] || continue
             case $c in
                 raid5-direct) b_serve disk-$c "$plugin" "${m[@]}" direct=true ;;
                 raid5-cached) b_serve disk-$c "$plugin" "${m[@]}" ;;
                 file-none) b_serve disk-$c file "$disk_dir/file.img" cache=none ;;
                 file-default) b_serve disk-$c file "$disk_dir/file.img" ;;
+                memory) b_serve disk-$c memory "$(( 2 * job_mib ))M" ;;
             esac
             [ "$c" = raw ] || [ "$c" = raid5-cached ] || [ "$c" = file-default ] || drop_caches
             disk_run "$c" "$w"
@@ -145,7 +155,7 @@ targets_disk ()
 
 report_disk ()
 {
-    local w c line
+    local w c line v
     echo
     echo "## 10. Members on the machine's disk ($(setting fs))"
     echo
@@ -157,8 +167,8 @@ report_disk ()
     echo "like the members (io_uring, O_DIRECT, one job over the three), what the"
     echo "device gives.  MiB/s, then p50 / p99 completion latency in microseconds."
     echo
-    echo "| workload | raid5 direct | file cache=none | ratio | raid5 cached | file default | ratio | members (fio) | direct / members |"
-    echo "|---|---|---|---|---|---|---|---|---|"
+    echo "| workload | raid5 direct | file cache=none | ratio | raid5 cached | file default | ratio | members (fio) | direct / members | NBD alone (memory plugin) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     for w in "${disk_wls[@]}"; do
         line="| ${disk_label[$w]}"
         for c in raid5-direct file-none; do
@@ -168,8 +178,28 @@ report_disk ()
         for c in raid5-cached file-default; do
             line="$line | $(med disk "$c" "$w" mibs) ($(med disk "$c" "$w" p50) / $(med disk "$c" "$w" p99))"
         done
-        line="$line | ${ratio[disk-cached-$w]} | $(med disk raw "$w" mibs) ($(med disk raw "$w" p50) / $(med disk raw "$w" p99)) | ${ratio[disk-raw-$w]} |"
+        line="$line | ${ratio[disk-cached-$w]} | $(med disk raw "$w" mibs) ($(med disk raw "$w" p50) / $(med disk raw "$w" p99)) | ${ratio[disk-raw-$w]}"
+        if [ -n "${disk_memory_wls[$w]:-}" ]; then
+            line="$line | $(med disk memory "$w" mibs) ($(med disk memory "$w" p50) / $(med disk memory "$w" p99)) |"
+        else
+            line="$line | - |"
+        fi
         echo "$line"
+    done
+    echo
+    echo "The processors' busy share over each run (2 CPUs; fio, nbdkit and"
+    echo "the disk's interrupts share them): where the array's random reads"
+    echo "stop short of the members' own, the processors are what is left."
+    echo
+    echo "| workload | raid5 direct | file cache=none | raid5 cached | file default | members (fio) | memory plugin |"
+    echo "|---|---|---|---|---|---|---|"
+    for w in "${disk_wls[@]}"; do
+        line="| ${disk_label[$w]}"
+        for c in raid5-direct file-none raid5-cached file-default raw memory; do
+            v=$(med disk "$c" "$w" cpu)
+            line="$line | ${v:+$v%}${v:--}"
+        done
+        echo "$line |"
     done
     echo
     echo "Check and rebuild with --direct (caches dropped first) against three"

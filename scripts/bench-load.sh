@@ -22,15 +22,43 @@ load_max=100000                 # KiB/s per member: sync-speed-max
 load_iops=2500
 
 # load_fio NAME SECONDS: the client load against server NAME for SECONDS;
-# prints "p99_read_us p99_write_us MiB/s".
+# prints "p99_read_us p99_write_us MiB/s runq cpu srv": runq, the time the
+# server's client threads waited for a processor (b_runq_ns), in ms per
+# second, and cpu, the processors' busy percent, both over the run but
+# its first and last half second (the connection's threads exist then);
+# srv, the worst p99 of the server's own service times the pacer saw in
+# its 100 ms windows, sampled 4 times a second (0: not paced by latency).
 load_fio ()
 {
-    local bw p50r p99r p50w p99w
-    read -r bw p50r p99r p50w p99w <<< "$(b_fio_json "part 9, load against $1" \
+    local bw p50r p99r p50w p99w fio q0 q1 c0 c1 t0 t1 srv v pid=${b_pid[$1]}
+    b_fio_json "part 9, load against $1" \
         --name=load --ioengine=nbd --uri="$(b_uri "$1")" --rw=randrw \
         --bs=4k --iodepth=8 --rate_iops="$load_iops" --time_based \
-        --runtime="$2")"
-    echo "$p99r $p99w $bw"
+        --runtime="$2" > "$work/load-fio.out" &
+    fio=$!
+    sleep 0.5
+    q0=$(b_runq_ns "$pid") c0=$(b_cpu_ticks) t0=$(b_now_ns)
+    srv=0
+    while (( $(b_now_ns) - t0 < ($2 * 1000 - 1000) * 1000000 )); do
+        sleep 0.25
+        v=$(load_status load client_p99_us)
+        (( ${v:-0} > srv )) && srv=$v
+    done
+    q1=$(b_runq_ns "$pid") c1=$(b_cpu_ticks) t1=$(b_now_ns)
+    wait "$fio" || b_die "part 9: fio against $1 failed"
+    read -r bw p50r p99r p50w p99w < "$work/load-fio.out"
+    echo "$p99r $p99w $bw" \
+        "$(awk -v q=$(( q1 - q0 )) -v t=$(( t1 - t0 )) 'BEGIN { printf "%.1f", (t > 0 ? q / 1e6 / (t / 1e9) : 0) }')" \
+        "$(b_cpu_busy "$c0" "$c1")" "$srv"
+}
+
+# load_status NAME FIELD: a number from the server's status --json (the
+# pacer's last 100 ms window), or nothing without a control socket.
+load_status ()
+{
+    [ -S "$work/$1.ctl" ] || return 0
+    "$raid5ctl" --control "$work/$1.ctl" status --json 2>/dev/null |
+        /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin).get(sys.argv[1], 0))' "$2" 2>/dev/null || :
 }
 
 # load_done NAME: KiB per member the running job has done (0: none).
@@ -106,7 +134,12 @@ load_job ()
         b_record load "$mode" "$kind" p99write 1 "${lat[1]}" us
         b_record load "$mode" "$kind" p99before 1 \
             "$(b_max "${before[0]}" "${before[1]}")" us
-        b_say "  $mode: $kind under load: $speed MiB/s per member; client p99 ${lat[0]} us read, ${lat[1]} us write (alone just before: ${before[0]}, ${before[1]})"
+        b_record load "$mode" "$kind" runq 1 "${lat[3]}" ms/s
+        b_record load "$mode" "$kind" runqbefore 1 "${before[3]}" ms/s
+        b_record load "$mode" "$kind" cpu 1 "${lat[4]}" %
+        b_record load "$mode" "$kind" cpubefore 1 "${before[4]}" %
+        b_record load "$mode" "$kind" srvp99 1 "${lat[5]}" us
+        b_say "  $mode: $kind under load: $speed MiB/s per member; client p99 ${lat[0]} us read, ${lat[1]} us write (alone just before: ${before[0]}, ${before[1]}); server threads waited for a CPU ${lat[3]} ms/s (before: ${before[3]}); CPUs ${lat[4]}% busy (before: ${before[4]}%); the server's own p99 at worst ${lat[5]} us"
     else
         b_say "  $kind alone: $speed MiB/s per member"
     fi
@@ -185,13 +218,21 @@ report_load ()
     echo "same load alone on the same server just before (this shared machine"
     echo "drifts by more than the rise between runs); *keeps*: the job's speed over"
     echo "its speed with no client.  One run each: p99 over 3 s is noisy here."
+    echo "*CPU wait*: how long the server's client threads (all but the job's,"
+    echo "named raid5-*) were ready to run but had no processor (schedstat's"
+    echo "run_delay), in ms per second, over the load alone just before -> with"
+    echo "the job; *busy*: the processors' busy share, the same two runs.  A"
+    echo "request that waits for a processor is late in a way the server cannot"
+    echo "see in its own service times, which are what the pacer steers by;"
+    echo "*server p99*: the worst p99 of those service times the pacer saw in"
+    echo "a 100 ms window (sampled 4 times a second; latency pacing only)."
     echo
-    echo "| job | pacing | MiB/s per member | keeps | client p99 read / write (us) | p99 rise |"
-    echo "|---|---|---|---|---|---|"
+    echo "| job | pacing | MiB/s per member | keeps | client p99 read / write (us) | p99 rise | CPU wait (ms/s) | busy | server p99 (us) |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     for kind in check rebuild; do
-        echo "| $kind | no client | $(med load md "$kind" alone) | 1.00 | $(med load none none p99read) / $(med load none none p99write) (load alone) | 0 |"
+        echo "| $kind | no client | $(med load md "$kind" alone) | 1.00 | $(med load none none p99read) / $(med load none none p99write) (load alone) | 0 | | | |"
         for mode in "${load_modes[@]}"; do
-            echo "| $kind | $mode | $(med load "$mode" "$kind" loaded) | ${ratio[load-$mode-$kind-keep]} | $(med load "$mode" "$kind" p99read) / $(med load "$mode" "$kind" p99write) (alone before: $(med load "$mode" "$kind" p99before)) | ${ratio[load-$mode-$kind-rise]} |"
+            echo "| $kind | $mode | $(med load "$mode" "$kind" loaded) | ${ratio[load-$mode-$kind-keep]} | $(med load "$mode" "$kind" p99read) / $(med load "$mode" "$kind" p99write) (alone before: $(med load "$mode" "$kind" p99before)) | ${ratio[load-$mode-$kind-rise]} | $(med load "$mode" "$kind" runqbefore) -> $(med load "$mode" "$kind" runq) | $(med load "$mode" "$kind" cpubefore)% -> $(med load "$mode" "$kind" cpu)% | $(med load "$mode" "$kind" srvp99) |"
         done
     done
     echo

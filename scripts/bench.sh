@@ -653,7 +653,8 @@ plot "$work/disk.dat" using 2:xtic(1) title "raid5 direct" lc rgb "#3572a5", \
      "" using 3 title "file cache=none" lc rgb "#c8c8c8", \
      "" using 4 title "raid5 cached" lc rgb "#6aa84f", \
      "" using 5 title "file default" lc rgb "#e6a23c", \
-     "" using 6 title "members (fio)" lc rgb "#333333"
+     "" using 6 title "members (fio)" lc rgb "#333333", \
+     "" using 7 title "NBD alone (memory plugin)" lc rgb "#b04a9e"
 unset logscale y
 
 set output "$out/guest.png"

@@ -153,6 +153,33 @@ b_zero_files ()
 # b_now_ns: monotonic enough for seconds-long runs.
 b_now_ns () { date +%s%N; }
 
+# b_runq_ns PID: nanoseconds the threads of process PID that serve
+# clients (all but the jobs', named raid5-*) have spent ready to run but
+# waiting for a processor (schedstat's run_delay), summed.  Two readings
+# around a run tell how much of a client's latency was a CPU to wait for.
+b_runq_ns ()
+{
+    local t sum=0 comm rd _
+    for t in /proc/"$1"/task/*; do
+        comm=$(cat "$t/comm" 2>/dev/null) || continue
+        case $comm in raid5-*) continue ;; esac
+        read -r _ rd _ < "$t/schedstat" 2>/dev/null || continue
+        sum=$(( sum + rd ))
+    done
+    echo "$sum"
+}
+
+# b_cpu_ticks: "busy idle" jiffies of all processors (/proc/stat).
+b_cpu_ticks () { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+
+# b_cpu_busy BEFORE AFTER: percent of the processors busy between two
+# b_cpu_ticks readings (each "busy idle", quoted).
+b_cpu_busy ()
+{
+    awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ");
+        d = (y[1] - x[1]) + (y[2] - x[2]); printf "%.0f", d ? 100 * (y[1] - x[1]) / d : 0 }'
+}
+
 # b_raw_read FILE...: read every file at once, each with its own dd
 # (bs=1M).  Prints MiB/s per file: the size of one file over the time
 # until all are read (as raid5ctl reports a job).
