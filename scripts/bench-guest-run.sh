@@ -45,7 +45,7 @@ md_check () {
 r5_check () {
     local t0 t1
     t0=$(now)
-    "$RAID5CTL" check "${disks[@]}" > "$VM_WORK/r5check.log" 2>&1 || { echo "ERROR raid5ctl check: $(tail -n 1 "$VM_WORK/r5check.log")"; return 1; }
+    "$RAID5CTL" check --buffered "${disks[@]}" > "$VM_WORK/r5check.log" 2>&1 || { echo "ERROR raid5ctl check: $(tail -n 1 "$VM_WORK/r5check.log")"; return 1; }
     t1=$(now)
     echo "RESULT r5 $(secs "$t0" "$t1") $(grep -o 'mismatch_cnt [0-9]*' "$VM_WORK/r5check.log")"
     "$RAID5CTL" check --direct "${disks[@]}" > "$VM_WORK/r5check.log" 2>&1 || { echo "ERROR raid5ctl check --direct"; return 1; }

@@ -18,6 +18,7 @@
 
 #include "array/array.h"
 #include "tools/check.h"
+#include "tools/disk.h"
 #include "tools/json.h"
 #include "tools/progress.h"
 #include "tools/raid5ctl.h"
@@ -27,7 +28,7 @@
 struct check_opts {
   bool repair, json;
   bool files;                 /* --files */
-  bool direct;                /* --direct: O_DIRECT member reads */
+  enum disk_cache_mode cache; /* --direct, --buffered, or by the members */
   uint64_t fs_off;            /* --fs-offset, or CHECK_FS_AUTO */
   const char *integrity;      /* --integrity FILE, or NULL */
   unsigned max_list;
@@ -51,7 +52,8 @@ usage (bool repair)
   const char *files = repair ? "" : " [--files [--fs-offset SIZE]]";
 
   printf ("usage: raid5ctl %s [--json] [--list N] [--integrity FILE] "
-          "[--direct]%s DISK...\n"
+          "[--direct|--buffered]%s\n"
+          "                      DISK...\n"
           "       raid5ctl %s --control SOCKET [--wait [--json] [--list N]%s]"
           "\n\n", name, files, name, files);
   printf ("%s every stripe of an array whose members carry md superblocks "
@@ -67,7 +69,10 @@ usage (bool repair)
           "               of the plugin): every unit read is verified, the\n"
           "               member whose units fail is named%s\n%s%s"
           "  --direct     member I/O with O_DIRECT, past the page cache (as the\n"
-          "               plugin's direct=true): what the disks give\n"
+          "               plugin's direct=true): what the disks give; the\n"
+          "               default when every DISK is a block device\n"
+          "  --buffered   member I/O through the page cache (the default for\n"
+          "               image files)\n"
           "  -h, --help   this text\n"
           "The members must not be served while this runs.\n", DEFAULT_LIST,
           repair ? ", and they are\n               rewritten from the other "
@@ -104,6 +109,7 @@ parse (int argc, char **argv, struct check_opts *o)
     { "fs-offset", required_argument, NULL, 'o' },
     { "integrity", required_argument, NULL, 'i' },
     { "direct", no_argument, NULL, 'd' },
+    { "buffered", no_argument, NULL, 'B' },
     { NULL, 0, NULL, 0 },
   };
   char *end;
@@ -114,7 +120,12 @@ parse (int argc, char **argv, struct check_opts *o)
     case 'h': usage (o->repair); exit (TOOL_OK);
     case 'j': o->json = true; break;
     case 'f': o->files = true; break;
-    case 'd': o->direct = true; break;
+    case 'd':
+    case 'B':
+      if (o->cache != DISK_CACHE_AUTO)
+        return tool_error ("--direct and --buffered: give one of them");
+      o->cache = c == 'd' ? DISK_CACHE_DIRECT : DISK_CACHE_BUFFERED;
+      break;
     case 'i': o->integrity = optarg; break;
     case 'o':
       if (tool_parse_size (optarg, 1, &o->fs_off) < 0)
@@ -305,7 +316,8 @@ run (const struct check_opts *o)
 {
   struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO,
                               .integrity = o->integrity,
-                              .direct = o->direct };
+                              .direct = disk_use_direct (o->cache, o->disks,
+                                                         o->n) };
   struct findings f = { .o = o };
   struct array_job_status res;
   struct check_result result = { .dirty = false };
@@ -318,6 +330,8 @@ run (const struct check_opts *o)
     cfg.paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
   if (array_open (&cfg, on_log, &a, &err) < 0)
     return tool_error ("%s", err.msg);
+  if (cfg.direct && o->cache == DISK_CACHE_AUTO)
+    disk_say_direct ();
   f.list = calloc (o->max_list ? o->max_list : 1, sizeof *f.list);
   if (f.list == NULL) {
     array_close (a);

@@ -2,10 +2,13 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "raid/mdsb.h"
 #include "tools/disk.h"
+#include "tools/raid5ctl.h"
 
 int
 disk_open_ro (struct io_member *d, const char *path)
@@ -35,4 +38,31 @@ disk_strerror (int neg_errno)
   case -ENODEV: return "is not a regular file or block device";
   default: return strerror (-neg_errno);
   }
+}
+
+bool
+disk_use_direct (enum disk_cache_mode mode, const char *const *paths,
+                 unsigned n)
+{
+  unsigned given = 0;
+  struct stat st;
+
+  if (mode != DISK_CACHE_AUTO)
+    return mode == DISK_CACHE_DIRECT;
+  for (unsigned i = 0; i < n; i++) {
+    if (paths[i] == NULL || strcmp (paths[i], "missing") == 0)
+      continue;
+    if (stat (paths[i], &st) < 0 || !S_ISBLK (st.st_mode))
+      return false;
+    given++;
+  }
+  return given > 0;
+}
+
+void
+disk_say_direct (void)
+{
+  fprintf (stderr, "raid5ctl %s: the members are block devices: read and "
+           "written with O_DIRECT, past the page cache (--buffered: "
+           "through it)\n", tool_sub ());
 }

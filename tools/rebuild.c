@@ -38,7 +38,7 @@ struct rebuild_opts {
   bool re_add;                /* raid5ctl re-add: bring back the member
                                * left out of the slot (md's --re-add) */
   bool force;
-  bool direct;                /* --direct: O_DIRECT member I/O */
+  enum disk_cache_mode cache; /* --direct, --buffered, or by the members */
   uint64_t max_kib;           /* per member and second; 0: no limit */
   unsigned n;
   const char *disks[R5_MAX_MEMBERS];
@@ -56,7 +56,7 @@ usage (void)
 {
   printf (
 "usage: raid5ctl rebuild --slot K [--new PATH] [--force] [--max-speed SIZE]\n"
-"                        [--direct] DISK...\n"
+"                        [--direct|--buffered] DISK...\n"
 "       raid5ctl rebuild --control SOCKET [--wait] SLOT [PATH]\n"
 "\n"
 "Rebuild slot K of an array whose members carry md superblocks, offline\n"
@@ -72,7 +72,9 @@ usage (void)
 "                    that member among DISK...\n"
 "  --force           use a PATH holding an md superblock of another array\n"
 "  --max-speed SIZE  at most SIZE per second of each member (bare: KiB)\n"
-"  --direct          member I/O with O_DIRECT, past the page cache\n"
+"  --direct          member I/O with O_DIRECT, past the page cache: the\n"
+"                    default when every DISK (and PATH) is a block device\n"
+"  --buffered        member I/O through the page cache (image files' default)\n"
 "  -h, --help        this text\n"
 "\n"
 "Progress is kept in the new member's superblock every few seconds, so an\n"
@@ -92,7 +94,7 @@ static void
 usage_readd (void)
 {
   printf (
-"usage: raid5ctl re-add [--slot K] [--max-speed SIZE] [--direct] DISK...\n"
+"usage: raid5ctl re-add [--slot K] [--max-speed SIZE] [--direct|--buffered] DISK...\n"
 "       raid5ctl re-add --control SOCKET [--wait] SLOT [PATH]\n"
 "\n"
 "Bring back a member that missed writes -- it was missing or failed while\n"
@@ -108,7 +110,9 @@ usage_readd (void)
 "  --slot K          the slot to re-add into (default: the one out of\n"
 "                    service)\n"
 "  --max-speed SIZE  at most SIZE per second of each member (bare: KiB)\n"
-"  --direct          member I/O with O_DIRECT, past the page cache\n"
+"  --direct          member I/O with O_DIRECT, past the page cache: the\n"
+"                    default when every DISK (and PATH) is a block device\n"
+"  --buffered        member I/O through the page cache (image files' default)\n"
 "  -h, --help        this text\n"
 "\n"
 "With --control SOCKET, the server of the array re-adds SLOT while it\n"
@@ -140,7 +144,12 @@ take_option (struct rebuild_opts *o, int c, const char *arg)
     return TOOL_OK;
   case 'n': o->new_path = arg; return TOOL_OK;
   case 'f': o->force = true; return TOOL_OK;
-  case 'd': o->direct = true; return TOOL_OK;
+  case 'd':
+  case 'B':
+    if (o->cache != DISK_CACHE_AUTO)
+      return tool_error ("--direct and --buffered: give one of them");
+    o->cache = c == 'd' ? DISK_CACHE_DIRECT : DISK_CACHE_BUFFERED;
+    return TOOL_OK;
   case 'x': return tool_parse_speed ("--max-speed", arg, &o->max_kib);
   default: return TOOL_FAIL;
   }
@@ -156,6 +165,7 @@ parse (int argc, char **argv, struct rebuild_opts *o)
     { "force", no_argument, NULL, 'f' },
     { "max-speed", required_argument, NULL, 'x' },
     { "direct", no_argument, NULL, 'd' },
+    { "buffered", no_argument, NULL, 'B' },
     { NULL, 0, NULL, 0 },
   };
   int c;
@@ -210,15 +220,21 @@ open_array (const struct rebuild_opts *o, struct array **a)
   /* A rebuild is asked for a degraded array: start it without the slot's
    * member even where md would want --run (the others still count it).
    */
-  struct array_config cfg = { .metadata = ARRAY_META_AUTO, .run = true,
-                              .direct = o->direct };
+  struct array_config cfg = { .metadata = ARRAY_META_AUTO, .run = true };
+  const char *all[R5_MAX_MEMBERS + 1];
   struct array_err err;
 
   cfg.members = o->n < R5_MIN_MEMBERS ? R5_MIN_MEMBERS : o->n;
-  for (unsigned i = 0; i < o->n; i++)
+  for (unsigned i = 0; i < o->n; i++) {
     cfg.paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
+    all[i] = cfg.paths[i];
+  }
+  all[o->n] = o->new_path;      /* the new member counts too */
+  cfg.direct = disk_use_direct (o->cache, all, o->n + 1);
   if (array_open (&cfg, on_log, a, &err) < 0)
     return tool_error ("%s", err.msg);
+  if (cfg.direct && o->cache == DISK_CACHE_AUTO)
+    disk_say_direct ();
   return TOOL_OK;
 }
 
