@@ -44,8 +44,20 @@ need_plugin () {
     nbdkit "$p" --dump-plugin >/dev/null 2>&1 || fail "nbdkit cannot load $p"
     cp "$p" "$W/nbdkit-raid5-plugin.so"
     say "plugin: $p"
+    BUILT_PLUGIN=$p
     PLUGIN=$W/nbdkit-raid5-plugin.so
     export PLUGIN
+}
+
+# find_raid5ctl (after need_plugin): RAID5CTL, by default the raid5ctl of
+# the build the plugin came from.  need_raid5ctl: the same, and skip the
+# test unless it is built.
+find_raid5ctl () {
+    RAID5CTL=${RAID5CTL:-$(dirname "$(dirname "$(dirname "$BUILT_PLUGIN")")")/tools/raid5ctl}
+}
+need_raid5ctl () {
+    find_raid5ctl
+    [[ -x $RAID5CTL ]] || skip "raid5ctl is not built ($RAID5CTL)"
 }
 
 need_cmds () {

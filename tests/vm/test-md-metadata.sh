@@ -16,14 +16,13 @@
 #      trees intact.
 # Two guest boots.  A is skipped (one line) until raid5ctl is built.
 . "${0%/*}/lib.sh"
-orig_plugin=${PLUGIN:-$(ls -1t "$TOP"/build*/plugin/.libs/nbdkit-raid5-plugin.so 2>/dev/null | head -n1)}
 need_plugin
 need_cmds mdadm mkfs.ext4 e2fsck md5sum
 [[ $(id -u) == 0 ]] || skip "needs root (losetup, mount)"
 . "$TOP/scripts/lib-attach.sh"
 why=$(ATTACH_METHOD=fuse attach_why_not) || skip "$why"
 export ATTACH_METHOD=fuse        # the host kernel, whatever nbd driver it has
-RAID5CTL=${RAID5CTL:-$(dirname "$(dirname "$(dirname "$orig_plugin")")")/tools/raid5ctl}
+find_raid5ctl
 
 # Undo attachments first, then lib.sh's cleanup (keeps $W on failure).
 trap 'rc=$?; attach_cleanup; (exit $rc); _vm_cleanup' EXIT

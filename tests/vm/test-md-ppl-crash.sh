@@ -14,12 +14,10 @@
 #     dirty degraded array without force, recovers, and every second data
 #     chunk (never rewritten) reads back the pattern.
 . "${0%/*}/lib.sh"
-orig_plugin=${PLUGIN:-$(ls -1t "$TOP"/build*/plugin/.libs/nbdkit-raid5-plugin.so 2>/dev/null | head -n1)}
 need_plugin
 need_cmds mdadm nbdkit /usr/bin/python3
 /usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "needs python3-libnbd"
-RAID5CTL=${RAID5CTL:-$(dirname "$(dirname "$(dirname "$orig_plugin")")")/tools/raid5ctl}
-[[ -x $RAID5CTL ]] || skip "no built raid5ctl ($RAID5CTL)"
+need_raid5ctl
 CHUNK=16384
 
 for i in 0 1 2; do truncate -s 32M "$W/d$i.img"; done

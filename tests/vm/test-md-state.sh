@@ -25,11 +25,9 @@
 # (md-lib.sh), the stories' "before" images first, then their "after".
 . "${0%/*}/lib.sh"
 . "${0%/*}/md-lib.sh"
-orig_plugin=${PLUGIN:-$(ls -1t "$TOP"/build*/plugin/.libs/nbdkit-raid5-plugin.so 2>/dev/null | head -n1)}
 need_plugin
 need_cmds mdadm nbdkit /usr/bin/python3
-RAID5CTL=${RAID5CTL:-$(dirname "$(dirname "$(dirname "$orig_plugin")")")/tools/raid5ctl}
-[[ -x $RAID5CTL ]] || skip "raid5ctl is not built ($RAID5CTL)"
+need_raid5ctl
 /usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "needs python3-libnbd"
 
 NDISKS=4

@@ -11,11 +11,9 @@
 # prints what mdadm --examine prints, and raid5ctl check of the members
 # finds parity in sync.
 . "${0%/*}/lib.sh"
-orig_plugin=${PLUGIN:-$(ls -1t "$TOP"/build*/plugin/.libs/nbdkit-raid5-plugin.so 2>/dev/null | head -n1)}
 need_plugin
 need_cmds mdadm cmp
-RAID5CTL=${RAID5CTL:-$(dirname "$(dirname "$(dirname "$orig_plugin")")")/tools/raid5ctl}
-[[ -x $RAID5CTL ]] || skip "no built raid5ctl ($RAID5CTL)"
+need_raid5ctl
 
 for i in 0 1 2; do truncate -s 64M "$W/p$i.img"; done
 "$RAID5CTL" create --consistency-policy ppl --chunk 64K "$W"/p{0,1,2}.img >"$W/create.out" 2>&1 ||

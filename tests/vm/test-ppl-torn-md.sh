@@ -15,12 +15,10 @@
 #     degraded array ("with PPL"), recovers from our logs, and every
 #     second data chunk reads back its old bytes -- the N included.
 . "${0%/*}/lib.sh"
-orig_plugin=${PLUGIN:-$(ls -1t "$TOP"/build*/plugin/.libs/nbdkit-raid5-plugin.so 2>/dev/null | head -n1)}
 need_plugin
 need_cmds mdadm nbdkit /usr/bin/python3
 /usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "needs python3-libnbd"
-RAID5CTL=${RAID5CTL:-$(dirname "$(dirname "$(dirname "$orig_plugin")")")/tools/raid5ctl}
-[[ -x $RAID5CTL ]] || skip "no built raid5ctl ($RAID5CTL)"
+need_raid5ctl
 export RAID5CTL PLUGIN CHUNK=16384
 torn=$TOP/tests/integration/ppl-torn.py
 seed=${RAID5_SEED:-$(( $(date +%s) % 100000 ))}
