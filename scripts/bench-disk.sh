@@ -94,15 +94,8 @@ disk_jobs ()
 # at once, caches dropped first.
 disk_dd ()
 {
-    local d=("$disk_dir/d0.img" "$disk_dir/d1.img" "$disk_dir/d2.img") t0 t1 f pids=()
     drop_caches
-    t0=$(b_now_ns)
-    for f in "${d[@]}"; do
-        dd if="$f" of=/dev/null bs=1M iflag=direct status=none & pids+=($!)
-    done
-    for f in "${pids[@]}"; do wait "$f" || b_die "dd iflag=direct could not read the members"; done
-    t1=$(b_now_ns)
-    awk -v m="$job_mib" -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f", m / (ns / 1e9) }'
+    b_raw_read --direct "$disk_dir/d0.img" "$disk_dir/d1.img" "$disk_dir/d2.img"
 }
 
 # disk_job ROUND check|rebuild: MiB/s per member of raid5ctl's job with

@@ -180,16 +180,18 @@ b_cpu_busy ()
         d = (y[1] - x[1]) + (y[2] - x[2]); printf "%.0f", d ? 100 * (y[1] - x[1]) / d : 0 }'
 }
 
-# b_raw_read FILE...: read every file at once, each with its own dd
-# (bs=1M).  Prints MiB/s per file: the size of one file over the time
-# until all are read (as raid5ctl reports a job).
+# b_raw_read [--direct] FILE...: read every file at once, each with its
+# own dd (bs=1M; iflag=direct with --direct).  Prints MiB/s per file: the
+# size of one file over the time until all are read (as raid5ctl reports
+# a job).
 b_raw_read ()
 {
-    local t0 t1 f mib pids=()
+    local t0 t1 f mib pids=() flags=()
+    [ "$1" != --direct ] || { flags=(iflag=direct); shift; }
     mib=$(( $(stat -c %s "$1") >> 20 ))
     t0=$(b_now_ns)
     for f in "$@"; do
-        dd if="$f" of=/dev/null bs=1M status=none & pids+=($!)
+        dd if="$f" of=/dev/null bs=1M "${flags[@]}" status=none & pids+=($!)
     done
     for f in "${pids[@]}"; do wait "$f" || b_die "dd could not read the members"; done
     t1=$(b_now_ns)

@@ -122,9 +122,8 @@ parse (int argc, char **argv, struct check_opts *o)
     case 'f': o->files = true; break;
     case 'd':
     case 'B':
-      if (o->cache != DISK_CACHE_AUTO)
-        return tool_error ("--direct and --buffered: give one of them");
-      o->cache = c == 'd' ? DISK_CACHE_DIRECT : DISK_CACHE_BUFFERED;
+      if (disk_cache_option (&o->cache, c) != TOOL_OK)
+        return TOOL_FAIL;
       break;
     case 'i': o->integrity = optarg; break;
     case 'o':
@@ -315,9 +314,7 @@ static int
 run (const struct check_opts *o)
 {
   struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO,
-                              .integrity = o->integrity,
-                              .direct = disk_use_direct (o->cache, o->disks,
-                                                         o->n) };
+                              .integrity = o->integrity };
   struct findings f = { .o = o };
   struct array_job_status res;
   struct check_result result = { .dirty = false };
@@ -328,6 +325,7 @@ run (const struct check_opts *o)
 
   for (unsigned i = 0; i < o->n; i++)
     cfg.paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
+  cfg.direct = disk_use_direct (o->cache, cfg.paths, o->n);
   if (array_open (&cfg, on_log, &a, &err) < 0)
     return tool_error ("%s", err.msg);
   if (cfg.direct && o->cache == DISK_CACHE_AUTO)

@@ -40,6 +40,15 @@ disk_strerror (int neg_errno)
   }
 }
 
+int
+disk_cache_option (enum disk_cache_mode *mode, int c)
+{
+  if (*mode != DISK_CACHE_AUTO)
+    return tool_error ("--direct and --buffered: give one of them");
+  *mode = c == 'd' ? DISK_CACHE_DIRECT : DISK_CACHE_BUFFERED;
+  return TOOL_OK;
+}
+
 bool
 disk_use_direct (enum disk_cache_mode mode, const char *const *paths,
                  unsigned n)
@@ -50,7 +59,7 @@ disk_use_direct (enum disk_cache_mode mode, const char *const *paths,
   if (mode != DISK_CACHE_AUTO)
     return mode == DISK_CACHE_DIRECT;
   for (unsigned i = 0; i < n; i++) {
-    if (paths[i] == NULL || strcmp (paths[i], "missing") == 0)
+    if (paths[i] == NULL)
       continue;
     if (stat (paths[i], &st) < 0 || !S_ISBLK (st.st_mode))
       return false;

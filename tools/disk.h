@@ -37,7 +37,13 @@ enum disk_cache_mode {
   DISK_CACHE_BUFFERED,
 };
 
-/* Whether a job over paths[0..n) (NULL or "missing" entries skipped)
+/* Take --direct (c 'd') or --buffered ('B') into *mode: TOOL_OK, or one
+ * error line if the other was given already.
+ */
+int disk_cache_option (enum disk_cache_mode *mode, int c)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Whether a job over paths[0..n) (NULL entries, missing members, skipped)
  * uses O_DIRECT.  Auto: when every member given is a block device, as
  * md's jobs never pass through the page cache: a whole-device pass
  * there evicts what the system was caching and copies every byte once

@@ -145,11 +145,7 @@ take_option (struct rebuild_opts *o, int c, const char *arg)
   case 'n': o->new_path = arg; return TOOL_OK;
   case 'f': o->force = true; return TOOL_OK;
   case 'd':
-  case 'B':
-    if (o->cache != DISK_CACHE_AUTO)
-      return tool_error ("--direct and --buffered: give one of them");
-    o->cache = c == 'd' ? DISK_CACHE_DIRECT : DISK_CACHE_BUFFERED;
-    return TOOL_OK;
+  case 'B': return disk_cache_option (&o->cache, c);
   case 'x': return tool_parse_speed ("--max-speed", arg, &o->max_kib);
   default: return TOOL_FAIL;
   }
