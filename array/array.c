@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "array/guard.h"
 #include "array/internal.h"
 #include "io/nbd.h"
 #include "raid/layout.h"
@@ -251,7 +252,21 @@ open_spare (struct array *a, const struct array_config *cfg,
                    cfg->spare);
     return r;
   }
-  return 0;
+  a->spare_force = cfg->spare_force;
+  return spare_guard (a, err);
+}
+
+int
+spare_guard (struct array *a, struct array_err *err)
+{
+  char uuid[36] = "", name[ARRAY_ERR_LEN / 2];
+  struct array_guard g = { .own_uuid = uuid, .force = a->spare_force,
+                           .override = "spare-force=true" };
+
+  if (array_md_uuid (a, uuid) < 0)
+    uuid[0] = '\0';             /* raw members: nothing is ours */
+  snprintf (name, sizeof name, "spare=%s", a->spare.path);
+  return array_guard_probe (&a->spare, name, &g, &a->spare_sigs, err);
 }
 
 /* Pool buffers hold a whole batch: as much as the planner may put in one

@@ -71,6 +71,8 @@ struct array_config {
                                * still count the missing member (mdadm
                                * --run; a disk=missing implies it) */
   const char *spare;          /* hot spare, or NULL */
+  bool spare_force;           /* use a spare that holds a file system or
+                               * another array's superblock (guard.h) */
   unsigned member_timeout_ms; /* NBD members: silence that fails one; 0:
                                  the default (io/nbd.h) */
   const char *integrity;      /* the integrity record's file (made if
@@ -205,13 +207,16 @@ void array_job_pause (struct array *a, bool pause) __attribute__((nonnull));
 
 /* Replace the member in slot (which must be out of service) by the file
  * or device at path -- or, path NULL, by the member already there (a
- * re-add) or the hot spare -- and start rebuilding it.  The new member
+ * re-add) or the hot spare -- and start rebuilding it.  A path or spare
+ * holding anything but this array's superblock (a file system, another
+ * array's: array/guard.h) is refused with -EEXIST unless force (for the
+ * spare: spare-force=true), which wipes what it held.  The new member
  * gets a superblock at once; progress is kept in it (md's
  * recovery_offset), so a restart resumes.  Returns 0 or -errno (err).
  */
 int array_rebuild_start (struct array *a, unsigned slot, const char *path,
-                         struct array_err *err)
-  __attribute__((nonnull (1, 4), warn_unused_result));
+                         bool force, struct array_err *err)
+  __attribute__((nonnull (1, 5), warn_unused_result));
 
 /* Re-add the member that left slot (which must be out of service): path,
  * or NULL for the one assembly left out of that slot (or the one still in

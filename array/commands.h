@@ -27,7 +27,8 @@
 #define ACMD_MAX 64u
 #define ACMD_FILES 128u
 #define ACMD_FS_OFFSET 256u
-#define ACMD_HIDDEN 512u  /* raid5ctl's own use: not a command it offers */
+#define ACMD_FORCE 512u
+#define ACMD_HIDDEN 1024u /* raid5ctl's own use: not a command it offers */
 
 /* The most bytes one read command returns: its reply (hex, newlines) is
  * then under 600 KiB, within what raid5ctl takes.

@@ -95,23 +95,43 @@ cmd_speed (struct array *a, char **w, unsigned n, FILE *out,
   return 0;
 }
 
-/* fail SLOT, rebuild SLOT [PATH], re-add SLOT [PATH]. */
+/* The words after a slot: PATH and, for rebuild, --force (either order). */
+static int
+slot_words (char **w, unsigned n, const char **path, bool *force)
+{
+  *path = NULL;
+  *force = false;
+  for (unsigned i = 2; i < n; i++) {
+    if (strcmp (w[i], "--force") == 0 && !*force &&
+        strcmp (w[0], "rebuild") == 0)
+      *force = true;
+    else if (*path == NULL && strncmp (w[i], "--", 2) != 0)
+      *path = w[i];
+    else
+      return -EINVAL;
+  }
+  return 0;
+}
+
+/* fail SLOT, rebuild SLOT [PATH] [--force], re-add SLOT [PATH]. */
 static int
 cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
           struct array_err *err)
 {
-  const char *path = n == 3 ? w[2] : NULL;
+  const char *path;
   uint64_t slot;
+  bool force;
   int r;
 
-  if (parse_u64 (w[1], &slot) < 0 || slot >= R5_MAX_MEMBERS)
+  if (parse_u64 (w[1], &slot) < 0 || slot >= R5_MAX_MEMBERS ||
+      slot_words (w, n, &path, &force) < 0)
     return -EINVAL;
   if (strcmp (w[0], "fail") == 0)
     r = array_fail (a, (unsigned) slot, err);
   else if (strcmp (w[0], "re-add") == 0)
     r = array_readd_start (a, (unsigned) slot, path, err);
   else
-    r = array_rebuild_start (a, (unsigned) slot, path, err);
+    r = array_rebuild_start (a, (unsigned) slot, path, force, err);
   if (r == 0)
     fprintf (out, "%s: slot %" PRIu64 "%s\n", w[0], slot,
              strcmp (w[0], "fail") == 0 ? " failed"
@@ -170,8 +190,9 @@ const struct array_cmd array_cmds[] = {
     ACMD_WAIT | ACMD_JSON | ACMD_LIST, 0, "[--wait [--json] [--list N]]",
     NULL, cmd_scrub },
   { "rebuild", "compute the member of a slot out of service (resumable)",
-    "rebuild SLOT [PATH]", 2, 3, ACMD_WAIT | ACMD_SLOT | ACMD_NEW, 2,
-    "[--wait] SLOT [PATH]", NULL, cmd_slot },
+    "rebuild SLOT [PATH] [--force]", 2, 4,
+    ACMD_WAIT | ACMD_SLOT | ACMD_NEW | ACMD_FORCE, 2,
+    "[--wait] [--force] SLOT [PATH]", NULL, cmd_slot },
   { "re-add", "bring back a member that missed writes (bitmap-guided)",
     "re-add SLOT [PATH]", 2, 3, ACMD_WAIT | ACMD_SLOT, 2,
     "[--wait] SLOT [PATH]", NULL, cmd_slot },

@@ -13,6 +13,7 @@
 #include "array/ppl.h"
 #include "array/stripe_lock.h"
 #include "io/member.h"
+#include "io/signature.h"
 #include "io/batch.h"
 #include "io/view.h"
 #include "array/scratch_pool.h"
@@ -147,6 +148,8 @@ struct array {
   struct meta meta;           /* md superblocks, if the members have them */
   struct job job;
   struct io_member spare;     /* hot spare (spare=PATH), fd -1 if none */
+  bool spare_force;           /* spare-force=true: overwrite what it holds */
+  struct io_sig_list spare_sigs;  /* ... and that is what it held */
   struct epochs epochs;
   bool manual_readd;          /* array_config's: no comeback */
   struct comeback comeback;
@@ -165,6 +168,15 @@ struct array {
  * timeout, without it.
  */
 void comeback_tick (struct array *a) __attribute__((nonnull));
+
+/* Probe the hot spare for what it holds besides this array's own
+ * superblock (array/guard.h), at start and again just before a rebuild
+ * takes it: what it holds then is in spare_sigs, to be wiped, with
+ * spare_force; without, -EEXIST and err says what.  At setup or with
+ * job.lock held.
+ */
+int spare_guard (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
 
 /* The member of slot (the gen-th, health_gen) was failed by hand (md's
  * --fail): it is not tried again by itself.

@@ -409,7 +409,7 @@ maybe_use_spare (struct array *a)
       health_failed (&a->health) || a->job.kind != 0 ||
       health_state (&a->health, (unsigned) out) != MEMBER_FAULTY)
     return;
-  if (array_rebuild_start (a, (unsigned) out, NULL, &err) < 0)
+  if (array_rebuild_start (a, (unsigned) out, NULL, false, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "rebuilding onto the spare: %s", err.msg);
 }
 

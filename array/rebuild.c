@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array/guard.h"
 #include "array/internal.h"
+#include "raid/mdsb.h"
 
 /* A member about to join a slot. */
 struct joining {
@@ -27,13 +29,35 @@ struct joining {
   bool in_place;              /* ... the member already in the slot */
   enum meta_join how;
   const struct md_sb *sb;     /* its own superblock, as read (OLD, RE_ADD) */
+  bool force;                 /* overwrite what a new member holds */
+  const char *override;       /* how to say so: "--force" (NULL) */
+  struct io_sig_list sigs;    /* ... and that is what it held (guard.h) */
 };
 
-/* Open a new member for slot: big enough, not one of ours, ours alone. */
+/* Nothing on the new member but this array's own superblock, unless
+ * j->force (guard.h): the refusal raid5ctl create gives.
+ */
 static int
-open_new (struct array *a, const char *path, struct io_member *m,
+guard_new (struct array *a, struct joining *j, struct array_err *err)
+{
+  char uuid[36] = "";
+  struct array_guard g = { .own_uuid = uuid, .force = j->force,
+                           .override = j->override ? j->override
+                                                   : "--force" };
+
+  if (array_md_uuid (a, uuid) < 0)
+    uuid[0] = '\0';             /* raw members: nothing is ours */
+  return array_guard_probe (j->m, j->m->path, &g, &j->sigs, err);
+}
+
+/* Open a new member for slot: big enough, not one of ours, ours alone,
+ * holding nothing else (guard_new).
+ */
+static int
+open_new (struct array *a, const char *path, struct joining *j,
           struct array_err *err)
 {
+  struct io_member *m = j->m;
   uint64_t need = a->geom.data_offset + a->geom.member_data;
   int out = health_out (&a->health);
   bool direct = a->members[out == 0 ? 1 : 0].direct;
@@ -54,9 +78,35 @@ open_new (struct array *a, const char *path, struct io_member *m,
                    "needs %" PRIu64 " on each member", path, m->size, need);
     return -ENOSPC;
   }
-  if ((r = io_member_lock (m)) < 0)
+  if ((r = io_member_lock (m)) < 0) {
     array_set_err (err, "%s: in use: another process holds its lock", path);
-  return r;
+    return r;
+  }
+  return guard_new (a, j, err);
+}
+
+/* The hot spare takes the slot, probed again first: it may have been
+ * written since the start (a file system made on it).  Refused, it is
+ * no longer the spare: it is closed (the caller says why), so that it is
+ * not tried again.
+ */
+static int
+take_spare (struct array *a, struct joining *j, struct array_err *err)
+{
+  int r = spare_guard (a, err);
+
+  if (r < 0) {
+    char why[ARRAY_ERR_LEN];
+
+    snprintf (why, sizeof why, "%s", err->msg);
+    array_set_err (err, "%s: not used as the spare any more", why);
+    io_member_close (&a->spare);
+    return r;
+  }
+  *j->m = a->spare;
+  j->sigs = a->spare_sigs;
+  io_member_init (&a->spare);
+  return 0;
 }
 
 /* The member that joins slot: path (a new one, or the slot's own member
@@ -76,12 +126,9 @@ pick_member (struct array *a, const char *path, struct joining *j,
     return 0;
   }
   if (path != NULL)
-    return open_new (a, path, j->m, err);
-  if (io_member_is_open (&a->spare)) {
-    *j->m = a->spare;
-    io_member_init (&a->spare);
-    return 0;
-  }
+    return open_new (a, path, j, err);
+  if (io_member_is_open (&a->spare))
+    return take_spare (a, j, err);
   if (own) {
     j->in_place = true;
     return 0;
@@ -137,6 +184,31 @@ join_of (struct array *a, unsigned slot, const struct io_member *m,
   return META_JOIN_OLD;
 }
 
+/* Forced onto a member that held something: zero its signatures, but
+ * not inside the superblock and bitmap just written (md: from 4 KiB to
+ * the data).  Left there, blkid and udev would still call the member an
+ * ext4, or another array's; in the data area the rebuild overwrites
+ * them only when it gets there.  A failure leaves the slot rebuilding:
+ * the same rebuild can be asked again.
+ */
+static int
+wipe_old (struct array *a, const struct joining *j, struct array_err *err)
+{
+  uint64_t from = a->meta.enabled ? MD_SB_OFFSET : 0;
+  uint64_t to = a->meta.enabled ? a->geom.data_offset : 0;
+  int r;
+
+  if (j->sigs.n == 0)
+    return 0;
+  if ((r = array_guard_wipe (&a->members[j->slot], &j->sigs, from, to,
+                             err)) < 0)
+    return r;
+  array_log (a, ARRAY_LOG_NOTICE, "slot %u: %s held %u signature%s (the "
+             "first: %s); forced: wiped", j->slot, a->members[j->slot].path,
+             j->sigs.n, j->sigs.n > 1 ? "s" : "", j->sigs.sig[0].type);
+  return 0;
+}
+
 /* Put j->m (or, in_place, the member already there) into the slot and
  * start rebuilding it as j->how says; job.lock held.
  */
@@ -172,6 +244,8 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
   }
   free (a->left_out[slot]);
   a->left_out[slot] = NULL;
+  if ((r = wipe_old (a, j, err)) < 0)
+    return r;
   a->job.kind = ARRAY_JOB_REBUILD;
   array_log (a, ARRAY_LOG_DEBUG, "%s slot %u onto %s",
              j->how == META_JOIN_RE_ADD ? "re-adding (bitmap-guided) into"
@@ -182,11 +256,11 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
 
 int
 array_rebuild_start (struct array *a, unsigned slot, const char *path,
-                     struct array_err *err)
+                     bool force, struct array_err *err)
 {
   struct io_member m;
   struct md_sb sb;
-  struct joining j = { .slot = slot, .m = &m, .sb = &sb };
+  struct joining j = { .slot = slot, .m = &m, .sb = &sb, .force = force };
   int r;
 
   io_member_init (&m);
@@ -228,7 +302,7 @@ pick_readd (struct array *a, const char *path, struct joining *j,
     j->in_place = true;
     return 0;
   }
-  return open_new (a, p, j->m, err);
+  return open_new (a, p, j, err);
 }
 
 int
@@ -238,7 +312,7 @@ array_readd_start (struct array *a, unsigned slot, const char *path,
   struct io_member m;
   struct md_sb sb;
   struct joining j = { .slot = slot, .m = &m, .how = META_JOIN_RE_ADD,
-                       .sb = &sb };
+                       .sb = &sb, .override = "a rebuild with --force" };
   int r;
 
   if (!a->meta.enabled) {

@@ -5,8 +5,10 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/backend.h"
 #include "io/member.h"
@@ -46,6 +48,27 @@ io_backend_for (const char *path)
     if (has_scheme (path, nbd_schemes[i]))
       return &io_nbd_backend;
   return &io_file_backend;
+}
+
+bool
+io_member_is_uri (const char *name)
+{
+  return io_backend_for (name) != &io_file_backend;
+}
+
+char *
+io_member_locate (const char *name)
+{
+  char *cwd, *out;
+
+  if (io_member_is_uri (name) || name[0] == '/')
+    return strdup (name);
+  if ((cwd = getcwd (NULL, 0)) == NULL)
+    return NULL;
+  if (asprintf (&out, "%s/%s", cwd, name) < 0)
+    out = NULL;
+  free (cwd);
+  return out;
 }
 
 static int

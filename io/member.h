@@ -157,6 +157,19 @@ void io_member_inject_failure (struct io_member *m, int64_t after)
  */
 void io_member_refresh (struct io_member *m) __attribute__((nonnull));
 
+/* Is name a URI that a backend takes (nbd://, nbds://, nbd+unix://,
+ * nbds+unix://: backend.h) rather than a path in the local file system?
+ */
+bool io_member_is_uri (const char *name) __attribute__((nonnull));
+
+/* name as another process must be given it (the server's working
+ * directory is not the caller's): a URI as it is, a path made absolute
+ * against the current directory (not resolved: symbolic links stay).
+ * Returns a malloc'd string, or NULL with errno set (ENOMEM; getcwd's
+ * error).
+ */
+char *io_member_locate (const char *name) __attribute__((nonnull));
+
 /* Can m, which failed, come back by itself (its backend's may_return:
  * an NBD member whose host or link was lost)?  False if m is not open.
  */

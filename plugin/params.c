@@ -10,6 +10,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "io/member.h"
 #include "plugin/params.h"
 #include "raid/layout.h"
 
@@ -58,18 +59,17 @@ parse_latency (const char *key, const char *value, uint64_t *us)
   return -1;
 }
 
-/* A member's path as given, made absolute (nbdkit may chdir to / when
- * it daemonizes); an NBD URI is not a path and is kept as it is.
+/* A member's name as given, made absolute (nbdkit may chdir to / when
+ * it daemonizes); an NBD URI is not a path and is kept as it is: the
+ * rule raid5ctl applies too (io_member_locate).
  */
 static char *
 member_path (const char *value)
 {
-  char *path;
+  char *path = io_member_locate (value);
 
-  if (strstr (value, "://") == NULL)
-    return nbdkit_absolute_path (value);    /* says why it failed */
-  if ((path = strdup (value)) == NULL)
-    nbdkit_error ("strdup: %m");
+  if (path == NULL)
+    nbdkit_error ("%s: cannot make it absolute: %m", value);
   return path;
 }
 
@@ -207,6 +207,8 @@ params_config (struct params *p, const char *key, const char *value)
     return parse_bool (key, value, &p->array.direct);
   if (strcmp (key, "force") == 0)
     return parse_bool (key, value, &p->array.force);
+  if (strcmp (key, "spare-force") == 0)
+    return parse_bool (key, value, &p->array.spare_force);
   if (strcmp (key, "control") == 0 || strcmp (key, "spare") == 0) {
     char **dst = key[0] == 'c' ? &p->control : (char **) &p->array.spare;
 

@@ -54,6 +54,9 @@ void params_free (struct params *p);
   "                   status, check, repair, rebuild, fail, pause, resume,\n" \
   "                   speed.\n" \
   "spare=PATH         A hot spare: a failed member is rebuilt onto it.\n" \
+  "                   Refused if it holds a file system, another array's\n" \
+  "                   superblock or any signature libblkid knows ...\n" \
+  "spare-force=BOOL   ... unless true: then a rebuild overwrites it.\n" \
   "integrity=PATH     A crc32c per 4 KiB of every member, kept in PATH\n" \
   "                   (made if absent): reads verify and heal.\n" \
   "member-timeout=SECONDS  An NBD member with requests in flight and\n" \

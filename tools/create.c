@@ -6,7 +6,7 @@
  * --assume-clean).  Every disk is opened, locked and checked before the
  * first byte is written: a refused create leaves every disk as it was.
  * A disk holding anything libblkid recognises (a file system, partition
- * table, swap, LVM, LUKS, an md superblock of any version: signature.h)
+ * table, swap, LVM, LUKS, an md superblock of any version: array/guard.h)
  * is refused without --force; with it, those signatures are zeroed first,
  * as wipefs -a would.
  *
@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "array/array.h"
+#include "array/guard.h"
 #include "io/member.h"
 #include "raid/geom.h"
 #include "raid/layout.h"
@@ -49,7 +50,6 @@
 #include "tools/disk.h"
 #include "tools/progress.h"
 #include "tools/raid5ctl.h"
-#include "tools/signature.h"
 
 #define BITMAP_AUTO_ABOVE (UINT64_C (100) << 30)   /* mdadm 4.2: > 100 GiB */
 
@@ -312,18 +312,13 @@ static int
 check_signatures (struct create_plan *p)
 {
   const struct create_opts *o = p->opts;
+  struct array_guard g = { .override = "--force", .force = o->force };
+  struct array_err err;
   struct io_sig_list l;
-  int r;
 
   for (unsigned i = 0; i < o->n; i++) {
-    if ((r = io_member_signatures (&p->m[i], &l)) == -E2BIG)
-      return tool_error ("%s holds more than %u signatures: wipe them "
-                         "first (wipefs -a)", o->disks[i], IO_SIG_MAX);
-    if (r < 0)
-      return tool_error ("%s: cannot look for signatures on it: %s",
-                         o->disks[i], strerror (-r));
-    if (l.n > 0 && !o->force)
-      return sig_refuse (o->disks[i], &l);
+    if (array_guard_probe (&p->m[i], o->disks[i], &g, &l, &err) < 0)
+      return tool_error ("%s", err.msg);
     plan_wipes (p, i, &l);
   }
   return 0;

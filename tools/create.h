@@ -16,7 +16,7 @@
 #include "raid/geom.h"
 #include "raid/mdbitmap.h"
 #include "raid/mdsb.h"
-#include "tools/signature.h"
+#include "io/signature.h"
 
 /* mdadm puts the bitmap 8 sectors after a v1.2 superblock: byte 8192. */
 #define CREATE_BITMAP_SECTORS 8
@@ -65,7 +65,7 @@ struct create_plan {
   uint64_t bm_bytes;          /* on-disk bitmap area, 4 KiB multiple */
   struct md_sb sb;            /* array-wide fields; per-member at write */
   uint8_t dev_uuid[R5_MAX_MEMBERS][16];
-  /* With --force: the magic of each signature found (signature.h),
+  /* With --force: the magic of each signature found (io/signature.h),
    * zeroed before the new metadata is written.
    */
   struct create_wipe {

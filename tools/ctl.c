@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "array/commands.h"
+#include "io/member.h"
 #include "tools/check.h"
 #include "tools/ctl.h"
 #include "tools/raid5ctl.h"
@@ -23,14 +24,14 @@
 /* raid5ctl's names of the ACMD_* options, by bit. */
 static const char *const opt_names[] = {
   "--json", "--wait", "--list", "--slot", "--new", "--min", "--max",
-  "--files", "--fs-offset",
+  "--files", "--fs-offset", "--force",
 };
 
 /* What the command line said. */
 struct ctl_args {
   const struct array_cmd *cmd;
   unsigned given;             /* ACMD_* seen */
-  bool json, wait;
+  bool json, wait, force;
   unsigned list;
   const char *slot, *path;
   uint64_t min_kib, max_kib;
@@ -96,6 +97,7 @@ take_option (struct ctl_args *a, int c, const char *arg)
     a->given |= ACMD_MAX;
     return tool_parse_speed ("--max", arg, &a->max_kib);
   case 'f': a->given |= ACMD_FILES; return TOOL_OK;
+  case 'F': a->given |= ACMD_FORCE; a->force = true; return TOOL_OK;
   case 'o':
     a->given |= ACMD_FS_OFFSET;
     if (tool_parse_size (arg, 1, &a->fs_off) < 0)
@@ -118,6 +120,7 @@ parse_options (int argc, char **argv, struct ctl_args *a)
     { "max", required_argument, NULL, 'M' },
     { "files", no_argument, NULL, 'f' },
     { "fs-offset", required_argument, NULL, 'o' },
+    { "force", no_argument, NULL, 'F' },
     { NULL, 0, NULL, 0 },
   };
   unsigned bad;
@@ -172,20 +175,22 @@ parse_args (int argc, char **argv, struct ctl_args *a)
   return TOOL_OK;
 }
 
-/* PATH as the server must see it: absolute, one word. */
+/* PATH as the server must see it: absolute (a URI as it is), one word. */
 static int
 server_path (const char *path, char *out, size_t len)
 {
-  char cwd[PATH_MAX];
+  char *where;
 
   if (strpbrk (path, " \t\r\n"))
     return tool_error ("%s: the control protocol cannot carry white space "
                        "in a path", path);
-  if (path[0] != '/' && getcwd (cwd, sizeof cwd) == NULL)
+  if ((where = io_member_locate (path)) == NULL)
     return tool_error ("%s: cannot make it absolute: %m", path);
-  if ((size_t) snprintf (out, len, "%s%s%s", path[0] == '/' ? "" : cwd,
-                         path[0] == '/' ? "" : "/", path) >= len)
+  if ((size_t) snprintf (out, len, "%s", where) >= len) {
+    free (where);
     return tool_error ("%s: path too long", path);
+  }
+  free (where);
   return TOOL_OK;
 }
 
@@ -207,6 +212,8 @@ compose (const struct ctl_args *a, char *line, size_t len)
     n += snprintf (line + n, len - (size_t) n, " --min %" PRIu64, a->min_kib);
   if (a->max_kib)
     n += snprintf (line + n, len - (size_t) n, " --max %" PRIu64, a->max_kib);
+  if (a->force)
+    n += snprintf (line + n, len - (size_t) n, " --force");
   return TOOL_OK;
 }
 

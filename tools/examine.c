@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array/guard.h"
 #include "raid/mdstate.h"
 #include "tools/disk.h"
-#include "tools/signature.h"
 #include "tools/examine.h"
 #include "tools/raid5ctl.h"
 
@@ -261,7 +261,7 @@ find_other_version (struct exam *e, const struct io_member *d)
     return;
   }
   for (unsigned k = 0; k < l.n && e->other == NULL; k++)
-    if (sig_is_md (&l.sig[k])) {
+    if (array_sig_is_md (&l.sig[k])) {
       snprintf (e->other_version, sizeof e->other_version, "%s",
                 l.sig[k].version);
       e->other = e->other_version;

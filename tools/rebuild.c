@@ -29,7 +29,6 @@
 #include "raid/mdsb.h"
 #include "tools/disk.h"
 #include "tools/progress.h"
-#include "tools/signature.h"
 #include "tools/raid5ctl.h"
 
 struct rebuild_opts {
@@ -48,7 +47,6 @@ struct rebuild_opts {
 struct run {
   const struct rebuild_opts *o;
   struct progress prog;
-  struct io_sig_list sigs;       /* --force: what the new disk held */
 };
 
 static void
@@ -57,7 +55,7 @@ usage (void)
   printf (
 "usage: raid5ctl rebuild --slot K [--new PATH] [--force] [--max-speed SIZE]\n"
 "                        [--direct|--buffered] DISK...\n"
-"       raid5ctl rebuild --control SOCKET [--wait] SLOT [PATH]\n"
+"       raid5ctl rebuild --control SOCKET [--wait] [--force] SLOT [PATH]\n"
 "\n"
 "Rebuild slot K of an array whose members carry md superblocks, offline\n"
 "(nothing may serve the members).  DISK... are its members in any order;\n"
@@ -70,7 +68,9 @@ usage (void)
 "                    rebuild that was interrupted continues where its\n"
 "                    member's superblock says (md's recovery_offset); give\n"
 "                    that member among DISK...\n"
-"  --force           use a PATH holding an md superblock of another array\n"
+"  --force           use a PATH holding a file system, another array's md\n"
+"                    superblock or any signature libblkid knows (refused\n"
+"                    without it); they are wiped\n"
 "  --max-speed SIZE  at most SIZE per second of each member (bare: KiB)\n"
 "  --direct          member I/O with O_DIRECT, past the page cache: the\n"
 "                    default when every DISK (and PATH) is a block device\n"
@@ -84,8 +84,10 @@ usage (void)
 "With --control SOCKET, the server of the array (nbdkit raid5 ...\n"
 "control=SOCKET) rebuilds SLOT while it serves: onto PATH, or without it\n"
 "onto its hot spare (spare=PATH) or the member that was in the slot (a\n"
-"re-add).  The slot must be out of service (raid5ctl fail).  --slot and\n"
-"--new work there too; --wait follows the rebuild to its end.\n"
+"re-add).  The slot must be out of service (raid5ctl fail).  PATH may be\n"
+"an NBD URI (nbd://HOST/EXPORT, nbd+unix:///?socket=SOCK); the server\n"
+"refuses a PATH holding data as above unless --force.  --slot and --new\n"
+"work there too; --wait follows the rebuild to its end.\n"
 "\n"
 "Exit status: 0 when the slot is in service again; 1 otherwise.\n");
 }
@@ -271,71 +273,6 @@ check_slot (struct array *a, const struct rebuild_opts *o)
   return TOOL_OK;
 }
 
-/* The new disk may carry this array's own superblock (an old member),
- * but no other signature libblkid knows -- another array's, a file
- * system, a partition table, swap -- unless --force, which zeroes them
- * once the rebuild has started.
- */
-static int
-check_new (struct run *run, struct array *a, const char *path)
-{
-  char mine[36] = "", theirs[36];
-  struct io_sig_list *l = &run->sigs;
-  struct io_member d;
-  unsigned k = 0;
-  int r;
-
-  if ((r = disk_open_ro (&d, path)) < 0) {
-    io_member_close (&d);
-    return tool_error ("%s: %s", path, disk_strerror (r));
-  }
-  r = io_member_signatures (&d, l);
-  io_member_close (&d);
-  if (r == -E2BIG)
-    return tool_error ("%s holds more than %u signatures: wipe them first "
-                       "(wipefs -a)", path, IO_SIG_MAX);
-  if (r < 0)
-    return tool_error ("%s: cannot look for signatures on it: %s", path,
-                       strerror (-r));
-  if (array_md_uuid (a, mine) < 0)
-    mine[0] = '\0';             /* raw members: nothing is ours */
-  for (unsigned i = 0; i < l->n; i++) {
-    sig_md_uuid (&l->sig[i], theirs);
-    if (!(sig_is_md (&l->sig[i]) && strcmp (l->sig[i].version, "1.2") == 0 &&
-          strcmp (theirs, mine) == 0))
-      l->sig[k++] = l->sig[i];
-  }
-  l->n = k;
-  if (l->n > 0 && !run->o->force)
-    return sig_refuse (path, l);
-  return TOOL_OK;
-}
-
-/* --force: zero what check_new found, but in the superblock and bitmap
- * area the rebuild has just written (from byte 4096 to the data).
- */
-static int
-wipe_old (const struct run *run, const struct r5_geom *g)
-{
-  static const char zero[IO_SIG_MAGIC_MAX];
-  const char *path = run->o->new_path;
-  int fd = open (path, O_WRONLY | O_CLOEXEC), r = 0;
-
-  for (unsigned i = 0; i < run->sigs.n && fd >= 0 && r == 0; i++) {
-    const struct io_sig *s = &run->sigs.sig[i];
-
-    if (s->offset + s->len <= MD_SB_OFFSET || s->offset >= g->data_offset)
-      r = pwrite (fd, zero, s->len, (off_t) s->offset) == (ssize_t) s->len
-        ? 0 : -1;
-  }
-  if (fd >= 0 && r == 0)
-    return close (fd), TOOL_OK;
-  r = errno;
-  if (fd >= 0)
-    close (fd);
-  return tool_error ("%s: wiping what it held: %s", path, strerror (r));
-}
-
 /* array_progress_fn: the bar, and --max-speed (sleep until the bytes
  * done so far are due; progress times are CLOCK_MONOTONIC).
  */
@@ -366,18 +303,17 @@ start (struct array *a, struct run *run)
   const struct rebuild_opts *o = run->o;
   struct array_err err;
 
-  if (check_slot (a, o) != TOOL_OK ||
-      (o->new_path && check_new (run, a, o->new_path) != TOOL_OK))
+  if (check_slot (a, o) != TOOL_OK)
     return TOOL_FAIL;
-  if (o->new_path &&
-      array_rebuild_start (a, (unsigned) o->slot, o->new_path, &err) < 0)
+  if (o->new_path && array_rebuild_start (a, (unsigned) o->slot, o->new_path,
+                                          o->force, &err) < 0)
     return tool_error ("%s", err.msg);
   if (o->re_add &&
       array_member_state (a, (unsigned) o->slot) != MEMBER_REBUILDING &&
       array_readd_start (a, (unsigned) o->slot, NULL, &err) < 0)
     return tool_error ("%s", err.msg);
   release_log ();
-  return run->sigs.n > 0 ? wipe_old (run, array_geom (a)) : TOOL_OK;
+  return TOOL_OK;
 }
 
 static int
