@@ -245,6 +245,37 @@ log_left_out (struct array *a, const struct gathered *g)
   }
 }
 
+/* md's one-event margin, said aloud.  A member exactly one event behind
+ * the freshest is taken as current when the freshest still records it
+ * working (super_1_validate: "ev1 < mddev->events" only kicks a device
+ * more than one behind; mdadm's Assemble.c accepts events + 1 ==
+ * most_recent the same way), because a superblock write reaches the
+ * members one at a time and a crash between two leaves one a write
+ * behind.  The same margin takes back an old copy of the member put in
+ * its place, whose data is stale: nothing in the superblocks tells the
+ * two apart, so the log and status name the member and the rule.
+ */
+static void
+log_one_behind (struct array *a, const struct gathered *g)
+{
+  const struct md_assembly *as = &g->as;
+  uint64_t fresh = g->f[as->freshest].sb.events;
+
+  for (unsigned s = 0; s < as->raid_disks; s++) {
+    int o = as->owner[s];
+
+    if (o < 0 || g->f[o].sb.events + 1 != fresh)
+      continue;
+    a->one_behind[s] = true;
+    array_log (a, ARRAY_LOG_ERROR, "slot %u (%s) is one event behind the "
+               "others (events %" PRIu64 ", theirs %" PRIu64 "): taken as "
+               "current, as md does (a crash between two superblock "
+               "writes leaves a member one behind); if it is an older copy "
+               "put back, its data is stale: raid5ctl check finds it", s,
+               a->members[s].path, g->f[o].sb.events, fresh);
+  }
+}
+
 static void
 log_degraded (struct array *a, const struct array_config *cfg,
               const struct md_assembly *as)
@@ -292,6 +323,7 @@ meta_assemble (struct array *a, const struct array_config *cfg,
   a->meta.forced = as->forced;
   md_live_init (&a->meta.live, g.f, as);
   place_members (a, as, opened);
+  log_one_behind (a, &g);
   log_left_out (a, &g);
   log_degraded (a, cfg, as);
   if (as->forced)

@@ -105,7 +105,8 @@ heal_row (struct array *a, const struct integrity_bad *b, char *rows,
     if (rebuild_unit (a, m, b->off, rows) &&
         (e = io_run (a->members, &op, 1, IO_FUA)) == 0) {
       t->healed++;
-      array_log (a, ARRAY_LOG_NOTICE, "member %u (%s): 4 KiB at member "
+      if (!t->quiet_heal)
+        array_log (a, ARRAY_LOG_NOTICE, "member %u (%s): 4 KiB at member "
                  "offset %" PRIu64 " failed its checksum; rewritten from "
                  "the other members", m, array_member_path (a, m), b->off);
       return 0;

@@ -220,6 +220,8 @@ integrity_open (struct array *a, const char *path, uint64_t events,
   pthread_mutex_init (&t->lock, NULL);
   pthread_rwlock_init (&t->gate, NULL);
   t->locks_made = true;
+  if (!made && !old && (e = integrity_verify_behind (a, err)) < 0)
+    return e;
   if ((n = integrity_recompute_marked (a, err)) < 0)
     return (int) n;
   t->recomputed = (uint64_t) n;

@@ -55,6 +55,10 @@ struct integrity {
   _Atomic uint64_t healed;    /* ... rewritten from the other members */
   _Atomic uint64_t unhealable;
   _Atomic uint64_t recomputed;    /* regions computed again at open */
+  uint64_t stale_units;       /* of members taken one event behind, found
+                               * stale at open (integrity-behind.c) */
+  bool quiet_heal;            /* heal without a line a unit: the caller
+                               * sums up (set at open only) */
 };
 
 /* A unit that failed its checksum. */
@@ -131,6 +135,16 @@ int sync_range_of (const struct integrity *t, uint64_t off, uint64_t len)
  */
 void integrity_poison (struct array *a, unsigned member, uint64_t off)
   __attribute__((nonnull));
+
+/* At open, before the marked regions are computed again: the units of
+ * each member taken one event behind (a->one_behind) that the bitmap
+ * says may have been written, checked against the record; those that
+ * fail are stale, rebuilt from the other members where that matches
+ * their checksum, and counted (integrity-behind.c).  0 or -errno (a
+ * member could not be read) with err set.
+ */
+int integrity_verify_behind (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
 
 /* A member was rebuilt whole: its regions are known again. */
 void integrity_member_rebuilt (struct array *a, unsigned member)

@@ -137,6 +137,7 @@ struct array {
    */
   char *left_out[R5_MAX_MEMBERS];
   bool left_re_addable[R5_MAX_MEMBERS];
+  bool one_behind[R5_MAX_MEMBERS];  /* taken one event behind at start */
   struct stripe_locks locks;
   struct scratch_pool pool;   /* requests' scratch */
   struct scratch_pool small;  /* ... of requests needing little */

@@ -244,6 +244,7 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
   }
   free (a->left_out[slot]);
   a->left_out[slot] = NULL;
+  a->one_behind[slot] = false;
   if ((r = wipe_old (a, j, err)) < 0)
     return r;
   a->job.kind = ARRAY_JOB_REBUILD;

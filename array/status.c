@@ -173,6 +173,10 @@ print_policy (const struct array *a, FILE *out)
              " not healable)\n", a->integrity.path, a->integrity.verified,
              a->integrity.failures, a->integrity.healed,
              a->integrity.unhealable);
+  if (a->integrity.on && a->integrity.stale_units)
+    fprintf (out, "      at start: %" PRIu64 " units of a member taken one "
+             "event behind failed the record: stale (see the log)\n",
+             a->integrity.stale_units);
 }
 
 static void
@@ -200,6 +204,9 @@ print_text (struct array *a, const struct array_job_status *j,
                " errors, %" PRIu64 " reconnects\n", f.transport,
                f.latency_us, f.errors, f.reconnects);
     print_comeback (&c, s, out);
+    if (a->one_behind[s])
+      fprintf (out, "              one event behind the others at start: "
+               "taken as current (md's rule; see the log)\n");
   }
   print_left_out (a, out);
   print_policy (a, out);
@@ -286,6 +293,8 @@ json_members (struct array *a)
     put_u64 (m, "errors", f.errors);
     put_u64 (m, "reconnects", f.reconnects);
     json_object_object_add (m, "comeback", json_comeback (&c, s));
+    json_object_object_add (m, "one_event_behind",
+                            json_object_new_boolean (a->one_behind[s]));
     json_object_array_add (ms, m);
   }
   return ms;
@@ -417,6 +426,7 @@ json_integrity (const struct array *a)
   put_u64 (o, "healed_units", t->healed);
   put_u64 (o, "unhealable_units", t->unhealable);
   put_u64 (o, "recomputed_regions_at_start", t->recomputed);
+  put_u64 (o, "stale_units_at_start", t->stale_units);
   return o;
 }
 

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# An old copy of a member, one md event behind, put back after an unclean
+# stop.  md takes a member one event behind as current (a crash between
+# two superblock writes leaves one so), and so do we; but we say so, and
+# with an integrity record we find its stale units and rebuild them.
+# For each of: no bitmap, an internal bitmap:
+#   - 8 MiB of pattern 0x5a written and the server stopped cleanly; a
+#     copy of member 2 taken; then 6 MiB of 0xc3 written at the start,
+#     flushed, and the server killed (-9, dirty, one event on);
+#   - member 2's old copy put back and the array served again:
+#     without a record: the log names slot 2, "one event behind" and md's
+#     rule; status --json says members[2].one_event_behind;
+#     with a record (integrity=FILE from the start): the same, plus one
+#     log line counting the units that failed the record as stale and
+#     rebuilt, status's stale_units_at_start > 0, and the 6 MiB read back
+#     through the array as 0xc3 (the 2 MiB after it as 0x5a); then
+#     raid5ctl check: mismatch_cnt 0.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+requires_nbd_python
+start=$SECONDS
+
+# fill OFF LEN BYTE [PID]: write LEN bytes of BYTE at OFF, flush; kill -9
+# PID (the server) at once if given.
+fill ()
+{
+  "$NBD_PYTHON" - "$URI" "$@" <<'EOF'
+import os, sys, nbd
+uri, off, ln, byte = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4], 0)
+h = nbd.NBD(); h.connect_uri(uri)
+for at in range(0, ln, 1 << 20):
+    h.pwrite(bytes([byte]) * min(1 << 20, ln - at), off + at)
+h.flush()
+if len(sys.argv) > 5:
+    os.kill(int(sys.argv[5]), 9)
+else:
+    h.shutdown()
+EOF
+}
+
+# same OFF LEN BYTE: are the LEN bytes at OFF all BYTE?  Says how many not.
+same ()
+{
+  "$NBD_PYTHON" - "$URI" "$@" <<'EOF'
+import sys, nbd
+uri, off, ln, byte = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4], 0)
+h = nbd.NBD(); h.connect_uri(uri)
+bad = sum(1 for at in range(0, ln, 4096) if h.pread(4096, off + at) != bytes([byte]) * 4096)
+h.shutdown()
+print("%d of %d units differ" % (bad, ln // 4096))
+sys.exit(1 if bad else 0)
+EOF
+}
+
+# round NAME BITMAP RECORD: the scenario above; RECORD yes|no.
+round ()
+{
+  local name=$1 bitmap=$2 record=$3 rec=() out
+  md_create "$name" 3 16M --chunk 64K --assume-clean --bitmap "$bitmap"
+  m=("${MEMBERS[@]}")
+  mapfile -t disks < <(disk_args "${m[@]}")
+  [ "$record" = yes ] && rec=(integrity="$tmpdir/$name.rec")
+  serve_ctl "$tmpdir/$name.1.log" "${disks[@]}" "${rec[@]}" || fail "serve"
+  fill 0 $((8 << 20)) 0x5a
+  stop_server
+  cp --sparse=always "${m[2]}" "$tmpdir/$name.old2"
+  serve_ctl "$tmpdir/$name.2.log" "${disks[@]}" "${rec[@]}" || fail "serve again"
+  fill 0 $((6 << 20)) 0xc3 "$SERVER"
+  wait "$SERVER" 2>/dev/null || :
+  [ "$(md_events "${m[0]}")" = $(( $(md_events "$tmpdir/$name.old2") + 1 )) ] ||
+    fail "the old copy is not one event behind: $(md_events "$tmpdir/$name.old2") against $(md_events "${m[0]}")"
+  cp --sparse=always "$tmpdir/$name.old2" "${m[2]}"
+  serve_ctl "$tmpdir/$name.3.log" "${disks[@]}" "${rec[@]}" || fail "serve with the old copy"
+  grep -q "slot 2 (${m[2]}) is one event behind the others.*taken as current, as md does" \
+    "$tmpdir/$name.3.log" || { cat "$tmpdir/$name.3.log" >&2; fail "no log line names slot 2 and the rule"; }
+  [ "$(ctl_get 's["members"][2]["one_event_behind"]')" = True ] ||
+    fail "status does not say slot 2 was one event behind"
+  out=$(ctl status)
+  grep -q "one event behind the others at start" <<<"$out" ||
+    fail "status text does not say it: $out"
+  echo "   $(grep -o 'slot 2 .*one event behind[^:]*' "$tmpdir/$name.3.log" | head -n 1)"
+  if [ "$record" = yes ]; then
+    out=$(grep -o "slot 2 .*fail the integrity record.*" "$tmpdir/$name.3.log") ||
+      { cat "$tmpdir/$name.3.log" >&2; fail "no log line counts the stale units"; }
+    echo "   $out"
+    [ "$(ctl_get 's["integrity"]["stale_units_at_start"] > 0')" = True ] ||
+      fail "status: stale_units_at_start $(ctl_get 's["integrity"]["stale_units_at_start"]')"
+    same 0 $((6 << 20)) 0xc3 || fail "stale bytes read back after the record found them"
+    same $((6 << 20)) $((2 << 20)) 0x5a || fail "the bytes after the 6 MiB changed"
+    ctl_wait "s['job']['kind'] == 'idle'" 30
+    stop_server
+    raid5ctl_clean "${m[@]}"
+  else
+    stop_server
+  fi
+  rm -f "${m[@]}" "$tmpdir/$name".*
+}
+
+for bitmap in none internal; do
+  echo "== bitmap $bitmap, no record: md's rule, said"
+  round plain-$bitmap $bitmap no
+  echo "== bitmap $bitmap, integrity record: the stale units found and rebuilt"
+  round rec-$bitmap $bitmap yes
+done
+echo "$test_name: OK ($(( SECONDS - start )) s)"
