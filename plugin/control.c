@@ -1,30 +1,49 @@
 /* plugin/control.c -- the control socket: one command line per
- * connection, answered by array_control() (see array/control.c).
+ * connection, answered by array_control() (see array/control.c).  An
+ * accept thread starts a thread per connection (plugin/control-conn.c),
+ * up to CONNS_MAX at a time, so that no client -- an idle one, one that
+ * reads its reply slowly -- keeps the others waiting; the connection
+ * after the last is answered with an ERROR line.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
 #include "plugin/control.h"
+#include "plugin/control-conn.h"
 
-#define LINE_MAX_BYTES 4096
+#define CONNS_MAX 64
+
+/* A connection's thread.  fd is closed (and set to -1) under conns_lock,
+ * so that control_close never shuts down a number reused meanwhile.
+ */
+struct conn {
+  pthread_t thread;
+  int fd;
+  bool used;                    /* thread started, not joined yet */
+  bool done;                    /* the thread is ending: join it */
+};
 
 static int listen_fd = -1;
 static char *sock_path;
 static pthread_t thread;
 static bool thread_started;
 static struct array *served;
+static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct conn conns[CONNS_MAX];
 
 static int
 fill_addr (struct sockaddr_un *addr, const char *path)
@@ -87,7 +106,7 @@ control_open (const char *path)
   old = umask (0177);
   r = bind (listen_fd, (struct sockaddr *) &addr, sizeof addr);
   umask (old);
-  if (r == -1 || listen (listen_fd, 8) == -1) {
+  if (r == -1 || listen (listen_fd, CONNS_MAX) == -1) {
     nbdkit_error ("control=%s: bind/listen: %m", path);
     close (listen_fd);
     listen_fd = -1;
@@ -97,58 +116,76 @@ control_open (const char *path)
   return 0;
 }
 
-/* Read one line (up to a newline or end of stream). */
-static ssize_t
-read_line (int fd, char *buf, size_t len)
+static void *
+conn_main (void *arg)
 {
-  size_t n = 0;
+  struct conn *c = arg;
 
-  while (n + 1 < len) {
-    ssize_t k = read (fd, buf + n, len - 1 - n);
+  control_conn_serve (c->fd, served);
+  pthread_mutex_lock (&conns_lock);
+  close (c->fd);
+  c->fd = -1;
+  c->done = true;
+  pthread_mutex_unlock (&conns_lock);
+  return NULL;
+}
 
-    if (k == -1 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      break;
-    n += (size_t) k;
-    if (memchr (buf, '\n', n))
-      break;
+/* Join the threads that ended and return a free slot, or NULL;
+ * conns_lock held (an ending thread no longer needs it).
+ */
+static struct conn *
+free_slot_locked (void)
+{
+  struct conn *free_one = NULL;
+
+  for (struct conn *c = conns; c < conns + CONNS_MAX; c++) {
+    if (c->used && c->done) {
+      pthread_join (c->thread, NULL);
+      c->used = false;
+    }
+    if (!c->used && free_one == NULL)
+      free_one = c;
   }
-  buf[n] = '\0';
-  return (ssize_t) n;
+  return free_one;
 }
 
 static void
-write_all (int fd, const char *s)
+start_conn (int fd)
 {
-  size_t len = strlen (s);
+  char why[64] = "";
+  struct conn *c;
+  int r;
 
-  while (len > 0) {
-    ssize_t k = write (fd, s, len);
-
-    if (k == -1 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return;
-    s += k;
-    len -= (size_t) k;
+  pthread_mutex_lock (&conns_lock);
+  if ((c = free_slot_locked ()) == NULL)
+    snprintf (why, sizeof why, "too many control connections (at most %d)",
+              CONNS_MAX);
+  else {
+    *c = (struct conn) { .fd = fd, .used = true };
+    if ((r = pthread_create (&c->thread, NULL, conn_main, c)) != 0) {
+      *c = (struct conn) { .fd = -1 };
+      snprintf (why, sizeof why, "cannot start a thread: %s", strerror (r));
+    }
+  }
+  pthread_mutex_unlock (&conns_lock);
+  if (why[0]) {
+    control_conn_refuse (fd, why);
+    close (fd);
   }
 }
 
-static void
-serve_one (int fd)
+/* Out of file descriptors or memory: wait a little, the clients go. */
+static bool
+accept_again (int err)
 {
-  struct timeval tv = { 10, 0 };
-  char line[LINE_MAX_BYTES], *reply;
+  struct timespec pause = { 0, 100 * 1000000L };
 
-  setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  if (read_line (fd, line, sizeof line) <= 0)
-    return;
-  line[strcspn (line, "\n")] = '\0';
-  nbdkit_debug ("control: %s", line);
-  reply = array_control (served, line);
-  write_all (fd, reply ? reply : "ERROR: out of memory\n");
-  free (reply);
+  if (err == EINTR || err == ECONNABORTED)
+    return true;
+  if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM)
+    return false;
+  nanosleep (&pause, NULL);
+  return true;
 }
 
 static void *
@@ -157,12 +194,10 @@ accept_loop (void *arg)
   for (;;) {
     int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
-    if (fd == -1 && errno == EINTR)
-      continue;
-    if (fd == -1)
+    if (fd >= 0)
+      start_conn (fd);
+    else if (!accept_again (errno))
       break;                  /* control_close shut the socket down */
-    serve_one (fd);
-    close (fd);
   }
   return NULL;
 }
@@ -184,6 +219,24 @@ control_start (struct array *array)
   return 0;
 }
 
+/* Wake every connection's thread (a shut-down socket ends its poll and
+ * its send) and join them all; the accept thread is gone.
+ */
+static void
+stop_conns (void)
+{
+  pthread_mutex_lock (&conns_lock);
+  for (struct conn *c = conns; c < conns + CONNS_MAX; c++)
+    if (c->used && c->fd >= 0)
+      shutdown (c->fd, SHUT_RDWR);
+  pthread_mutex_unlock (&conns_lock);
+  for (struct conn *c = conns; c < conns + CONNS_MAX; c++)
+    if (c->used) {
+      pthread_join (c->thread, NULL);
+      c->used = false;
+    }
+}
+
 void
 control_close (void)
 {
@@ -193,6 +246,7 @@ control_close (void)
   if (thread_started)
     pthread_join (thread, NULL);
   thread_started = false;
+  stop_conns ();
   close (listen_fd);
   listen_fd = -1;
   if (sock_path)
