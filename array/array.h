@@ -181,8 +181,12 @@ const char *array_job_name (enum array_job_kind kind);
 
 /* Resync/rebuild speed limits in KiB/s per member (md's sync_speed_min
  * and _max): max while clients are idle, min while they are busy.
- * Changeable at any time; 0 keeps the current value.
+ * Changeable at any time; 0 keeps the current value.  Whoever takes a
+ * limit from a user (the plugin's parameters, the speed command,
+ * raid5ctl) takes 1 to ARRAY_SYNC_SPEED_LIMIT: 1 TiB/s is past any
+ * member, and keeps the job's byte arithmetic far from 64 bits.
  */
+#define ARRAY_SYNC_SPEED_LIMIT (UINT64_C (1) << 30)
 void array_set_sync_speed (struct array *a, uint64_t min_kib,
                            uint64_t max_kib)
   __attribute__((nonnull));

@@ -16,6 +16,7 @@
 
 #include "array/commands.h"
 #include "array/internal.h"
+#include "raid/number.h"
 
 #define MAX_WORDS 8
 
@@ -31,16 +32,18 @@ split (char *line, char **w)
   return n;
 }
 
+/* Numbers as raid5ctl and the plugin take them (raid/number.h): word w
+ * from min to max, or -EINVAL with err naming it and the range.
+ */
 static int
-parse_u64 (const char *s, uint64_t *v)
+parse_num (const char *what, const char *w, uint64_t min, uint64_t max,
+           uint64_t *v, struct array_err *err)
 {
-  char *end;
-
-  if (*s < '0' || *s > '9')
-    return -EINVAL;
-  errno = 0;
-  *v = strtoull (s, &end, 10);
-  return *end || errno ? -EINVAL : 0;
+  if (r5_parse_uint (w, min, max, v) == 0)
+    return 0;
+  array_set_err (err, "%s %s: expected a whole number from %" PRIu64
+                 " to %" PRIu64, what, w, min, max);
+  return -EINVAL;
 }
 
 static int
@@ -84,8 +87,9 @@ cmd_speed (struct array *a, char **w, unsigned n, FILE *out,
   for (unsigned i = 1; i < n; i += 2) {
     dst = strcmp (w[i], "--min") == 0 ? &min
         : strcmp (w[i], "--max") == 0 ? &max : NULL;
-    if (dst == NULL || i + 1 >= n || parse_u64 (w[i + 1], dst) < 0 ||
-        *dst == 0)
+    if (dst == NULL || i + 1 >= n)
+      return -EINVAL;
+    if (parse_num (w[i], w[i + 1], 1, ARRAY_SYNC_SPEED_LIMIT, dst, err) < 0)
       return -EINVAL;
   }
   array_set_sync_speed (a, min, max);
@@ -123,7 +127,7 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
   bool force;
   int r;
 
-  if (parse_u64 (w[1], &slot) < 0 || slot >= R5_MAX_MEMBERS ||
+  if (parse_num ("SLOT", w[1], 0, R5_MAX_MEMBERS - 1, &slot, err) < 0 ||
       slot_words (w, n, &path, &force) < 0)
     return -EINVAL;
   if (strcmp (w[0], "fail") == 0)
@@ -155,7 +159,8 @@ cmd_read (struct array *a, char **w, unsigned n, FILE *out,
   unsigned char *buf;
   int r;
 
-  if (parse_u64 (w[1], &off) < 0 || parse_u64 (w[2], &len) < 0)
+  if (parse_num ("OFFSET", w[1], 0, UINT64_MAX, &off, err) < 0 ||
+      parse_num ("LENGTH", w[2], 0, UINT64_MAX, &len, err) < 0)
     return -EINVAL;
   if (len == 0 || len > ARRAY_READ_MAX || off >= a->geom.capacity ||
       len > a->geom.capacity - off) {
@@ -213,8 +218,8 @@ const struct array_cmd array_cmds[] = {
     "Set the sync speed limits of resync, check, repair and rebuild, per\n"
     "member and second (md's sync_speed_min and sync_speed_max): a job runs\n"
     "at up to max while clients are idle and at min while they are busy.\n"
-    "A bare number is KiB (per second); suffixes K, M, G.  Without options,\n"
-    "print the limits.\n", cmd_speed },
+    "A bare number is KiB (per second); suffixes K, M, G, T; 1K to 1T.\n"
+    "Without options, print the limits.\n", cmd_speed },
   /* raid5ctl's own: neither a subcommand nor in its help. */
   { "read", "array bytes, as hex", "read OFFSET LENGTH", 3, 3, ACMD_HIDDEN,
     0, "", NULL, cmd_read },

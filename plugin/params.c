@@ -1,8 +1,7 @@
 /* plugin/params.c -- parse and check the plugin's parameters. */
 #include <config.h>
 
-#include <ctype.h>
-#include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -13,19 +12,22 @@
 #include "io/member.h"
 #include "plugin/params.h"
 #include "raid/layout.h"
+#include "raid/number.h"
 
 #define DEFAULT_CHUNK (512u << 10)  /* mdadm's default */
+
+/* Numbers are parsed by raid/number.h only, as raid5ctl's: decimal
+ * digits, no sign, space, hex or exponent, within a range the error line
+ * names (nbdkit_parse_uint64_t would take 0x10 and 010 as 16 and 8).
+ */
 
 /* SECONDS (a decimal, e.g. 2.5) -> milliseconds, 0.1 s to 1 hour. */
 static int
 parse_timeout (const char *key, const char *value, unsigned *ms)
 {
-  char *end;
   double s;
 
-  errno = 0;
-  s = strtod (value, &end);
-  if (errno != 0 || end == value || *end != '\0' || !(s >= 0.1 && s <= 3600)) {
+  if (r5_parse_decimal (value, 0.1, 3600, NULL, &s) < 0) {
     nbdkit_error ("%s=%s: expected seconds, 0.1 to 3600", key, value);
     return -1;
   }
@@ -40,12 +42,13 @@ parse_latency (const char *key, const char *value, uint64_t *us)
   static const struct { const char *unit; double scale; } units[] = {
     { "us", 1 }, { "ms", 1000 }, { "s", 1000000 }, { "", 1000 },
   };
-  char *end;
+  const char *end;
   double v;
 
-  errno = 0;
-  v = strtod (value, &end);
-  for (unsigned i = 0; errno == 0 && end != value && i < 4; i++)
+  /* The range is judged after the unit; this bound keeps v finite. */
+  if (r5_parse_decimal (value, 0, 1e12, &end, &v) < 0)
+    end = NULL;
+  for (unsigned i = 0; end != NULL && i < 4; i++)
     if (strcmp (end, units[i].unit) == 0) {
       v *= units[i].scale;
       if (v >= 50 && v <= 10000000) {
@@ -100,35 +103,32 @@ add_disk (struct params *p, const char *value)
 }
 
 /* Sizes as nbdkit writes them (a number and one optional suffix of
- * b k m g t p e, powers of 1024, or s for 512-byte sectors).  Parsed here
+ * b k m g t p e, powers of 1024, or s for 512-byte sectors; a bare
+ * number is bytes), from min to max (range names them).  Parsed here
  * rather than with nbdkit_parse_size() so that the one error line can
- * name the parameter.
+ * name the parameter and the range.
  */
 static int
-parse_size (const char *key, const char *value, uint64_t *out)
+parse_size (const char *key, const char *value, uint64_t min, uint64_t max,
+            const char *range, uint64_t *out)
 {
-  static const char suffixes[] = "bkmgtpe";
-  const char *s;
-  char *end;
-  unsigned long long v;
-  unsigned shift = 0;
+  if (r5_parse_size (value, 1, min, max, out) == 0)
+    return 0;
+  nbdkit_error ("%s=%s: expected a size %s (a number with an optional "
+                "suffix such as 64K or 1M)", key, value, range);
+  return -1;
+}
 
-  errno = 0;
-  v = strtoull (value, &end, 10);
-  if (end == value || !isdigit ((unsigned char) value[0]) || errno != 0)
-    goto bad;
-  if (*end == 's' || *end == 'S')
-    shift = 9, end++;
-  else if (*end != '\0' && (s = strchr (suffixes, tolower (*end))) != NULL)
-    shift = 10 * (unsigned) (s - suffixes), end++;
-  if (*end != '\0' || (shift && v > (UINT64_MAX >> 1) >> shift))
-    goto bad;
-  *out = (uint64_t) v << shift;
-  return 0;
-
- bad:
-  nbdkit_error ("%s=%s: not a size (expected a number with an optional "
-                "suffix such as 64K or 1M)", key, value);
+/* sync-speed-min and -max: KiB/s per member, 1 to ARRAY_SYNC_SPEED_LIMIT
+ * (0 is not "md's default": leave the parameter out for that).
+ */
+static int
+parse_speed (const char *key, const char *value, uint64_t *kib)
+{
+  if (r5_parse_uint (value, 1, ARRAY_SYNC_SPEED_LIMIT, kib) == 0)
+    return 0;
+  nbdkit_error ("%s=%s: expected KiB/s from 1 to %" PRIu64, key, value,
+                ARRAY_SYNC_SPEED_LIMIT);
   return -1;
 }
 
@@ -195,11 +195,13 @@ params_config (struct params *p, const char *key, const char *value)
     return add_disk (p, value);
   if (strcmp (key, "chunk") == 0) {
     p->array.given |= ARRAY_GIVEN_CHUNK;
-    return parse_size (key, value, &p->array.chunk);
+    return parse_size (key, value, R5_MIN_CHUNK, R5_MAX_CHUNK,
+                       "from 4K to 64M", &p->array.chunk);
   }
   if (strcmp (key, "data-offset") == 0) {
     p->array.given |= ARRAY_GIVEN_DATA_OFFSET;
-    return parse_size (key, value, &p->array.data_offset);
+    return parse_size (key, value, 0, INT64_MAX, "below 8E",
+                       &p->array.data_offset);
   }
   if (strcmp (key, "metadata") == 0)
     return parse_metadata (p, value);
@@ -226,9 +228,9 @@ params_config (struct params *p, const char *key, const char *value)
   if (strcmp (key, "member-timeout") == 0)
     return parse_timeout (key, value, &p->array.member_timeout_ms);
   if (strcmp (key, "sync-speed-min") == 0)
-    return nbdkit_parse_uint64_t (key, value, &p->sync_speed_min);
+    return parse_speed (key, value, &p->sync_speed_min);
   if (strcmp (key, "sync-speed-max") == 0)
-    return nbdkit_parse_uint64_t (key, value, &p->sync_speed_max);
+    return parse_speed (key, value, &p->sync_speed_max);
   if (strcmp (key, "sync-latency-max") == 0)
     return parse_latency (key, value, &p->sync_latency_max_us);
   if (strcmp (key, "layout") == 0) {
@@ -248,6 +250,16 @@ params_complete (struct params *p)
 {
   struct array_err err;
 
+  /* Both given (0: not given) and crossed: which one is meant is not
+   * ours to guess.  One alone past the other's default moves it along.
+   */
+  if (p->sync_speed_min && p->sync_speed_max &&
+      p->sync_speed_min > p->sync_speed_max) {
+    nbdkit_error ("sync-speed-min=%" PRIu64 " is above sync-speed-max=%"
+                  PRIu64 ": the minimum cannot exceed the maximum",
+                  p->sync_speed_min, p->sync_speed_max);
+    return -1;
+  }
   if (array_check_config (&p->array, &err) < 0) {
     nbdkit_error ("%s", err.msg);
     return -1;

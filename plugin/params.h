@@ -10,7 +10,7 @@
 
 struct params {
   struct array_config array;  /* paths are owned here (NULL = missing) */
-  uint64_t sync_speed_min, sync_speed_max;  /* KiB/s per member, 0 = md's */
+  uint64_t sync_speed_min, sync_speed_max;  /* KiB/s per member; 0: not given */
   uint64_t sync_latency_max_us;   /* latency-target mode; 0: md's pacing */
   char *control;              /* control socket path, or NULL */
 };

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "array/array.h"
+#include "raid/number.h"
 #include "tools/check.h"
 #include "tools/disk.h"
 #include "tools/json.h"
@@ -64,7 +65,7 @@ usage (bool repair)
           : "Nothing is written.  The count is md's mismatch_cnt (512-byte\n"
             "sectors, 8 per wrong 4 KiB unit); each stripe found is listed.");
   printf ("\n  --json       the report as JSON\n"
-          "  --list N     list at most N stripes (default %d)\n"
+          "  --list N     list at most N stripes (0 to %u; default %d)\n"
           "  --integrity FILE  the array's integrity record (integrity=FILE\n"
           "               of the plugin): every unit read is verified, the\n"
           "               member whose units fail is named%s\n%s%s"
@@ -74,7 +75,8 @@ usage (bool repair)
           "  --buffered   member I/O through the page cache (the default for\n"
           "               image files)\n"
           "  -h, --help   this text\n"
-          "The members must not be served while this runs.\n", DEFAULT_LIST,
+          "The members must not be served while this runs.\n", CHECK_LIST_MAX,
+          DEFAULT_LIST,
           repair ? ", and they are\n               rewritten from the other "
           "members before parity" : "",
           repair ? "" : "               (with --files, a unit the file "
@@ -98,6 +100,27 @@ usage (bool repair)
           repair ? "" : "; 2 when wrong parity was found");
 }
 
+int
+check_parse_fs_offset (const char *arg, uint64_t *fs_off)
+{
+  /* NBD sizes are signed 64-bit; above them is CHECK_FS_AUTO too. */
+  if (r5_parse_size (arg, 1, 0, INT64_MAX, fs_off) < 0)
+    return tool_error ("--fs-offset %s: not a size (bytes, or a number with "
+                       "a suffix s, K, M, G, T, P or E)", arg);
+  return TOOL_OK;
+}
+
+int
+check_parse_list (const char *arg, unsigned *list)
+{
+  uint64_t n;
+
+  if (tool_parse_uint ("--list", arg, 0, CHECK_LIST_MAX, &n) != TOOL_OK)
+    return TOOL_FAIL;
+  *list = (unsigned) n;
+  return TOOL_OK;
+}
+
 static int
 parse (int argc, char **argv, struct check_opts *o)
 {
@@ -112,7 +135,6 @@ parse (int argc, char **argv, struct check_opts *o)
     { "buffered", no_argument, NULL, 'B' },
     { NULL, 0, NULL, 0 },
   };
-  char *end;
   int c;
 
   while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
@@ -127,13 +149,12 @@ parse (int argc, char **argv, struct check_opts *o)
       break;
     case 'i': o->integrity = optarg; break;
     case 'o':
-      if (tool_parse_size (optarg, 1, &o->fs_off) < 0)
-        return tool_error ("--fs-offset %s: not a size", optarg);
+      if (check_parse_fs_offset (optarg, &o->fs_off) != TOOL_OK)
+        return TOOL_FAIL;
       break;
     case 'l':
-      o->max_list = (unsigned) strtoul (optarg, &end, 10);
-      if (*optarg == '\0' || *end != '\0')
-        return tool_error ("--list %s: not a number", optarg);
+      if (check_parse_list (optarg, &o->max_list) != TOOL_OK)
+        return TOOL_FAIL;
       break;
     default: return TOOL_FAIL;
     }

@@ -32,6 +32,19 @@ struct check_files {
 };
 
 #define CHECK_FS_AUTO UINT64_MAX   /* fs_off: look for partitions */
+#define CHECK_LIST_MAX 1000000u    /* --list N: 0 to this many stripes */
+
+/* --fs-offset SIZE (bytes, with the suffixes of raid/number.h): TOOL_OK
+ * with *fs_off set, or TOOL_FAIL after one line naming the value.
+ */
+int check_parse_fs_offset (const char *arg, uint64_t *fs_off)
+  __attribute__((nonnull, warn_unused_result));
+
+/* --list N (0 to CHECK_LIST_MAX): TOOL_OK with *list set, or TOOL_FAIL
+ * after one line naming the option and the range.
+ */
+int check_parse_list (const char *arg, unsigned *list)
+  __attribute__((nonnull, warn_unused_result));
 
 struct check_result {
   bool repair;                /* the job was a repair */

@@ -46,6 +46,7 @@
 #include "raid/mdbitmap.h"
 #include "raid/ppl.h"
 #include "raid/mdsb.h"
+#include "raid/number.h"
 #include "tools/create.h"
 #include "tools/disk.h"
 #include "tools/progress.h"
@@ -97,8 +98,8 @@ parse_chunk (struct create_opts *o, const char *arg)
 {
   uint64_t c;
 
-  if (tool_parse_size (arg, 1024, &c) < 0 || c < R5_MIN_CHUNK ||
-      c > R5_MAX_CHUNK || (c & (c - 1)) != 0)
+  if (r5_parse_size (arg, 1024, R5_MIN_CHUNK, R5_MAX_CHUNK, &c) < 0 ||
+      (c & (c - 1)) != 0)
     return tool_error ("--chunk %s: must be a power of two from 4K to 64M",
                        arg);
   o->chunk = c;
@@ -162,10 +163,10 @@ parse_data_offset (struct create_opts *o, const char *arg)
 {
   uint64_t d;
 
-  if (tool_parse_size (arg, 1024, &d) < 0 || d % 4096 != 0 ||
-      d < MD_SB_OFFSET + MD_SB_BLOCK || d / 512 > INT64_MAX / 2)
-    return tool_error ("--data-offset %s: must be a multiple of 4K and at "
-                       "least 8K (the superblock ends there)", arg);
+  if (r5_parse_size (arg, 1024, MD_SB_OFFSET + MD_SB_BLOCK,
+                     UINT64_C (1) << 50, &d) < 0 || d % 4096 != 0)
+    return tool_error ("--data-offset %s: must be a multiple of 4K from 8K "
+                       "(the superblock ends there) to 1P", arg);
   o->data_offset = d;
   return 0;
 }

@@ -17,6 +17,8 @@
 
 #include "array/commands.h"
 #include "io/member.h"
+#include "raid/geom.h"
+#include "raid/number.h"
 #include "tools/check.h"
 #include "tools/ctl.h"
 #include "tools/raid5ctl.h"
@@ -34,6 +36,7 @@ struct ctl_args {
   bool json, wait, force;
   unsigned list;
   const char *slot, *path;
+  unsigned slot_no;           /* slot, parsed */
   uint64_t min_kib, max_kib;
   uint64_t fs_off;            /* --fs-offset, or CHECK_FS_AUTO */
 };
@@ -70,24 +73,12 @@ ctl_only_main (int argc, char **argv)
 }
 
 static int
-parse_list (const char *arg, unsigned *list)
-{
-  char *end;
-  unsigned long n = strtoul (arg, &end, 10);
-
-  if (*arg < '0' || *arg > '9' || *end != '\0' || n > UINT_MAX)
-    return tool_error ("--list %s: not a number", arg);
-  *list = (unsigned) n;
-  return TOOL_OK;
-}
-
-static int
 take_option (struct ctl_args *a, int c, const char *arg)
 {
   switch (c) {
   case 'j': a->given |= ACMD_JSON; a->json = true; return TOOL_OK;
   case 'w': a->given |= ACMD_WAIT; a->wait = true; return TOOL_OK;
-  case 'l': a->given |= ACMD_LIST; return parse_list (arg, &a->list);
+  case 'l': a->given |= ACMD_LIST; return check_parse_list (arg, &a->list);
   case 's': a->given |= ACMD_SLOT; a->slot = arg; return TOOL_OK;
   case 'n': a->given |= ACMD_NEW; a->path = arg; return TOOL_OK;
   case 'm':
@@ -100,9 +91,7 @@ take_option (struct ctl_args *a, int c, const char *arg)
   case 'F': a->given |= ACMD_FORCE; a->force = true; return TOOL_OK;
   case 'o':
     a->given |= ACMD_FS_OFFSET;
-    if (tool_parse_size (arg, 1, &a->fs_off) < 0)
-      return tool_error ("--fs-offset %s: not a size", arg);
-    return TOOL_OK;
+    return check_parse_fs_offset (arg, &a->fs_off);
   default: return TOOL_FAIL;
   }
 }
@@ -150,6 +139,7 @@ static int
 parse_args (int argc, char **argv, struct ctl_args *a)
 {
   int n = argc - optind;
+  uint64_t slot = 0;
 
   if ((unsigned) n > a->cmd->args)
     return tool_error ("unexpected argument '%s' (see raid5ctl %s --help)",
@@ -167,11 +157,10 @@ parse_args (int argc, char **argv, struct ctl_args *a)
   if (a->cmd->args > 0 && a->slot == NULL)
     return tool_error ("which slot? (usage: raid5ctl %s --control SOCKET "
                        "%s)", a->cmd->name, a->cmd->synopsis);
-  if (a->slot && (strspn (a->slot, "0123456789") != strlen (a->slot) ||
-                  !*a->slot || strlen (a->slot) > 2 ||
-                  atoi (a->slot) >= R5_MAX_MEMBERS))
+  if (a->slot && r5_parse_uint (a->slot, 0, R5_MAX_MEMBERS - 1, &slot) < 0)
     return tool_error ("slot '%s': not a slot number (0 to %d)", a->slot,
                        R5_MAX_MEMBERS - 1);
+  a->slot_no = (unsigned) slot;
   return TOOL_OK;
 }
 
@@ -206,7 +195,7 @@ compose (const struct ctl_args *a, char *line, size_t len)
   if (a->json && !a->wait)
     n += snprintf (line + n, len - (size_t) n, " --json");
   if (a->slot)
-    n += snprintf (line + n, len - (size_t) n, " %d%s%s", atoi (a->slot),
+    n += snprintf (line + n, len - (size_t) n, " %u%s%s", a->slot_no,
                    *path ? " " : "", path);
   if (a->min_kib)
     n += snprintf (line + n, len - (size_t) n, " --min %" PRIu64, a->min_kib);
@@ -248,5 +237,5 @@ ctl_main (const char *path, int argc, char **argv)
   return ctl_wait (&(struct ctl_wait) {
       .path = path, .kind = job_of (a.cmd), .json = a.json, .list = a.list,
       .files = a.given & ACMD_FILES, .fs_off = a.fs_off,
-      .slot = a.slot ? (unsigned) atoi (a.slot) : 0 });
+      .slot = a.slot_no });
 }

@@ -270,15 +270,14 @@ static int
 take (const char *arg, void *ctx)
 {
   const char *what = ctx;
-  char *end;
-  unsigned long long v = strtoull (arg, &end, 10);
+  uint64_t v;
 
-  if (*arg < '0' || *arg > '9' || *end != '\0')
-    return tool_error ("--%s %s: expected a number", what, arg);
+  /* The array's own bounds are judged once its geometry is known. */
   if (strcmp (what, "stripe") == 0)
-    opt_stripe = v;
-  else
-    opt_member = v < R5_MAX_MEMBERS ? (int) v : R5_MAX_MEMBERS;
+    return tool_parse_uint ("--stripe", arg, 0, UINT64_MAX, &opt_stripe);
+  if (tool_parse_uint ("--member", arg, 0, R5_MAX_MEMBERS - 1, &v) != TOOL_OK)
+    return TOOL_FAIL;
+  opt_member = (int) v;
   return 0;
 }
 

@@ -45,14 +45,7 @@ TEACH_OPTIONS_HELP
 static int
 take_rows (const char *arg, void *ctx)
 {
-  uint64_t *rows = ctx;
-  char *end;
-
-  *rows = strtoull (arg, &end, 10);
-  if (*arg < '0' || *arg > '9' || *end != '\0' || *rows < 1 ||
-      *rows > MAX_ROWS)
-    return tool_error ("--stripes %s: expected 1 to %u", arg, MAX_ROWS);
-  return 0;
+  return tool_parse_uint ("--stripes", arg, 1, MAX_ROWS, ctx);
 }
 
 static int

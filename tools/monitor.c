@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "array/array.h"
+#include "raid/number.h"
 #include "tools/ctl-json.h"
 #include "tools/raid5ctl.h"
 
@@ -243,7 +244,6 @@ parse_opts (int argc, char **argv, struct opts *o)
     { "delay", required_argument, NULL, 'd' },
     { NULL, 0, NULL, 0 },
   };
-  char *end;
   int c;
 
   while ((c = tool_getopt (argc, argv, "h1t", longopts)) != -1)
@@ -253,10 +253,8 @@ parse_opts (int argc, char **argv, struct opts *o)
     case '1': o->oneshot = true; break;
     case 't': o->test = true; break;
     case 'd':
-      o->delay = strtod (optarg, &end);
-      if (*optarg == '\0' || *end != '\0' || !(o->delay > 0) ||
-          o->delay > 86400)
-        return tool_error ("--delay %s: not a number of seconds (0 to "
+      if (r5_parse_decimal (optarg, 0.001, 86400, NULL, &o->delay) < 0)
+        return tool_error ("--delay %s: not a number of seconds (0.001 to "
                            "86400)", optarg);
       break;
     default: return TOOL_FAIL;

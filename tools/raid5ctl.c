@@ -4,15 +4,15 @@
  */
 #include <config.h>
 
-#include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "array/array.h"
 #include "array/commands.h"
+#include "raid/number.h"
 #include "tools/ctl.h"
 #include "tools/raid5ctl.h"
 
@@ -92,48 +92,14 @@ tool_getopt (int argc, char **argv, const char *shortopts,
   return c;
 }
 
-/* Bytes per unit of a size suffix at *p (advanced past it), 0 if none. */
-static uint64_t
-suffix_unit (const char **p)
-{
-  static const char powers[] = "bkmgt";
-  const char *s = *p, *at;
-  uint64_t unit;
-
-  if (*s == 's' || *s == 'S') {
-    *p = s + 1;
-    return 512;
-  }
-  if (*s == '\0' || (at = strchr (powers, tolower ((unsigned char) *s))) == NULL)
-    return 0;
-  unit = UINT64_C (1) << (10 * (at - powers));
-  s++;
-  if (unit > 1 && (strcmp (s, "iB") == 0 || strcmp (s, "B") == 0))
-    s += strlen (s);
-  *p = s;
-  return unit;
-}
-
 int
-tool_parse_size (const char *s, uint64_t unit, uint64_t *out)
+tool_parse_uint (const char *opt, const char *arg, uint64_t min, uint64_t max,
+                 uint64_t *out)
 {
-  const char *p;
-  char *end;
-  unsigned long long v;
-  uint64_t u;
-
-  if (!isdigit ((unsigned char) s[0]))
-    return -EINVAL;
-  errno = 0;
-  v = strtoull (s, &end, 10);
-  if (errno != 0)
-    return -EINVAL;
-  p = end;
-  u = *p == '\0' ? unit : suffix_unit (&p);
-  if (u == 0 || *p != '\0' || (v != 0 && v > UINT64_MAX / u))
-    return -EINVAL;
-  *out = (uint64_t) v * u;
-  return 0;
+  if (r5_parse_uint (arg, min, max, out) < 0)
+    return tool_error ("%s %s: expected a whole number from %" PRIu64
+                       " to %" PRIu64, opt, arg, min, max);
+  return TOOL_OK;
 }
 
 int
@@ -141,9 +107,10 @@ tool_parse_speed (const char *opt, const char *arg, uint64_t *kib)
 {
   uint64_t bytes;
 
-  if (tool_parse_size (arg, 1024, &bytes) < 0 || bytes < 1024)
+  if (r5_parse_size (arg, 1024, 1024, ARRAY_SYNC_SPEED_LIMIT * 1024,
+                     &bytes) < 0)
     return tool_error ("%s %s: not a speed (KiB per second and member, or "
-                       "a size with K, M or G; at least 1K)", opt, arg);
+                       "a size with K, M, G or T; 1K to 1T)", opt, arg);
   *kib = bytes / 1024;
   return TOOL_OK;
 }

@@ -61,18 +61,18 @@ int tool_error (const char *fmt, ...) __attribute__((format (printf, 1, 2)));
 int tool_getopt (int argc, char **argv, const char *shortopts,
                  const struct option *longopts);
 
-/* Parse a size: digits and an optional suffix, s (512-byte sectors) or
- * b k m g t (powers of 1024, either case; an "iB" or "B" after k..t is
- * accepted).  A bare number is in units of `unit` bytes (raid5ctl takes
- * KiB there, as mdadm does).  Returns 0, or -EINVAL if s is not a size
- * or does not fit 64 bits.
+/* Numbers and sizes are parsed by raid/number.h alone (no sign, space,
+ * hex or exponent; within a range).  Parse opt's value arg as a whole
+ * number from min to max: TOOL_OK with *out set, or TOOL_FAIL after
+ * "OPT ARG: expected a whole number from MIN to MAX".
  */
-int tool_parse_size (const char *s, uint64_t unit, uint64_t *out)
+int tool_parse_uint (const char *opt, const char *arg, uint64_t min,
+                     uint64_t max, uint64_t *out)
   __attribute__((nonnull, warn_unused_result));
 
 /* Parse a speed option's value: KiB per second and member, or a size with
- * K, M or G; at least 1K.  Returns TOOL_OK with *kib set, or TOOL_FAIL
- * after one error line naming opt and arg.
+ * K, M, G or T; 1K to 1T (ARRAY_SYNC_SPEED_LIMIT KiB).  Returns TOOL_OK
+ * with *kib set, or TOOL_FAIL after one error line naming opt and arg.
  */
 int tool_parse_speed (const char *opt, const char *arg, uint64_t *kib)
   __attribute__((nonnull, warn_unused_result));

@@ -27,6 +27,7 @@
 
 #include "array/array.h"
 #include "raid/mdsb.h"
+#include "raid/number.h"
 #include "tools/disk.h"
 #include "tools/progress.h"
 #include "tools/raid5ctl.h"
@@ -128,7 +129,6 @@ static int
 take_option (struct rebuild_opts *o, int c, const char *arg)
 {
   uint64_t v;
-  char *end;
 
   switch (c) {
   case 'h':
@@ -138,8 +138,7 @@ take_option (struct rebuild_opts *o, int c, const char *arg)
       usage ();
     exit (TOOL_OK);
   case 's':
-    v = strtoull (arg, &end, 10);
-    if (*arg < '0' || *arg > '9' || *end || v >= R5_MAX_MEMBERS)
+    if (r5_parse_uint (arg, 0, R5_MAX_MEMBERS - 1, &v) < 0)
       return tool_error ("--slot %s: not a slot number (0 to %d)", arg,
                          R5_MAX_MEMBERS - 1);
     o->slot = (int) v;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "raid/layout.h"
+#include "raid/number.h"
 #include "tools/raid5ctl.h"
 #include "tools/teach.h"
 
@@ -44,13 +45,11 @@ teach_split_from (struct teach *t, int *argc, char **argv)
 static int
 parse_members (struct teach *t, const char *arg)
 {
-  char *end;
-  unsigned long n = strtoul (arg, &end, 10);
+  uint64_t n;
 
-  if (*arg < '0' || *arg > '9' || *end != '\0' || n < R5_MIN_MEMBERS ||
-      n > R5_MAX_MEMBERS)
-    return tool_error ("--disks %s: must be a number from %u to %u", arg,
-                       R5_MIN_MEMBERS, R5_MAX_MEMBERS);
+  if (tool_parse_uint ("--disks", arg, R5_MIN_MEMBERS, R5_MAX_MEMBERS, &n)
+      != TOOL_OK)
+    return TOOL_FAIL;
   t->members = (unsigned) n;
   return 0;
 }
@@ -60,8 +59,8 @@ parse_chunk (struct teach *t, const char *arg)
 {
   uint64_t c;
 
-  if (tool_parse_size (arg, 1024, &c) < 0 || c < R5_MIN_CHUNK ||
-      c > R5_MAX_CHUNK || (c & (c - 1)) != 0)
+  if (r5_parse_size (arg, 1024, R5_MIN_CHUNK, R5_MAX_CHUNK, &c) < 0 ||
+      (c & (c - 1)) != 0)
     return tool_error ("--chunk %s: must be a power of two from 4K to 64M",
                        arg);
   t->chunk = c;
@@ -73,8 +72,8 @@ parse_data_offset (struct teach *t, const char *arg)
 {
   uint64_t d;
 
-  if (tool_parse_size (arg, 1024, &d) < 0 || d % R5_SECTOR != 0 ||
-      d > (UINT64_C (1) << 50))
+  if (r5_parse_size (arg, 1024, 0, UINT64_C (1) << 50, &d) < 0 ||
+      d % R5_SECTOR != 0)
     return tool_error ("--data-offset %s: must be a multiple of 512 bytes "
                        "(at most 1P)", arg);
   t->data_offset = d;
@@ -84,12 +83,11 @@ parse_data_offset (struct teach *t, const char *arg)
 static int
 parse_missing (struct teach *t, const char *arg)
 {
-  char *end;
-  unsigned long n = strtoul (arg, &end, 10);
+  uint64_t n;
 
-  if (*arg < '0' || *arg > '9' || *end != '\0' || n >= R5_MAX_MEMBERS)
-    return tool_error ("--missing %s: expected a member slot (0, 1, ...)",
-                       arg);
+  if (r5_parse_uint (arg, 0, R5_MAX_MEMBERS - 1, &n) < 0)
+    return tool_error ("--missing %s: expected a member slot (0 to %u)",
+                       arg, R5_MAX_MEMBERS - 1);
   t->missing = (int) n;
   return 0;
 }
@@ -156,9 +154,9 @@ teach_geometry (struct teach *t)
 int
 teach_parse_bytes (const char *what, const char *arg, uint64_t *out)
 {
-  if (tool_parse_size (arg, 1, out) < 0)
+  if (r5_parse_size (arg, 1, 0, UINT64_MAX, out) < 0)
     return tool_error ("%s '%s': expected a size in bytes (suffixes s, K, "
-                       "M, G, T)", what, arg);
+                       "M, G, T, P, E)", what, arg);
   return 0;
 }
 

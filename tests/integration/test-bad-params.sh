@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Bad parameters and bad members: nbdkit must exit non-zero before
 # serving, with exactly one error line on stderr that names the culprit,
-# and must not have written to any member.  Then two positive controls:
-# the same harness with good parameters serves, and members of different
-# sizes make an array sized by the smallest one.
+# and must not have written to any member (numbers in forms strtoul() or
+# strtod() would take -- hex, space, exponent, 0 -- included).  Then two
+# positive controls: the same harness with good parameters serves, and
+# members of different sizes make an array sized by the smallest one.
 
 . "${0%/*}/functions.sh"
 requires_plugin
@@ -62,6 +63,22 @@ expect_error 'foo'           "$d0" "$d1" "$d2" foo=bar
 expect_error 'sync-latency-max' "$d0" "$d1" "$d2" sync-latency-max=10us
 expect_error 'sync-latency-max' "$d0" "$d1" "$d2" sync-latency-max=2minutes
 expect_error 'sync-latency-max' "$d0" "$d1" "$d2" sync-latency-max=20s
+# Numbers are decimal digits in a range: no 0 for "the default", no hex
+# (nbdkit's own parser would take 0x10), sign, space or exponent; crossed
+# speed limits name both.
+expect_error 'sync-speed-max=0:' "$d0" "$d1" "$d2" sync-speed-max=0
+expect_error 'sync-speed-max=0x10:' "$d0" "$d1" "$d2" sync-speed-max=0x10
+expect_error 'sync-speed-min= 5:' "$d0" "$d1" "$d2" "sync-speed-min= 5"
+expect_error 'sync-speed-min=-1:' "$d0" "$d1" "$d2" sync-speed-min=-1
+expect_error 'sync-speed-max=99999999999:' "$d0" "$d1" "$d2" sync-speed-max=99999999999
+expect_error 'sync-speed-min=2000.*sync-speed-max=1000' "$d0" "$d1" "$d2" \
+  sync-speed-min=2000 sync-speed-max=1000
+expect_error 'chunk=0x10:'    "$d0" "$d1" "$d2" chunk=0x10
+expect_error 'chunk=64K :'    "$d0" "$d1" "$d2" "chunk=64K "
+expect_error 'member-timeout=0x10:' "$d0" "$d1" "$d2" member-timeout=0x10
+expect_error 'member-timeout=1e1:' "$d0" "$d1" "$d2" member-timeout=1e1
+expect_error 'member-timeout= 5:' "$d0" "$d1" "$d2" "member-timeout= 5"
+expect_error 'sync-latency-max=0x10ms:' "$d0" "$d1" "$d2" sync-latency-max=0x10ms
 expect_error 'nonexistent'   "$d0" "$d1" "disk=$tmpdir/nonexistent"
 expect_error 'nodir'         "$d0" "$d1" "disk=$tmpdir/nodir/member"
 expect_error 'adir'          "$d0" "$d1" "disk=$tmpdir/adir"

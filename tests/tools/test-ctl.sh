@@ -16,7 +16,9 @@
 #    new member active in slot 1;
 #  - errors are one line on stderr and exit 1: unknown command, check
 #    while degraded, rebuild of a slot in service, bad slot, a socket that
-#    is not there, status without --control, --json without --wait.
+#    is not there, status without --control, --json without --wait; the
+#    server itself refuses speed 0, 0x10 and past 1 TiB/s, and slots
+#    1e0 and -1, naming the word and its range.
 
 . "${0%/*}/functions.sh"
 . "${0%/*}/../integration/md-functions.sh"
@@ -166,6 +168,25 @@ refused "$tmpdir/nothere.sock: cannot connect: No such file or directory" \
   --control "$tmpdir/nothere.sock" status
 refused 'needs --control SOCKET' status
 refused 'need --wait' check --control "$SOCK" --json
+# The server's own parsing, for clients other than raid5ctl (which
+# refuses these itself): whole numbers in a range, named in the error.
+raw_refused ()
+{
+  local re=$1 out status=0
+  shift
+  out=$(/usr/bin/python3 "$abs_top_srcdir/tests/integration/ctl.py" "$SOCK" \
+          cmd "$@" 2>&1) || status=$?
+  echo "   control '$*' -> $status: $out"
+  [ $status = 1 ] && grep -Eq "^ERROR: $re" <<<"$out" ||
+    fail "control '$*': not refused with '$re'"
+}
+raw_refused '--max 0: expected a whole number from 1 to 1073741824' speed --max 0
+raw_refused '--min 0x10: expected' speed --min 0x10
+raw_refused '--max 99999999999999: expected' speed --max 99999999999999
+raw_refused 'SLOT 1e0: expected a whole number from 0 to 31' fail 1e0
+raw_refused 'SLOT -1: expected' fail -1
+"$RAID5CTL" --control "$SOCK" status | grep -q "sync speed: min 512000K/sec, max 1048576K/sec per member" ||
+  fail "a refused speed command changed the limits"
 
 echo "== fail 1: degraded, reads right"
 ctl fail 1 && [ "$out" = "fail: slot 1 failed" ] || fail "fail 1: $out"

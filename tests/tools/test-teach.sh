@@ -352,7 +352,7 @@ bad "no md v1.2 superblock" map 0 --from "$tmpdir/plain"
 bad "drop --disks" layout --chunk 64K --from "${D[@]}"
 bad "beyond the end of the array" explain write 100M 4K --from "${D[@]}"
 bad "--member 5: the array has 5 members" explain check --disks 5 --member 5
-bad "--stripe x: expected a number" explain check --stripe x
+bad "--stripe x: expected a whole number" explain check --stripe x
 bad "slots 1 and 2 have no member" layout --from "${D[0]}" "${D[3]}"
 bad "already out of service" layout --missing 1 --from "${D[0]}" "${D[1]}" "${D[3]}"
 
