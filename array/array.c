@@ -266,7 +266,7 @@ spare_guard (struct array *a, struct array_err *err)
   if (array_md_uuid (a, uuid) < 0)
     uuid[0] = '\0';             /* raw members: nothing is ours */
   snprintf (name, sizeof name, "spare=%s", a->spare.path);
-  return array_guard_probe (&a->spare, name, &g, &a->spare_sigs, err);
+  return array_guard_path (a->spare.path, name, &g, &a->spare_sigs, err);
 }
 
 /* Pool buffers hold a whole batch: as much as the planner may put in one

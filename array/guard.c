@@ -148,8 +148,9 @@ array_guard_probe (const struct io_member *m, const char *name,
 }
 
 int
-array_guard_path (const char *path, const struct array_guard *g,
-                  struct io_sig_list *found, struct array_err *err)
+array_guard_path (const char *path, const char *name,
+                  const struct array_guard *g, struct io_sig_list *found,
+                  struct array_err *err)
 {
   struct io_member m;
   int r;
@@ -160,7 +161,7 @@ array_guard_path (const char *path, const struct array_guard *g,
     io_member_close (&m);
     return r;
   }
-  r = array_guard_probe (&m, path, g, found, err);
+  r = array_guard_probe (&m, name, g, found, err);
   io_member_close (&m);
   return r;
 }

@@ -53,8 +53,12 @@ int array_guard_probe (const struct io_member *m, const char *name,
                        struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
-/* The same for the disk at path, opened read-only for the probe. */
-int array_guard_path (const char *path, const struct array_guard *g,
+/* The same for the disk at path, opened read-only and through the page
+ * cache for the probe (libblkid's reads are not aligned for O_DIRECT):
+ * what a member opened with O_DIRECT is probed by.
+ */
+int array_guard_path (const char *path, const char *name,
+                      const struct array_guard *g,
                       struct io_sig_list *found, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 

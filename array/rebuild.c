@@ -38,7 +38,8 @@ struct joining {
  * j->force (guard.h): the refusal raid5ctl create gives.
  */
 static int
-guard_new (struct array *a, struct joining *j, struct array_err *err)
+guard_new (struct array *a, const char *path, struct joining *j,
+           struct array_err *err)
 {
   char uuid[36] = "";
   struct array_guard g = { .own_uuid = uuid, .force = j->force,
@@ -47,7 +48,7 @@ guard_new (struct array *a, struct joining *j, struct array_err *err)
 
   if (array_md_uuid (a, uuid) < 0)
     uuid[0] = '\0';             /* raw members: nothing is ours */
-  return array_guard_probe (j->m, j->m->path, &g, &j->sigs, err);
+  return array_guard_path (path, path, &g, &j->sigs, err);
 }
 
 /* Open a new member for slot: big enough, not one of ours, ours alone,
@@ -61,9 +62,11 @@ open_new (struct array *a, const char *path, struct joining *j,
   uint64_t need = a->geom.data_offset + a->geom.member_data;
   int out = health_out (&a->health);
   bool direct = a->members[out == 0 ? 1 : 0].direct;
-  int r = io_member_open (m, path, direct);
+  int r = guard_new (a, path, j, err);   /* read-only, before it is taken */
 
-  if (r < 0) {
+  if (r < 0)
+    return r;
+  if ((r = io_member_open (m, path, direct)) < 0) {
     array_set_err (err, "%s: cannot open: %s", path, strerror (-r));
     return r;
   }
@@ -82,7 +85,7 @@ open_new (struct array *a, const char *path, struct joining *j,
     array_set_err (err, "%s: in use: another process holds its lock", path);
     return r;
   }
-  return guard_new (a, j, err);
+  return 0;
 }
 
 /* The hot spare takes the slot, probed again first: it may have been
