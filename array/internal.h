@@ -145,6 +145,14 @@ struct fault {
   char why[ARRAY_ERR_LEN];    /* "read at 4096: Input/output error" */
 };
 
+/* What keepalive.c knows of each member: the batches it had seen, and
+ * since when it has seen no new one.  The job's thread only.
+ */
+struct keepalive {
+  uint64_t batches[R5_MAX_MEMBERS];
+  uint64_t quiet_ns[R5_MAX_MEMBERS];
+};
+
 struct array {
   struct r5_geom geom;
   struct io_member members[R5_MAX_MEMBERS];  /* read-only after open */
@@ -174,6 +182,7 @@ struct array {
    */
   pthread_mutex_t fault_lock;
   struct fault fault;
+  struct keepalive keepalive;
   struct ppl ppl;             /* the partial parity log, if kept */
   struct integrity integrity; /* the checksums, if kept */
   /* Serialises writes padded to whole sectors (a log) or units (a
@@ -211,6 +220,13 @@ void comeback_hold (struct array *a, unsigned slot, uint32_t gen)
  */
 enum fault_kind fault_of (struct array *a, unsigned slot, char *why)
   __attribute__((nonnull (1)));
+
+/* From the background thread, now and then: read each member in service
+ * that has been idle for its probe interval (io_member_idle_probe_ms),
+ * and fail it as any I/O error would if it does not answer
+ * (keepalive.c).  A read waits up to the member timeout.
+ */
+void keepalive_tick (struct array *a) __attribute__((nonnull));
 
 /* A copy of the comeback state, for status. */
 void comeback_get (struct array *a, struct comeback *out)

@@ -18,6 +18,8 @@
  * error (-ECONNREFUSED, -ENOENT...) if the server is still not there.
  * Ops that fail so are marked link_lost (batch.h); an error the server
  * itself replies with over a live connection (EIO, ENOSPC...) is not.
+ * An idle member is read now and then (io_member_idle_probe_ms), so that
+ * a server gone while nothing was asked of it is found out all the same.
  *
  * Requests are cut at NBD_MAX_REQUEST (libnbd refuses more than 64 MiB).
  * Strict alignment is off: the array's member ops are sector-aligned,
@@ -671,6 +673,16 @@ nbd_member_reconnects (const struct io_member *m)
   return atomic_load (&nm_of (m)->reconnects);
 }
 
+/* Half the timeout: a server gone while the member is idle is found out
+ * within the timeout, as it would be with requests in flight.
+ */
+static unsigned
+nbd_member_idle_probe_ms (const struct io_member *m)
+{
+  (void) m;
+  return timeout_ms / 2 ? timeout_ms / 2 : 1;
+}
+
 /* No .lock, .held: NBD has no locks, and nothing stops two arrays from
  * using one export.
  */
@@ -686,5 +698,6 @@ const struct io_backend io_nbd_backend = {
   .named = nbd_member_named,
   .reconnects = nbd_member_reconnects,
   .refresh = nbd_member_refresh,
+  .idle_probe_ms = nbd_member_idle_probe_ms,
   .may_return = true,
 };
