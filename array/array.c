@@ -370,6 +370,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
   io_member_init (&a->spare);
   a->integrity.fd = -1;
   pthread_mutex_init (&a->pad_lock, NULL);
+  pthread_mutex_init (&a->fault_lock, NULL);
   err->msg[0] = '\0';
   if ((r = open_members (a, cfg, err)) < 0 ||
       (r = open_spare (a, cfg, err)) < 0 ||
@@ -429,6 +430,7 @@ array_close (struct array *a)
   if (a->small_made)
     scratch_pool_destroy (&a->small);
   pthread_mutex_destroy (&a->pad_lock);
+  pthread_mutex_destroy (&a->fault_lock);
   free (a);
 }
 

@@ -15,11 +15,17 @@
  * Here.  An NBD member is lost when its host or its link is, which says
  * nothing about its storage, so for members that can come back by
  * themselves (io_member_can_return) action=re-add is the default
- * (re-add=manual turns it off).  The background thread tries to reach the
- * faulty member again, 1 s after it failed and then at doubling intervals
- * up to COMEBACK_MAX_NS.  A try first reads the member's superblock
- * afresh without the job lock (a host still away costs up to the member
- * timeout, and status must not wait for it); if it answers, a re-add by
+ * (re-add=manual turns it off) -- for a member taken out because it could
+ * not be reached (FAULT_LINK_LOST, as its backend tells: connection reset,
+ * refused, timed out, hung up).  One that answered with an error (EIO,
+ * ENOSPC... over a live connection) is a member whose storage fails, as a
+ * disk's would: like a file, it stays out until a person re-adds or
+ * rebuilds it, rather than flapping back into service after every error.
+ * The background thread tries to reach the faulty member again, 1 s
+ * after it failed and then at doubling intervals up to COMEBACK_MAX_NS.
+ * A try first reads the member's superblock afresh without the job lock
+ * (a host still away costs up to the member timeout, and status must not
+ * wait for it); if it answers, a re-add by
  * hand in place (array_readd_start) follows: the same superblock rule
  * (md_readd_check) decides, so a member that missed writes the bitmap
  * cannot name, or that holds other data, is refused.  A member re-added
@@ -40,23 +46,32 @@
 #define COMEBACK_FIRST_NS (1000 * 1000000ULL)
 #define COMEBACK_MAX_NS (10000 * 1000000ULL)
 
+bool
+comeback_applies (const struct array *a, unsigned slot)
+{
+  return !a->manual_readd && a->meta.enabled && a->left_out[slot] == NULL &&
+    io_member_can_return (&a->members[slot]);
+}
+
 /* The slot whose member may come back by itself, or -1; job.lock held
- * (so that a fail by hand, which holds it to say so, is seen whole).  Not
+ * (so that a fail by hand, which holds it to say so, is seen whole): its
+ * link was lost, or it was failed by hand (watched, but HELD).  Not
  * a slot where a rebuild onto another member failed: that member was
  * never in sync, and a re-add without a path would take the one assembly
  * left out (left_out) instead.
  */
 static int
-returnable_slot (const struct array *a)
+returnable_slot (struct array *a)
 {
   int out = health_out (&a->health);
+  enum fault_kind kind;
 
-  if (out < 0 || a->manual_readd || !a->meta.enabled ||
-      health_failed (&a->health) || a->left_out[out] != NULL ||
+  if (out < 0 || health_failed (&a->health) ||
       health_state (&a->health, (unsigned) out) != MEMBER_FAULTY ||
-      !io_member_can_return (&a->members[out]))
+      !comeback_applies (a, (unsigned) out))
     return -1;
-  return out;
+  kind = fault_of (a, (unsigned) out, NULL);
+  return kind == FAULT_LINK_LOST || kind == FAULT_BY_HAND ? out : -1;
 }
 
 /* Start watching slot (its member just failed); job.lock held. */
@@ -173,8 +188,14 @@ comeback_tick (struct array *a)
   slot = returnable_slot (a);
   gen = slot >= 0 ? health_gen (&a->health, (unsigned) slot) : 0;
   if (slot < 0) {
-    if (c->state != COMEBACK_READDED || health_out (&a->health) < 0)
-      c->state = COMEBACK_NONE;   /* READDED: until its resync is done */
+    int out = health_out (&a->health);
+
+    /* READDED: until its resync is done (or it failed again, for an
+     * error of its own: then it is not ours any more).
+     */
+    if (c->state != COMEBACK_READDED || out < 0 ||
+        health_state (&a->health, (unsigned) out) != MEMBER_REBUILDING)
+      c->state = COMEBACK_NONE;
   }
   else if (c->state == COMEBACK_NONE || c->slot != slot ||
            (c->gen != gen && c->state != COMEBACK_READDED))

@@ -6,6 +6,11 @@
  * superblocks; the work that failed is then redone degraded.  A second
  * member failing, or two failing in one batch, fails the array: every
  * later request gets EIO rather than wrong data.
+ *
+ * Why it was taken out is kept with it (struct fault), as the backend
+ * tells it (io_op's link_lost): an error the member reported (its
+ * storage's: it stays out until a person acts) or a host or link lost
+ * (it may come back by itself, comeback.c), or failed by hand.
  */
 #include <config.h>
 
@@ -62,8 +67,43 @@ array_mark_failed (struct array *a, struct array_err *err, const char *why,
 struct failure {
   int m;
   bool others;                /* another member failed in the same batch */
+  enum fault_kind kind;
+  const char *why;            /* "write at 4096: ...", in what */
   char what[ARRAY_ERR_LEN];   /* "member 1 (path): write at 4096: ..." */
 };
+
+/* What the log adds to a failure: what becomes of the member. */
+static const char *
+fault_fate (enum fault_kind kind)
+{
+  switch (kind) {
+  case FAULT_IO_ERROR: return "an error the member reported: it stays out "
+                         "until re-added or rebuilt";
+  case FAULT_LINK_LOST: return "its host or link was lost";
+  case FAULT_BY_HAND: return "failed by hand";
+  case FAULT_NONE: break;
+  }
+  return "";
+}
+
+/* health_take_out, and if that took the member out, why (f) kept with
+ * it: one step under fault_lock, so that whoever sees it faulty under the
+ * lock sees why too.
+ */
+static enum health_taken
+take_and_record (struct array *a, const struct failure *f, uint32_t gen)
+{
+  enum health_taken t;
+
+  pthread_mutex_lock (&a->fault_lock);
+  t = health_take_out (&a->health, (unsigned) f->m);
+  if (t == HEALTH_TAKEN || t == HEALTH_REBUILD_LOST) {
+    a->fault = (struct fault) { .kind = f->kind, .slot = f->m, .gen = gen };
+    snprintf (a->fault.why, sizeof a->fault.why, "%s", f->why);
+  }
+  pthread_mutex_unlock (&a->fault_lock);
+  return t;
+}
 
 /* Take member f->m out of service; see array_take_out. */
 static int
@@ -73,27 +113,29 @@ take_out (struct array *a, struct failure *f, uint32_t *gen,
   int m = f->m, had;
   char *what = f->what;
   size_t len = sizeof f->what;
+  uint32_t g = health_gen (&a->health, (unsigned) m);
 
   if (gen)
-    *gen = health_gen (&a->health, (unsigned) m);
+    *gen = g;
   if (f->others) {
-    health_take_out (&a->health, (unsigned) m);   /* marks it faulty */
+    take_and_record (a, f, g);  /* marks it faulty */
     health_fail_array (&a->health);
     return array_mark_failed (a, err, "several members failed at once, "
                               "first", what);
   }
-  switch (health_take_out (&a->health, (unsigned) m)) {
+  switch (take_and_record (a, f, g)) {
   case HEALTH_TAKEN:
     a->count.member_failures++;
-    array_log (a, ARRAY_LOG_ERROR, "%s; member marked faulty, array "
+    array_log (a, ARRAY_LOG_ERROR, "%s; member marked faulty (%s), array "
                "continues degraded on %u members", what,
-               a->geom.members - 1);
+               fault_fate (f->kind), a->geom.members - 1);
     return 1;
   case HEALTH_REBUILD_LOST:
     job_abort_rebuild (a);      /* the new member failed: stop */
     a->count.member_failures++;
-    array_log (a, ARRAY_LOG_ERROR, "%s; the member being rebuilt failed: "
-               "rebuild stopped, slot %d out of service", what, m);
+    array_log (a, ARRAY_LOG_ERROR, "%s; the member being rebuilt failed "
+               "(%s): rebuild stopped, slot %d out of service", what,
+               fault_fate (f->kind), m);
     return 1;
   case HEALTH_ALREADY:
     return 0;                 /* another request got there first */
@@ -121,9 +163,13 @@ array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
   }
   f.m = (int) op->member;
   f.others = other_member_failed (ops, n, op->member);
-  snprintf (f.what, sizeof f.what, "member %u (%s): %s at %" PRIu64 ": %s",
-            op->member, a->members[op->member].path, op_name (op->kind),
-            op->off, strerror (-op->result));
+  f.kind = op->link_lost ? FAULT_LINK_LOST : FAULT_IO_ERROR;
+  snprintf (f.what, sizeof f.what, "member %u (%s): ", op->member,
+            a->members[op->member].path);
+  f.why = f.what + strlen (f.what);
+  snprintf (f.what + strlen (f.what), sizeof f.what - strlen (f.what),
+            "%s at %" PRIu64 ": %s", op_name (op->kind), op->off,
+            strerror (-op->result));
   return take_out (a, &f, gen, err);
 }
 
@@ -143,7 +189,8 @@ record_failure (struct array *a, int slot, uint32_t gen)
 int
 array_fail (struct array *a, unsigned slot, struct array_err *err)
 {
-  struct failure f = { .m = (int) slot };
+  struct failure f = { .m = (int) slot, .kind = FAULT_BY_HAND,
+                       .why = "failed by hand" };
   uint32_t gen;
   int t, out;
 
@@ -172,6 +219,23 @@ array_fail (struct array *a, unsigned slot, struct array_err *err)
     record_failure (a, (int) slot, gen);
   }
   return t < 0 ? t : 0;
+}
+
+enum fault_kind
+fault_of (struct array *a, unsigned slot, char *why)
+{
+  enum fault_kind kind = FAULT_NONE;
+
+  pthread_mutex_lock (&a->fault_lock);
+  if (a->fault.slot == (int) slot && health_out (&a->health) == (int) slot &&
+      health_state (&a->health, slot) == MEMBER_FAULTY &&
+      a->fault.gen == health_gen (&a->health, slot)) {
+    kind = a->fault.kind;
+    if (why)
+      snprintf (why, ARRAY_ERR_LEN, "%s", a->fault.why);
+  }
+  pthread_mutex_unlock (&a->fault_lock);
+  return kind;
 }
 
 int

@@ -127,6 +127,33 @@ struct comeback {
   char why[ARRAY_ERR_LEN];    /* the last try's error, or the refusal */
 };
 
+/* Why the out slot's member was taken out (fail.c), which decides
+ * whether it may come back by itself (comeback.c): only one whose host or
+ * link was lost.  An I/O error the member reported says something about
+ * its storage: it stays out until a person acts (re-add or rebuild).
+ */
+enum fault_kind {
+  FAULT_NONE,                 /* no record for the slot's member */
+  FAULT_IO_ERROR,             /* it answered with an error */
+  FAULT_LINK_LOST,            /* it could not be reached (io_op link_lost) */
+  FAULT_BY_HAND,              /* failed by hand (raid5ctl fail) */
+};
+/* The last member taken out, under fault_lock. */
+struct fault {
+  enum fault_kind kind;
+  int slot;
+  uint32_t gen;               /* health_gen of the member that failed */
+  char why[ARRAY_ERR_LEN];    /* "read at 4096: Input/output error" */
+};
+
+/* What keepalive.c knows of each member: the batches it had seen, and
+ * since when it has seen no new one.  The job's thread only.
+ */
+struct keepalive {
+  uint64_t batches[R5_MAX_MEMBERS];
+  uint64_t quiet_ns[R5_MAX_MEMBERS];
+};
+
 struct array {
   struct r5_geom geom;
   struct io_member members[R5_MAX_MEMBERS];  /* read-only after open */
@@ -154,6 +181,12 @@ struct array {
   struct epochs epochs;
   bool manual_readd;          /* array_config's: no comeback */
   struct comeback comeback;
+  /* Taking a member out and recording why, one step for whoever reads
+   * both (comeback, status).  Taken after job.lock, never before it.
+   */
+  pthread_mutex_t fault_lock;
+  struct fault fault;
+  struct keepalive keepalive;
   struct ppl ppl;             /* the partial parity log, if kept */
   struct integrity integrity; /* the checksums, if kept */
   /* Serialises writes padded to whole sectors (a log) or units (a
@@ -179,11 +212,34 @@ void comeback_tick (struct array *a) __attribute__((nonnull));
 int spare_guard (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* Would slot's member, taken out for a lost link, be tried again by
+ * itself: re-add=auto, superblocks to decide by, a member of a kind that
+ * can come back (io_member_can_return), and not one that a rebuild onto
+ * another member left out?
+ */
+bool comeback_applies (const struct array *a, unsigned slot)
+  __attribute__((nonnull));
+
 /* The member of slot (the gen-th, health_gen) was failed by hand (md's
  * --fail): it is not tried again by itself.
  */
 void comeback_hold (struct array *a, unsigned slot, uint32_t gen)
   __attribute__((nonnull));
+
+/* Why slot's member is out of service: the kind of the last failure
+ * recorded for the member now in the slot (FAULT_NONE if none is, or the
+ * slot is not faulty), its description in why (ARRAY_ERR_LEN bytes, or
+ * NULL).  Takes fault_lock.
+ */
+enum fault_kind fault_of (struct array *a, unsigned slot, char *why)
+  __attribute__((nonnull (1)));
+
+/* From the background thread, now and then: read each member in service
+ * that has been idle for its probe interval (io_member_idle_probe_ms),
+ * and fail it as any I/O error would if it does not answer
+ * (keepalive.c).  A read waits up to the member timeout.
+ */
+void keepalive_tick (struct array *a) __attribute__((nonnull));
 
 /* A copy of the comeback state, for status. */
 void comeback_get (struct array *a, struct comeback *out)

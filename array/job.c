@@ -463,6 +463,7 @@ background (void *arg)
       array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
     maybe_use_spare (a);
     comeback_tick (a);
+    keepalive_tick (a);
     if (!step_once (a, true, &buf, NULL)) {
       sleep_ns (IDLE_TICK_NS);
       continue;

@@ -80,17 +80,55 @@ next_try_ms (const struct comeback *c)
   return c->next_ns > now ? (c->next_ns - now) / 1000000 : 0;
 }
 
-/* The faulty member's way back (comeback.c), on a line under its slot. */
+static const char *
+fault_name (enum fault_kind kind)
+{
+  return kind == FAULT_IO_ERROR ? "io-error"
+    : kind == FAULT_LINK_LOST ? "link-lost"
+    : kind == FAULT_BY_HAND ? "by-hand" : NULL;
+}
+
+/* Does a faulty member of this kind come back by itself? */
+static bool
+returns_by_itself (const struct array *a, unsigned slot, enum fault_kind k)
+{
+  return k == FAULT_LINK_LOST && comeback_applies (a, slot);
+}
+
+/* Why the faulty member is out and whether it comes back by itself
+ * (fail.c, comeback.c), on a line under its slot.  Refused when it
+ * answered, print_comeback says why instead.
+ */
+static void
+print_fault (struct array *a, const struct comeback *c, unsigned slot,
+             FILE *out)
+{
+  char why[ARRAY_ERR_LEN];
+  enum fault_kind k = fault_of (a, slot, why);
+  const char *fate = !returns_by_itself (a, slot, k)
+    ? "; stays out until re-added or rebuilt"
+    : c->state == COMEBACK_REFUSED && c->slot == (int) slot ? ""
+    : "; re-added by itself when it answers";
+
+  if (k == FAULT_IO_ERROR)
+    fprintf (out, "              I/O error: %s%s\n", why, fate);
+  else if (k == FAULT_LINK_LOST)
+    fprintf (out, "              link lost: %s%s\n", why, fate);
+  else if (k == FAULT_BY_HAND)
+    fprintf (out, "              failed by hand: not tried again until "
+             "re-added or rebuilt\n");
+}
+
+/* The faulty member's way back (comeback.c), on a line under its slot;
+ * failed by hand, print_fault says it.
+ */
 static void
 print_comeback (const struct comeback *c, unsigned slot, FILE *out)
 {
   if (c->state == COMEBACK_NONE || c->state == COMEBACK_READDED ||
-      c->slot != (int) slot)
+      c->state == COMEBACK_HELD || c->slot != (int) slot)
     return;                   /* re-added: the slot's state says it */
-  if (c->state == COMEBACK_HELD)
-    fprintf (out, "              failed by hand: not tried again until "
-             "re-added or rebuilt\n");
-  else if (c->state == COMEBACK_REFUSED)
+  if (c->state == COMEBACK_REFUSED)
     fprintf (out, "              answers again, not re-added (needs "
              "rebuild): %s\n", c->why);
   else if (c->tries == 0)
@@ -203,6 +241,7 @@ print_text (struct array *a, const struct array_job_status *j,
       fprintf (out, "              %s, %" PRIu64 " us a batch, %" PRIu64
                " errors, %" PRIu64 " reconnects\n", f.transport,
                f.latency_us, f.errors, f.reconnects);
+    print_fault (a, &c, s, out);
     print_comeback (&c, s, out);
     if (a->one_behind[s])
       fprintf (out, "              one event behind the others at start: "
@@ -272,6 +311,23 @@ json_comeback (const struct comeback *c, unsigned slot)
 }
 
 static json_object *
+json_fault (struct array *a, unsigned slot)
+{
+  char why[ARRAY_ERR_LEN];
+  enum fault_kind k = fault_of (a, slot, why);
+  json_object *o;
+
+  if (k == FAULT_NONE)
+    return NULL;
+  o = json_object_new_object ();
+  put_str (o, "kind", fault_name (k));
+  put_str (o, "why", why);
+  json_object_object_add (o, "returns_by_itself", json_object_new_boolean (
+                            returns_by_itself (a, slot, k)));
+  return o;
+}
+
+static json_object *
 json_members (struct array *a)
 {
   json_object *ms = json_object_new_array ();
@@ -292,6 +348,7 @@ json_members (struct array *a)
     put_u64 (m, "latency_us", f.latency_us);
     put_u64 (m, "errors", f.errors);
     put_u64 (m, "reconnects", f.reconnects);
+    json_object_object_add (m, "fault", json_fault (a, s));
     json_object_object_add (m, "comeback", json_comeback (&c, s));
     json_object_object_add (m, "one_event_behind",
                             json_object_new_boolean (a->one_behind[s]));

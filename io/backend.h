@@ -66,6 +66,10 @@ struct io_backend {
    * nothing to do (a file is the same file).
    */
   void (*refresh) (struct io_member *m);
+  /* How often an idle member should be read to find out that it went
+   * away (its host or link), in ms.  NULL: never (a file does not).
+   */
+  unsigned (*idle_probe_ms) (const struct io_member *m);
   /* Losing a member of this kind may be the transport's doing (a host or
    * a link gone), not its storage's: the array tries to reach a failed
    * one again by itself (array/comeback.c).  False for files: their

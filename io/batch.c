@@ -87,8 +87,10 @@ run_backend (struct split *sp, const struct io_backend *b)
       sp->sub[k++].result = -ECANCELED;   /* unless the backend says so */
     }
   (void) b->run (sp->members, sp->sub, k, sp->flags);
-  for (size_t j = 0; j < k; j++)
+  for (size_t j = 0; j < k; j++) {
     sp->ops[sp->from[j]].result = sp->sub[j].result;
+    sp->ops[sp->from[j]].link_lost = sp->sub[j].link_lost;
+  }
 }
 
 /* Members of several backends, members not open, or an injected failure:
@@ -172,6 +174,8 @@ io_run (const struct io_member *members, struct io_op *ops, size_t n,
 
   if (n == 0)
     return 0;
+  for (size_t i = 0; i < n; i++)
+    ops[i].link_lost = false;   /* only a backend that lost it says so */
   t0 = now_ns ();
   if ((b = sole_backend (members, ops, n)) != NULL)
     r = b->run (members, ops, n, flags);

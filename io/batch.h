@@ -17,6 +17,7 @@
 #ifndef IO_BATCH_H
 #define IO_BATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,12 @@ struct io_op {
   uint64_t off;               /* bytes from the start of the member */
   uint64_t len;               /* bytes, <= 1 GiB */
   int result;                 /* out: 0 or -errno */
+  /* out: the op failed because the member could not be reached (its
+   * connection reset, refused, timed out or hung up: its host or link
+   * was lost), not with an error the member itself reported.  Only a
+   * backend that reaches its members over a link sets it (NBD).
+   */
+  bool link_lost;
 };
 
 /* Flags for io_run(). */
@@ -47,7 +54,8 @@ struct io_op {
  * -ECANCELED if it was not run -- because an earlier step of the batch
  * failed, or because the batch could not run at all (no memory, no ring:
  * then every result is -ECANCELED and the return value says why).  So a
- * result other than 0 and -ECANCELED always blames that op's member.
+ * result other than 0 and -ECANCELED always blames that op's member;
+ * link_lost says whether it was the member's link.
  */
 int io_run (const struct io_member *members, struct io_op *ops, size_t n,
             unsigned flags)

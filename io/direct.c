@@ -111,7 +111,8 @@ add_bounced (struct dev_plan *d, const struct io_member *members,
   if (posix_memalign (&buf, members[member].dio_align, end - start) != 0)
     return -ENOMEM;
   d->bounce[i] = buf;
-  d->dev[i] = (struct io_op) { kind, member, buf, start, end - start, 0 };
+  d->dev[i] = (struct io_op) { .kind = kind, .member = member, .buf = buf,
+                               .off = start, .len = end - start };
   d->ndev++;
   return 0;
 }
@@ -166,7 +167,8 @@ add_write_group (struct dev_plan *d, const struct io_member *members,
     return r;
   if (gap || covered < end)
     d->pre[d->npre++] = (struct io_op) {
-      IO_READ, op0->member, d->bounce[d->ndev - 1], start, end - start, 0
+      .kind = IO_READ, .member = op0->member, .buf = d->bounce[d->ndev - 1],
+      .off = start, .len = end - start
     };
   for (size_t k = first; k <= last; k++)
     d->map[d->order[k]] = d->ndev - 1;

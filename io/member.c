@@ -178,6 +178,13 @@ io_member_can_return (const struct io_member *m)
   return m->backend && m->backend->may_return;
 }
 
+unsigned
+io_member_idle_probe_ms (const struct io_member *m)
+{
+  return m->backend && m->backend->idle_probe_ms
+    ? m->backend->idle_probe_ms (m) : 0;
+}
+
 void
 io_member_get_stats (const struct io_member *m, struct io_member_figures *out)
 {

@@ -176,6 +176,15 @@ char *io_member_locate (const char *name) __attribute__((nonnull));
 bool io_member_can_return (const struct io_member *m)
   __attribute__((nonnull));
 
+/* How long m may sit idle, in ms, before it should be read to find out
+ * whether it is still there (an NBD member: half its timeout, so that a
+ * lost server or link is noticed within the timeout even with nothing
+ * asked of it; the read fails with link_lost, batch.h).  0: never (a
+ * file, or m not open).
+ */
+unsigned io_member_idle_probe_ms (const struct io_member *m)
+  __attribute__((nonnull));
+
 /* m's figures so far (zeros, transport NULL, if it is not open). */
 void io_member_get_stats (const struct io_member *m,
                           struct io_member_figures *out)

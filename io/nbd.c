@@ -16,6 +16,10 @@
  * (the array's tries to reach it again, array/comeback.c, or a rebuild or
  * re-add by hand) connects again first, and fails with the connection's
  * error (-ECONNREFUSED, -ENOENT...) if the server is still not there.
+ * Ops that fail so are marked link_lost (batch.h); an error the server
+ * itself replies with over a live connection (EIO, ENOSPC...) is not.
+ * An idle member is read now and then (io_member_idle_probe_ms), so that
+ * a server gone while nothing was asked of it is found out all the same.
  *
  * Requests are cut at NBD_MAX_REQUEST (libnbd refuses more than 64 MiB).
  * Strict alignment is off: the array's member ops are sector-aligned,
@@ -425,6 +429,13 @@ flush_for_fua (struct nbd_handle *h, const struct nbd_member *nm,
   return 0;
 }
 
+/* Is h's connection over (dead: it failed; closed: shut)? */
+static bool
+conn_dead (struct nbd_handle *h)
+{
+  return nbd_aio_is_dead (h) == 1 || nbd_aio_is_closed (h) == 1;
+}
+
 /* Has the server hung up on the idle connection h?  Nothing is in flight
  * between batches, so an NBD server has nothing to send: a readable
  * socket means end of file or an error (a dead server sent FIN or RST).
@@ -435,19 +446,22 @@ hung_up (struct nbd_handle *h)
   struct pollfd pfd = { .fd = nbd_aio_get_fd (h),
                         .events = POLLIN | POLLRDHUP };
 
-  if (nbd_aio_is_dead (h) == 1 || nbd_aio_is_closed (h) == 1)
+  if (conn_dead (h))
     return true;
   return pfd.fd >= 0 && poll (&pfd, 1, 0) == 1 && pfd.revents != 0;
 }
 
 /* One member's part of a batch: its connection, its ops (indices into
- * the batch), the commands in flight on the connection.
+ * the batch), the commands in flight on the connection, and whether the
+ * connection failed or could not be made (then what failed is the link's
+ * doing: io_op's link_lost).
  */
 struct member_part {
   struct nbd_conn *c;
   struct nbd_member *nm;
   size_t *idx, k;
   unsigned in_flight;
+  bool lost;
 };
 
 /* Issue every op of part p (t is indexed like the batch). */
@@ -475,6 +489,7 @@ start_part (struct member_part *p, struct io_op *ops, struct op_track *t,
     if ((gone = connect_one (&c->h, p->nm->uri)) == 0)
       atomic_fetch_add (&p->nm->reconnects, 1);
   }
+  p->lost = gone < 0;
 
   for (size_t j = 0; j < p->k; j++) {
     struct op_track *tj = &t[p->idx[j]];
@@ -484,8 +499,14 @@ start_part (struct member_part *p, struct io_op *ops, struct op_track *t,
                               .in_flight = &p->in_flight };
     if (gone < 0)
       tj->err = gone;         /* still not there */
-    else if ((r = issue_op (p->c->h, p->nm, tj, flags)) < 0 && tj->err == 0)
-      tj->err = r;
+    else if ((r = issue_op (p->c->h, p->nm, tj, flags)) < 0) {
+      tj->err = tj->err == 0 ? r : tj->err;
+      /* libnbd refused to queue it: never the server's reply (those
+       * come through the completion), so the connection's state.
+       */
+      p->lost |= r == -ENOTCONN || r == -EPIPE || r == -ECONNRESET ||
+        conn_dead (p->c->h);
+    }
   }
 }
 
@@ -504,16 +525,24 @@ finish_part (struct member_part *p, struct io_op *ops, struct op_track *t,
                    (r = flush_for_fua (p->c->h, p->nm, t, p->idx, p->k,
                                        &p->in_flight)) < 0))) {
     close_conn (p->nm, p->c, true);
+    p->lost = true;
     for (size_t j = 0; j < p->k; j++)
       if (t[p->idx[j]].pending > 0)
         t[p->idx[j]].err = r;
   }
-  else if (p->c->h && nbd_aio_is_dead (p->c->h) == 1)
+  else if (p->c->h && conn_dead (p->c->h)) {
     close_conn (p->nm, p->c, true);     /* its commands failed with it */
+    p->lost = true;
+  }
+  /* Errors on a connection that stayed up are the server's own replies
+   * (EIO, ENOSPC...): the member answered, its link is fine.
+   */
   for (size_t j = 0; j < p->k; j++) {
     const struct op_track *tj = &t[p->idx[j]];
+    struct io_op *op = &ops[p->idx[j]];
 
-    ops[p->idx[j]].result = tj->pending > 0 && tj->err == 0 ? -EIO : tj->err;
+    op->result = tj->pending > 0 && tj->err == 0 ? -EIO : tj->err;
+    op->link_lost = p->lost && op->result < 0;
   }
 }
 
@@ -595,7 +624,7 @@ static int
 nbd_member_pread (const struct io_member *m, void *buf, size_t len,
                   uint64_t off)
 {
-  struct io_op op = { IO_READ, 0, buf, off, len, 0 };
+  struct io_op op = { .kind = IO_READ, .buf = buf, .off = off, .len = len };
 
   return run_one (m, &op);
 }
@@ -604,7 +633,8 @@ static int
 nbd_member_pwrite (const struct io_member *m, const void *buf, size_t len,
                    uint64_t off)
 {
-  struct io_op op = { IO_WRITE, 0, (void *) buf, off, len, 0 };
+  struct io_op op = { .kind = IO_WRITE, .buf = (void *) buf, .off = off,
+                      .len = len };
 
   return run_one (m, &op);
 }
@@ -612,7 +642,7 @@ nbd_member_pwrite (const struct io_member *m, const void *buf, size_t len,
 static int
 nbd_member_sync (const struct io_member *m)
 {
-  struct io_op op = { IO_FSYNC, 0, NULL, 0, 0, 0 };
+  struct io_op op = { .kind = IO_FSYNC };
 
   return run_one (m, &op);
 }
@@ -656,6 +686,16 @@ nbd_member_reconnects (const struct io_member *m)
   return atomic_load (&nm_of (m)->reconnects);
 }
 
+/* Half the timeout: a server gone while the member is idle is found out
+ * within the timeout, as it would be with requests in flight.
+ */
+static unsigned
+nbd_member_idle_probe_ms (const struct io_member *m)
+{
+  (void) m;
+  return timeout_ms / 2 ? timeout_ms / 2 : 1;
+}
+
 /* No .lock, .held: NBD has no locks, and nothing stops two arrays from
  * using one export.
  */
@@ -671,5 +711,6 @@ const struct io_backend io_nbd_backend = {
   .named = nbd_member_named,
   .reconnects = nbd_member_reconnects,
   .refresh = nbd_member_refresh,
+  .idle_probe_ms = nbd_member_idle_probe_ms,
   .may_return = true,
 };

@@ -147,8 +147,10 @@ Test (backend, mixed_batch_goes_to_each_backend)
 
   for (unsigned m = 0; m < 4; m++) {
     fill (out[m], LEN, m + 1);
-    w[m] = (struct io_op) { IO_WRITE, m, out[m], 4096 * (m + 1), LEN, 99 };
-    r[m] = (struct io_op) { IO_READ, 3 - m, in[3 - m], 4096 * (4 - m), LEN, 99 };
+    w[m] = (struct io_op) { IO_WRITE, m, out[m], 4096 * (m + 1), LEN, 99,
+                            false };
+    r[m] = (struct io_op) { IO_READ, 3 - m, in[3 - m], 4096 * (4 - m), LEN,
+                            99, false };
   }
   cr_assert_eq (io_run (members, w, 4, 0), 0);
   cr_assert_eq (seen.runs, 1, "one sub-batch for the mem members");
@@ -169,10 +171,10 @@ Test (backend, results_land_on_their_ops)
 {
   static char buf[4][4096];
   struct io_op ops[4] = {
-    { IO_READ, 0, buf[0], 0, 4096, 99 },
-    { IO_READ, 1, buf[1], MEM_SIZE - 2048, 4096, 99 },   /* past the end */
-    { IO_READ, 2, buf[2], 0, 4096, 99 },
-    { IO_READ, 3, buf[3], 0, 4096, 99 },
+    { IO_READ, 0, buf[0], 0, 4096, 99, false },
+    { IO_READ, 1, buf[1], MEM_SIZE - 2048, 4096, 99, false }, /* past end */
+    { IO_READ, 2, buf[2], 0, 4096, 99, false },
+    { IO_READ, 3, buf[3], 0, 4096, 99, false },
   };
 
   cr_assert_eq (io_run (members, ops, 4, 0), -EIO);
@@ -189,7 +191,7 @@ Test (backend, injected_failure_strikes_before_the_backend)
 
   io_member_inject_failure (&members[3], 2);
   for (unsigned i = 0; i < 3; i++)
-    ops[i] = (struct io_op) { IO_WRITE, 3, buf, 4096 * i, 4096, 99 };
+    ops[i] = (struct io_op) { IO_WRITE, 3, buf, 4096 * i, 4096, 99, false };
   cr_assert_eq (io_run (members, ops, 3, 0), -EIO);
   cr_assert_eq (ops[0].result, 0);
   cr_assert_eq (ops[1].result, 0);
@@ -204,8 +206,8 @@ Test (backend, member_not_open)
 {
   static char buf[2][4096];
   struct io_op ops[2] = {
-    { IO_READ, 1, buf[0], 0, 4096, 99 },
-    { IO_READ, 0, buf[1], 0, 4096, 99 },
+    { IO_READ, 1, buf[0], 0, 4096, 99, false },
+    { IO_READ, 0, buf[1], 0, 4096, 99, false },
   };
 
   io_member_close (&members[0]);
@@ -218,8 +220,8 @@ Test (backend, one_backend_gets_the_batch_whole)
 {
   static char buf[2][4096];
   struct io_op ops[2] = {
-    { IO_READ, 1, buf[0], 0, 4096, 99 },
-    { IO_READ, 3, buf[1], 0, 4096, 99 },
+    { IO_READ, 1, buf[0], 0, 4096, 99, false },
+    { IO_READ, 3, buf[1], 0, 4096, 99, false },
   };
 
   cr_assert_eq (io_run (members, ops, 2, 0), 0);

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Why an NBD member failed decides whether it comes back by itself.  Three
+# members on nbdkit's file plugin (Unix sockets), member 1 through nbdkit's
+# error filter, which fails every request with EIO while a trigger file
+# exists (the server and its connection stay up); internal bitmap,
+# member-timeout=2, re-add=auto (the default).  Asserts:
+#   - errors on: under a verified random-write load member 1 is faulty, no
+#     client error; errors off again, it stays faulty for 5 s: no try to
+#     reach it (no comeback state, its reconnects do not grow), status (text
+#     and JSON) says I/O error and that it stays out until re-added; then
+#     raid5ctl re-add by hand brings it back (bitmap resync, [UUU]) and the
+#     export reads back as the model;
+#   - member 2's server killed (kill -9) while the array is idle: within
+#     5 s (member timeout 2 s) status shows it faulty, link lost, re-added
+#     by itself when it answers, with no client I/O at all; its server
+#     started again, the array re-adds it by itself ([UUU], the log says
+#     so) and the export reads back as the model.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+requires_programs nbdkit
+requires "$NBDKIT" --filter=error null --version
+
+SIZE=24M
+declare -A URI_OF PID_OF
+# member_server NAME [--FILTER-OPTIONS...] [KEY=VALUE...]: serve
+# $tmpdir/NAME.img (made if absent) on $tmpdir/NAME.nsock; sets
+# URI_OF[NAME] and PID_OF[NAME].
+member_server ()
+{
+  local name=$1 img=$tmpdir/$1.img sock=$tmpdir/$1.nsock i a
+  local opts=() params=()
+  shift
+  for a in "$@"; do
+    case $a in --*) opts+=("$a") ;; *) params+=("$a") ;; esac
+  done
+  [ -f "$img" ] || truncate -s "$SIZE" "$img"
+  rm -f "$sock" "$tmpdir/$name.npid"
+  "$NBDKIT" -f -U "$sock" -P "$tmpdir/$name.npid" "${opts[@]}" file "$img" \
+    "${params[@]}" >"$tmpdir/$name.nlog" 2>&1 &
+  PID_OF[$name]=$!
+  cleanup_fn "kill_ours -9 ${PID_OF[$name]}"
+  for (( i = 0; i < 100; i++ )); do
+    [ -s "$tmpdir/$name.npid" ] && [ -S "$sock" ] && break
+    sleep 0.05
+  done
+  [ -S "$sock" ] || fail "the member server $name did not start"
+  URI_OF[$name]="nbd+unix:///?socket=$sock"
+}
+
+TRIGGER=$tmpdir/a1.errors
+member_server a0
+member_server a1 --filter=error error=EIO error-rate=100% "error-file=$TRIGGER"
+member_server a2
+uris=("${URI_OF[a0]}" "${URI_OF[a1]}" "${URI_OF[a2]}")
+"$RAID5CTL" create --chunk 64K --assume-clean --bitmap internal "${uris[@]}" \
+  >"$tmpdir/create.log" 2>&1 || { cat "$tmpdir/create.log" >&2; fail "create over URIs"; }
+mapfile -t disks < <(printf 'disk=%s\n' "${uris[@]}")
+serve_ctl "$tmpdir/serve.log" "${disks[@]}" member-timeout=2 || fail "serve"
+
+echo "== member 1 answers EIO (its link up): stays out until re-added"
+touch "$TRIGGER"
+LOAD_OPS=100 load_start "$tmpdir/model" 3
+ctl_wait "s['members'][1]['state'] == 'faulty'" 10
+load_stop
+rm -f "$TRIGGER"
+r0=$(ctl_get "s['members'][1]['reconnects']")
+sleep 5
+[ "$(ctl_get "s['members'][1]['state'], s['members'][1]['comeback']")" = "('faulty', None)" ] ||
+  fail "5 s after an I/O error: $(ctl_get "s['members'][1]['state'], s['members'][1]['comeback']")"
+r1=$(ctl_get "s['members'][1]['reconnects']")
+[ "$r1" = "$r0" ] || fail "a member failed for I/O errors was reached again: $r0 then $r1 reconnects"
+[ "$(ctl_get "s['members'][1]['fault']['kind']")" = io-error ] ||
+  fail "JSON fault: $(ctl_get "s['members'][1]['fault']")"
+line=$(ctl status | grep -A2 "slot 1:" | grep "I/O error: ") ||
+  { ctl status >&2; fail "status does not say I/O error"; }
+grep -q "stays out until re-added" <<<"$line" || fail "status: $line"
+echo "   still out after 5 s, $r1 reconnects: $(sed 's/^ *//' <<<"$line")"
+"$RAID5CTL" --control "$CTL_SOCK" re-add 1 --wait >"$tmpdir/readd.out" 2>&1 ||
+  { cat "$tmpdir/readd.out" >&2; fail "re-add by hand"; }
+ctl_wait "s['health'] == '[UUU]'" 30
+"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
+  >"$tmpdir/verify1.out" 2>&1 || { cat "$tmpdir/verify1.out" >&2; fail "after the re-add: not the model"; }
+echo "   re-added by hand: $(head -n 1 "$tmpdir/readd.out")"
+
+echo "== member 2's server killed while the array is idle"
+sleep 1.5
+b0=$(ctl_get "s['counters']['reads'] + s['counters']['writes']")
+kill -9 "${PID_OF[a2]}"
+wait "${PID_OF[a2]}" 2>/dev/null || :
+t0=$SECONDS
+ctl_wait "s['members'][2]['state'] == 'faulty' and (s['members'][2]['fault'] or {}).get('kind') == 'link-lost'" 5
+[ "$(ctl_get "s['counters']['reads'] + s['counters']['writes']")" = "$b0" ] ||
+  fail "client requests ran meanwhile"
+line=$(ctl status | grep -A2 "slot 2:" | grep "link lost: ") ||
+  { ctl status >&2; fail "status does not say link lost"; }
+grep -q "re-added by itself when it answers" <<<"$line" || fail "status: $line"
+echo "   faulty after $(( SECONDS - t0 )) s with no client I/O: $(sed 's/^ *//' <<<"$line")"
+member_server a2
+ctl_wait "s['health'] == '[UUU]'" 30
+grep -q "slot 2 (${uris[2]}) answers again: re-added" "$tmpdir/serve.log" ||
+  fail "the log does not say slot 2 was re-added by itself"
+"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
+  >"$tmpdir/verify2.out" 2>&1 || { cat "$tmpdir/verify2.out" >&2; fail "after the return: not the model"; }
+echo "   back by itself: $(ctl_get 's["health"]')"
+stop_server
