@@ -209,7 +209,7 @@ comeback_tick (struct array *a)
             now);
   }
   else if (c->state != COMEBACK_HELD && now >= c->next_ns &&
-           a->job.kind == ARRAY_JOB_NONE && !a->job.stop)
+           a->job.kind == R5_JOB_NONE && !a->job.stop)
     try_back (a);
   pthread_mutex_unlock (&a->job.lock);
 }

@@ -60,8 +60,8 @@ static int
 cmd_scrub (struct array *a, char **w, unsigned n, FILE *out,
            struct array_err *err)
 {
-  int r = array_job_start (a, strcmp (w[0], "check") == 0 ? ARRAY_JOB_CHECK
-                                                          : ARRAY_JOB_REPAIR,
+  int r = array_job_start (a, strcmp (w[0], "check") == 0 ? R5_JOB_CHECK
+                                                          : R5_JOB_REPAIR,
                            err);
 
   if (r == 0)
@@ -74,7 +74,7 @@ cmd_hold (struct array *a, char **w, unsigned n, FILE *out,
           struct array_err *err)
 {
   array_job_pause (a, strcmp (w[0], "pause") == 0);
-  fprintf (out, "%s: %s\n", w[0], array_job_name (a->job.kind));
+  fprintf (out, "%s: %s\n", w[0], r5_job_name (a->job.kind));
   return 0;
 }
 

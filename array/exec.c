@@ -195,7 +195,7 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
   if (limit != UINT64_MAX && limit * a->geom.stripe_data - pos < len)
     len = limit * a->geom.stripe_data - pos;
   r5_plan_reset (&w->plan);
-  if (a->job.kind == ARRAY_JOB_RESYNC)
+  if (a->job.kind == R5_JOB_RESYNC)
     w->plan.rcw_from = a->job.cursor;
   w->plan.ppl = a->ppl.on;
   if (a->ppl.on)

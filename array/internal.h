@@ -51,7 +51,7 @@ struct array_counters {
 struct job {
   pthread_mutex_t lock;       /* guards changes of kind, found[], last */
   bool lock_made;
-  _Atomic int kind;           /* enum array_job_kind */
+  _Atomic int kind;           /* enum r5_job */
   _Atomic bool paused;
   _Atomic bool abort;         /* stop the job at the next step */
   _Atomic uint64_t cursor;    /* next stripe */
@@ -82,7 +82,7 @@ struct job {
   uint64_t pace_window_ns;
   _Atomic uint64_t paced_kib, client_p99_us, pace_cuts;
   _Atomic uint64_t checked, rebuilt;  /* stripes, since open */
-  enum array_job_kind last_kind;
+  enum r5_job last_kind;
   int last_result;
   uint64_t last_mismatches, last_stripes_bad;
   uint64_t jobs_ended;
@@ -257,7 +257,7 @@ void job_abort_rebuild (struct array *a) __attribute__((nonnull));
 /* With job.lock held: start kind at stripe 0 (slot for a rebuild, else
  * -1); end the running job as cancelled.
  */
-void job_begin (struct array *a, enum array_job_kind kind, int slot)
+void job_begin (struct array *a, enum r5_job kind, int slot)
   __attribute__((nonnull));
 void job_preempt (struct array *a) __attribute__((nonnull));
 

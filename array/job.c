@@ -35,18 +35,6 @@
  */
 #define STEP_TIME_NS (100 * 1000000ULL)
 
-static const char *const job_names[] = {
-  [ARRAY_JOB_NONE] = "idle", [ARRAY_JOB_RESYNC] = "resync",
-  [ARRAY_JOB_CHECK] = "check", [ARRAY_JOB_REPAIR] = "repair",
-  [ARRAY_JOB_REBUILD] = "rebuild",
-};
-
-const char *
-array_job_name (enum array_job_kind kind)
-{
-  return (unsigned) kind <= ARRAY_JOB_REBUILD ? job_names[kind] : "unknown";
-}
-
 static void
 sleep_ns (uint64_t ns)
 {
@@ -78,13 +66,13 @@ job_init (struct array *a)
   if (health_rebuilding (&a->health)) {
     uint64_t limit;
 
-    j->kind = ARRAY_JOB_REBUILD;
+    j->kind = R5_JOB_REBUILD;
     j->slot = health_out (&a->health);
     (void) health_missing_for (&a->health, 0, &limit);
     j->cursor = limit == UINT64_MAX ? 0 : limit;
   }
   else if (meta_resync_due (a) && health_out (&a->health) < 0) {
-    j->kind = ARRAY_JOB_RESYNC;
+    j->kind = R5_JOB_RESYNC;
     j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
   }
   /* A resumed job's speed is measured from where it resumes. */
@@ -129,7 +117,7 @@ array_job_pause (struct array *a, bool pause)
  * anything else changes: requests read it to tell a rebuilt stripe.
  */
 void
-job_begin (struct array *a, enum array_job_kind kind, int slot)
+job_begin (struct array *a, enum r5_job kind, int slot)
 {
   struct job *j = &a->job;
 
@@ -148,27 +136,27 @@ job_begin (struct array *a, enum array_job_kind kind, int slot)
 }
 
 int
-array_job_start (struct array *a, enum array_job_kind kind,
+array_job_start (struct array *a, enum r5_job kind,
                  struct array_err *err)
 {
   struct job *j = &a->job;
   int r = 0;
 
-  if (kind != ARRAY_JOB_CHECK && kind != ARRAY_JOB_REPAIR) {
+  if (kind != R5_JOB_CHECK && kind != R5_JOB_REPAIR) {
     array_set_err (err, "only check and repair are started by hand");
     return -EINVAL;
   }
   pthread_mutex_lock (&j->lock);
-  if (j->kind != ARRAY_JOB_NONE) {
+  if (j->kind != R5_JOB_NONE) {
     array_set_err (err, "busy: a %s is running (%" PRIu64 "/%" PRIu64
-                   " stripes)", array_job_name (j->kind),
+                   " stripes)", r5_job_name (j->kind),
                    (uint64_t) j->cursor, a->geom.stripes);
     r = -EBUSY;
   }
   else if (health_out (&a->health) >= 0 || health_failed (&a->health)) {
     array_set_err (err, "the array is degraded (slot %d out of service): "
                    "there is no parity to %s", health_out (&a->health),
-                   array_job_name (kind));
+                   r5_job_name (kind));
     r = -ENODEV;
   }
   else
@@ -204,7 +192,7 @@ array_job_status (struct array *a, struct array_job_status *st)
 
 /* The job is over (r: 0, or why it stopped); job.lock held. */
 static void
-finish_locked (struct array *a, enum array_job_kind kind, int r)
+finish_locked (struct array *a, enum r5_job kind, int r)
 {
   struct job *j = &a->job;
   struct array_err err;
@@ -217,9 +205,9 @@ finish_locked (struct array *a, enum array_job_kind kind, int r)
   snprintf (err.msg, sizeof err.msg, "%s",
             r == -ECANCELED ? "cancelled because its member failed or "
             "another job took over" : strerror (-r));
-  if (kind == ARRAY_JOB_REBUILD && r == 0)
+  if (kind == R5_JOB_REBUILD && r == 0)
     r = rebuild_done (a, &err);
-  else if (kind == ARRAY_JOB_REBUILD) {
+  else if (kind == R5_JOB_REBUILD) {
     /* Stays out of service, and the superblocks say so: a member whose
      * rebuild stopped is not in service anywhere any more.
      */
@@ -230,21 +218,21 @@ finish_locked (struct array *a, enum array_job_kind kind, int r)
       array_log (a, ARRAY_LOG_ERROR, "recording the stopped rebuild: %s",
                  err.msg);
   }
-  else if (kind == ARRAY_JOB_RESYNC && (r == 0 || r == -ENODEV))
+  else if (kind == R5_JOB_RESYNC && (r == 0 || r == -ENODEV))
     r = meta_resync_done (a, &err);
   if (r < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s stopped at stripe %" PRIu64 ": %s",
-               array_job_name (kind), (uint64_t) j->cursor, err.msg);
+               r5_job_name (kind), (uint64_t) j->cursor, err.msg);
   else
     array_log (a, ARRAY_LOG_DEBUG, "%s done: %" PRIu64 " stripes, "
-               "mismatch_cnt %" PRIu64, array_job_name (kind),
+               "mismatch_cnt %" PRIu64, r5_job_name (kind),
                a->geom.stripes, (uint64_t) j->mismatches);
-  j->kind = ARRAY_JOB_NONE;
+  j->kind = R5_JOB_NONE;
   j->slot = -1;
   close_views (j);
   /* A resync that waited for a whole array (md does recovery first). */
-  if (kind == ARRAY_JOB_REBUILD && r == 0 && meta_resync_due (a)) {
-    job_begin (a, ARRAY_JOB_RESYNC, -1);
+  if (kind == R5_JOB_REBUILD && r == 0 && meta_resync_due (a)) {
+    job_begin (a, R5_JOB_RESYNC, -1);
     j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
   }
 }
@@ -252,20 +240,20 @@ finish_locked (struct array *a, enum array_job_kind kind, int r)
 void
 job_preempt (struct array *a)
 {
-  if (a->job.kind != ARRAY_JOB_NONE)
+  if (a->job.kind != R5_JOB_NONE)
     finish_locked (a, a->job.kind, -ECANCELED);
 }
 
 /* Keep progress in the superblocks now and then. */
 static void
-checkpoint (struct array *a, enum array_job_kind kind, bool now)
+checkpoint (struct array *a, enum r5_job kind, bool now)
 {
   struct array_err err;
   uint64_t t = array_now_ns ();
 
-  if (kind == ARRAY_JOB_RESYNC)
+  if (kind == R5_JOB_RESYNC)
     meta_set_resync_cp (a, a->job.cursor * a->geom.chunk / 512);
-  if (kind != ARRAY_JOB_REBUILD ||
+  if (kind != R5_JOB_REBUILD ||
       (!now && t - a->job.checkpoint_ns < CHECKPOINT_NS))
     return;
   a->job.checkpoint_ns = t;
@@ -388,7 +376,7 @@ throttle (struct array *a, uint64_t bytes)
     uint64_t kib = limit_kib (j, t);
 
     due = base + bytes * 1000000000ULL / (kib * 1024);
-    if (j->stop || j->abort || j->kind == ARRAY_JOB_NONE ||
+    if (j->stop || j->abort || j->kind == R5_JOB_NONE ||
         (t = array_now_ns ()) >= due)
       break;
     sleep_ns (due - t < IDLE_TICK_NS ? due - t : IDLE_TICK_NS);
@@ -422,13 +410,13 @@ step_once (struct array *a, bool online, char **buf,
            const struct array_job_watch *watch)
 {
   struct job *j = &a->job;
-  enum array_job_kind kind;
+  enum r5_job kind;
   struct array_err err;
   int r;
 
   pthread_mutex_lock (&j->lock);
   kind = j->kind;
-  if (kind == ARRAY_JOB_NONE || j->paused || health_failed (&a->health)) {
+  if (kind == R5_JOB_NONE || j->paused || health_failed (&a->health)) {
     pthread_mutex_unlock (&j->lock);
     return false;
   }
@@ -441,7 +429,7 @@ step_once (struct array *a, bool online, char **buf,
     r = j->abort ? -ECANCELED
       : job_step (a, step_reach (j, online), *buf, watch, &err);
   if (r < 0 && r != -ENODEV && r != -ECANCELED && r != -ENOMEM)
-    array_log (a, ARRAY_LOG_ERROR, "%s: %s", array_job_name (kind), err.msg);
+    array_log (a, ARRAY_LOG_ERROR, "%s: %s", r5_job_name (kind), err.msg);
   checkpoint (a, kind, r < 0 || j->cursor >= a->geom.stripes);
   if (r < 0 || j->cursor >= a->geom.stripes)
     finish_locked (a, kind, r);
@@ -503,17 +491,17 @@ array_stop_background (struct array *a)
   a->job.stop = true;
   pthread_join (a->job.thread, NULL);
   a->job.started = false;
-  if (a->job.kind == ARRAY_JOB_REBUILD)
-    checkpoint (a, ARRAY_JOB_REBUILD, true);
+  if (a->job.kind == R5_JOB_REBUILD)
+    checkpoint (a, R5_JOB_REBUILD, true);
 }
 
 
 int
-array_job_run (struct array *a, enum array_job_kind kind,
+array_job_run (struct array *a, enum r5_job kind,
                const struct array_job_watch *watch, struct array_err *err)
 {
   struct job *j = &a->job;
-  bool scrub = kind == ARRAY_JOB_CHECK || kind == ARRAY_JOB_REPAIR;
+  bool scrub = kind == R5_JOB_CHECK || kind == R5_JOB_REPAIR;
   bool was_dirty = false;
   char *buf = NULL;
   int r = 0;
@@ -521,8 +509,8 @@ array_job_run (struct array *a, enum array_job_kind kind,
   /* Offline nothing runs the pending resync: a check looks at parity as
    * the crash left it, a repair does the resync's work on every stripe.
    */
-  if (scrub && j->kind == ARRAY_JOB_RESYNC) {
-    j->kind = ARRAY_JOB_NONE;
+  if (scrub && j->kind == R5_JOB_RESYNC) {
+    j->kind = R5_JOB_NONE;
     was_dirty = true;
   }
   if (scrub && (r = array_job_start (a, kind, err)) < 0)
@@ -539,9 +527,9 @@ array_job_run (struct array *a, enum array_job_kind kind,
   r = j->last_result;
   if (r < 0)
     array_set_err (err, "%s stopped at stripe %" PRIu64 ": %s",
-                   array_job_name (kind), (uint64_t) j->cursor,
+                   r5_job_name (kind), (uint64_t) j->cursor,
                    r == -ENODEV ? "the array is degraded" : strerror (-r));
-  else if (was_dirty && kind == ARRAY_JOB_REPAIR)
+  else if (was_dirty && kind == R5_JOB_REPAIR)
     r = meta_resync_done (a, err);
   return r;
 }

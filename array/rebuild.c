@@ -162,7 +162,7 @@ check_slot (struct array *a, unsigned slot, struct array_err *err)
                    slot, out);
     return -EINVAL;
   }
-  if (a->job.kind == ARRAY_JOB_REBUILD) {
+  if (a->job.kind == R5_JOB_REBUILD) {
     array_set_err (err, "slot %u is being rebuilt already", slot);
     return -EBUSY;
   }
@@ -233,7 +233,7 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
     io_member_init (j->m);
   }
   /* Cursor 0 before the member counts as rebuilding (see job_begin). */
-  job_begin (a, ARRAY_JOB_NONE, (int) slot);
+  job_begin (a, R5_JOB_NONE, (int) slot);
   health_rebuild_begin (&a->health, slot, j->how == META_JOIN_RE_ADD);
   if ((r = meta_add_member (a, slot, j->how, j->sb, err)) < 0) {
     struct array_err ignored;
@@ -250,7 +250,7 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
   a->one_behind[slot] = false;
   if ((r = wipe_old (a, j, err)) < 0)
     return r;
-  a->job.kind = ARRAY_JOB_REBUILD;
+  a->job.kind = R5_JOB_REBUILD;
   array_log (a, ARRAY_LOG_DEBUG, "%s slot %u onto %s",
              j->how == META_JOIN_RE_ADD ? "re-adding (bitmap-guided) into"
                                      : "rebuilding", slot,

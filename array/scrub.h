@@ -31,7 +31,7 @@ struct bad_stripe {
  */
 struct part {
   struct array *a;
-  enum array_job_kind kind;
+  enum r5_job kind;
   uint64_t first;             /* its first stripe */
   unsigned n;                 /* its stripes */
   char *buf;                  /* its columns within the step's buffer */

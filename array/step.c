@@ -130,10 +130,10 @@ pass_unmarked (struct array *a)
  * only stripes whose bit is set (clear ones are skipped here).
  */
 static unsigned
-next_batch (struct array *a, enum array_job_kind kind, uint64_t slice,
+next_batch (struct array *a, enum r5_job kind, uint64_t slice,
             uint64_t reach, uint64_t *first)
 {
-  bool guided = kind == ARRAY_JOB_REBUILD &&
+  bool guided = kind == R5_JOB_REBUILD &&
     a->health.bitmap_rebuild;
   uint64_t c, end = a->geom.stripes;
   uint64_t most = reach < MEMORY_STEP ? reach : MEMORY_STEP;
@@ -145,12 +145,12 @@ next_batch (struct array *a, enum array_job_kind kind, uint64_t slice,
 
   if (slice && most / a->geom.chunk > max)
     max = (unsigned) (most / a->geom.chunk);
-  if (kind == ARRAY_JOB_RESYNC)
+  if (kind == R5_JOB_RESYNC)
     while (c < end && !meta_resync_visits (a, c))
       c++;
   a->job.cursor = c;          /* skipped stripes need no lock */
   while (n < max && c + n < end &&
-         !(kind == ARRAY_JOB_RESYNC && !meta_resync_visits (a, c + n)) &&
+         !(kind == R5_JOB_RESYNC && !meta_resync_visits (a, c + n)) &&
          !(guided && !meta_stripe_marked (a, c + n)))
     n++;
   *first = c;
@@ -191,7 +191,7 @@ parts_for (const struct array *a, unsigned n)
  */
 struct step {
   struct array *a;
-  enum array_job_kind kind;
+  enum r5_job kind;
   uint64_t first;
   unsigned n;
   uint64_t slice;             /* slice_bytes(); 0 on disks */
@@ -240,7 +240,7 @@ static void
 view_members (struct step *st)
 {
   struct array *a = st->a;
-  bool rebuild = st->kind == ARRAY_JOB_REBUILD;
+  bool rebuild = st->kind == R5_JOB_REBUILD;
   uint64_t off = r5_stripe_member_off (&a->geom, st->first);
   uint64_t len = (uint64_t) st->n * a->geom.chunk;
 
@@ -307,7 +307,7 @@ int
 job_step (struct array *a, uint64_t reach, char *buf,
           const struct array_job_watch *watch, struct array_err *err)
 {
-  enum array_job_kind kind = a->job.kind;   /* job.lock is held */
+  enum r5_job kind = a->job.kind;   /* job.lock is held */
   struct part parts[MAX_PARTS];
   struct stripe_range range;
   struct step st = { .a = a, .kind = kind, .buf = buf,
@@ -349,7 +349,7 @@ job_step (struct array *a, uint64_t reach, char *buf,
   record_parts (a, parts, k, watch);
   if (r == 0) {
     a->job.cursor = st.first + st.n;    /* still under the stripe locks */
-    if (kind == ARRAY_JOB_REBUILD) {
+    if (kind == R5_JOB_REBUILD) {
       health_rebuilt_to (&a->health, st.first + st.n);
       a->job.rebuilt += st.n;
     }
