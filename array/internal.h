@@ -43,7 +43,7 @@ struct array_counters {
 #define ARRAY_SYNC_SPEED_MIN 1000
 #define ARRAY_SYNC_SPEED_MAX 200000
 
-/* The array's job (job.c, scrub.c).  kind, cursor and slot change only
+/* The array's job (job.c, scrub.c).  kind and cursor change only
  * under job.lock; cursor also only while the job's thread holds the
  * stripe locks of the stripes it finished, so a request that holds a
  * stripe's lock sees whether that stripe is done.
@@ -55,7 +55,6 @@ struct job {
   _Atomic bool paused;
   _Atomic bool abort;         /* stop the job at the next step */
   _Atomic uint64_t cursor;    /* next stripe */
-  _Atomic int slot;           /* rebuild target, or -1 */
   _Atomic uint64_t mismatches;    /* sectors */
   uint64_t stripes_bad;
   unsigned nfound;
@@ -254,10 +253,15 @@ void job_destroy (struct array *a) __attribute__((nonnull));
 /* The rebuilding member failed: stop the rebuild (fail.c). */
 void job_abort_rebuild (struct array *a) __attribute__((nonnull));
 
-/* With job.lock held: start kind at stripe 0 (slot for a rebuild, else
- * -1); end the running job as cancelled.
+/* The member a rebuild writes: the out slot (health.h; it stays the out
+ * slot until the rebuild is done), -1 while no rebuild runs.
  */
-void job_begin (struct array *a, enum r5_job kind, int slot)
+int job_slot (const struct array *a) __attribute__((nonnull));
+
+/* With job.lock held: start kind at stripe 0 (a rebuild's slot is the
+ * out slot, job_slot); end the running job as cancelled.
+ */
+void job_begin (struct array *a, enum r5_job kind)
   __attribute__((nonnull));
 void job_preempt (struct array *a) __attribute__((nonnull));
 

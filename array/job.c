@@ -58,7 +58,6 @@ job_init (struct array *a)
   if (pthread_mutex_init (&j->lock, NULL) != 0)
     return -ENOMEM;
   j->lock_made = true;
-  j->slot = -1;
   for (unsigned m = 0; m < R5_MAX_MEMBERS; m++)
     io_view_init (&j->views[m]);
   j->speed_min = ARRAY_SYNC_SPEED_MIN;
@@ -67,7 +66,6 @@ job_init (struct array *a)
     uint64_t limit;
 
     j->kind = R5_JOB_REBUILD;
-    j->slot = health_out (&a->health);
     (void) health_missing_for (&a->health, 0, &limit);
     j->cursor = limit == UINT64_MAX ? 0 : limit;
   }
@@ -113,16 +111,21 @@ array_job_pause (struct array *a, bool pause)
   a->job.paused = pause;
 }
 
+int
+job_slot (const struct array *a)
+{
+  return a->job.kind == R5_JOB_REBUILD ? health_out (&a->health) : -1;
+}
+
 /* Start kind at stripe 0; job.lock held.  The cursor is reset before
  * anything else changes: requests read it to tell a rebuilt stripe.
  */
 void
-job_begin (struct array *a, enum r5_job kind, int slot)
+job_begin (struct array *a, enum r5_job kind)
 {
   struct job *j = &a->job;
 
   j->cursor = 0;
-  j->slot = slot;
   j->mismatches = 0;
   j->stripes_bad = 0;
   j->nfound = 0;
@@ -160,7 +163,7 @@ array_job_start (struct array *a, enum r5_job kind,
     r = -ENODEV;
   }
   else
-    job_begin (a, kind, -1);
+    job_begin (a, kind);
   pthread_mutex_unlock (&j->lock);
   return r;
 }
@@ -172,7 +175,7 @@ array_job_status (struct array *a, struct array_job_status *st)
 
   pthread_mutex_lock (&j->lock);
   *st = (struct array_job_status) {
-    .kind = j->kind, .paused = j->paused, .slot = j->slot,
+    .kind = j->kind, .paused = j->paused, .slot = job_slot (a),
     .done = j->cursor, .total = a->geom.stripes,
     .stripe_bytes = a->geom.chunk, .speed_kib = j->speed_kib,
     .speed_min = j->speed_min, .speed_max = j->speed_max,
@@ -212,8 +215,8 @@ finish_locked (struct array *a, enum r5_job kind, int r)
      * rebuild stopped is not in service anywhere any more.
      */
     health_rebuild_failed (&a->health);
-    if (meta_member_failed (a, (unsigned) j->slot,
-                            health_gen (&a->health, (unsigned) j->slot),
+    if (meta_member_failed (a, (unsigned) job_slot (a),
+                            health_gen (&a->health, (unsigned) job_slot (a)),
                             &err) < 0)
       array_log (a, ARRAY_LOG_ERROR, "recording the stopped rebuild: %s",
                  err.msg);
@@ -228,11 +231,10 @@ finish_locked (struct array *a, enum r5_job kind, int r)
                "mismatch_cnt %" PRIu64, r5_job_name (kind),
                a->geom.stripes, (uint64_t) j->mismatches);
   j->kind = R5_JOB_NONE;
-  j->slot = -1;
   close_views (j);
   /* A resync that waited for a whole array (md does recovery first). */
   if (kind == R5_JOB_REBUILD && r == 0 && meta_resync_due (a)) {
-    job_begin (a, R5_JOB_RESYNC, -1);
+    job_begin (a, R5_JOB_RESYNC);
     j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
   }
 }

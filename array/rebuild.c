@@ -233,7 +233,7 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
     io_member_init (j->m);
   }
   /* Cursor 0 before the member counts as rebuilding (see job_begin). */
-  job_begin (a, R5_JOB_NONE, (int) slot);
+  job_begin (a, R5_JOB_NONE);
   health_rebuild_begin (&a->health, slot, j->how == META_JOIN_RE_ADD);
   if ((r = meta_add_member (a, slot, j->how, j->sb, err)) < 0) {
     struct array_err ignored;
@@ -357,7 +357,7 @@ array_readd_start (struct array *a, unsigned slot, const char *path,
 int
 rebuild_done (struct array *a, struct array_err *err)
 {
-  int slot = a->job.slot, r;
+  int slot = job_slot (a), r;
 
   /* The superblocks first: until they say the member is in sync, health
    * keeps it rebuilding (in service everywhere, its mark at the end).

@@ -67,11 +67,11 @@ note_csum (struct part *p, const struct integrity_bad *u)
     a->integrity.failures++;
     a->integrity.unhealable++;
     /* The step still holds the stripe: nobody has read the unit. */
-    integrity_poison (a, (unsigned) a->job.slot, u->off);
+    integrity_poison (a, (unsigned) job_slot (a), u->off);
     array_log (a, ARRAY_LOG_ERROR, "member %u (%s): 4 KiB at member offset "
                "%" PRIu64 " fails its checksum: the unit rebuilt from it into "
                "slot %d is wrong too, and reads of it fail", u->member,
-               array_member_path (a, u->member), u->off, a->job.slot);
+               array_member_path (a, u->member), u->off, job_slot (a));
     return;
   }
   if (p->kind != R5_JOB_CHECK)
@@ -120,7 +120,7 @@ scan_csums (struct part *p, const struct plan_run *x)
 static int
 failed (struct part *p, const struct plan_run *x, int r)
 {
-  int slot = p->a->job.slot;
+  int slot = job_slot (p->a);
   bool ours = false;
 
   for (size_t i = 0; i < x->nops; i++)
@@ -151,7 +151,7 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
 
   span.job = checksums && p->kind != R5_JOB_REBUILD ? R5_JOB_CHECK
                                                       : p->kind;
-  span.slot = p->kind == R5_JOB_REBUILD ? (unsigned) a->job.slot : 0;
+  span.slot = p->kind == R5_JOB_REBUILD ? (unsigned) job_slot (a) : 0;
   r5_plan_reset (&p->plan);
   r = r5_plan_job (&p->plan, &a->geom, &span);
   if (r < 0) {
@@ -232,7 +232,7 @@ scrub_run_part (void *arg)
 {
   struct part *p = arg;
   struct array *a = p->a;
-  int slot = a->job.slot;
+  int slot = job_slot (a);
 
   r5_plan_init (&p->plan);
   if (p->kind == R5_JOB_REBUILD

@@ -245,14 +245,14 @@ view_members (struct step *st)
   uint64_t len = (uint64_t) st->n * a->geom.chunk;
 
   for (unsigned m = 0; m < a->geom.members; m++) {
-    bool written = rebuild && (int) m == a->job.slot;
+    bool written = rebuild && (int) m == job_slot (a);
 
     if (io_view_get (&a->job.views[m], &a->members[m], off, len,
                      written ? IO_VIEW_WRITE : IO_VIEW_READ, &st->base[m]) < 0)
       st->base[m] = NULL;
   }
   st->views = (struct plan_views) { st->base, off, len,
-                                    rebuild ? a->job.slot : -1 };
+                                    rebuild ? job_slot (a) : -1 };
 }
 
 static int
