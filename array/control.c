@@ -94,8 +94,8 @@ cmd_speed (struct array *a, char **w, unsigned n, FILE *out,
   }
   array_set_sync_speed (a, min, max);
   fprintf (out, "speed limits: min %" PRIu64 " K/sec, max %" PRIu64
-           " K/sec (per member)\n", (uint64_t) a->job.speed_min,
-           (uint64_t) a->job.speed_max);
+           " K/sec (per member)\n", (uint64_t) a->job.rate.min,
+           (uint64_t) a->job.rate.max);
   return 0;
 }
 

@@ -373,12 +373,12 @@ run_request (struct request rq)
       (off % R5I_UNIT || len % R5I_UNIT))
     return run_padded_read (rq);
   /* What the client waits for, the bitmap's marks included. */
-  started = a->job.latency_max_us ? array_now_ns () : 0;
+  started = a->job.pacer.target_us ? array_now_ns () : 0;
   if (op != R5_OP_READ &&
       (r = meta_write_begin (a, off / a->geom.stripe_data,
                              (off + len - 1) / a->geom.stripe_data, err)) < 0)
     return r;
-  a->job.inflight++;
+  a->job.clients.inflight++;
   epoch = epoch_enter (&a->epochs);
   r = 0;
   while (r == 0 && pos < off + len) {
@@ -387,10 +387,10 @@ run_request (struct request rq)
   }
   epoch_exit (&a->epochs, epoch);
   scratch_put (rq.w);
-  a->job.inflight--;
-  a->job.last_request_ns = array_now_ns ();
+  a->job.clients.inflight--;
+  a->job.clients.last_ns = array_now_ns ();
   if (started)
-    a->job.lat[r5_lat_bucket ((a->job.last_request_ns - started) / 1000)]++;
+    a->job.clients.lat[r5_lat_bucket ((a->job.clients.last_ns - started) / 1000)]++;
   if (op != R5_OP_READ)
     meta_write_end (a);
   return r;

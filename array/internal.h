@@ -43,48 +43,78 @@ struct array_counters {
 #define ARRAY_SYNC_SPEED_MIN 1000
 #define ARRAY_SYNC_SPEED_MAX 200000
 
-/* The array's job (job.c, scrub.c).  kind and cursor change only
- * under job.lock; cursor also only while the job's thread holds the
- * stripe locks of the stripes it finished, so a request that holds a
- * stripe's lock sees whether that stripe is done.
+/* What the running job found (md's mismatch_cnt, in sectors; wrong
+ * stripes; the first ARRAY_FOUND_MAX of them), and what the last one to
+ * end did.  Under job.lock.
+ */
+struct job_tally {
+  _Atomic uint64_t mismatches;
+  uint64_t stripes_bad;
+  unsigned nfound;
+  struct array_mismatch found[ARRAY_FOUND_MAX];
+};
+struct job_last {
+  enum r5_job kind;
+  int result;
+  uint64_t mismatches, stripes_bad;
+  uint64_t ended;             /* jobs ended since open */
+};
+
+/* The job's rate (pacing.c): md's limits, KiB/s per member; the speed
+ * measured over a window; the token bucket.  Limits change any time;
+ * the rest is the job thread's.
+ */
+struct job_rate {
+  _Atomic uint64_t min, max;
+  _Atomic uint64_t kib;           /* measured */
+  uint64_t mark_ns, mark_cursor;  /* the window's start */
+  uint64_t next_ns;               /* the next step allowed */
+  _Atomic uint64_t throttled_ns;  /* waited for the limit, since open */
+};
+
+/* The clients as the pacing sees them (exec.c counts): requests running,
+ * when the last ended, this window's latencies.
+ */
+struct job_clients {
+  _Atomic uint64_t inflight;
+  _Atomic uint64_t last_ns;
+  _Atomic uint64_t lat[R5_LAT_BUCKETS];
+};
+
+/* The latency-target mode (pacing.c, raid/pace.h): its target (0: off),
+ * the pacer (job thread only) and what it last found, for status.
+ */
+struct job_pacer {
+  _Atomic uint64_t target_us;
+  struct r5_pace pace;
+  uint64_t window_ns;
+  _Atomic uint64_t paced_kib, p99_us, cuts;
+};
+
+struct job_runner;
+
+/* The array's job (job.c): its kind, where it is, what it found, how it
+ * is paced, and its runner (runner.h), made when the job's first step
+ * runs and kept until it ends.  kind and cursor change only under
+ * job.lock; cursor also only while the runner holds the stripe locks of
+ * the stripes it finished, so a request that holds a stripe's lock sees
+ * whether that stripe is done.
  */
 struct job {
-  pthread_mutex_t lock;       /* guards changes of kind, found[], last */
+  pthread_mutex_t lock;       /* guards changes of kind, tally, last */
   bool lock_made;
   _Atomic int kind;           /* enum r5_job */
   _Atomic bool paused;
   _Atomic bool abort;         /* stop the job at the next step */
   _Atomic uint64_t cursor;    /* next stripe */
-  _Atomic uint64_t mismatches;    /* sectors */
-  uint64_t stripes_bad;
-  unsigned nfound;
-  struct array_mismatch found[ARRAY_FOUND_MAX];
-  _Atomic uint64_t speed_min, speed_max;  /* KiB/s per member */
-  _Atomic uint64_t speed_kib;     /* measured */
-  uint64_t mark_ns, mark_cursor;  /* speed window (job thread only) */
-  uint64_t next_ns;               /* token bucket: next step allowed */
-  _Atomic uint64_t throttled_ns;  /* waited for the limit, since open */
-  uint64_t checkpoint_ns;         /* last progress written to superblocks */
-  /* Members in memory read in place by the job's steps (scrub.c); unmapped
-   * when the job ends.
-   */
-  struct io_view views[R5_MAX_MEMBERS];
-  _Atomic uint64_t inflight;      /* client requests running */
-  _Atomic uint64_t last_request_ns;   /* when the last one ended */
-  /* The latency-target mode (job.c, raid/pace.h): its target (0: off),
-   * this window's client request latencies (exec.c adds), the pacer
-   * (job thread only) and what it last found, for status.
-   */
-  _Atomic uint64_t latency_max_us;
-  _Atomic uint64_t lat[R5_LAT_BUCKETS];
-  struct r5_pace pace;
-  uint64_t pace_window_ns;
-  _Atomic uint64_t paced_kib, client_p99_us, pace_cuts;
+  struct job_tally tally;
+  struct job_last last;
+  struct job_rate rate;
+  struct job_clients clients;
+  struct job_pacer pacer;
+  uint64_t checkpoint_ns;     /* last progress written to superblocks */
   _Atomic uint64_t checked, rebuilt;  /* stripes, since open */
-  enum r5_job last_kind;
-  int last_result;
-  uint64_t last_mismatches, last_stripes_bad;
-  uint64_t jobs_ended;
+  struct job_runner *runner;  /* the job thread's (or array_job_run's) */
   pthread_t thread;
   bool started;
   _Atomic bool stop;
@@ -269,20 +299,6 @@ void job_preempt (struct array *a) __attribute__((nonnull));
 int rebuild_done (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
-/* One step of the running job (step.c): up to a batch of stripes from
- * the cursor, under their stripe locks; job.lock held by the caller.
- * With every member in memory a step may go further than the batch, up
- * to reach bytes of each member (UINT64_MAX: as far as it likes).  buf
- * is scratch of job_buf_bytes(a), 4096-aligned; watch (or NULL) hears of
- * each stripe found wrong.  Returns 0, -ENODEV when the array became
- * degraded (a scrub can go no further), or -errno.
- */
-size_t job_buf_bytes (const struct array *a) __attribute__((nonnull));
-unsigned job_batch_stripes (const struct array *a) __attribute__((nonnull));
-int job_step (struct array *a, uint64_t reach, char *buf,
-              const struct array_job_watch *watch, struct array_err *err)
-  __attribute__((nonnull (1, 3, 5)));
-
 /* Per-thread reusable memory for executing requests. */
 struct worker {
   struct r5_plan plan;
@@ -300,6 +316,15 @@ array_now_ns (void)
 
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
+/* Sleep ns nanoseconds (less if a signal comes). */
+static inline void
+array_sleep_ns (uint64_t ns)
+{
+  struct timespec ts = { (time_t) (ns / 1000000000), (long) (ns % 1000000000) };
+
+  nanosleep (&ts, NULL);
 }
 
 /* Format one line into err (printf-style). */

@@ -227,14 +227,12 @@ run_sliced (struct part *p)
   return r;
 }
 
-void *
-scrub_run_part (void *arg)
+void
+scrub_run_part (struct part *p)
 {
-  struct part *p = arg;
   struct array *a = p->a;
   int slot = job_slot (a);
 
-  r5_plan_init (&p->plan);
   if (p->kind == R5_JOB_REBUILD
       ? slot < 0 || health_state (&a->health, (unsigned) slot)
         != MEMBER_REBUILDING
@@ -246,6 +244,4 @@ scrub_run_part (void *arg)
     p->r = run_piece (p, (struct r5_job_span) {
                         .first = p->first, .n = p->n, .len = a->geom.chunk },
                       p->buf);
-  r5_plan_free (&p->plan);
-  return NULL;
 }
