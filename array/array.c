@@ -12,7 +12,9 @@
 #include <sys/mman.h>
 
 #include "array/guard.h"
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/jobs.h"
+#include "array/requests.h"
 #include "io/nbd.h"
 #include "raid/layout.h"
 

@@ -41,7 +41,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/state.h"
 
 #define COMEBACK_FIRST_NS (1000 * 1000000ULL)
 #define COMEBACK_MAX_NS (10000 * 1000000ULL)

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "array/commands.h"
-#include "array/internal.h"
+#include "array/object.h"
 #include "raid/number.h"
 
 #define MAX_WORDS 8

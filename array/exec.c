@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/requests.h"
+#include "array/state.h"
 #include "array/runplan.h"
 
 struct request {

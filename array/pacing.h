@@ -22,7 +22,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/jobs.h"
 
 /* Parts (threads) a step runs on, at most, whatever the policy. */
 #define JOB_MAX_PARTS 4

@@ -19,7 +19,10 @@
 #include <string.h>
 
 #include "array/guard.h"
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/jobs.h"
+#include "array/requests.h"
+#include "array/state.h"
 #include "raid/mdsb.h"
 
 /* A member about to join a slot. */

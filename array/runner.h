@@ -19,7 +19,8 @@
 
 #include <stdint.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/jobs.h"
 
 /* Make a runner for a's current job (a->job.kind, not NONE).  Returns 0
  * and *out, or -ENOMEM (err says so).

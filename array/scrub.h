@@ -5,7 +5,8 @@
 #ifndef ARRAY_SCRUB_H
 #define ARRAY_SCRUB_H
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/jobs.h"
 #include "array/runplan.h"
 #include "raid/plan.h"
 

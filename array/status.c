@@ -9,7 +9,8 @@
 
 #include <json-c/json.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/state.h"
 #include "raid/layout.h"
 
 static const char *
