@@ -12,7 +12,9 @@
 #include <sys/mman.h>
 
 #include "array/guard.h"
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/jobs.h"
+#include "array/requests.h"
 #include "io/nbd.h"
 #include "raid/layout.h"
 
@@ -397,7 +399,7 @@ array_close (struct array *a)
   if (a == NULL)
     return;
   array_stop_background (a);
-  if (a->job.kind == ARRAY_JOB_REBUILD &&
+  if (a->job.kind == R5_JOB_REBUILD &&
       meta_rebuild_progress (a, a->job.cursor, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
   if (meta_mark_clean (a, false, &err) < 0)

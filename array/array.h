@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "raid/geom.h"
+#include "raid/jobplan.h"
 #include "raid/plan.h"
 
 #define ARRAY_ERR_LEN 512
@@ -168,16 +169,9 @@ void array_stop_background (struct array *a) __attribute__((nonnull));
 
 /* Jobs: at most one at a time, as md's sync_action.  A resync starts by
  * itself after an unclean stop; a rebuild starts when a member is
- * replaced (or a spare takes a failed member's place).
+ * replaced (or a spare takes a failed member's place).  Their kinds are
+ * raid/jobplan.h's enum r5_job, named by r5_job_name().
  */
-enum array_job_kind {
-  ARRAY_JOB_NONE,
-  ARRAY_JOB_RESYNC,           /* parity from data after an unclean stop */
-  ARRAY_JOB_CHECK,            /* count parity mismatches, write nothing */
-  ARRAY_JOB_REPAIR,           /* rewrite wrong parity from the data */
-  ARRAY_JOB_REBUILD,          /* reconstruct a replaced member */
-};
-const char *array_job_name (enum array_job_kind kind);
 
 /* Resync/rebuild speed limits in KiB/s per member (md's sync_speed_min
  * and _max): max while clients are idle, min while they are busy.
@@ -202,7 +196,7 @@ void array_set_sync_latency (struct array *a, uint64_t target_us)
 /* Start a check or repair in the background.  Returns 0, -EBUSY if a job
  * is running (err names it), -ENODEV if the array is degraded.
  */
-int array_job_start (struct array *a, enum array_job_kind kind,
+int array_job_start (struct array *a, enum r5_job kind,
                      struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
@@ -259,7 +253,7 @@ struct array_mismatch {
   uint64_t csum_off;
 };
 struct array_job_status {
-  enum array_job_kind kind;   /* running, or NONE */
+  enum r5_job kind;   /* running, or NONE */
   bool paused;
   int slot;                   /* rebuild target, or -1 */
   uint64_t done, total;       /* stripes */
@@ -280,7 +274,7 @@ struct array_job_status {
   struct array_mismatch found[ARRAY_FOUND_MAX];
   bool resync_due;            /* not stopped cleanly: parity may be stale
                                * where writes were in flight */
-  enum array_job_kind last_kind;  /* the last job that ended */
+  enum r5_job last_kind;  /* the last job that ended */
   int last_result;            /* 0 or -errno */
   uint64_t last_mismatches, last_stripes_bad;
   uint64_t jobs_ended;        /* since open: a watcher tells one job's end
@@ -290,7 +284,7 @@ void array_job_status (struct array *a, struct array_job_status *out)
   __attribute__((nonnull));
 
 /* Offline use (raid5ctl, nothing serving the members): run a job to its
- * end in the calling thread, unthrottled.  ARRAY_JOB_RESYNC runs the
+ * end in the calling thread, unthrottled.  R5_JOB_RESYNC runs the
  * pending resync (if any); CHECK and REPAIR scrub every stripe; REBUILD
  * continues what array_rebuild_start() began.  On a dirty array (a resync
  * pending after an unclean stop) a CHECK counts what the crash left and
@@ -308,7 +302,7 @@ struct array_job_watch {
   array_mismatch_fn found;    /* or NULL */
   void *opaque;               /* passed to both */
 };
-int array_job_run (struct array *a, enum array_job_kind kind,
+int array_job_run (struct array *a, enum r5_job kind,
                    const struct array_job_watch *watch,
                    struct array_err *err)
   __attribute__((nonnull (1, 4), warn_unused_result));

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/state.h"
 #include "raid/layout.h"
 
 /* What assembly found: the members given (in the order given), their

@@ -41,7 +41,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/state.h"
 
 #define COMEBACK_FIRST_NS (1000 * 1000000ULL)
 #define COMEBACK_MAX_NS (10000 * 1000000ULL)
@@ -209,7 +210,7 @@ comeback_tick (struct array *a)
             now);
   }
   else if (c->state != COMEBACK_HELD && now >= c->next_ns &&
-           a->job.kind == ARRAY_JOB_NONE && !a->job.stop)
+           a->job.kind == R5_JOB_NONE && !a->job.stop)
     try_back (a);
   pthread_mutex_unlock (&a->job.lock);
 }

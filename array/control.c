@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "array/commands.h"
-#include "array/internal.h"
+#include "array/object.h"
 #include "raid/number.h"
 
 #define MAX_WORDS 8
@@ -60,8 +60,8 @@ static int
 cmd_scrub (struct array *a, char **w, unsigned n, FILE *out,
            struct array_err *err)
 {
-  int r = array_job_start (a, strcmp (w[0], "check") == 0 ? ARRAY_JOB_CHECK
-                                                          : ARRAY_JOB_REPAIR,
+  int r = array_job_start (a, strcmp (w[0], "check") == 0 ? R5_JOB_CHECK
+                                                          : R5_JOB_REPAIR,
                            err);
 
   if (r == 0)
@@ -74,7 +74,7 @@ cmd_hold (struct array *a, char **w, unsigned n, FILE *out,
           struct array_err *err)
 {
   array_job_pause (a, strcmp (w[0], "pause") == 0);
-  fprintf (out, "%s: %s\n", w[0], array_job_name (a->job.kind));
+  fprintf (out, "%s: %s\n", w[0], r5_job_name (a->job.kind));
   return 0;
 }
 
@@ -94,8 +94,8 @@ cmd_speed (struct array *a, char **w, unsigned n, FILE *out,
   }
   array_set_sync_speed (a, min, max);
   fprintf (out, "speed limits: min %" PRIu64 " K/sec, max %" PRIu64
-           " K/sec (per member)\n", (uint64_t) a->job.speed_min,
-           (uint64_t) a->job.speed_max);
+           " K/sec (per member)\n", (uint64_t) a->job.rate.min,
+           (uint64_t) a->job.rate.max);
   return 0;
 }
 

@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/requests.h"
+#include "array/state.h"
 #include "array/runplan.h"
 
 struct request {
@@ -195,7 +197,7 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
   if (limit != UINT64_MAX && limit * a->geom.stripe_data - pos < len)
     len = limit * a->geom.stripe_data - pos;
   r5_plan_reset (&w->plan);
-  if (a->job.kind == ARRAY_JOB_RESYNC)
+  if (a->job.kind == R5_JOB_RESYNC)
     w->plan.rcw_from = a->job.cursor;
   w->plan.ppl = a->ppl.on;
   if (a->ppl.on)
@@ -373,12 +375,12 @@ run_request (struct request rq)
       (off % R5I_UNIT || len % R5I_UNIT))
     return run_padded_read (rq);
   /* What the client waits for, the bitmap's marks included. */
-  started = a->job.latency_max_us ? array_now_ns () : 0;
+  started = a->job.pacer.target_us ? array_now_ns () : 0;
   if (op != R5_OP_READ &&
       (r = meta_write_begin (a, off / a->geom.stripe_data,
                              (off + len - 1) / a->geom.stripe_data, err)) < 0)
     return r;
-  a->job.inflight++;
+  a->job.clients.inflight++;
   epoch = epoch_enter (&a->epochs);
   r = 0;
   while (r == 0 && pos < off + len) {
@@ -387,10 +389,10 @@ run_request (struct request rq)
   }
   epoch_exit (&a->epochs, epoch);
   scratch_put (rq.w);
-  a->job.inflight--;
-  a->job.last_request_ns = array_now_ns ();
+  a->job.clients.inflight--;
+  a->job.clients.last_ns = array_now_ns ();
   if (started)
-    a->job.lat[r5_lat_bucket ((a->job.last_request_ns - started) / 1000)]++;
+    a->job.clients.lat[r5_lat_bucket ((a->job.clients.last_ns - started) / 1000)]++;
   if (op != R5_OP_READ)
     meta_write_end (a);
   return r;

@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/state.h"
+#include "array/jobs.h"
 
 static const char *
 op_name (enum io_kind kind)

@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "array/guard.h"
-#include "array/internal.h"
+#include "array/object.h"
 
 bool
 array_sig_is_md (const struct io_sig *s)

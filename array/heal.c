@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "array/integrity.h"
-#include "array/internal.h"
+#include "array/object.h"
 #include "raid/parity.h"
 
 /* Every member's unit of the row at off into rows (members x 4 KiB);

@@ -1,7 +1,13 @@
 /* array/health.h -- the one owner of member health in a live array: each
  * slot's state, the slot out of service, whether the array has failed,
- * and how far a rebuilding member is rebuilt.  exec.c, job.c, fail.c,
- * rebuild.c, meta.c and status.c ask it and nothing else.
+ * and how far a rebuilding member is rebuilt.  Every room asks it, and
+ * nothing else: requests (exec.c, ppl*.c, integrity*.c, heal.c) which
+ * members to plan around; jobs (job.c, runner.c, scrub.c, rebuild.c)
+ * which to rebuild and how far; state (assemble.c, fail.c, comeback.c,
+ * keepalive.c, meta.c) who changes; status.c what to show.  It changes
+ * only through array.c and assemble.c (at start), fail.c (a member out,
+ * the array failed), rebuild.c and job.c (a rebuild begun, done or
+ * stopped) and runner.c (how far it is).
  *
  * RAID-5 survives one slot out of service.  The out slot changes from -1
  * to a slot once (health_take_out, by compare-and-swap), and back to -1

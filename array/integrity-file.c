@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "array/integrity.h"
-#include "array/internal.h"
+#include "array/object.h"
 
 /* The header this array's record has. */
 static void

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "array/integrity.h"
-#include "array/internal.h"
+#include "array/object.h"
 
 #define REGION_BYTES ((uint64_t) R5I_REGION_UNITS * R5I_UNIT)
 

@@ -16,7 +16,9 @@
 
 #include <stdlib.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/state.h"
+#include "array/requests.h"
 
 #define PROBE_BYTES 512u
 

@@ -12,7 +12,8 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/state.h"
 
 /* A random UUID, as mdadm gives each device. */
 static void

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array/internal.h"
+#include "array/object.h"
 #include "array/runplan.h"
 #include "raid/ppl.h"
 

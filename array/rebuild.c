@@ -19,7 +19,10 @@
 #include <string.h>
 
 #include "array/guard.h"
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/jobs.h"
+#include "array/requests.h"
+#include "array/state.h"
 #include "raid/mdsb.h"
 
 /* A member about to join a slot. */
@@ -162,7 +165,7 @@ check_slot (struct array *a, unsigned slot, struct array_err *err)
                    slot, out);
     return -EINVAL;
   }
-  if (a->job.kind == ARRAY_JOB_REBUILD) {
+  if (a->job.kind == R5_JOB_REBUILD) {
     array_set_err (err, "slot %u is being rebuilt already", slot);
     return -EBUSY;
   }
@@ -233,7 +236,7 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
     io_member_init (j->m);
   }
   /* Cursor 0 before the member counts as rebuilding (see job_begin). */
-  job_begin (a, ARRAY_JOB_NONE, (int) slot);
+  job_begin (a, R5_JOB_NONE);
   health_rebuild_begin (&a->health, slot, j->how == META_JOIN_RE_ADD);
   if ((r = meta_add_member (a, slot, j->how, j->sb, err)) < 0) {
     struct array_err ignored;
@@ -250,7 +253,7 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
   a->one_behind[slot] = false;
   if ((r = wipe_old (a, j, err)) < 0)
     return r;
-  a->job.kind = ARRAY_JOB_REBUILD;
+  a->job.kind = R5_JOB_REBUILD;
   array_log (a, ARRAY_LOG_DEBUG, "%s slot %u onto %s",
              j->how == META_JOIN_RE_ADD ? "re-adding (bitmap-guided) into"
                                      : "rebuilding", slot,
@@ -357,7 +360,7 @@ array_readd_start (struct array *a, unsigned slot, const char *path,
 int
 rebuild_done (struct array *a, struct array_err *err)
 {
-  int slot = a->job.slot, r;
+  int slot = job_slot (a), r;
 
   /* The superblocks first: until they say the member is in sync, health
    * keeps it rebuilding (in service everywhere, its mark at the end).

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "array/internal.h"
+#include "array/object.h"
 #include "array/runplan.h"
 #include "io/view.h"
 #include "raid/parity.h"

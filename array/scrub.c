@@ -21,16 +21,6 @@
 #include "array/scrub.h"
 #include "raid/jobplan.h"
 
-static enum r5_job
-job_of (enum array_job_kind kind)
-{
-  switch (kind) {
-  case ARRAY_JOB_CHECK: return R5_JOB_CHECK;
-  case ARRAY_JOB_REBUILD: return R5_JOB_REBUILD;
-  default: return R5_JOB_REPAIR;          /* repair, resync */
-  }
-}
-
 /* A compare found wrong units: add them to the part's list, to the
  * stripe's entry if the same stripe's last slice was wrong too.
  */
@@ -73,22 +63,22 @@ note_csum (struct part *p, const struct integrity_bad *u)
   struct array_err err;
   bool healed = false;
 
-  if (p->kind == ARRAY_JOB_REBUILD) {
+  if (p->kind == R5_JOB_REBUILD) {
     a->integrity.failures++;
     a->integrity.unhealable++;
     /* The step still holds the stripe: nobody has read the unit. */
-    integrity_poison (a, (unsigned) a->job.slot, u->off);
+    integrity_poison (a, (unsigned) job_slot (a), u->off);
     array_log (a, ARRAY_LOG_ERROR, "member %u (%s): 4 KiB at member offset "
                "%" PRIu64 " fails its checksum: the unit rebuilt from it into "
                "slot %d is wrong too, and reads of it fail", u->member,
-               array_member_path (a, u->member), u->off, a->job.slot);
+               array_member_path (a, u->member), u->off, job_slot (a));
     return;
   }
-  if (p->kind != ARRAY_JOB_CHECK)
+  if (p->kind != R5_JOB_CHECK)
     healed = integrity_heal (a, u, true, &err) == 0;
   else
     a->integrity.failures++;
-  if (!healed && p->kind != ARRAY_JOB_CHECK)
+  if (!healed && p->kind != R5_JOB_CHECK)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
   if (b == NULL) {
     array_log (a, ARRAY_LOG_NOTICE, "member %u (%s): 4 KiB at member offset "
@@ -130,7 +120,7 @@ scan_csums (struct part *p, const struct plan_run *x)
 static int
 failed (struct part *p, const struct plan_run *x, int r)
 {
-  int slot = p->a->job.slot;
+  int slot = job_slot (p->a);
   bool ours = false;
 
   for (size_t i = 0; i < x->nops; i++)
@@ -138,7 +128,7 @@ failed (struct part *p, const struct plan_run *x, int r)
       (int) x->ops[i].member == slot;
   if (array_io_failed (p->a, x->ops, x->nops, r, &p->err) < 0)
     return -EIO;
-  if (p->kind != ARRAY_JOB_REBUILD)
+  if (p->kind != R5_JOB_REBUILD)
     return -ENODEV;
   return ours ? -ECANCELED : -EIO;
 }
@@ -159,14 +149,14 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
   };
   int r;
 
-  span.job = checksums && p->kind != ARRAY_JOB_REBUILD ? R5_JOB_CHECK
-                                                      : job_of (p->kind);
-  span.slot = p->kind == ARRAY_JOB_REBUILD ? (unsigned) a->job.slot : 0;
+  span.job = checksums && p->kind != R5_JOB_REBUILD ? R5_JOB_CHECK
+                                                      : p->kind;
+  span.slot = p->kind == R5_JOB_REBUILD ? (unsigned) job_slot (a) : 0;
   r5_plan_reset (&p->plan);
   r = r5_plan_job (&p->plan, &a->geom, &span);
   if (r < 0) {
     array_set_err (&p->err, "cannot plan the %s: %s",
-                   array_job_name (p->kind), strerror (-r));
+                   r5_job_name (p->kind), strerror (-r));
     return r;
   }
   if ((r = plan_run (a, &x)) < 0)
@@ -191,10 +181,10 @@ run_piece (struct part *p, struct r5_job_span span, char *scratch)
 
   if (!p->a->integrity.on)
     return run_plan (p, span, scratch, false, true);
-  if (p->kind == ARRAY_JOB_REBUILD)   /* the reads are verified, at least */
+  if (p->kind == R5_JOB_REBUILD)   /* the reads are verified, at least */
     return run_plan (p, span, scratch, true, true);
   if ((r = run_plan (p, span, scratch, true, true)) < 0 ||
-      p->kind == ARRAY_JOB_CHECK)
+      p->kind == R5_JOB_CHECK)
     return r;
   return run_plan (p, span, scratch, false, false);
 }
@@ -217,7 +207,7 @@ static int
 run_sliced (struct part *p)
 {
   uint64_t slice = p->slice, chunk = p->a->geom.chunk, per = chunk / slice;
-  bool rebuild = p->kind == ARRAY_JOB_REBUILD;
+  bool rebuild = p->kind == R5_JOB_REBUILD;
   unsigned count = (unsigned) (rebuild ? p->n * per : p->n), at = 0, u;
   int r = 0;
 
@@ -237,25 +227,21 @@ run_sliced (struct part *p)
   return r;
 }
 
-void *
-scrub_run_part (void *arg)
+void
+scrub_run_part (struct part *p)
 {
-  struct part *p = arg;
   struct array *a = p->a;
-  int slot = a->job.slot;
+  int slot = job_slot (a);
 
-  r5_plan_init (&p->plan);
-  if (p->kind == ARRAY_JOB_REBUILD
+  if (p->kind == R5_JOB_REBUILD
       ? slot < 0 || health_state (&a->health, (unsigned) slot)
         != MEMBER_REBUILDING
       : health_out (&a->health) >= 0)
-    p->r = p->kind == ARRAY_JOB_REBUILD ? -ECANCELED : -ENODEV;
+    p->r = p->kind == R5_JOB_REBUILD ? -ECANCELED : -ENODEV;
   else if (p->slice)
     p->r = run_sliced (p);
   else
     p->r = run_piece (p, (struct r5_job_span) {
                         .first = p->first, .n = p->n, .len = a->geom.chunk },
                       p->buf);
-  r5_plan_free (&p->plan);
-  return NULL;
 }

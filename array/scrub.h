@@ -1,10 +1,12 @@
-/* array/scrub.h -- a step of a job (step.c) and the parts it is cut
- * into, each run by a thread (scrub.c).  Shared by those two files only.
+/* array/scrub.h -- the parts a job's step is cut into (runner.c), each
+ * run by one of the runner's threads (scrub.c).  Shared by those two
+ * files only.
  */
 #ifndef ARRAY_SCRUB_H
 #define ARRAY_SCRUB_H
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/jobs.h"
 #include "array/runplan.h"
 #include "raid/plan.h"
 
@@ -27,11 +29,12 @@ struct bad_stripe {
 /* One part of a step's batch, done by one thread: the step's stripes are
  * cut into as many parts as there are processors, because with members
  * in memory a scrub is memory copies and XOR, bound by one core each.
- * Everything it points to belongs to the step (step.c).
+ * Everything it points to belongs to the runner (runner.c), for the
+ * job's life.
  */
 struct part {
   struct array *a;
-  enum array_job_kind kind;
+  enum r5_job kind;
   uint64_t first;             /* its first stripe */
   unsigned n;                 /* its stripes */
   char *buf;                  /* its columns within the step's buffer */
@@ -50,7 +53,7 @@ struct part {
   _Atomic unsigned *next;
   struct io_op *ops;          /* room for n * (members + 1) ops */
   struct plan_cmp_out *cmp;   /* room for n */
-  struct r5_plan plan;        /* the part's own (scrub.c) */
+  struct r5_plan plan;        /* the part's own, reset for each piece */
   struct bad_stripe *bad;     /* room for n */
   unsigned nbad;
   int r;
@@ -62,9 +65,8 @@ struct part {
  * as raid/jobplan.h plans it.  Sets p->r to 0, -ENODEV if a member failed
  * (the array goes on degraded: a scrub can go no further), -EIO if a
  * rebuild lost a second member, -ECANCELED if the rebuilt member failed,
- * or another -errno, and then p->err.  A pthread start routine: returns
- * NULL.
+ * or another -errno, and then p->err.
  */
-void *scrub_run_part (void *part) __attribute__((nonnull));
+void scrub_run_part (struct part *p) __attribute__((nonnull));
 
 #endif /* ARRAY_SCRUB_H */

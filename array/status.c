@@ -9,7 +9,8 @@
 
 #include <json-c/json.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/state.h"
 #include "raid/layout.h"
 
 static const char *
@@ -171,7 +172,7 @@ progress_line (const struct array_job_status *j, FILE *out)
   bar[i++] = ']';
   bar[i] = '\0';
   fprintf (out, "      %s  %s = %3u.%u%% (%" PRIu64 "/%" PRIu64 ")",
-           bar, array_job_name (j->kind), (unsigned) (permille / 10),
+           bar, r5_job_name (j->kind), (unsigned) (permille / 10),
            (unsigned) (permille % 10), done_k, total_k);
   if (j->speed_kib > 0)
     fprintf (out, " finish=%.1fmin speed=%" PRIu64 "K/sec",
@@ -251,7 +252,7 @@ print_text (struct array *a, const struct array_job_status *j,
   print_policy (a, out);
   if (io_member_is_open (&a->spare))
     fprintf (out, "      spare: %s\n", a->spare.path);
-  if (j->kind != ARRAY_JOB_NONE)
+  if (j->kind != R5_JOB_NONE)
     progress_line (j, out);
   fprintf (out, "      sync speed: min %" PRIu64 "K/sec, max %" PRIu64
            "K/sec per member\n", j->speed_min, j->speed_max);
@@ -261,9 +262,9 @@ print_text (struct array *a, const struct array_job_status *j,
              "us, %" PRIu64 " cuts)\n", (uint64_t) j->latency_max_us,
              (uint64_t) j->paced_kib, (uint64_t) j->client_p99_us,
              (uint64_t) j->pace_cuts);
-  if (j->last_kind != ARRAY_JOB_NONE)
+  if (j->last_kind != R5_JOB_NONE)
     fprintf (out, "      last %s: %s, mismatch_cnt %" PRIu64 " (%" PRIu64
-             " stripes)\n", array_job_name (j->last_kind),
+             " stripes)\n", r5_job_name (j->last_kind),
              j->last_result == 0 ? "done" : strerror (-j->last_result),
              j->last_mismatches, j->last_stripes_bad);
   fprintf (out, "      requests: %" PRIu64 " reads, %" PRIu64 " writes, %"
@@ -406,7 +407,7 @@ json_job (const struct array_job_status *j)
 {
   json_object *o = json_object_new_object ();
 
-  put_str (o, "kind", array_job_name (j->kind));
+  put_str (o, "kind", r5_job_name (j->kind));
   json_object_object_add (o, "paused", json_object_new_boolean (j->paused));
   json_object_object_add (o, "slot", json_object_new_int (j->slot));
   put_u64 (o, "done_stripes", j->done);
@@ -426,7 +427,7 @@ json_last_job (const struct array_job_status *j)
 {
   json_object *o = json_object_new_object ();
 
-  put_str (o, "kind", array_job_name (j->last_kind));
+  put_str (o, "kind", r5_job_name (j->last_kind));
   json_object_object_add (o, "result", json_object_new_int (j->last_result));
   put_u64 (o, "mismatch_sectors", j->last_mismatches);
   put_u64 (o, "number", j->jobs_ended);

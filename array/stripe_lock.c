@@ -4,7 +4,8 @@
 #include <errno.h>
 #include <time.h>
 
-#include "array/internal.h"
+#include "array/object.h"
+#include "array/requests.h"
 #include "array/stripe_lock.h"
 
 int

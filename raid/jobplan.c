@@ -7,6 +7,18 @@
 #include "raid/jobplan.h"
 #include "raid/layout.h"
 
+static const char *const job_names[R5_JOB_KINDS] = {
+  [R5_JOB_NONE] = "idle", [R5_JOB_RESYNC] = "resync",
+  [R5_JOB_CHECK] = "check", [R5_JOB_REPAIR] = "repair",
+  [R5_JOB_REBUILD] = "rebuild",
+};
+
+const char *
+r5_job_name (enum r5_job job)
+{
+  return (unsigned) job < R5_JOB_KINDS ? job_names[job] : "unknown";
+}
+
 static struct r5_buf
 column (const struct r5_geom *g, unsigned i, unsigned c, uint64_t len)
 {
@@ -124,7 +136,8 @@ r5_plan_job (struct r5_plan *p, const struct r5_geom *g,
   uint64_t end;
   int r = 0;
 
-  if (!span_ok (g, span))
+  if (span->job < R5_JOB_RESYNC || span->job > R5_JOB_REBUILD ||
+      !span_ok (g, span))
     return -EINVAL;
   end = r5_job_column (g, span->n, 0, span->len);
   if (end > p->scratch)

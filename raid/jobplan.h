@@ -33,7 +33,24 @@
 #include "raid/geom.h"
 #include "raid/plan.h"
 
-enum r5_job { R5_JOB_CHECK, R5_JOB_REPAIR, R5_JOB_REBUILD };
+/* The array's jobs, the one list of them (array/ runs them, raid5ctl and
+ * status name them).  At most one runs at a time, as md's sync_action.
+ * A plan (r5_plan_job) is made for CHECK, REPAIR and REBUILD; a RESYNC
+ * is planned as a REPAIR (md's resync rewrites parity from the data).
+ */
+enum r5_job {
+  R5_JOB_NONE,
+  R5_JOB_RESYNC,              /* parity from data after an unclean stop */
+  R5_JOB_CHECK,               /* count parity mismatches, write nothing */
+  R5_JOB_REPAIR,              /* rewrite wrong parity from the data */
+  R5_JOB_REBUILD,             /* reconstruct a replaced member */
+};
+#define R5_JOB_KINDS (R5_JOB_REBUILD + 1)
+
+/* The job's name as md's sync_action says it ("idle", "resync",
+ * "check", "repair", "rebuild"), or "unknown".
+ */
+const char *r5_job_name (enum r5_job job);
 
 /* Scratch column c (0..N; N: the computed one) of stripe i of a job
  * plan whose slices are len bytes.

@@ -359,7 +359,7 @@ run (const struct check_opts *o)
   progress_init (&f.prog, tool_sub (), array_geom (a)->chunk);
   array_job_status (a, &res);
   result.dirty = res.resync_due;
-  r = array_job_run (a, o->repair ? ARRAY_JOB_REPAIR : ARRAY_JOB_CHECK,
+  r = array_job_run (a, o->repair ? R5_JOB_REPAIR : R5_JOB_CHECK,
                      &(struct array_job_watch) {
                        .progress = progress_update, .found = on_mismatch,
                        .opaque = &f }, &err);

@@ -490,7 +490,7 @@ sync_parity (struct create_plan *p, uint64_t *mismatches)
     return tool_error ("superblocks written, but the new array does not "
                        "open: %s", err.msg);
   progress_init (&prog, "resync", p->opts->chunk);
-  r = array_job_run (a, ARRAY_JOB_RESYNC, &(struct array_job_watch) {
+  r = array_job_run (a, R5_JOB_RESYNC, &(struct array_job_watch) {
                        .progress = progress_update, .opaque = &prog }, &err);
   array_job_status (a, &st);
   *mismatches = st.last_mismatches;

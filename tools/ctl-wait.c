@@ -197,7 +197,7 @@ report_check (const struct ctl_wait *w, const struct job_view *v)
 {
   struct check_files files = { .n = 0 };
   struct check_result r = {
-    .repair = w->kind == ARRAY_JOB_REPAIR, .stripes = v->total,
+    .repair = w->kind == R5_JOB_REPAIR, .stripes = v->total,
     .stripes_bad = v->last_bad, .mismatches = v->last_mismatches,
     .list = v->found, .n = v->nfound < w->list ? v->nfound : w->list,
   };
@@ -218,9 +218,9 @@ report_check (const struct ctl_wait *w, const struct job_view *v)
 static int64_t
 outcome (const struct ctl_wait *w, const struct job_view *v)
 {
-  if (strcmp (v->last_kind, array_job_name (w->kind)) == 0)
+  if (strcmp (v->last_kind, r5_job_name (w->kind)) == 0)
     return v->last_result;
-  if (w->kind == ARRAY_JOB_REBUILD)
+  if (w->kind == R5_JOB_REBUILD)
     return strcmp (v->slot_state, "active") == 0 ? 0 : -EIO;
   return 1;
 }
@@ -232,7 +232,7 @@ why_stopped (const struct ctl_wait *w, int64_t r)
   if (r == -ENODEV)
     return "the array became degraded";
   if (r == -ECANCELED)
-    return w->kind == ARRAY_JOB_REBUILD ? "the new member failed"
+    return w->kind == R5_JOB_REBUILD ? "the new member failed"
       : "a rebuild took over";
   return strerror ((int) -r);
 }
@@ -241,7 +241,7 @@ static int
 result (const struct ctl_wait *w, const struct job_view *v,
         struct progress *p)
 {
-  const char *name = array_job_name (w->kind);
+  const char *name = r5_job_name (w->kind);
   int64_t r = outcome (w, v);
 
   if (r == 0) {
@@ -269,7 +269,7 @@ report_rebuild (const struct ctl_wait *w, const struct job_view *v)
 int
 ctl_wait (const struct ctl_wait *w)
 {
-  const char *name = array_job_name (w->kind);
+  const char *name = r5_job_name (w->kind);
   struct timespec tick = { 0, POLL_FIRST_NS };
   char paused[32];
   struct progress p;
@@ -292,12 +292,12 @@ ctl_wait (const struct ctl_wait *w)
   p.what = name;
   if ((r = result (w, &v, &p)) != TOOL_OK)
     return r;
-  if (w->kind == ARRAY_JOB_REBUILD) {
+  if (w->kind == R5_JOB_REBUILD) {
     report_rebuild (w, &v);
     return TOOL_OK;
   }
   if (report_check (w, &v) != TOOL_OK)
     return TOOL_FAIL;
   return check_status (&(struct check_result) {
-      .repair = w->kind == ARRAY_JOB_REPAIR, .stripes_bad = v.last_bad });
+      .repair = w->kind == R5_JOB_REPAIR, .stripes_bad = v.last_bad });
 }

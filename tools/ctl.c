@@ -206,11 +206,11 @@ compose (const struct ctl_args *a, char *line, size_t len)
   return TOOL_OK;
 }
 
-static enum array_job_kind
+static enum r5_job
 job_of (const struct array_cmd *c)
 {
-  return strcmp (c->name, "check") == 0 ? ARRAY_JOB_CHECK
-    : strcmp (c->name, "repair") == 0 ? ARRAY_JOB_REPAIR : ARRAY_JOB_REBUILD;
+  return strcmp (c->name, "check") == 0 ? R5_JOB_CHECK
+    : strcmp (c->name, "repair") == 0 ? R5_JOB_REPAIR : R5_JOB_REBUILD;
 }
 
 int

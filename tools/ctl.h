@@ -55,7 +55,7 @@ int ctl_reply (const char *reply, FILE *out) __attribute__((nonnull (1)));
  */
 struct ctl_wait {
   const char *path;           /* the socket */
-  enum array_job_kind kind;   /* CHECK, REPAIR or REBUILD */
+  enum r5_job kind;   /* CHECK, REPAIR or REBUILD */
   bool json;                  /* check/repair report as JSON */
   unsigned list;              /* stripes to list at most */
   unsigned slot;              /* rebuild: the slot */

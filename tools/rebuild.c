@@ -328,7 +328,7 @@ run_job (struct array *a, struct run *run)
   if (st.done > 0)
     snprintf (note, sizeof note, " (resumed at stripe %" PRIu64 " of %"
               PRIu64 ")", st.done, st.total);
-  if (array_job_run (a, ARRAY_JOB_REBUILD, &(struct array_job_watch) {
+  if (array_job_run (a, R5_JOB_REBUILD, &(struct array_job_watch) {
                        .progress = on_progress, .opaque = run }, &err) < 0) {
     progress_clear (&run->prog);
     return tool_error ("%s", err.msg);

@@ -245,3 +245,29 @@ member_check ()
 {
   "$MEMBER_CHECK" "$@" || fail "member-check $*"
 }
+
+# member_server NAME [--FILTER-OPTIONS...] [KEY=VALUE...]: serve
+# $tmpdir/NAME.img (made of $SIZE if absent) with nbdkit's file plugin on
+# $tmpdir/NAME.nsock; sets URI_OF[NAME] and PID_OF[NAME] (declare -A
+# them first).
+member_server ()
+{
+  local name=$1 img=$tmpdir/$1.img sock=$tmpdir/$1.nsock i a
+  local opts=() params=()
+  shift
+  for a in "$@"; do
+    case $a in --*) opts+=("$a") ;; *) params+=("$a") ;; esac
+  done
+  [ -f "$img" ] || truncate -s "$SIZE" "$img"
+  rm -f "$sock" "$tmpdir/$name.npid"
+  "$NBDKIT" -f -U "$sock" -P "$tmpdir/$name.npid" "${opts[@]}" file "$img" \
+    "${params[@]}" >"$tmpdir/$name.nlog" 2>&1 &
+  PID_OF[$name]=$!
+  cleanup_fn "kill_ours -9 ${PID_OF[$name]}"
+  for (( i = 0; i < 100; i++ )); do
+    [ -s "$tmpdir/$name.npid" ] && [ -S "$sock" ] && break
+    sleep 0.05
+  done
+  [ -S "$sock" ] || fail "the member server $name did not start"
+  URI_OF[$name]="nbd+unix:///?socket=$sock"
+}

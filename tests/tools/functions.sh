@@ -105,3 +105,18 @@ with open(dst, 'r+b') as f:
 print(off)
 EOF
 }
+
+# partitioned_disk SIZE: $tmpdir/disk.img, SIZE bytes with a dos table
+# whose partition 1 starts at sector 64 and holds $tmpdir/part.img, an
+# ext4 of $tmpdir/tree (4 KiB blocks).
+partitioned_disk ()
+{
+  local size=$1
+
+  truncate -s "$size" "$tmpdir/disk.img"
+  echo 'start=64, type=83' | sfdisk -q "$tmpdir/disk.img" || fail "sfdisk"
+  mke2fs -q -t ext4 -b 4096 -d "$tmpdir/tree" -F "$tmpdir/part.img" \
+    $(( (size - 32768) / 1024 / 4 * 4 ))k >/dev/null
+  dd if="$tmpdir/part.img" of="$tmpdir/disk.img" bs=512 seek=64 \
+    conv=notrunc status=none
+}

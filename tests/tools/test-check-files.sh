@@ -155,11 +155,7 @@ grep -q "no ext2, ext3 or ext4 file system at array byte 0" "$tmpdir/out.txt" &&
   fail "an array without a file system: not said, or no byte ranges"
 
 echo "== a partition at sector 64"
-truncate -s "$size" "$tmpdir/disk.img"
-echo 'start=64, type=83' | sfdisk -q "$tmpdir/disk.img" || fail "sfdisk"
-mke2fs -q -t ext4 -b 4096 -d "$tmpdir/tree" -F "$tmpdir/part.img" \
-  $(( (size - 32768) / 1024 / 4 * 4 ))k >/dev/null
-dd if="$tmpdir/part.img" of="$tmpdir/disk.img" bs=512 seek=64 conv=notrunc status=none
+partitioned_disk "$size"
 put "$tmpdir/disk.img"
 b=$(debugfs -R "bmap /big/a.bin 3" "$tmpdir/part.img" 2>/dev/null)
 spoil $((32768 + b * 4096))

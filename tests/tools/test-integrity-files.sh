@@ -143,11 +143,7 @@ cmp -s "$tmpdir/b.after" "$tmpdir/tree/big/b.bin" || fail "/big/b.bin is not the
 echo "   /big/b.bin read from the array is the file put there"
 
 echo "== a partition at sector 64"
-truncate -s "$size" "$tmpdir/disk.img"
-echo 'start=64, type=83' | sfdisk -q "$tmpdir/disk.img" || fail "sfdisk"
-mke2fs -q -t ext4 -b 4096 -d "$tmpdir/tree" -F "$tmpdir/part.img" \
-  $(( (size - 32768) / 1024 / 4 * 4 ))k >/dev/null
-dd if="$tmpdir/part.img" of="$tmpdir/disk.img" bs=512 seek=64 conv=notrunc status=none
+partitioned_disk "$size"
 put "$tmpdir/disk.img"
 b=$(debugfs -R "bmap /big/a.bin 3" "$tmpdir/part.img" 2>/dev/null)
 spoil $((32768 + b * 4096))

@@ -1,0 +1,137 @@
+/* array/jobs.h -- the jobs room: the array's one job at a time (md's
+ * sync_action), its state, and the calls that start, step and end it.
+ *
+ *   job.c      the job's life: begin, end, status, the background thread
+ *   runner.c   a job's long-lived runner (runner.h), scrub.c its parts
+ *   pacing.c   how fast it goes (pacing.h)
+ *   rebuild.c  a member put into a slot and rebuilt (array_rebuild_start)
+ *
+ * Who calls what: array.c makes and ends the job state (job_init,
+ * job_destroy); rebuild.c begins and preempts jobs (job_begin,
+ * job_preempt) and ends a rebuild (rebuild_done, from job.c); fail.c
+ * stops a rebuild whose member failed (job_abort_rebuild); the runner and
+ * scrub.c ask which slot a rebuild writes (job_slot); exec.c counts the
+ * clients for the pacing (struct job_clients).  Everything else reads
+ * the job through array_job_status (array.h).
+ */
+#ifndef ARRAY_JOBS_H
+#define ARRAY_JOBS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "array/array.h"
+#include "raid/jobplan.h"
+#include "raid/pace.h"
+
+struct array;
+
+/* md's default sync speed limits, KiB/s per member. */
+#define ARRAY_SYNC_SPEED_MIN 1000
+#define ARRAY_SYNC_SPEED_MAX 200000
+
+/* What the running job found (md's mismatch_cnt, in sectors; wrong
+ * stripes; the first ARRAY_FOUND_MAX of them), and what the last one to
+ * end did.  Under job.lock.
+ */
+struct job_tally {
+  _Atomic uint64_t mismatches;
+  uint64_t stripes_bad;
+  unsigned nfound;
+  struct array_mismatch found[ARRAY_FOUND_MAX];
+};
+struct job_last {
+  enum r5_job kind;
+  int result;
+  uint64_t mismatches, stripes_bad;
+  uint64_t ended;             /* jobs ended since open */
+};
+
+/* The job's rate (pacing.c): md's limits, KiB/s per member; the speed
+ * measured over a window; the token bucket.  Limits change any time;
+ * the rest is the job thread's.
+ */
+struct job_rate {
+  _Atomic uint64_t min, max;
+  _Atomic uint64_t kib;           /* measured */
+  uint64_t mark_ns, mark_cursor;  /* the window's start */
+  uint64_t next_ns;               /* the next step allowed */
+  _Atomic uint64_t throttled_ns;  /* waited for the limit, since open */
+};
+
+/* The clients as the pacing sees them (exec.c counts): requests running,
+ * when the last ended, this window's latencies.
+ */
+struct job_clients {
+  _Atomic uint64_t inflight;
+  _Atomic uint64_t last_ns;
+  _Atomic uint64_t lat[R5_LAT_BUCKETS];
+};
+
+/* The latency-target mode (pacing.c, raid/pace.h): its target (0: off),
+ * the pacer (job thread only) and what it last found, for status.
+ */
+struct job_pacer {
+  _Atomic uint64_t target_us;
+  struct r5_pace pace;
+  uint64_t window_ns;
+  _Atomic uint64_t paced_kib, p99_us, cuts;
+};
+
+struct job_runner;
+
+/* The array's job (job.c): its kind, where it is, what it found, how it
+ * is paced, and its runner (runner.h), made when the job's first step
+ * runs and kept until it ends.  kind and cursor change only under
+ * job.lock; cursor also only while the runner holds the stripe locks of
+ * the stripes it finished, so a request that holds a stripe's lock sees
+ * whether that stripe is done.
+ */
+struct job {
+  pthread_mutex_t lock;       /* guards changes of kind, tally, last */
+  bool lock_made;
+  _Atomic int kind;           /* enum r5_job */
+  _Atomic bool paused;
+  _Atomic bool abort;         /* stop the job at the next step */
+  _Atomic uint64_t cursor;    /* next stripe */
+  struct job_tally tally;
+  struct job_last last;
+  struct job_rate rate;
+  struct job_clients clients;
+  struct job_pacer pacer;
+  uint64_t checkpoint_ns;     /* last progress written to superblocks */
+  _Atomic uint64_t checked, rebuilt;  /* stripes, since open */
+  struct job_runner *runner;  /* the job thread's (or array_job_run's) */
+  pthread_t thread;
+  bool started;
+  _Atomic bool stop;
+};
+
+/* Set up the job state; a resync if the metadata asks for one, a rebuild
+ * if a member was partly rebuilt (after meta_init).  Returns 0 or -errno.
+ */
+int job_init (struct array *a) __attribute__((nonnull));
+void job_destroy (struct array *a) __attribute__((nonnull));
+
+/* The rebuilding member failed: stop the rebuild (fail.c). */
+void job_abort_rebuild (struct array *a) __attribute__((nonnull));
+
+/* The member a rebuild writes: the out slot (health.h; it stays the out
+ * slot until the rebuild is done), -1 while no rebuild runs.
+ */
+int job_slot (const struct array *a) __attribute__((nonnull));
+
+/* With job.lock held: start kind at stripe 0 (a rebuild's slot is the
+ * out slot, job_slot); end the running job as cancelled.
+ */
+void job_begin (struct array *a, enum r5_job kind)
+  __attribute__((nonnull));
+void job_preempt (struct array *a) __attribute__((nonnull));
+
+/* The rebuild reached the end (rebuild.c); job.lock held. */
+int rebuild_done (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+#endif /* ARRAY_JOBS_H */

@@ -1,0 +1,104 @@
+/* array/object.h -- the live array object, struct array: what each room
+ * keeps, put together (state.h, jobs.h, requests.h, the write path's
+ * features: meta.h, ppl.h, integrity.h), and the few helpers every room
+ * uses (time, errors, the log).  Included by array/'s files only; the
+ * rooms' calls are in their own headers, which say who may call what.
+ */
+#ifndef ARRAY_OBJECT_H
+#define ARRAY_OBJECT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "array/array.h"
+#include "array/health.h"
+#include "array/integrity.h"
+#include "array/jobs.h"
+#include "array/meta.h"
+#include "array/ppl.h"
+#include "array/requests.h"
+#include "array/state.h"
+#include "array/stripe_lock.h"
+#include "io/member.h"
+#include "io/signature.h"
+#include "io/batch.h"
+#include "io/view.h"
+
+struct array_counters {
+  _Atomic uint64_t reads, writes, zeroes, trims, flushes;
+  _Atomic uint64_t segs[R5_SEG_KINDS];
+  _Atomic uint64_t member_failures;
+};
+
+struct array {
+  struct r5_geom geom;
+  struct io_member members[R5_MAX_MEMBERS];  /* read-only after open */
+  struct health health;       /* who is in service (health.h) */
+  /* Members left out at assembly that could return to the out slot (a
+   * re-add without a path takes this one), and whether the bitmap covers
+   * what they missed.  Set at assembly, under job.lock after.
+   */
+  char *left_out[R5_MAX_MEMBERS];
+  bool left_re_addable[R5_MAX_MEMBERS];
+  bool one_behind[R5_MAX_MEMBERS];  /* taken one event behind at start */
+  struct stripe_locks locks;
+  struct scratch_pool pool;   /* requests' scratch */
+  struct scratch_pool small;  /* ... of requests needing little */
+  void *zero;                 /* geom.chunk read-only zero bytes (mmap) */
+  array_log_fn log;
+  pthread_key_t worker_key;   /* -> struct worker, one per thread */
+  bool key_made, locks_made, pool_made, small_made;
+  struct array_counters count;
+  struct meta meta;           /* md superblocks, if the members have them */
+  struct job job;
+  struct io_member spare;     /* hot spare (spare=PATH), fd -1 if none */
+  bool spare_force;           /* spare-force=true: overwrite what it holds */
+  struct io_sig_list spare_sigs;  /* ... and that is what it held */
+  struct epochs epochs;
+  bool manual_readd;          /* array_config's: no comeback */
+  struct comeback comeback;
+  /* Taking a member out and recording why, one step for whoever reads
+   * both (comeback, status).  Taken after job.lock, never before it.
+   */
+  pthread_mutex_t fault_lock;
+  struct fault fault;
+  struct keepalive keepalive;
+  struct ppl ppl;             /* the partial parity log, if kept */
+  struct integrity integrity; /* the checksums, if kept */
+  /* Serialises writes padded to whole sectors (a log) or units (a
+   * record), so that two sharing a sector or unit keep each other's
+   * bytes (exec.c).
+   */
+  pthread_mutex_t pad_lock;
+};
+
+/* Monotonic time in nanoseconds. */
+static inline uint64_t
+array_now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
+/* Sleep ns nanoseconds (less if a signal comes). */
+static inline void
+array_sleep_ns (uint64_t ns)
+{
+  struct timespec ts = { (time_t) (ns / 1000000000), (long) (ns % 1000000000) };
+
+  nanosleep (&ts, NULL);
+}
+
+/* Format one line into err (printf-style). */
+void array_set_err (struct array_err *err, const char *fmt, ...)
+  __attribute__((format (printf, 2, 3)));
+
+/* Report through the log hook, if any. */
+void array_log (const struct array *a, enum array_log_level level,
+                const char *fmt, ...)
+  __attribute__((format (printf, 3, 4)));
+
+#endif /* ARRAY_OBJECT_H */
