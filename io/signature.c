@@ -127,44 +127,59 @@ look_again (blkid_probe pr, const struct io_sig *s)
  */
 #define PROBE_SPAN (1u << 20)
 
-/* Copy [off, off+len) of m into fd at the same place. */
+/* Copy [off, off+len) of what read reads into fd at the same place. */
 static int
-copy_range (const struct io_member *m, int fd, uint64_t off, size_t len)
+copy_range (int (*read) (void *, void *, uint64_t, uint64_t), void *opaque,
+            int fd, uint64_t off, uint64_t len)
 {
   char *buf = malloc (len);
   int r;
 
   if (buf == NULL)
     return -ENOMEM;
-  r = io_member_pread (m, buf, len, off);
+  r = read (opaque, buf, len, off);
   if (r == 0 && pwrite (fd, buf, len, (off_t) off) != (ssize_t) len)
     r = -EIO;
   free (buf);
   return r;
 }
 
-/* libblkid probes file descriptors: a member that is not a file (an NBD
- * export) is probed through a sparse copy in memory of its size holding
- * its first and last PROBE_SPAN bytes.  Returns the descriptor, or -errno.
- */
-static int
-probe_copy (const struct io_member *m)
+int
+io_sig_ends_copy (int (*read) (void *, void *, uint64_t, uint64_t),
+                  void *opaque, uint64_t size, uint64_t span,
+                  const char *name)
 {
-  uint64_t head = m->size < PROBE_SPAN ? m->size : PROBE_SPAN;
-  uint64_t tail = m->size - head < PROBE_SPAN ? m->size - head : PROBE_SPAN;
-  int fd = memfd_create ("raid5-probe", MFD_CLOEXEC), r;
+  uint64_t head = size < span ? size : span;
+  uint64_t tail = size - head < span ? size - head : span;
+  int fd = memfd_create (name, MFD_CLOEXEC), r;
 
   if (fd == -1)
     return -errno;
-  if (ftruncate (fd, (off_t) m->size) == -1)
+  if (ftruncate (fd, (off_t) size) == -1)
     r = -errno;
-  else if ((r = copy_range (m, fd, 0, head)) == 0 && tail > 0)
-    r = copy_range (m, fd, m->size - tail, tail);
+  else if ((r = copy_range (read, opaque, fd, 0, head)) == 0 && tail > 0)
+    r = copy_range (read, opaque, fd, size - tail, tail);
   if (r < 0) {
     close (fd);
     return r;
   }
   return fd;
+}
+
+static int
+read_member (void *opaque, void *buf, uint64_t len, uint64_t off)
+{
+  return io_member_pread (opaque, buf, len, off);
+}
+
+/* libblkid probes file descriptors: a member that is not a file (an NBD
+ * export) is probed through a copy of its ends.
+ */
+static int
+probe_copy (const struct io_member *m)
+{
+  return io_sig_ends_copy (read_member, (void *) m, m->size, PROBE_SPAN,
+                           "raid5-probe");
 }
 
 int

@@ -50,6 +50,18 @@ struct io_sig_list {
   struct io_sig sig[IO_SIG_MAX];
 };
 
+/* A sparse copy in memory (a memfd of size bytes) of something libblkid
+ * cannot probe itself -- an NBD export, an array's bytes -- holding its
+ * first and last span bytes, where signatures and partition tables live;
+ * read fills buf with [off, off+len) of it (0 or -errno).  name names
+ * the memfd.  Returns the descriptor (the caller closes it) or -errno.
+ */
+int io_sig_ends_copy (int (*read) (void *opaque, void *buf, uint64_t len,
+                                   uint64_t off),
+                      void *opaque, uint64_t size, uint64_t span,
+                      const char *name)
+  __attribute__((nonnull (1, 5)));
+
 /* Every signature on the open member m, in libblkid's order: RAID and
  * volume superblocks first, then file systems and the rest, then
  * partition tables.  Returns 0 (list->n may be 0), -E2BIG if the disk

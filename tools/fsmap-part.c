@@ -16,45 +16,10 @@
 
 #include <blkid.h>
 
+#include "io/signature.h"
 #include "tools/fsmap.h"
 
 #define TABLE_SPAN (1u << 20)
-
-/* Array bytes [off, off+len) into fd at the same place. */
-static int
-copy_out (const struct fsmap_src *src, int fd, uint64_t off, size_t len)
-{
-  char *buf = malloc (len);
-  int r;
-
-  if (buf == NULL)
-    return -ENOMEM;
-  r = src->read (src->opaque, buf, len, off);
-  if (r == 0 && pwrite (fd, buf, len, (off_t) off) != (ssize_t) len)
-    r = -EIO;
-  free (buf);
-  return r;
-}
-
-static int
-table_copy (const struct fsmap_src *src, uint64_t size)
-{
-  uint64_t head = size < TABLE_SPAN ? size : TABLE_SPAN;
-  uint64_t tail = size - head < TABLE_SPAN ? size - head : TABLE_SPAN;
-  int fd = memfd_create ("raid5-partitions", MFD_CLOEXEC), r;
-
-  if (fd == -1)
-    return -errno;
-  if (ftruncate (fd, (off_t) size) == -1)
-    r = -errno;
-  else if ((r = copy_out (src, fd, 0, head)) == 0 && tail > 0)
-    r = copy_out (src, fd, size - tail, tail);
-  if (r < 0) {
-    close (fd);
-    return r;
-  }
-  return fd;
-}
 
 static unsigned
 list_parts (blkid_probe pr, struct fsmap_part *out, unsigned max,
@@ -86,7 +51,8 @@ fsmap_partitions (const struct fsmap_src *src, struct fsmap_part *out,
                   unsigned max, char *pttype, size_t pttype_len)
 {
   uint64_t size = src->size;
-  int fd = table_copy (src, size), n = 0;
+  int fd = io_sig_ends_copy (src->read, src->opaque, size, TABLE_SPAN,
+                             "raid5-partitions"), n = 0;
   blkid_probe pr;
 
   snprintf (pttype, pttype_len, "%s", "");
