@@ -19,6 +19,7 @@
 #include "array/runner.h"
 #include "array/scrub.h"
 #include "raid/layout.h"
+#include "raid/parity.h"
 
 #define MEMORY_SCRATCH (512u << 10)   /* a part's slices, all members */
 /* A step with members in memory covers up to this much of each member
@@ -73,7 +74,6 @@ struct job_runner {
   char *base[R5_MAX_MEMBERS];
   struct plan_views mapped;
   bool map;                   /* members in memory read in place */
-  volatile uint64_t probe_sum;
   _Atomic unsigned next;      /* members in memory: the next unit */
   struct crew crew;
   bool crew_made;
@@ -244,24 +244,30 @@ view_members (struct job_runner *r, uint64_t first, unsigned n)
   r->mapped = (struct plan_views) { r->base, off, len, slot };
 }
 
-/* Touch every cache line of len bytes, as XOR would read them. */
-static uint64_t
-touch (const char *bytes, uint64_t len)
+/* Read len bytes from bytes as a job would: XOR them (with zeroes: a
+ * chunk's worth at most) into dst, in the cache, a piece at a time.
+ */
+#define PROBE_PIECE (128u << 10)
+static void
+consume (const struct array *a, const char *bytes, uint64_t len, char *dst)
 {
-  uint64_t sum = 0;
+  uint64_t piece = a->geom.chunk < PROBE_PIECE ? a->geom.chunk : PROBE_PIECE;
 
-  for (uint64_t i = 0; i < len; i += 64)
-    sum += (unsigned char) bytes[i];
-  return sum;
+  for (uint64_t at = 0; at < len; at += piece) {
+    void *v[3] = { (char *) bytes + at, a->zero, dst };
+
+    r5_xor_gen (3, len - at < piece ? len - at : piece, v);
+  }
 }
 
 /* Nanoseconds to read len bytes of m at off through a view (mapped,
  * faulted, unmapped, as a job's window is), or UINT64_MAX if it cannot
- * be mapped (a hole, a failure injected).
+ * be mapped (a hole, a failure injected).  scratch: MEMORY_SCRATCH
+ * bytes.
  */
 static uint64_t
-time_mapped (const struct io_member *m, uint64_t off, uint64_t len,
-             uint64_t *sum)
+time_mapped (const struct array *a, const struct io_member *m, uint64_t off,
+             uint64_t len, char *scratch)
 {
   uint64_t t = array_now_ns ();
   struct io_view v;
@@ -272,24 +278,26 @@ time_mapped (const struct io_member *m, uint64_t off, uint64_t len,
     io_view_close (&v);
     return UINT64_MAX;
   }
-  *sum += touch (bytes, len);
+  consume (a, bytes, len, scratch);
   io_view_close (&v);
   return array_now_ns () - t;
 }
 
-/* ... and into buf (MEMORY_SCRATCH bytes) a piece at a time. */
+/* ... and read into a buffer (the first half of scratch) a piece at a
+ * time.
+ */
 static uint64_t
-time_read (const struct io_member *m, uint64_t off, uint64_t len, char *buf,
-           uint64_t *sum)
+time_read (const struct array *a, const struct io_member *m, uint64_t off,
+           uint64_t len, char *scratch)
 {
   uint64_t t = array_now_ns ();
 
-  for (uint64_t at = 0; at < len; at += MEMORY_SCRATCH) {
-    uint64_t n = len - at < MEMORY_SCRATCH ? len - at : MEMORY_SCRATCH;
+  for (uint64_t at = 0; at < len; at += PROBE_PIECE) {
+    uint64_t n = len - at < PROBE_PIECE ? len - at : PROBE_PIECE;
 
-    if (io_member_pread (m, buf, n, off + at) < 0)
+    if (io_member_pread (m, scratch, n, off + at) < 0)
       return UINT64_MAX;
-    *sum += touch (buf, n);
+    consume (a, scratch, n, scratch + PROBE_PIECE);
   }
   return array_now_ns () - t;
 }
@@ -312,7 +320,8 @@ static bool
 mapping_pays (struct job_runner *r)
 {
   const struct array *a = r->a;
-  uint64_t off = r5_stripe_member_off (&a->geom, 0), sum = 0;
+  uint64_t off = r5_stripe_member_off (&a->geom, 0);
+  char *scratch = r->buf + cols_bytes (a);
   uint64_t len = a->geom.stripes * a->geom.chunk;
   uint64_t best_map = UINT64_MAX, best_read = UINT64_MAX;
   const struct io_member *m = NULL;
@@ -324,8 +333,8 @@ mapping_pays (struct job_runner *r)
     return false;
   len = len < PROBE_BYTES ? len : PROBE_BYTES;
   for (int i = 0; i < 2; i++) {
-    uint64_t tm = time_mapped (m, off, len, &sum);
-    uint64_t tr = time_read (m, off, len, r->buf + cols_bytes (a), &sum);
+    uint64_t tm = time_mapped (a, m, off, len, scratch);
+    uint64_t tr = time_read (a, m, off, len, scratch);
 
     best_map = tm < best_map ? tm : best_map;
     best_read = tr < best_read ? tr : best_read;
@@ -336,7 +345,6 @@ mapping_pays (struct job_runner *r)
              ? "read in place"
              : "read into a buffer", len >> 20, m->path, best_map / 1000,
              best_read / 1000);
-  r->probe_sum = sum;         /* so that the reads are not optimised away */
   return best_map < best_read - best_read / 5;
 }
 
