@@ -24,6 +24,7 @@
 #include "array/requests.h"
 #include "array/state.h"
 #include "array/runplan.h"
+#include "array/writepath.h"
 
 struct request {
   struct array *a;
@@ -117,7 +118,7 @@ execute (struct request *rq, size_t *nops, struct integrity_bad *bad)
     .zero_punches = (rq->flags & ARRAY_MAY_TRIM) != 0, .ops = rq->w->ops,
     .verify = true,
   };
-  int r = rq->w->plan.nppl > 0 ? ppl_run (rq->a, &x) : plan_run (rq->a, &x);
+  int r = wp_run (rq->a, &x);
 
   *nops = x.nops;
   *bad = x.bad;
@@ -165,23 +166,6 @@ count_segments (struct array *a, const struct r5_plan *p)
       a->count.segs[k] += p->segs[k];
 }
 
-/* With a log, a batch's entries of one group fit one unit (ppl.h): the
- * planner stops before a stripe that would not fit, and the first stripe,
- * which it always plans, is cut here if it could be too big alone (the
- * partial parity of a stripe is no more than the bytes written to it,
- * and none for a full stripe).
- */
-static uint64_t
-ppl_first_stripe_cap (const struct array *a, uint64_t pos, uint64_t len)
-{
-  const uint64_t sd = a->geom.stripe_data;
-  uint64_t in_first = sd - pos % sd < len ? sd - pos % sd : len;
-
-  if (in_first == sd || in_first <= a->ppl.unit_room)
-    return len;
-  return a->ppl.unit_room;
-}
-
 /* Plan the stripes from pos, with member out treated as absent; a batch
  * stops at limit (a stripe), where a rebuilt region ends.
  */
@@ -196,17 +180,14 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
 
   if (limit != UINT64_MAX && limit * a->geom.stripe_data - pos < len)
     len = limit * a->geom.stripe_data - pos;
+  struct r5_range range = {
+    .op = rq->op, .off = pos, .len = len, .req_off = rq->off,
+    .missing = out, .budget = a->pool.buf_bytes,
+  };
+
   r5_plan_reset (&w->plan);
-  if (a->job.kind == R5_JOB_RESYNC)
-    w->plan.rcw_from = a->job.cursor;
-  w->plan.ppl = a->ppl.on;
-  if (a->ppl.on)
-    len = ppl_first_stripe_cap (a, pos, len);
-  r = r5_plan_range (&w->plan, &a->geom, &(struct r5_range) {
-        .op = rq->op, .off = pos, .len = len, .req_off = rq->off,
-        .missing = out, .budget = a->pool.buf_bytes,
-        .ppl_entries = PPL_BATCH_ENTRIES,
-        .ppl_bytes = a->ppl.unit_room }, planned);
+  wp_shape (a, &(struct wp_batch) { &range, &w->plan });
+  r = r5_plan_range (&w->plan, &a->geom, &range, planned);
   if (r == 0)
     r = reserve (a, w);
   if (r < 0)
@@ -270,16 +251,11 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
 
 static int run_request (struct request rq);
 
-/* md's log counts sectors, and a record (integrity.h) whole units: with
- * either, a write or zero that is not of whole ones is made one, its
- * edge pieces read first -- under pad_lock, so that two such writes
- * sharing a sector (or unit) do not lose each other's bytes.
+/* A write or zero that is not of whole units of the write path's pad
+ * (writepath.h: md's log counts sectors, a record whole units) is made
+ * one, its edge pieces read first -- under pad_lock, so that two such
+ * writes sharing a sector (or unit) do not lose each other's bytes.
  */
-static uint64_t
-pad_unit (const struct array *a)
-{
-  return a->integrity.on ? R5I_UNIT : a->ppl.on ? 512 : 1;
-}
 
 static int
 read_piece (const struct request *rq, char *to, uint64_t off, uint64_t len)
@@ -293,7 +269,7 @@ static int
 run_padded (struct request rq)
 {
   struct array *a = rq.a;
-  uint64_t u = pad_unit (a);
+  uint64_t u = wp_pad (a, false);
   uint64_t first = rq.off / u * u;
   uint64_t end = (rq.off + rq.len + u - 1) / u * u;
   bool head = rq.off > first, tail = rq.off + rq.len < end;
@@ -323,14 +299,15 @@ run_padded (struct request rq)
   return r;
 }
 
-/* With a record, a read that is not of whole units reads them (only
- * whole units can be verified) and gives back its part.
+/* A read that is not of whole units of the read pad (only whole units
+ * can be verified) reads them and gives back its part.
  */
 static int
 run_padded_read (struct request rq)
 {
-  uint64_t first = rq.off / R5I_UNIT * R5I_UNIT;
-  uint64_t end = (rq.off + rq.len + R5I_UNIT - 1) / R5I_UNIT * R5I_UNIT;
+  uint64_t u = wp_pad (rq.a, true);
+  uint64_t first = rq.off / u * u;
+  uint64_t end = (rq.off + rq.len + u - 1) / u * u;
   char *buf = malloc (end - first);
   int r;
 
@@ -369,16 +346,15 @@ run_request (struct request rq)
     return -EINVAL;
   }
   if ((op == R5_OP_WRITE || op == R5_OP_ZERO) &&
-      (off % pad_unit (a) || len % pad_unit (a)))
+      (off % wp_pad (a, false) || len % wp_pad (a, false)))
     return run_padded (rq);
-  if (op == R5_OP_READ && a->integrity.on &&
-      (off % R5I_UNIT || len % R5I_UNIT))
+  if (op == R5_OP_READ && (off % wp_pad (a, true) || len % wp_pad (a, true)))
     return run_padded_read (rq);
   /* What the client waits for, the bitmap's marks included. */
   started = a->job.pacer.target_us ? array_now_ns () : 0;
   if (op != R5_OP_READ &&
-      (r = meta_write_begin (a, off / a->geom.stripe_data,
-                             (off + len - 1) / a->geom.stripe_data, err)) < 0)
+      (r = wp_begin (a, off / a->geom.stripe_data,
+                     (off + len - 1) / a->geom.stripe_data, err)) < 0)
     return r;
   a->job.clients.inflight++;
   epoch = epoch_enter (&a->epochs);
@@ -394,7 +370,7 @@ run_request (struct request rq)
   if (started)
     a->job.clients.lat[r5_lat_bucket ((a->job.clients.last_ns - started) / 1000)]++;
   if (op != R5_OP_READ)
-    meta_write_end (a);
+    wp_end (a);
   return r;
 }
 

@@ -6,6 +6,7 @@
 
 #include "array/object.h"
 #include "array/runplan.h"
+#include "array/writepath.h"
 #include "io/view.h"
 #include "raid/parity.h"
 
@@ -133,8 +134,8 @@ verify_reads (struct array *a, struct plan_run *x)
     const struct r5_io *io = &p->ios[i];
 
     if (io->kind == R5_IO_READ &&
-        !integrity_verify (a, io->member, io->member_off,
-                           plan_run_ptr (x, io->buf), io->len, &x->bad))
+        !wp_verify (a, io->member, io->member_off,
+                    plan_run_ptr (x, io->buf), io->len, &x->bad))
       return -EBADMSG;
   }
   return 0;
@@ -206,23 +207,22 @@ is_write (const struct plan_run *x, const struct r5_io *io)
   return io->kind != R5_IO_READ && found_wrong (x, io->when);
 }
 
-/* Writes with an integrity record: the checksums of ops[0..n+noted)
- * first (integrity.h), then ops[0..n) run (the rest were computed in a
- * member's pages), before the record may settle.
+/* Writes: ops[0..n+noted) issued through the write path's hooks
+ * (writepath.h: the record notes their checksums), ops[0..n) run (the
+ * rest were computed in a member's pages), then the hooks told.
  */
 static int
-run_noted (struct array *a, struct io_op *ops, size_t n, unsigned flags,
-           size_t noted)
+run_issued (struct array *a, struct io_op *ops, size_t n, unsigned flags,
+            size_t noted)
 {
   int e;
 
   if (n + noted == 0)
     return 0;
-  integrity_writes_begin (a);
-  e = integrity_note_writes (a, ops, n + noted);
+  e = wp_issue (a, ops, n + noted);
   if (e == 0)
     e = io_run (a->members, ops, n, flags);
-  integrity_writes_end (a);
+  wp_issued (a);
   return e;
 }
 
@@ -257,15 +257,13 @@ plan_run_writes (struct array *a, struct plan_run *x, int group)
     op = op_of (x, io);
     if (io->kind == R5_IO_WRITE &&
         op.buf == mapped (x->views, io->member, io->member_off, io->len)) {
-      if (a->integrity.on)    /* computed in its pages: their checksums */
-        (void) run_noted (a, &op, 0, 0, 1);
+      (void) run_issued (a, &op, 0, 0, 1);   /* computed in its pages */
       continue;
     }
     x->ops[k++] = op;
   }
   x->nops = k;
-  return a->integrity.on ? run_noted (a, x->ops, k, x->io_flags, 0)
-                         : io_run (a->members, x->ops, k, x->io_flags);
+  return run_issued (a, x->ops, k, x->io_flags, 0);
 }
 
 int
@@ -277,7 +275,7 @@ plan_run_prepare (struct array *a, struct plan_run *x)
   alias_written (x);
   if ((e = run_reads (a, x)) < 0)
     return e;
-  if (x->verify && a->integrity.on && (e = verify_reads (a, x)) < 0)
+  if (x->verify && (e = verify_reads (a, x)) < 0)
     return e;
   run_compute (x);
   return 0;

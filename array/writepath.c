@@ -1,0 +1,184 @@
+/* array/writepath.c -- the table of write-path features (writepath.h)
+ * and the stages that run it.  A feature is a row; its hooks are its own
+ * files' functions, or the few lines here that say what the feature asks
+ * of the planner.
+ */
+#include <config.h>
+
+#include "array/object.h"
+#include "array/writepath.h"
+
+static bool
+always (const struct array *a)
+{
+  (void) a;
+  return true;
+}
+
+/* The resync line: after an unclean stop parity may be wrong from the
+ * resync's cursor on; writes there use RCW, which computes parity afresh,
+ * rather than RMW, which would carry the error forward (md does the
+ * same).  Next to it, the reshape line will send each stripe to the
+ * geometry its address is in.
+ */
+static void
+resync_shape (const struct array *a, struct wp_batch *b)
+{
+  if (a->job.kind == R5_JOB_RESYNC)
+    b->plan->rcw_from = a->job.cursor;
+}
+
+static bool
+ppl_on (const struct array *a)
+{
+  return a->ppl.on;
+}
+
+/* With a log, a batch's entries of one group fit one unit (ppl.h): the
+ * planner stops before a stripe that would not fit, and the first stripe,
+ * which it always plans, is cut here if it could be too big alone (the
+ * partial parity of a stripe is no more than the bytes written to it,
+ * and none for a full stripe).
+ */
+static void
+ppl_shape (const struct array *a, struct wp_batch *b)
+{
+  const uint64_t sd = a->geom.stripe_data;
+  struct r5_range *rg = b->range;
+  uint64_t in_first = sd - rg->off % sd < rg->len ? sd - rg->off % sd
+                                                  : rg->len;
+
+  b->plan->ppl = true;
+  rg->ppl_entries = PPL_BATCH_ENTRIES;
+  rg->ppl_bytes = a->ppl.unit_room;
+  if (in_first != sd && in_first > a->ppl.unit_room)
+    rg->len = a->ppl.unit_room;
+}
+
+static bool
+integrity_on (const struct array *a)
+{
+  return a->integrity.on;
+}
+
+/* A plan with entries for the log is run the log's way (ppl.h). */
+static int
+ppl_run_plan (struct array *a, struct plan_run *x)
+{
+  return x->plan->nppl > 0 ? ppl_run (a, x) : plan_run (a, x);
+}
+
+/* The record's checksums of a batch's writes are noted before the
+ * writes go out, under its gate, held until they have run.
+ */
+static int
+integrity_issue (struct array *a, const struct io_op *ops, size_t n)
+{
+  integrity_writes_begin (a);
+  return integrity_note_writes (a, ops, n);
+}
+
+/* The features, in the order their hooks run.  The bitmap comes first:
+ * its bits are durable before anything else of the write happens.
+ */
+static const struct write_hook hooks[] = {
+  { .name = "superblocks and bitmap", .on = always,
+    .begin = meta_write_begin, .end = meta_write_end },
+  { .name = "resync line", .on = always, .shape = resync_shape },
+  { .name = "partial parity log", .on = ppl_on, .pad = 512,
+    .shape = ppl_shape, .run = ppl_run_plan },
+  { .name = "integrity record", .on = integrity_on, .pad = R5I_UNIT,
+    .read_pad = R5I_UNIT, .issue = integrity_issue,
+    .issued = integrity_writes_end, .verify = integrity_verify },
+};
+#define NHOOKS (sizeof hooks / sizeof hooks[0])
+
+uint64_t
+wp_pad (const struct array *a, bool read)
+{
+  uint64_t pad = 1;
+
+  for (size_t i = 0; i < NHOOKS; i++) {
+    uint64_t p = read ? hooks[i].read_pad : hooks[i].pad;
+
+    if (p > pad && hooks[i].on (a))
+      pad = p;
+  }
+  return pad;
+}
+
+int
+wp_begin (struct array *a, uint64_t first, uint64_t last,
+          struct array_err *err)
+{
+  for (size_t i = 0; i < NHOOKS; i++) {
+    int r;
+
+    if (hooks[i].begin == NULL || !hooks[i].on (a) ||
+        (r = hooks[i].begin (a, first, last, err)) == 0)
+      continue;
+    while (i-- > 0)           /* end what began */
+      if (hooks[i].begin && hooks[i].end && hooks[i].on (a))
+        hooks[i].end (a);
+    return r;
+  }
+  return 0;
+}
+
+void
+wp_end (struct array *a)
+{
+  for (size_t i = NHOOKS; i-- > 0;)
+    if (hooks[i].end && hooks[i].on (a))
+      hooks[i].end (a);
+}
+
+void
+wp_shape (const struct array *a, struct wp_batch *b)
+{
+  for (size_t i = 0; i < NHOOKS; i++)
+    if (hooks[i].shape && hooks[i].on (a))
+      hooks[i].shape (a, b);
+}
+
+int
+wp_run (struct array *a, struct plan_run *x)
+{
+  for (size_t i = 0; i < NHOOKS; i++)
+    if (hooks[i].run && hooks[i].on (a))
+      return hooks[i].run (a, x);
+  return plan_run (a, x);
+}
+
+int
+wp_issue (struct array *a, const struct io_op *ops, size_t n)
+{
+  int r = 0;
+
+  for (size_t i = 0; i < NHOOKS; i++)
+    if (hooks[i].issue && hooks[i].on (a)) {
+      int e = hooks[i].issue (a, ops, n);
+
+      r = r < 0 ? r : e;      /* every issue runs: issued follows each */
+    }
+  return r;
+}
+
+void
+wp_issued (struct array *a)
+{
+  for (size_t i = NHOOKS; i-- > 0;)
+    if (hooks[i].issued && hooks[i].on (a))
+      hooks[i].issued (a);
+}
+
+bool
+wp_verify (struct array *a, unsigned member, uint64_t off, const void *buf,
+           uint64_t len, struct integrity_bad *bad)
+{
+  for (size_t i = 0; i < NHOOKS; i++)
+    if (hooks[i].verify && hooks[i].on (a) &&
+        !hooks[i].verify (a, member, off, buf, len, bad))
+      return false;
+  return true;
+}
