@@ -7,6 +7,11 @@
  * at the same member offset XOR to the missing one.  Nothing is written
  * unless exactly one unit of the row fails and the others rebuild it to
  * its own checksum: parity alone could not say which unit is wrong.
+ *
+ * The I/O and the XOR are the jobs' plans (raid/jobplan.h) over one
+ * unit of one stripe, run by the one executor (runplan.h): a check's
+ * reads the whole row, then a rebuild's of the failing member, run in
+ * two steps so that its computed unit is verified before it is written.
  */
 #include <config.h>
 
@@ -17,93 +22,96 @@
 
 #include "array/integrity.h"
 #include "array/object.h"
-#include "raid/parity.h"
+#include "array/runplan.h"
+#include "raid/jobplan.h"
 
-/* Every member's unit of the row at off into rows (members x 4 KiB);
- * which fail their checksum into *bad_mask.  0, -ENODEV when a member is
- * out of service, or an I/O error.
+/* One heal's plan and room: the row's columns (members + 1 units). */
+struct heal {
+  struct array *a;
+  struct r5_job_span span;
+  struct r5_plan plan;
+  char *scratch;
+  struct io_op ops[R5_MAX_MEMBERS + 1];
+  struct plan_cmp_out cmp[1];
+};
+
+/* Plan the span's job; a run of it in *x. */
+static int
+plan_row (struct heal *h, enum r5_job job, unsigned slot, struct plan_run *x)
+{
+  h->span.job = job;
+  h->span.slot = slot;
+  r5_plan_reset (&h->plan);
+  *x = (struct plan_run) { .plan = &h->plan, .scratch = h->scratch,
+                           .zero = h->a->zero, .ops = h->ops,
+                           .cmp = h->cmp };
+  return r5_plan_job (&h->plan, &h->a->geom, &h->span);
+}
+
+/* Column c of the row: member c's unit, or (c = members) the computed. */
+static const char *
+column (const struct heal *h, unsigned c)
+{
+  return h->scratch + r5_job_column (&h->a->geom, 0, c, R5I_UNIT);
+}
+
+/* Every member's unit of the row read; which fail their checksum into
+ * *mask.  0, -ENODEV when a member is out of service, or an I/O error.
  */
 static int
-read_row (struct array *a, uint64_t off, char *rows, uint64_t *bad_mask)
+read_row (struct heal *h, uint64_t off, uint64_t *mask)
 {
-  struct io_op ops[R5_MAX_MEMBERS];
-  unsigned n = a->geom.members;
+  struct array *a = h->a;
+  struct plan_run x;
   int e;
 
-  for (unsigned m = 0; m < n; m++) {
+  for (unsigned m = 0; m < a->geom.members; m++)
     if (health_state (&a->health, m) != MEMBER_ACTIVE)
       return -ENODEV;
-    ops[m] = (struct io_op) { .kind = IO_READ, .member = m,
-                              .buf = rows + m * R5I_UNIT, .off = off,
-                              .len = R5I_UNIT };
-  }
-  if ((e = io_run (a->members, ops, n, 0)) < 0)
+  if ((e = plan_row (h, R5_JOB_CHECK, 0, &x)) < 0 ||
+      (e = plan_run (a, &x)) < 0)
     return e;
-  *bad_mask = 0;
-  for (unsigned m = 0; m < n; m++)
-    if (!integrity_verify (a, m, off, rows + m * R5I_UNIT, R5I_UNIT, NULL))
-      *bad_mask |= UINT64_C (1) << m;
+  *mask = 0;
+  for (unsigned m = 0; m < a->geom.members; m++)
+    if (!integrity_verify (a, m, off, column (h, m), R5I_UNIT, NULL))
+      *mask |= UINT64_C (1) << m;
   return 0;
 }
 
-/* Member bad's unit rebuilt from the others into rows[bad]; is it what
- * its checksum says?
- */
-static bool
-rebuild_unit (struct array *a, unsigned bad, uint64_t off, char *rows)
-{
-  void *v[R5_MAX_MEMBERS + 1];
-  unsigned k = 0;
-
-  for (unsigned m = 0; m < a->geom.members; m++)
-    if (m != bad)
-      v[k++] = rows + m * R5I_UNIT;
-  v[k++] = rows + bad * R5I_UNIT;
-  r5_xor_gen (k, R5I_UNIT, v);
-  return integrity_verify (a, bad, off, rows + bad * R5I_UNIT, R5I_UNIT,
-                           NULL);
-}
-
-/* Under the lock, does the unit still fail?  (A read without a lock may
- * have met a write changing it: then nothing is wrong.)  1, 0, or an I/O
- * error.
+/* Member m's unit rebuilt from the others; written (durably) only if it
+ * is what its checksum says.  1 written, 0 not, or -errno.
  */
 static int
-still_fails (struct array *a, const struct integrity_bad *b, char *unit)
+rebuild_unit (struct heal *h, unsigned m, uint64_t off)
 {
-  struct io_op op = { .kind = IO_READ, .member = b->member, .buf = unit,
-                      .off = b->off, .len = R5I_UNIT };
-  int e = io_run (a->members, &op, 1, 0);
+  struct plan_run x;
+  int e;
 
-  if (e < 0)
+  if ((e = plan_row (h, R5_JOB_REBUILD, m, &x)) < 0 ||
+      (e = plan_run_prepare (h->a, &x)) < 0)
     return e;
-  return !integrity_verify (a, b->member, b->off, unit, R5I_UNIT, NULL);
+  if (!integrity_verify (h->a, m, off, column (h, h->a->geom.members),
+                         R5I_UNIT, NULL))
+    return 0;
+  x.io_flags = IO_FUA;
+  return (e = plan_run_writes (h->a, &x, -1)) < 0 ? e : 1;
 }
 
 static int
-heal_row (struct array *a, const struct integrity_bad *b, char *rows,
-          struct array_err *err)
+heal_row (struct heal *h, const struct integrity_bad *b, struct array_err *err)
 {
+  struct array *a = h->a;
   struct integrity *t = &a->integrity;
-  const char *path = array_member_path (a, b->member);
   uint64_t mask = 0;
-  int e = still_fails (a, b, rows);
+  int e = read_row (h, b->off, &mask);
 
-  if (e == 0)
-    return 0;
-  if (e > 0)
-    e = read_row (a, b->off, rows, &mask);
   if (e == 0 && mask == 0)
     return 0;                   /* a write was changing it: nothing wrong */
   t->failures++;
   if (e == 0 && __builtin_popcountll (mask) == 1) {
     unsigned m = (unsigned) __builtin_ctzll (mask);
-    struct io_op op = { .kind = IO_WRITE, .member = m,
-                        .buf = rows + m * R5I_UNIT, .off = b->off,
-                        .len = R5I_UNIT };
 
-    if (rebuild_unit (a, m, b->off, rows) &&
-        (e = io_run (a->members, &op, 1, IO_FUA)) == 0) {
+    if ((e = rebuild_unit (h, m, b->off)) > 0) {
       t->healed++;
       if (!t->quiet_heal)
         array_log (a, ARRAY_LOG_NOTICE, "member %u (%s): 4 KiB at member "
@@ -115,7 +123,7 @@ heal_row (struct array *a, const struct integrity_bad *b, char *rows,
   t->unhealable++;
   array_set_err (err, "member %u (%s): 4 KiB at member offset %" PRIu64
                  " fails its checksum and cannot be rebuilt from the others "
-                 "(%s)", b->member, path, b->off,
+                 "(%s)", b->member, array_member_path (a, b->member), b->off,
                  e == -ENODEV ? "a member is out of service"
                  : e < 0 ? strerror (-e)
                  : __builtin_popcountll (mask) > 1
@@ -128,19 +136,26 @@ int
 integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
                 struct array_err *err)
 {
-  uint64_t stripe = (b->off - a->geom.data_offset) / a->geom.chunk;
+  const struct r5_geom *g = &a->geom;
+  uint64_t stripe = (b->off - g->data_offset) / g->chunk;
   struct stripe_range range = { 0, 0, false };
-  char *rows = aligned_alloc (R5I_UNIT, (size_t) a->geom.members * R5I_UNIT);
+  struct heal h = {
+    .a = a, .span = { .first = stripe, .n = 1, .len = R5I_UNIT,
+                      .chunk_off = (b->off - g->data_offset) % g->chunk },
+  };
   int e;
 
-  if (rows == NULL) {
+  r5_plan_init (&h.plan);
+  h.scratch = aligned_alloc (R5I_UNIT, (size_t) (g->members + 1) * R5I_UNIT);
+  if (h.scratch == NULL) {
     array_set_err (err, "out of memory");
     return -ENOMEM;
   }
   if (!locked)
     stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &range);
-  e = heal_row (a, b, rows, err);
+  e = heal_row (&h, b, err);
   stripe_unlock_range (&a->locks, &range);
-  free (rows);
+  r5_plan_free (&h.plan);
+  free (h.scratch);
   return e;
 }
