@@ -60,8 +60,9 @@ recover_entry (struct array *a, unsigned m, const struct ppl_entry *e,
   int r;
 
   r5_plan_init (&plan);
-  r = r5_plan_ppl_recover (&plan, g, e, (struct r5_buf) { R5_BUF_CLIENT, 0 },
-                           health_missing_for (&a->health, stripe, &limit),
+  r = r5_plan_ppl_recover (&plan, g, &(struct r5_ppl_recovery) {
+                             e, { R5_BUF_CLIENT, 0 },
+                             health_missing_for (&a->health, stripe, &limit) },
                            why, sizeof why);
   if (r == -EBADMSG)
     array_log (a, ARRAY_LOG_ERROR, "partial parity log of slot %u: entry "

@@ -28,9 +28,9 @@ ppl_setup (struct array *a, struct array_err *err)
   if (!a->meta.enabled ||
       !(sb->feature_map & MD_FEATURE_ANY_PPL))
     return 0;
-  usable = ppl_area_check (sb->ppl_offset, sb->ppl_size, MD_SB_SECTOR,
-                           MD_SB_BLOCK / 512, sb->data_offset,
-                           sb->data_size, why, sizeof why);
+  usable = ppl_area_check (&(struct ppl_area) {
+      sb->ppl_offset, sb->ppl_size, MD_SB_SECTOR, MD_SB_BLOCK / 512,
+      sb->data_offset, sb->data_size }, why, sizeof why);
   if (usable < 0) {
     array_set_err (err, "partial parity log: %s", why);
     return (int) usable;

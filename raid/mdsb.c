@@ -229,10 +229,9 @@ check_placement (const struct md_sb *sb, uint64_t member_sectors,
     return le_bad (why, wl, -EBADMSG, "bitmap offset %" PRId32 " is not "
                 "between the superblock and the data", sb->bitmap_offset);
   if (has_one_ppl (sb->feature_map)) {
-    int64_t usable = ppl_area_check (sb->ppl_offset, sb->ppl_size,
-                                     MD_SB_SECTOR, sb_sectors,
-                                     sb->data_offset, sb->data_size, why,
-                                     wl);
+    int64_t usable = ppl_area_check (&(struct ppl_area) {
+        sb->ppl_offset, sb->ppl_size, MD_SB_SECTOR, sb_sectors,
+        sb->data_offset, sb->data_size }, why, wl);
 
     if (usable < 0)
       return -EBADMSG;        /* ppl_area_check said why */

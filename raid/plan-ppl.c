@@ -130,13 +130,26 @@ take_scratch (struct r5_plan *p, uint64_t len)
   return b;
 }
 
+/* One entry's recovery being planned. */
+struct recovery {
+  struct r5_plan *p;
+  const struct r5_geom *g;
+  const struct ppl_extent *x;
+  const struct placed *pl;
+  const struct r5_ppl_recovery *rec;
+};
+
 /* Parity over [u, v) of the strip, from the chunks covering all of it. */
 static int
-recover_piece (struct r5_plan *p, const struct r5_geom *g,
-               const struct ppl_extent *x, const struct placed *pl,
-               const struct ppl_entry *e, struct r5_buf pp, int missing,
-               uint64_t u, uint64_t v)
+recover_piece (const struct recovery *c, uint64_t u, uint64_t v)
 {
+  struct r5_plan *p = c->p;
+  const struct r5_geom *g = c->g;
+  const struct ppl_extent *x = c->x;
+  const struct placed *pl = c->pl;
+  const struct ppl_entry *e = c->rec->e;
+  struct r5_buf pp = c->rec->pp;
+  int missing = c->rec->missing;
   uint64_t base = r5_stripe_member_off (g, pl->stripe) + pl->off;
   struct r5_xor xr = { .len = v - u };
   int r;
@@ -173,11 +186,13 @@ recover_piece (struct r5_plan *p, const struct r5_geom *g,
 
 int
 r5_plan_ppl_recover (struct r5_plan *p, const struct r5_geom *g,
-                     const struct ppl_entry *e, struct r5_buf pp, int missing,
-                     char *why, size_t why_len)
+                     const struct r5_ppl_recovery *rec, char *why,
+                     size_t why_len)
 {
+  const struct ppl_entry *e = rec->e;
   struct ppl_extent x;
   struct placed pl = { 0, 0, 0 };
+  struct recovery c = { p, g, &x, &pl, rec };
   uint64_t cut[R5_MAX_MEMBERS + 1], u = 0;
   unsigned ncut = 0;
   int r;
@@ -186,7 +201,7 @@ r5_plan_ppl_recover (struct r5_plan *p, const struct r5_geom *g,
                              why, why_len)) < 0 ||
       (r = place (g, e, &x, &pl, why, why_len)) < 0)
     return r;
-  if ((int) e->parity_disk == missing)
+  if ((int) e->parity_disk == rec->missing)
     return 0;                   /* nowhere to put the parity */
   /* The strip cut where chunks stop covering it (only the last can stop
    * early): each piece has one set of chunks.
@@ -203,7 +218,7 @@ r5_plan_ppl_recover (struct r5_plan *p, const struct r5_geom *g,
       }
   for (unsigned i = 0; i < ncut && r == 0; i++) {
     if (cut[i] > u)
-      r = recover_piece (p, g, &x, &pl, e, pp, missing, u, cut[i]);
+      r = recover_piece (&c, u, cut[i]);
     u = cut[i] > u ? cut[i] : u;
   }
   return r;

@@ -230,16 +230,21 @@ int r5_plan_add_xor (struct r5_plan *p, const struct r5_xor *x)
  * ppl_recover_entry does it after a crash: over the entry's strip, the
  * parity made again as the PP (pp names its e->pp_size bytes; unused
  * without PP) XOR the data now on the chunks the entry wrote.  Blocks
- * with data on the missing member (or -1) are left as they are (md:
+ * with data on the missing member (rec->missing, or -1) are left as they are (md:
  * nothing to recover them from), and so is all of it if the parity
  * member is missing.  Returns 0, -EBADMSG with why if the entry is not
  * one md could have written for this geometry (ppl_entry_extent, one
  * stripe, parity where it says), or -ENOMEM.
  */
 struct ppl_entry;
+struct r5_ppl_recovery {
+  const struct ppl_entry *e;
+  struct r5_buf pp;
+  int missing;
+};
 int r5_plan_ppl_recover (struct r5_plan *p, const struct r5_geom *g,
-                         const struct ppl_entry *e, struct r5_buf pp,
-                         int missing, char *why, size_t why_len)
+                         const struct r5_ppl_recovery *rec, char *why,
+                         size_t why_len)
   __attribute__((nonnull (1, 2, 3), warn_unused_result));
 
 /* Name of a segment kind ("rcw", "full-stripe", ...). */

@@ -135,10 +135,12 @@ ppl_next_header (const struct ppl_header *hdr, uint64_t at)
 }
 
 int64_t
-ppl_area_check (int32_t offset, uint32_t size, uint64_t sb_sector,
-                uint32_t sb_sectors, uint64_t data_offset, uint64_t data_size,
-                char *why, size_t why_len)
+ppl_area_check (const struct ppl_area *area, char *why, size_t why_len)
 {
+  int32_t offset = area->offset;
+  uint32_t size = area->size, sb_sectors = area->sb_sectors;
+  uint64_t sb_sector = area->sb_sector, data_offset = area->data_offset;
+  uint64_t data_size = area->data_size;
   int64_t start = (int64_t) sb_sector + offset;
   uint64_t usable = size < 8 ? 0 : 8 + ((size - 8) & ~7u);
 

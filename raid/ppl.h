@@ -95,17 +95,26 @@ int ppl_header_decode (const void *block, uint32_t signature,
 uint64_t ppl_next_header (const struct ppl_header *hdr, uint64_t at)
   __attribute__((nonnull));
 
-/* The log area of a member, as md accepts it (ppl_validate_rdev): offset
- * and size in sectors from the superblock at sb_sector, the data area at
- * [data_offset, data_offset + data_size).  The usable size is 8 +
- * rounddown(size - 8, 8) and must exceed 8 (one header); the area may
- * overlap neither the data nor the superblock's sb_sectors.  Returns the
- * usable size, or -EINVAL with why.
+/* A member's log area and what it must not overlap, in sectors: offset
+ * and size from the superblock at sb_sector (sb_sectors long), the data
+ * area at [data_offset, data_offset + data_size).
  */
-int64_t ppl_area_check (int32_t offset, uint32_t size, uint64_t sb_sector,
-                        uint32_t sb_sectors, uint64_t data_offset,
-                        uint64_t data_size, char *why, size_t why_len)
-  __attribute__((warn_unused_result));
+struct ppl_area {
+  int32_t offset;
+  uint32_t size;
+  uint64_t sb_sector;
+  uint32_t sb_sectors;
+  uint64_t data_offset, data_size;
+};
+
+/* The log area, as md accepts it (ppl_validate_rdev).  The usable size
+ * is 8 + rounddown(size - 8, 8) and must exceed 8 (one header); the area
+ * may overlap neither the data nor the superblock.  Returns the usable
+ * size, or -EINVAL with why.
+ */
+int64_t ppl_area_check (const struct ppl_area *area, char *why,
+                        size_t why_len)
+  __attribute__((nonnull (1), warn_unused_result));
 
 /* Does the area hold several headers one after the other (md's
  * MULTIPLE_PPLS: room for two of 4 KiB + PPL_ENTRY_SPACE), or one?

@@ -431,8 +431,9 @@ choose_ppl (struct create_plan *p)
 
   p->ppl = p->opts->policy == CREATE_POLICY_PPL;
   if (p->ppl &&
-      ppl_area_check (PPL_OFFSET_V12, PPL_AREA_SECTORS, MD_SB_SECTOR, 1,
-                      p->doff, p->size, why, sizeof why) < 0)
+      ppl_area_check (&(struct ppl_area) {
+          PPL_OFFSET_V12, PPL_AREA_SECTORS, MD_SB_SECTOR, 1, p->doff,
+          p->size }, why, sizeof why) < 0)
     return tool_error ("--consistency-policy ppl: a data offset of %s "
                        "leaves no room for the log (%s): use a larger "
                        "--data-offset", tool_human (p->doff * 512, doff,

@@ -220,9 +220,9 @@ recover_by_plan (struct sim *s, struct mem *mem)
 
     if (e->pp_len)
       memcpy (log + at, sim_buf (s, mem, e->pp), e->pp_len);
-    cr_assert_eq (r5_plan_ppl_recover (&rp, &s->g, &pe,
-                                       (struct r5_buf) { R5_BUF_CLIENT, at },
-                                       s->missing, why, sizeof why), 0,
+    cr_assert_eq (r5_plan_ppl_recover (&rp, &s->g, &(struct r5_ppl_recovery) {
+                                         &pe, { R5_BUF_CLIENT, at },
+                                         s->missing }, why, sizeof why), 0,
                   "%s", why);
     at += e->pp_len;
   }
@@ -376,26 +376,26 @@ Test (ppl_plan, recovery_refuses_entries_md_did_not_write)
    */
   sim_init (&s, 4, 16384, R5_LEFT_SYMMETRIC, 0, 2, 0, -1);
   r5_plan_reset (&s.plan);
-  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
-                  0, 4096, 4096, 3, 0 }, pp, -1, why, sizeof why), 0, "%s",
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct r5_ppl_recovery) {
+                  &(struct ppl_entry) { 0, 4096, 4096, 3, 0 }, pp, -1 }, why, sizeof why), 0, "%s",
                 why);
   cr_assert_eq (s.plan.nios, 2, "one read, one parity write");
-  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
-                  0, 4096, 4096, 2, 0 }, pp, -1, why, sizeof why), -EBADMSG,
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct r5_ppl_recovery) {
+                  &(struct ppl_entry) { 0, 4096, 4096, 2, 0 }, pp, -1 }, why, sizeof why), -EBADMSG,
                 "parity on the wrong member");
   cr_assert (strstr (why, "not one stripe's"), "%s", why);
-  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
-                  192, 4096, 4096, 3, 0 }, pp, -1, why, sizeof why), -EBADMSG,
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct r5_ppl_recovery) {
+                  &(struct ppl_entry) { 192, 4096, 4096, 3, 0 }, pp, -1 }, why, sizeof why), -EBADMSG,
                 "past the array");
-  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
-                  64, 4096, 8192, 3, 0 }, pp, -1, why, sizeof why), -EBADMSG,
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct r5_ppl_recovery) {
+                  &(struct ppl_entry) { 64, 4096, 8192, 3, 0 }, pp, -1 }, why, sizeof why), -EBADMSG,
                 "two chunks from the last data chunk: into the next stripe");
   r5_plan_reset (&s.plan);
-  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
-                  0, 4096, 4096, 3, 0 }, pp, 3, why, sizeof why), 0);
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct r5_ppl_recovery) {
+                  &(struct ppl_entry) { 0, 4096, 4096, 3, 0 }, pp, 3 }, why, sizeof why), 0);
   cr_assert_eq (s.plan.nios, 0, "parity member missing: nothing to do");
-  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct ppl_entry) {
-                  0, 4096, 4096, 3, 0 }, pp, 0, why, sizeof why), 0);
+  cr_assert_eq (r5_plan_ppl_recover (&s.plan, &s.g, &(struct r5_ppl_recovery) {
+                  &(struct ppl_entry) { 0, 4096, 4096, 3, 0 }, pp, 0 }, why, sizeof why), 0);
   cr_assert_eq (s.plan.nios, 0, "its data member missing: skipped");
   sim_free (&s);
 }

@@ -187,31 +187,37 @@ Test (ppl, next_header_skips_the_pp)
   cr_assert_eq (ppl_next_header (&h, 0), 8);
 }
 
+/* ppl_area_check of an area, why kept in area_why. */
+static char area_why[200];
+
+static int64_t
+area (int32_t offset, uint32_t size, uint64_t sb_sector, uint32_t sb_sectors,
+      uint64_t data_offset, uint64_t data_size)
+{
+  return ppl_area_check (&(struct ppl_area) { offset, size, sb_sector,
+                                              sb_sectors, data_offset,
+                                              data_size },
+                         area_why, sizeof area_why);
+}
+
 Test (ppl, area_as_md_accepts_it)
 {
-  char why[200];
-
   /* mdadm's v1.2 area: 2048 sectors at +8, data from 2048 + 24 on. */
-  cr_assert_eq (ppl_area_check (8, 2048, 8, 8, 4096, 1 << 20, why,
-                                sizeof why), 2048, "%s", why);
+  cr_assert_eq (area (8, 2048, 8, 8, 4096, 1 << 20), 2048, "%s", area_why);
   cr_assert (ppl_area_multiple (2048));
-  cr_assert_eq (ppl_area_check (8, 21, 8, 8, 4096, 1 << 20, why,
-                                sizeof why), 16, "rounded down: 8 + 8");
+  cr_assert_eq (area (8, 21, 8, 8, 4096, 1 << 20), 16, "rounded down: 8 + 8");
   cr_assert (!ppl_area_multiple (16));
   cr_assert (!ppl_area_multiple (527) && ppl_area_multiple (528),
              "two of 4 KiB + 128 KiB");
-  cr_assert_eq (ppl_area_check (8, 15, 8, 8, 4096, 1 << 20, why,
-                                sizeof why), -EINVAL, "no room past a header");
-  cr_assert_eq (ppl_area_check (8, 2048, 8, 8, 2000, 1 << 20, why,
-                                sizeof why), -EINVAL);
-  cr_assert (strstr (why, "overlaps the data"), "%s", why);
-  cr_assert_eq (ppl_area_check (4, 64, 8, 8, 4096, 1 << 20, why,
-                                sizeof why), -EINVAL);
-  cr_assert (strstr (why, "superblock"), "%s", why);
-  cr_assert_eq (ppl_area_check (-16, 16, 2000, 8, 4096, 1 << 20, why,
-                                sizeof why), 16, "wholly before the sb");
-  cr_assert_eq (ppl_area_check (-8, 16, 2000, 8, 4096, 1 << 20, why,
-                                sizeof why), -EINVAL);
+  cr_assert_eq (area (8, 15, 8, 8, 4096, 1 << 20), -EINVAL,
+                "no room past a header");
+  cr_assert_eq (area (8, 2048, 8, 8, 2000, 1 << 20), -EINVAL);
+  cr_assert (strstr (area_why, "overlaps the data"), "%s", area_why);
+  cr_assert_eq (area (4, 64, 8, 8, 4096, 1 << 20), -EINVAL);
+  cr_assert (strstr (area_why, "superblock"), "%s", area_why);
+  cr_assert_eq (area (-16, 16, 2000, 8, 4096, 1 << 20), 16,
+                "wholly before the sb");
+  cr_assert_eq (area (-8, 16, 2000, 8, 4096, 1 << 20), -EINVAL);
 }
 
 /* ppl_recover_entry's arithmetic, 4 members, 64 KiB (128-sector) chunks. */
