@@ -103,8 +103,8 @@ explain_fs (const struct fsmap_src *src, struct check_fs *c, const struct fsmap_
       in[n++] = (struct fsmap_range) { lo, hi - lo, r[i].tag };
   }
   if ((n > 0 || c->number == 0) &&
-      fsmap_explain (src, c->off, in, n, keep, f, c->fstype, c->why,
-                     sizeof c->why) < 0) {
+      fsmap_explain (&(struct fsmap_query) { src, c->off, in, n, keep, f },
+                     c->fstype, c->why, sizeof c->why) < 0) {
     if (c->why[0] == '\0')
       snprintf (c->why, sizeof c->why, "cannot be read");
     for (size_t i = 0; i < n; i++)    /* the byte ranges, then */

@@ -247,6 +247,7 @@ struct naming {
   ext2_ino_t dir;
 };
 
+/* ext2fs_dir_iterate2's callback: its seven parameters are libext2fs'. */
 static int
 on_dirent (ext2_ino_t dir, int entry, struct ext2_dir_entry *d, int off,
            int bs, char *buf, void *priv)
@@ -344,8 +345,8 @@ fstype_of (ext2_filsys fs, char *fstype)
 }
 
 static int
-explain (struct map *m, const struct fsmap_range *r, size_t n, fsmap_fn fn,
-         void *opaque, char *why, size_t why_len)
+explain (struct map *m, const struct fsmap_query *q, char *why,
+         size_t why_len)
 {
   ext2_ino_t *dirs = NULL;
   size_t ndirs = 0;
@@ -355,7 +356,7 @@ explain (struct map *m, const struct fsmap_range *r, size_t n, fsmap_fn fn,
     snprintf (why, why_len, "cannot read the file system's bitmaps");
     return -EIO;
   }
-  if ((ret = make_wants (m, r, n)) < 0 ||
+  if ((ret = make_wants (m, q->r, q->n)) < 0 ||
       (m->by_blk = calloc (m->n + 1, sizeof *m->by_blk)) == NULL ||
       (m->names = calloc (m->n + 1, sizeof *m->names)) == NULL) {
     snprintf (why, why_len, "out of memory");
@@ -369,19 +370,19 @@ explain (struct map *m, const struct fsmap_range *r, size_t n, fsmap_fn fn,
     snprintf (why, why_len, "cannot read the inode table");
   else {
     name_all (m, dirs, ndirs);
-    emit (m, r, fn, opaque);
+    emit (m, q->r, q->fn, q->opaque);
   }
   free (dirs);
   return ret;
 }
 
 int
-fsmap_explain (const struct fsmap_src *src, uint64_t fs_off, const struct fsmap_range *r,
-               size_t n, fsmap_fn fn, void *opaque, char *fstype, char *why,
+fsmap_explain (const struct fsmap_query *q, char *fstype, char *why,
                size_t why_len)
 {
+  uint64_t fs_off = q->fs_off;
   struct map m = { .fs_off = fs_off };
-  io_manager io = fsmap_io_use (src, fs_off);
+  io_manager io = fsmap_io_use (q->src, fs_off);
   errcode_t e;
   int ret;
 
@@ -401,7 +402,7 @@ fsmap_explain (const struct fsmap_src *src, uint64_t fs_off, const struct fsmap_
   }
   fstype_of (m.fs, fstype);
   m.bs = m.fs->blocksize;
-  ret = explain (&m, r, n, fn, opaque, why, why_len);
+  ret = explain (&m, q, why, why_len);
   for (size_t i = 0; m.names && i < m.n; i++)
     free (m.names[i]);
   free (m.names);

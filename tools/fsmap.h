@@ -57,17 +57,28 @@ struct fsmap_hit {
 
 typedef void (*fsmap_fn) (void *opaque, const struct fsmap_hit *hit);
 
-/* The file system starting at array byte fs_off: its type ("ext4") in
- * fstype (at least 16 bytes), and a hit for every piece of the n ranges,
- * in order of range and offset (consecutive blocks of one file, or of
- * one kind of metadata, in one hit).  Returns 0; -ENOENT with why when
- * no ext2/3/4 file system is there (fstype says what blkid would call
- * it, if anything, else "unknown"); -errno with why on a read error.
+/* What to explain: the n ranges r of the array read through src, in
+ * the file system starting at array byte fs_off; each hit to fn.
  */
-int fsmap_explain (const struct fsmap_src *src, uint64_t fs_off,
-                   const struct fsmap_range *r, size_t n, fsmap_fn fn,
-                   void *opaque, char *fstype, char *why, size_t why_len)
-  __attribute__((nonnull (1, 5, 7, 8), warn_unused_result));
+struct fsmap_query {
+  const struct fsmap_src *src;
+  uint64_t fs_off;
+  const struct fsmap_range *r;
+  size_t n;
+  fsmap_fn fn;
+  void *opaque;
+};
+
+/* The file system of q: its type ("ext4") in fstype (at least 16 bytes),
+ * and a hit for every piece of the ranges, in order of range and offset
+ * (consecutive blocks of one file, or of one kind of metadata, in one
+ * hit).  Returns 0; -ENOENT with why when no ext2/3/4 file system is
+ * there (fstype says what blkid would call it, if anything, else
+ * "unknown"); -errno with why on a read error.
+ */
+int fsmap_explain (const struct fsmap_query *q, char *fstype, char *why,
+                   size_t why_len)
+  __attribute__((nonnull, warn_unused_result));
 
 /* A partition of the array (fsmap-part.c). */
 struct fsmap_part {
