@@ -102,7 +102,8 @@ open_member (struct io_member *opened, const struct array_config *cfg,
              unsigned i, struct array_err *err)
 {
   struct io_member *m = &opened[i];
-  int r = io_member_open (m, cfg->paths[i], cfg->direct);
+  int r = io_member_open_opts (m, cfg->paths[i], &(struct io_open_opts) {
+                                 cfg->direct, cfg->member_timeout_ms });
 
   if (r == -ENODEV)
     array_set_err (err, "member %u (%s): not a regular file or block device",
@@ -235,7 +236,8 @@ open_spare (struct array *a, const struct array_config *cfg,
 
   if (cfg->spare == NULL)
     return 0;
-  if ((r = io_member_open (m, cfg->spare, cfg->direct)) < 0)
+  if ((r = io_member_open_opts (m, cfg->spare, &(struct io_open_opts) {
+                                   cfg->direct, cfg->member_timeout_ms })) < 0)
     return member_err (err, cfg->spare, 0, "spare: cannot open", r);
   for (unsigned s = 0; s < a->geom.members; s++)
     if (io_member_is_open (&a->members[s]) &&
@@ -358,7 +360,6 @@ array_open (const struct array_config *cfg, array_log_fn log,
 
   if ((r = array_check_config (cfg, err)) < 0)
     return r;
-  io_nbd_set_timeout_ms (cfg->member_timeout_ms);
   a = calloc (1, sizeof *a);
   if (a == NULL) {
     array_set_err (err, "out of memory");
@@ -366,6 +367,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
   }
   a->log = log;
   a->manual_readd = cfg->manual_readd;
+  a->member_timeout_ms = cfg->member_timeout_ms;
   health_init (&a->health);
   for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
     io_member_init (&a->members[i]);

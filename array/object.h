@@ -57,6 +57,7 @@ struct array {
   struct io_sig_list spare_sigs;  /* ... and that is what it held */
   struct epochs epochs;
   bool manual_readd;          /* array_config's: no comeback */
+  unsigned member_timeout_ms; /* array_config's, for members opened later */
   struct comeback comeback;
   /* Taking a member out and recording why, one step for whoever reads
    * both (comeback, status).  Taken after job.lock, never before it.

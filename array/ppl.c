@@ -169,6 +169,7 @@ write_unit (struct array *a, unsigned m, struct ppl_unit *u, uint64_t flush,
 {
   struct io_op sync[R5_MAX_MEMBERS];
   size_t n = 0;
+  unsigned fua;
   int r;
 
   for (unsigned d = 0; d < a->geom.members; d++)
@@ -186,8 +187,9 @@ write_unit (struct array *a, unsigned m, struct ppl_unit *u, uint64_t flush,
   u->failed = (struct io_op) { .kind = IO_WRITE, .member = m,
                                .buf = u->block, .off = a->ppl.area_off,
                                .len = PPL_HEADER_SIZE + u->pp_bytes };
-  if ((r = io_run (a->members, &u->failed, 1,
-                   a->members[m].in_memory ? 0 : IO_FUA)) < 0)
+  /* Durable at once, unless in memory: nothing makes that more so. */
+  fua = io_member_caps (&a->members[m]) & IO_CAP_MEMORY ? 0 : IO_FUA;
+  if ((r = io_run (a->members, &u->failed, 1, fua)) < 0)
     return r;
   a->ppl.units++;
   a->ppl.entries += u->hdr.entries_count;
@@ -206,7 +208,7 @@ written (const struct array *a, const struct plan_run *x)
   if (x->io_flags & IO_FUA)
     return 0;                   /* durable already */
   for (size_t i = 0; i < x->nops; i++)
-    if (!a->members[x->ops[i].member].in_memory)
+    if (!(io_member_caps (&a->members[x->ops[i].member]) & IO_CAP_MEMORY))
       mask |= UINT64_C (1) << x->ops[i].member;
   return mask;
 }

@@ -69,7 +69,8 @@ open_new (struct array *a, const char *path, struct joining *j,
 
   if (r < 0)
     return r;
-  if ((r = io_member_open (m, path, direct)) < 0) {
+  if ((r = io_member_open_opts (m, path, &(struct io_open_opts) {
+                                   direct, a->member_timeout_ms })) < 0) {
     array_set_err (err, "%s: cannot open: %s", path, strerror (-r));
     return r;
   }

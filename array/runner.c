@@ -107,7 +107,7 @@ slice_bytes (const struct array *a)
   uint64_t slice = a->geom.chunk;   /* a power of two >= 4 KiB */
 
   for (unsigned m = 0; m < a->geom.members; m++)
-    if (!a->members[m].in_memory)
+    if (!(io_member_caps (&a->members[m]) & IO_CAP_MEMORY))
       return 0;
   while (slice > SCRUB_UNIT &&
          slice * (a->geom.members + 1) > MEMORY_SCRATCH)

@@ -5,13 +5,15 @@
  * backend for NBD exports (libnbd) is the next.
  *
  * Who calls what: io/member.c picks a member's backend from its path at
- * open (io_backend_for) and dispatches the synchronous calls; io/batch.c
+ * open (the first in its table that claims the path) and dispatches the
+ * synchronous calls; io/batch.c
  * cuts a batch into one sub-batch per backend and hands each to its run.
  * Nothing outside io/ calls a backend directly.
  *
  * Contracts every backend keeps:
  * - open fills in m's generic fields (size, dio_align, direct, blockdev,
- *   in_memory) and its own; m->path is set before it is called and
+ *   in_memory, timeout_ms: 0 there asks for the backend's default) and
+ *   its own; m->path and m->timeout_ms are set before it is called and
  *   m->backend after it succeeded.  On error it leaves nothing open.
  * - run does what io_run (batch.h) promises for ops that are all on its
  *   own members (members is the whole array, indexed by op->member):
@@ -38,6 +40,15 @@
 
 struct io_backend {
   const char *name;           /* "file": for status and messages */
+  /* Does path name a member of this kind?  The backends are asked in
+   * the order of io/member.c's table; the file backend, last, takes any
+   * path.  uri: its paths are URIs, taken as they are (not made absolute
+   * against the working directory).
+   */
+  bool (*claims) (const char *path);
+  bool uri;
+  /* What the open member can do (member.h's IO_CAP_* bits). */
+  unsigned (*caps) (const struct io_member *m);
   int (*open) (struct io_member *m, const char *path,
                enum io_open_mode mode);
   void (*close) (struct io_member *m);
@@ -81,9 +92,10 @@ struct io_backend {
 extern const struct io_backend io_file_backend;
 extern const struct io_backend io_nbd_backend;
 
-/* The backend that takes path: io_nbd_backend for an NBD URI (nbd://,
- * nbds://, nbd+unix://, nbds+unix://), else io_file_backend (a path in the
- * local file system).  Never NULL.
+/* The backend that takes path: the first of io/member.c's table that
+ * claims it -- io_nbd_backend for an NBD URI (nbd://, nbds://,
+ * nbd+unix://, nbds+unix://), else io_file_backend (a path in the local
+ * file system).  Never NULL.
  */
 const struct io_backend *io_backend_for (const char *path)
   __attribute__((nonnull));

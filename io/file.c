@@ -263,8 +263,29 @@ file_named (const struct io_member *m, const char *path)
     : st.st_dev == m->file.dev && st.st_ino == m->file.ino;
 }
 
+/* Any path is the local file system's (last in member.c's table). */
+static bool
+file_claims (const char *path)
+{
+  (void) path;
+  return true;
+}
+
+/* A file or device flushes, and writes with RWF_DSYNC for FUA; one in
+ * memory (tmpfs) is mapped and read in place, and is as durable as it
+ * will ever be once written.
+ */
+static unsigned
+file_caps (const struct io_member *m)
+{
+  return IO_CAP_FLUSH | IO_CAP_FUA |
+    (m->in_memory ? IO_CAP_MAP | IO_CAP_MEMORY : 0);
+}
+
 const struct io_backend io_file_backend = {
   .name = "file",
+  .claims = file_claims,
+  .caps = file_caps,
   .open = file_open,
   .close = file_close,
   .run = file_run,

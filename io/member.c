@@ -28,32 +28,27 @@ io_member_inject_failure (struct io_member *m, int64_t after)
   m->fail_after = after;
 }
 
-/* Does path start with scheme followed by "://"? */
-static bool
-has_scheme (const char *path, const char *scheme)
-{
-  size_t n = strlen (scheme);
-
-  return strncmp (path, scheme, n) == 0 && strncmp (path + n, "://", 3) == 0;
-}
+/* The backends, asked in turn which takes a path: the file backend,
+ * which takes any, last.
+ */
+static const struct io_backend *const backends[] = {
+  &io_nbd_backend,
+  &io_file_backend,
+};
 
 const struct io_backend *
 io_backend_for (const char *path)
 {
-  static const char *const nbd_schemes[] = {
-    "nbd", "nbds", "nbd+unix", "nbds+unix",
-  };
-
-  for (size_t i = 0; i < sizeof nbd_schemes / sizeof nbd_schemes[0]; i++)
-    if (has_scheme (path, nbd_schemes[i]))
-      return &io_nbd_backend;
-  return &io_file_backend;
+  for (size_t i = 0; i + 1 < sizeof backends / sizeof backends[0]; i++)
+    if (backends[i]->claims (path))
+      return backends[i];
+  return backends[sizeof backends / sizeof backends[0] - 1];
 }
 
 bool
 io_member_is_uri (const char *name)
 {
-  return io_backend_for (name) != &io_file_backend;
+  return io_backend_for (name)->uri;
 }
 
 char *
@@ -72,7 +67,8 @@ io_member_locate (const char *name)
 }
 
 static int
-open_member (struct io_member *m, const char *path, enum io_open_mode mode)
+open_member (struct io_member *m, const char *path, enum io_open_mode mode,
+             unsigned timeout_ms)
 {
   const struct io_backend *b = io_backend_for (path);
   int r;
@@ -81,6 +77,7 @@ open_member (struct io_member *m, const char *path, enum io_open_mode mode)
   m->path = strdup (path);
   if (m->path == NULL)
     return -ENOMEM;
+  m->timeout_ms = timeout_ms;
   if ((r = b->open (m, path, mode)) < 0) {
     io_member_close (m);      /* the path too: nothing left to close */
     return r;
@@ -90,15 +87,29 @@ open_member (struct io_member *m, const char *path, enum io_open_mode mode)
 }
 
 int
+io_member_open_opts (struct io_member *m, const char *path,
+                     const struct io_open_opts *o)
+{
+  return open_member (m, path, o->direct ? IO_OPEN_RW_DIRECT : IO_OPEN_RW,
+                      o->timeout_ms);
+}
+
+unsigned
+io_member_caps (const struct io_member *m)
+{
+  return m->backend && m->backend->caps ? m->backend->caps (m) : 0;
+}
+
+int
 io_member_open (struct io_member *m, const char *path, bool direct)
 {
-  return open_member (m, path, direct ? IO_OPEN_RW_DIRECT : IO_OPEN_RW);
+  return open_member (m, path, direct ? IO_OPEN_RW_DIRECT : IO_OPEN_RW, 0);
 }
 
 int
 io_member_open_ro (struct io_member *m, const char *path)
 {
-  return open_member (m, path, IO_OPEN_RO);
+  return open_member (m, path, IO_OPEN_RO, 0);
 }
 
 int

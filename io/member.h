@@ -57,6 +57,8 @@ struct io_member {
                                  worker thread; see engine.c */
   unsigned dio_align;         /* O_DIRECT alignment of offsets, lengths and
                                  buffers in bytes (power of two); 1 if buffered */
+  unsigned timeout_ms;        /* silence that fails its ops (io_open_opts);
+                                 0: it has none (a file) */
   uint64_t size;              /* bytes */
   struct io_file file;        /* the file backend's own */
   void *state;                /* another backend's own (owned by it) */
@@ -86,6 +88,35 @@ void io_member_init (struct io_member *m) __attribute__((nonnull));
  */
 int io_member_open (struct io_member *m, const char *path, bool direct)
   __attribute__((nonnull, warn_unused_result));
+
+/* How to open a member: with O_DIRECT (a file or device), and how long
+ * it may be silent (ms) with ops in flight before they fail (a member
+ * over the network; 0: the backend's default, io/nbd.h).
+ */
+struct io_open_opts {
+  bool direct;
+  unsigned timeout_ms;
+};
+
+/* io_member_open with opts. */
+int io_member_open_opts (struct io_member *m, const char *path,
+                         const struct io_open_opts *opts)
+  __attribute__((nonnull, warn_unused_result));
+
+/* What a member can do, as its backend says (io_member_caps); the array
+ * asks these, never the member's fields or its backend.
+ */
+enum {
+  IO_CAP_MAP = 1u << 0,       /* its bytes can be mapped and used in place
+                               * (io/view.h): a file in memory */
+  IO_CAP_MEMORY = 1u << 1,    /* it lives in memory: a read is a copy at
+                               * memory speed, and nothing a flush or FUA
+                               * does makes it more durable */
+  IO_CAP_FLUSH = 1u << 2,     /* a flush makes earlier writes durable */
+  IO_CAP_FUA = 1u << 3,       /* a write is made durable by itself (IO_FUA
+                               * natively; without it, a flush after) */
+};
+unsigned io_member_caps (const struct io_member *m) __attribute__((nonnull));
 
 /* The same, read-only and without O_DIRECT: for looking at a disk (its
  * superblock, its signatures) without taking it.

@@ -71,15 +71,8 @@ struct nbd_member {
   _Atomic unsigned gen;
   _Atomic uint64_t reconnects;  /* connections made again */
   bool can_flush, can_fua, can_zero;
+  unsigned timeout_ms;        /* the member's own (io_open_opts) */
 };
-
-static unsigned timeout_ms = IO_NBD_TIMEOUT_MS_DEFAULT;
-
-void
-io_nbd_set_timeout_ms (unsigned ms)
-{
-  timeout_ms = ms ? ms : IO_NBD_TIMEOUT_MS_DEFAULT;
-}
 
 static struct nbd_member *
 nm_of (const struct io_member *m)
@@ -110,7 +103,7 @@ now_ms (void)
  * never negotiates must not hold up whoever opens the member.
  */
 static int
-connect_one (struct nbd_handle **out, const char *uri)
+connect_one (struct nbd_handle **out, const char *uri, unsigned timeout_ms)
 {
   struct nbd_handle *h = nbd_create ();
   uint64_t start = now_ms ();
@@ -179,7 +172,10 @@ nbd_open (struct io_member *m, const char *path, enum io_open_mode mode)
 
   if (nm == NULL)
     return -ENOMEM;
-  if ((r = connect_one (&h, path)) < 0) {
+  nm->timeout_ms = m->timeout_ms ? m->timeout_ms
+                                  : IO_NBD_TIMEOUT_MS_DEFAULT;
+  m->timeout_ms = nm->timeout_ms;
+  if ((r = connect_one (&h, path, nm->timeout_ms)) < 0) {
     free (nm);
     return r;
   }
@@ -193,7 +189,8 @@ nbd_open (struct io_member *m, const char *path, enum io_open_mode mode)
     nm->conn[nm->nconns].h = h;
     pthread_mutex_init (&nm->conn[nm->nconns].lock, NULL);
     nm->nconns++;
-  } while (nm->nconns < (unsigned) want && connect_one (&h, path) == 0);
+  } while (nm->nconns < (unsigned) want &&
+           connect_one (&h, path, nm->timeout_ms) == 0);
   m->state = nm;
   m->direct = false;
   m->blockdev = false;
@@ -358,7 +355,7 @@ issue (struct nbd_handle *h, const struct nbd_member *nm, struct op_track *t,
  * completed for timeout_ms, or the connection's error.
  */
 static int
-drive (struct nbd_handle *h, const unsigned *in_flight)
+drive (struct nbd_handle *h, const unsigned *in_flight, unsigned timeout_ms)
 {
   uint64_t last = now_ms ();
   unsigned before = *in_flight;
@@ -418,7 +415,8 @@ flush_for_fua (struct nbd_handle *h, const struct nbd_member *nm,
     wrote |= t[idx[j]].op->kind != IO_READ && t[idx[j]].op->kind != IO_FSYNC;
   if (!wrote || nm->can_fua || !nm->can_flush)
     return 0;
-  if ((r = issue (h, nm, &ft, 0, 0, 0)) < 0 || (r = drive (h, in_flight)) < 0)
+  if ((r = issue (h, nm, &ft, 0, 0, 0)) < 0 ||
+      (r = drive (h, in_flight, nm->timeout_ms)) < 0)
     return r;
   for (size_t j = 0; j < k && ft.err < 0; j++) {
     struct op_track *tj = &t[idx[j]];
@@ -486,7 +484,7 @@ start_part (struct member_part *p, struct io_op *ops, struct op_track *t,
     close_conn (p->nm, c, false);
   if (c->h == NULL && gone == 0) {
     c->gen = atomic_load (&p->nm->gen);
-    if ((gone = connect_one (&c->h, p->nm->uri)) == 0)
+    if ((gone = connect_one (&c->h, p->nm->uri, p->nm->timeout_ms)) == 0)
       atomic_fetch_add (&p->nm->reconnects, 1);
   }
   p->lost = gone < 0;
@@ -520,7 +518,8 @@ finish_part (struct member_part *p, struct io_op *ops, struct op_track *t,
 {
   int r;
 
-  if (p->c->h && ((r = drive (p->c->h, &p->in_flight)) < 0 ||
+  if (p->c->h && ((r = drive (p->c->h, &p->in_flight,
+                              p->nm->timeout_ms)) < 0 ||
                   ((flags & IO_FUA) &&
                    (r = flush_for_fua (p->c->h, p->nm, t, p->idx, p->k,
                                        &p->in_flight)) < 0))) {
@@ -692,8 +691,33 @@ nbd_member_reconnects (const struct io_member *m)
 static unsigned
 nbd_member_idle_probe_ms (const struct io_member *m)
 {
-  (void) m;
-  return timeout_ms / 2 ? timeout_ms / 2 : 1;
+  unsigned t = nm_of (m)->timeout_ms;
+
+  return t / 2 ? t / 2 : 1;
+}
+
+/* What the export said it can do at open: flush and FUA as the server
+ * offers them (FUA it lacks is a flush after the writes, nbd_run).
+ */
+static unsigned
+nbd_member_caps (const struct io_member *m)
+{
+  const struct nbd_member *nm = nm_of (m);
+
+  return (nm->can_flush ? IO_CAP_FLUSH : 0) | (nm->can_fua ? IO_CAP_FUA : 0);
+}
+
+static bool
+nbd_claims (const char *path)
+{
+  static const char *const schemes[] = {
+    "nbd://", "nbds://", "nbd+unix://", "nbds+unix://",
+  };
+
+  for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+    if (strncmp (path, schemes[i], strlen (schemes[i])) == 0)
+      return true;
+  return false;
 }
 
 /* No .lock, .held: NBD has no locks, and nothing stops two arrays from
@@ -701,6 +725,9 @@ nbd_member_idle_probe_ms (const struct io_member *m)
  */
 const struct io_backend io_nbd_backend = {
   .name = "nbd",
+  .claims = nbd_claims,
+  .uri = true,
+  .caps = nbd_member_caps,
   .open = nbd_open,
   .close = nbd_member_close,
   .run = nbd_run,

@@ -3,13 +3,11 @@
 #ifndef IO_NBD_H
 #define IO_NBD_H
 
-#define IO_NBD_TIMEOUT_MS_DEFAULT 5000u
-
 /* How long an NBD member may go with requests in flight and none
  * completing before it counts as failed (its connection is closed for
- * good and its requests fail with -ETIMEDOUT).  0: the default.  Set
- * before members are opened; read by every thread after.
+ * good and its requests fail with -ETIMEDOUT), unless the member was
+ * opened with a timeout of its own (io_open_opts, member.h).
  */
-void io_nbd_set_timeout_ms (unsigned ms);
+#define IO_NBD_TIMEOUT_MS_DEFAULT 5000u
 
 #endif /* IO_NBD_H */

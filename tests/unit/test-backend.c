@@ -10,16 +10,22 @@
  * the rest still run; a batch of one backend goes to it whole (the
  * caller's ops, no copy); NBD URIs go to the NBD backend, paths to the
  * file backend, and a URI whose server is not there fails to open and
- * leaves nothing open.
+ * leaves nothing open; a file in memory says it can be mapped and is in
+ * memory, one on a disk that it is not, and a member keeps the timeout
+ * it was opened with.
  */
 #include <config.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include <criterion/criterion.h>
 
@@ -251,4 +257,51 @@ Test (backend, which_backend_a_path_names)
   cr_assert (!io_member_is_open (&m));
   cr_assert_null (m.path, "a failed open kept its path");
   cr_assert_null (m.state, "a failed open kept its connection");
+}
+
+/* A file of len bytes made in dir; its path in out (PATH_MAX). */
+static void
+make_file (const char *dir, char *out, off_t len)
+{
+  int fd;
+
+  snprintf (out, PATH_MAX, "%s/r5-caps-XXXXXX", dir);
+  fd = mkstemp (out);
+  cr_assert_geq (fd, 0, "mkstemp in %s", dir);
+  cr_assert_eq (ftruncate (fd, len), 0);
+  close (fd);
+}
+
+Test (backend, what_a_member_can_do)
+{
+  char shm[PATH_MAX], disk[PATH_MAX];
+  struct statfs sf;
+  struct io_member m;
+
+  io_member_init (&m);
+  cr_assert_eq (io_member_caps (&m), 0, "a member not open can do nothing");
+  if (statfs ("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC) {
+    make_file ("/dev/shm", shm, 1 << 20);
+    cr_assert_eq (io_member_open (&m, shm, false), 0);
+    cr_assert_eq (io_member_caps (&m) & (IO_CAP_MAP | IO_CAP_MEMORY),
+                  IO_CAP_MAP | IO_CAP_MEMORY, "a file on tmpfs is in memory");
+    cr_assert (io_member_caps (&m) & IO_CAP_FLUSH);
+    io_member_close (&m);
+    unlink (shm);
+  }
+  /* The build folder is on a disk's file system, not in memory. */
+  if (statfs (".", &sf) == 0 && sf.f_type != TMPFS_MAGIC) {
+    make_file (".", disk, 1 << 20);
+    cr_assert_eq (io_member_open_opts (&m, disk, &(struct io_open_opts) {
+                                         false, 1234 }), 0);
+    cr_assert_eq (io_member_caps (&m) & (IO_CAP_MAP | IO_CAP_MEMORY), 0,
+                  "a file on a disk is not in memory");
+    cr_assert_eq (io_member_caps (&m) & (IO_CAP_FLUSH | IO_CAP_FUA),
+                  IO_CAP_FLUSH | IO_CAP_FUA);
+    cr_assert_eq (m.timeout_ms, 1234, "the timeout asked at open is kept");
+    io_member_close (&m);
+    unlink (disk);
+  }
+  cr_assert (io_member_is_uri ("nbd://host/e") && !io_member_is_uri ("m0"),
+             "a URI is what the backend table says");
 }
