@@ -238,7 +238,7 @@ report_load ()
         done
     done
     echo
-    echo "Targets (issue 15): p99 rise <= 0.20 with the job keeping >= 0.50 of"
+    echo "Targets: p99 rise <= 0.20 with the job keeping >= 0.50 of"
     echo "its speed alone.  md's rule keeps the latency and starves the job; a"
     echo "raised speed_min moves the job and takes the latency; the latency"
     echo "target is meant to do both."

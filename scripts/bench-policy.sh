@@ -63,7 +63,7 @@ ratios_policy ()
 
 # The target rows of part 7: md documents PPL's cost at 30-40% of write
 # throughput (Documentation/driver-api/md/raid5-ppl.rst); ours must stay
-# below it.  The bitmap's on 4K random writes: <= 10% (issue 15).
+# below it.  The bitmap's on 4K random writes: <= 10%.
 targets_policy ()
 {
     local w
