@@ -1,0 +1,200 @@
+/* tests/unit/arrayfx.c -- see arrayfx.h. */
+#include <config.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+
+#include "tests/unit/arrayfx.h"
+
+static char logbuf[16384];
+static size_t loglen;
+
+static void
+on_log (enum array_log_level level, const char *msg)
+{
+  int n = snprintf (logbuf + loglen, sizeof logbuf - loglen, "%s%s",
+                    loglen ? "\n" : "", msg);
+
+  (void) level;
+  if (n > 0 && loglen + (size_t) n < sizeof logbuf)
+    loglen += (size_t) n;
+}
+
+const char *
+afx_log (void)
+{
+  return logbuf;
+}
+
+void
+afx_log_clear (void)
+{
+  loglen = 0;
+  logbuf[0] = '\0';
+}
+
+static void
+make_dir (struct afx *f)
+{
+  const char *base = access ("/dev/shm", W_OK) == 0 ? "/dev/shm"
+    : getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
+
+  snprintf (f->dir, sizeof f->dir, "%s/r5-arrayfx-XXXXXX", base);
+  cr_assert_not_null (mkdtemp (f->dir), "mkdtemp in %s", base);
+}
+
+void
+afx_make (struct afx *f, unsigned n, uint64_t bytes, const char *create_args)
+{
+  char cmd[8192];
+  int at;
+
+  memset (f, 0, sizeof *f);
+  make_dir (f);
+  f->n = n;
+  f->cfg.members = n;
+  at = snprintf (cmd, sizeof cmd, "'%s/tools/raid5ctl' create %s",
+                 getenv ("abs_top_builddir") ? getenv ("abs_top_builddir")
+                 : ".", create_args ? create_args : "");
+  for (unsigned i = 0; i < n; i++) {
+    snprintf (f->path[i], sizeof f->path[i], "%s/m%u.img", f->dir, i);
+    {
+      int fd = open (f->path[i], O_CREAT | O_RDWR, 0600);
+
+      cr_assert_geq (fd, 0);
+      cr_assert_eq (ftruncate (fd, (off_t) bytes), 0);
+      close (fd);
+    }
+    f->cfg.paths[i] = f->path[i];
+    at += snprintf (cmd + at, sizeof cmd - (size_t) at, " '%s'", f->path[i]);
+  }
+  if (create_args == NULL) {
+    f->cfg.metadata = ARRAY_META_NONE;
+    f->cfg.chunk = 64 << 10;
+    f->cfg.layout = R5_LEFT_SYMMETRIC;
+    return;
+  }
+  strncat (cmd, " >/dev/null 2>&1", sizeof cmd - strlen (cmd) - 1);
+  cr_assert_eq (system (cmd), 0, "%s", cmd);
+}
+
+int
+afx_open (struct afx *f, struct array_err *err)
+{
+  int r;
+
+  f->a = NULL;
+  if ((r = array_open (&f->cfg, on_log, &f->a, err)) < 0)
+    return r;
+  f->cap = array_geom (f->a)->capacity;
+  free (f->model);
+  f->model = malloc (f->cap);
+  cr_assert_not_null (f->model);
+  cr_assert_eq (array_read (f->a, f->model, f->cap, 0, err), 0, "%s",
+                err->msg);
+  return 0;
+}
+
+void
+afx_open_ok (struct afx *f)
+{
+  struct array_err err;
+
+  cr_assert_eq (afx_open (f, &err), 0, "array_open: %s", err.msg);
+}
+
+void
+afx_close (struct afx *f)
+{
+  array_close (f->a);
+  f->a = NULL;
+}
+
+void
+afx_write (struct afx *f, uint64_t off, uint64_t len, unsigned seed)
+{
+  struct array_err err;
+  unsigned x = seed * 2654435761u + 1;
+
+  cr_assert_leq (off + len, f->cap);
+  for (uint64_t i = 0; i < len; i++) {
+    x = x * 1103515245u + 12345u;
+    f->model[off + i] = (unsigned char) (x >> 16);
+  }
+  cr_assert_eq (array_write (f->a, f->model + off, len, off, 0, &err), 0,
+                "write [%lu, +%lu): %s", (unsigned long) off,
+                (unsigned long) len, err.msg);
+}
+
+void
+afx_verify (struct afx *f)
+{
+  struct array_err err;
+  unsigned char *got = malloc (f->cap);
+
+  cr_assert_not_null (got);
+  cr_assert_eq (array_read (f->a, got, f->cap, 0, &err), 0, "%s", err.msg);
+  for (uint64_t i = 0; i < f->cap; i++)
+    if (got[i] != f->model[i])
+      cr_assert_fail ("array byte %lu reads %u, the model says %u",
+                      (unsigned long) i, got[i], f->model[i]);
+  free (got);
+}
+
+uint64_t
+afx_status (struct afx *f, const char *section, const char *key)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream (&text, &len);
+  json_object *root, *sec, *val;
+  uint64_t v = UINT64_MAX;
+
+  cr_assert_not_null (out);
+  array_status_print (f->a, true, out);
+  fclose (out);
+  root = json_tokener_parse (text);
+  cr_assert_not_null (root, "status is not JSON: %s", text);
+  if (json_object_object_get_ex (root, section, &sec) &&
+      json_object_object_get_ex (sec, key, &val))
+    v = (uint64_t) json_object_get_int64 (val);
+  json_object_put (root);
+  free (text);
+  cr_assert_neq (v, UINT64_MAX, "status has no %s.%s", section, key);
+  return v;
+}
+
+void
+afx_flip (struct afx *f, unsigned i, uint64_t off, unsigned char mask)
+{
+  int fd = open (f->path[i], O_RDWR);
+  unsigned char b;
+
+  cr_assert_geq (fd, 0);
+  cr_assert_eq (pread (fd, &b, 1, (off_t) off), 1);
+  b ^= mask;
+  cr_assert_eq (pwrite (fd, &b, 1, (off_t) off), 1);
+  close (fd);
+}
+
+void
+afx_cleanup (struct afx *f)
+{
+  char path[PATH_MAX + 32];
+
+  afx_close (f);
+  free (f->model);
+  f->model = NULL;
+  for (unsigned i = 0; i < f->n; i++)
+    unlink (f->path[i]);
+  snprintf (path, sizeof path, "%s/record", f->dir);
+  unlink (path);
+  rmdir (f->dir);
+}

@@ -1,0 +1,67 @@
+/* tests/unit/arrayfx.h -- a fixture for unit tests of the array layer
+ * (array/array.h) without nbdkit: members as files in memory (a folder
+ * of /dev/shm, or TMPDIR), made with raid5ctl create (md superblocks, as
+ * a user makes them) or left raw; the array opened on them; a model of
+ * every byte written, to read back against.  Every failure is a
+ * Criterion assertion.
+ */
+#ifndef TESTS_UNIT_ARRAYFX_H
+#define TESTS_UNIT_ARRAYFX_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "array/array.h"
+
+struct afx {
+  char dir[PATH_MAX];
+  unsigned n;
+  char path[R5_MAX_MEMBERS][PATH_MAX + 32];
+  struct array_config cfg;
+  struct array *a;
+  uint64_t cap;               /* the array's bytes */
+  unsigned char *model;       /* cap bytes: what the array must read */
+};
+
+/* n member files of bytes each in a new folder; raid5ctl create with
+ * create_args ("--chunk 64K --bitmap internal"), or raw members
+ * (metadata=none, 64K chunks) if create_args is NULL.
+ */
+void afx_make (struct afx *f, unsigned n, uint64_t bytes,
+               const char *create_args);
+
+/* Open the array on f's members (cfg as afx_make left it; change f->cfg
+ * first to open it otherwise): the model is read from it.  Returns
+ * array_open's result; err says why.
+ */
+int afx_open (struct afx *f, struct array_err *err);
+void afx_open_ok (struct afx *f);
+void afx_close (struct afx *f);
+
+/* Write len bytes from seed's pseudo-random stream at off, and keep them
+ * in the model.
+ */
+void afx_write (struct afx *f, uint64_t off, uint64_t len, unsigned seed);
+
+/* Read the whole array and compare it with the model. */
+void afx_verify (struct afx *f);
+
+/* A number in the array's status (JSON): section ("counters", "ppl",
+ * "integrity", "job") and key.
+ */
+uint64_t afx_status (struct afx *f, const char *section, const char *key);
+
+/* Byte at member offset off of member file i, xor mask, written back. */
+void afx_flip (struct afx *f, unsigned i, uint64_t off, unsigned char mask);
+
+/* The log lines the array gave since the last afx_log_clear, one after
+ * the other ("\n" between).
+ */
+const char *afx_log (void);
+void afx_log_clear (void);
+
+/* Remove the members and the folder. */
+void afx_cleanup (struct afx *f);
+
+#endif /* TESTS_UNIT_ARRAYFX_H */
