@@ -28,7 +28,7 @@ copy_file (const char *from, const char *to)
   cr_assert_eq (system (cmd), 0, "%s", cmd);
 }
 
-Test (array_assembly, stale_member_left_out)
+Test (array_assembly, stale_member_left_out, .timeout = 120)
 {
   struct afx f;
   struct array_err err;
@@ -54,7 +54,7 @@ Test (array_assembly, stale_member_left_out)
   afx_cleanup (&f);
 }
 
-Test (array_assembly, member_of_another_array_refused)
+Test (array_assembly, member_of_another_array_refused, .timeout = 120)
 {
   struct afx f, g;
   struct array_err err;
@@ -68,7 +68,7 @@ Test (array_assembly, member_of_another_array_refused)
   afx_cleanup (&g);
 }
 
-Test (array_assembly, missing_and_reordered)
+Test (array_assembly, missing_and_reordered, .timeout = 120)
 {
   struct afx f;
 

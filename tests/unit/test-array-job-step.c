@@ -55,7 +55,7 @@ run (struct afx *f, enum r5_job kind, struct seen *s)
   return r;
 }
 
-Test (array_job, check_finds_repair_fixes)
+Test (array_job, check_finds_repair_fixes, .timeout = 120)
 {
   struct afx f;
   struct array_job_status st;

@@ -16,7 +16,7 @@
 
 #include "tests/unit/arrayfx.h"
 
-Test (array_fail, member_fails_mid_check)
+Test (array_fail, member_fails_mid_check, .timeout = 120)
 {
   struct afx f;
   struct array_err err;
@@ -34,7 +34,7 @@ Test (array_fail, member_fails_mid_check)
   afx_cleanup (&f);
 }
 
-Test (array_fail, new_member_fails_mid_rebuild)
+Test (array_fail, new_member_fails_mid_rebuild, .timeout = 120)
 {
   struct afx f;
   struct array_err err;

@@ -17,7 +17,7 @@
  */
 #define MEMBER (136ull << 20)
 
-Test (array_bitmap, readd_rebuilds_what_the_bitmap_marks)
+Test (array_bitmap, readd_rebuilds_what_the_bitmap_marks, .timeout = 120)
 {
   struct afx f;
   struct array_err err;

@@ -17,7 +17,7 @@
 
 #include "tests/unit/arrayfx.h"
 
-Test (array_integrity, spoiled_unit_read_right_and_healed)
+Test (array_integrity, spoiled_unit_read_right_and_healed, .timeout = 120)
 {
   struct afx f;
   char record[PATH_MAX + 16];

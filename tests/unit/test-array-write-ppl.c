@@ -10,7 +10,7 @@
 
 #include "tests/unit/arrayfx.h"
 
-Test (array_ppl, partial_writes_are_logged)
+Test (array_ppl, partial_writes_are_logged, .timeout = 120)
 {
   struct afx f;
   struct array_err err;
