@@ -17,6 +17,15 @@ declare -A integ_bs=([seqread]=1M [seqwrite]=1M [randread]=4k [randwrite]=4k)
 declare -A integ_label=([seqread]="seq read 1M" [seqwrite]="seq write 1M"
                         [randread]="4K rand read" [randwrite]="4K rand write")
 
+# integ_run CASE WORKLOAD ROUND: one run (b_rounds).
+integ_run ()
+{
+    local v
+    v=$(b_fio "int-$1" "${integ_rw[$2]}" "${integ_bs[$2]}" 32 1 "$runtime")
+    b_record integrity "$1" "int-$1" "$2" "$3" "$v" MiB/s
+    b_say "  $1: ${integ_label[$2]} #$3: $v MiB/s"
+}
+
 part_integrity ()
 {
     local p i r w order v args
@@ -33,17 +42,7 @@ part_integrity ()
         b_say "  fill $p"
         b_fill "int-$p"
     done
-    for (( r = 1; r <= integ_reps; r++ )); do
-        order=("${integ_names[@]}")
-        [ $((r % 2)) = 1 ] || order=(integrity plain)
-        for w in "${integ_wls[@]}"; do
-            for p in "${order[@]}"; do
-                v=$(b_fio "int-$p" "${integ_rw[$w]}" "${integ_bs[$w]}" 32 1 "$runtime")
-                b_record integrity "$p" "int-$p" "$w" "$r" "$v" MiB/s
-                b_say "  $p: ${integ_label[$w]} #$r: $v MiB/s"
-            done
-        done
-    done
+    b_rounds "$integ_reps" integ_wls integ_names integ_run
     for p in "${integ_names[@]}"; do
         b_alive "int-$p"
         b_stop "int-$p"

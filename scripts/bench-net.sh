@@ -73,15 +73,7 @@ part_net ()
     done
     b_say "  fill (local files)"
     b_fill net-local
-    for (( r = 1; r <= net_reps; r++ )); do
-        order=("${net_cases[@]}")
-        [ $((r % 2)) = 1 ] || order=(tcp10ms tcp2ms tcp local)
-        for w in "${wl_names[@]}"; do
-            for c in "${order[@]}"; do
-                run_wl net "$c" "net-$c" "$w" "$r" "$net_rt"
-            done
-        done
-    done
+    b_rounds "$net_reps" wl_names net_cases net_run
     for c in "${net_cases[@]}"; do
         b_alive "net-$c"
         b_stop "net-$c"
@@ -89,6 +81,9 @@ part_net ()
     done
     rm -f "$work"/n?.img
 }
+
+# net_run CASE WORKLOAD ROUND: one run (b_rounds).
+net_run () { run_wl net "$1" "net-$1" "$2" "$3" "$net_rt"; }
 
 ratios_net ()
 {

@@ -33,22 +33,21 @@ part_policy ()
         b_say "  fill $p"
         b_fill "pol-$p"
     done
-    for (( r = 1; r <= pol_reps; r++ )); do
-        order=("${pol_names[@]}")
-        [ $((r % 2)) = 1 ] || order=(ppl bitmap resync)
-        for w in "${pol_wls[@]}"; do
-            for p in "${order[@]}"; do
-                v=$(b_fio "pol-$p" "${pol_rw[$w]}" "${pol_bs[$w]}" 32 1 "$runtime")
-                b_record policy "$p" "pol-$p" "$w" "$r" "$v" MiB/s
-                b_say "  policy $p: ${pol_label[$w]} #$r: $v MiB/s"
-            done
-        done
-    done
+    b_rounds "$pol_reps" pol_wls pol_names pol_run
     for p in "${pol_names[@]}"; do
         b_alive "pol-$p"
         b_stop "pol-$p"
     done
     rm -f "$work"/resync?.img "$work"/bitmap?.img "$work"/ppl?.img
+}
+
+# pol_run POLICY WORKLOAD ROUND: one run (b_rounds).
+pol_run ()
+{
+    local v
+    v=$(b_fio "pol-$1" "${pol_rw[$2]}" "${pol_bs[$2]}" 32 1 "$runtime")
+    b_record policy "$1" "pol-$1" "$2" "$3" "$v" MiB/s
+    b_say "  policy $1: ${pol_label[$2]} #$3: $v MiB/s"
 }
 
 ratios_policy ()

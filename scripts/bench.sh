@@ -153,6 +153,17 @@ build ()
 
 # --- 1. healthy and degraded against the file plugin ---------------------------
 
+# The servers part 1 compares, and one run of one of them (b_rounds).
+main_servers=(file raid5 degraded)
+main_run ()
+{
+    case $1 in
+        file) run_wl main ceiling file "$2" "$3" "$runtime" ;;
+        raid5) run_wl main healthy raid5 "$2" "$3" "$runtime" ;;
+        degraded) run_wl main degraded degraded "$2" "$3" "$runtime" ;;
+    esac
+}
+
 part_main ()
 {
     local arr_mib=$((main_mib * 2)) m s r w order
@@ -168,19 +179,7 @@ part_main ()
         b_say "  fill $s ($arr_mib MiB)"
         b_fill $s
     done
-    for (( r = 1; r <= reps; r++ )); do
-        order=(file raid5 degraded)
-        [ $((r % 2)) = 1 ] || order=(degraded raid5 file)
-        for w in "${wl_names[@]}"; do
-            for s in "${order[@]}"; do
-                case $s in
-                    file) run_wl main ceiling file "$w" "$r" "$runtime" ;;
-                    raid5) run_wl main healthy raid5 "$w" "$r" "$runtime" ;;
-                    degraded) run_wl main degraded degraded "$w" "$r" "$runtime" ;;
-                esac
-            done
-        done
-    done
+    b_rounds "$reps" wl_names main_servers main_run
     for s in file raid5 degraded; do
         b_alive $s
         b_record main qd32 "$s" vmhwm 1 "$(b_hwm $s)" KiB

@@ -22,6 +22,30 @@ b_die () { echo "bench.sh: $*" >&2; exit 1; }
 # b_record PART CASE SERVER WORKLOAD SAMPLE VALUE UNIT
 b_record () { local IFS=,; echo "$*" >> "$csv"; }
 
+# b_rounds REPS WORKLOADS CASES FN: REPS rounds of every workload of the
+# array named WORKLOADS on every case of the array named CASES, the cases
+# in their order in odd rounds and reversed in even ones, so that the
+# machine's drift falls on each case alike; FN CASE WORKLOAD ROUND runs
+# one.  Every part that compares servers measures this one way.
+b_rounds ()
+{
+    local reps=$1 fn=$4 r w c i
+    local -n b_wls=$2 b_cases=$3
+    local order=()
+    for (( r = 1; r <= reps; r++ )); do
+        order=()
+        for (( i = 0; i < ${#b_cases[@]}; i++ )); do
+            if [ $((r % 2)) = 1 ]; then order+=("${b_cases[i]}")
+            else order=("${b_cases[i]}" "${order[@]}"); fi
+        done
+        for w in "${b_wls[@]}"; do
+            for c in "${order[@]}"; do
+                "$fn" "$c" "$w" "$r"
+            done
+        done
+    done
+}
+
 # --- servers ---------------------------------------------------------------
 
 # b_serve NAME PLUGIN ARGS...: nbdkit on the Unix socket $work/NAME.sock
