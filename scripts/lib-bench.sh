@@ -29,18 +29,18 @@ b_record () { local IFS=,; echo "$*" >> "$csv"; }
 # one.  Every part that compares servers measures this one way.
 b_rounds ()
 {
-    local reps=$1 fn=$4 r w c i
+    local b_reps=$1 b_fn=$4 b_r b_w b_c b_i
     local -n b_wls=$2 b_cases=$3
-    local order=()
-    for (( r = 1; r <= reps; r++ )); do
-        order=()
-        for (( i = 0; i < ${#b_cases[@]}; i++ )); do
-            if [ $((r % 2)) = 1 ]; then order+=("${b_cases[i]}")
-            else order=("${b_cases[i]}" "${order[@]}"); fi
+    local b_order=()
+    for (( b_r = 1; b_r <= b_reps; b_r++ )); do
+        b_order=()
+        for (( b_i = 0; b_i < ${#b_cases[@]}; b_i++ )); do
+            if [ $((b_r % 2)) = 1 ]; then b_order+=("${b_cases[b_i]}")
+            else b_order=("${b_cases[b_i]}" "${b_order[@]}"); fi
         done
-        for w in "${b_wls[@]}"; do
-            for c in "${order[@]}"; do
-                "$fn" "$c" "$w" "$r"
+        for b_w in "${b_wls[@]}"; do
+            for b_c in "${b_order[@]}"; do
+                "$b_fn" "$b_c" "$b_w" "$b_r"
             done
         done
     done
