@@ -132,7 +132,7 @@ int
 io_view_get (struct io_view *v, const struct io_member *m, uint64_t off,
              uint64_t len, enum io_view_access access, char **bytes)
 {
-  bool writable = access == IO_VIEW_WRITE;
+  bool writable = access != IO_VIEW_READ;
   struct stat st;
   int r;
 
@@ -150,8 +150,8 @@ io_view_get (struct io_view *v, const struct io_member *m, uint64_t off,
   if ((uint64_t) st.st_size < m->size)
     return -EAGAIN;
   if ((r = map_window (v, m, off, len, writable)) < 0 ||
-      (r = writable ? fill_holes (v, m, &st, off, len)
-                    : dense (v, m, &st, off, len)) < 0)
+      (r = access == IO_VIEW_WRITE ? fill_holes (v, m, &st, off, len)
+                                   : dense (v, m, &st, off, len)) < 0)
     return r;
   *bytes = v->map + (off - v->map_off);
   return 0;

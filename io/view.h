@@ -44,7 +44,11 @@
 
 enum io_view_access {
   IO_VIEW_READ,               /* only read through it */
-  IO_VIEW_WRITE,              /* read and written */
+  IO_VIEW_WRITE,              /* read and written (holes allocated first) */
+  IO_VIEW_WRITE_DENSE,        /* read and written, only where the range
+                               * has no hole: a hole is better written with
+                               * pwrite, which allocates as it copies, than
+                               * allocated (zeroed) and then overwritten */
 };
 
 struct io_view {
@@ -65,8 +69,9 @@ void io_view_init (struct io_view *v) __attribute__((nonnull));
 
 /* In *bytes, the bytes [off, off+len) of m, mapped for access.
  * Returns 0; -EAGAIN if m is not in memory, has a failure injected
- * (member.h) or has shrunk, or if access is IO_VIEW_READ and the range
- * holds a hole (read or write those with pread and pwrite instead);
+ * (member.h) or has shrunk, or if access is IO_VIEW_READ or
+ * IO_VIEW_WRITE_DENSE and the range holds a hole (read or write those
+ * with pread and pwrite instead);
  * -EINVAL if the range is not within m; or the -errno of fstat, mmap,
  * lseek or (writing) fallocate.  On error *bytes is NULL and the view may
  * have moved.

@@ -219,6 +219,33 @@ Test (view, allocates_holes_for_writing)
   io_member_close (&m);
 }
 
+Test (view, writes_in_place_only_where_allocated)
+{
+  char path[64];
+  struct io_member m;
+  struct io_view v;
+  struct stat before, after;
+  char *b;
+
+  require_tmpfs ();
+  make_file (path, sizeof path, "/dev/shm", 8 * MiB, 0);
+  open_member (&m, path);
+  cr_assert_eq (fstat (m.file.fd, &before), 0);
+  io_view_init (&v);
+  cr_assert_eq (io_view_get (&v, &m, 2 * MiB, MiB, IO_VIEW_WRITE_DENSE, &b),
+                -EAGAIN, "a hole mapped to write in place");
+  cr_assert_null (b);
+  cr_assert_eq (fstat (m.file.fd, &after), 0);
+  cr_assert_eq (after.st_blocks, before.st_blocks, "the hole was filled");
+  cr_assert_eq (io_view_get (&v, &m, 2 * MiB, MiB, IO_VIEW_WRITE, &b), 0);
+  memset (b, 0x5a, MiB);
+  cr_assert_eq (io_view_get (&v, &m, 2 * MiB, MiB, IO_VIEW_WRITE_DENSE, &b),
+                0, "allocated now: written in place");
+  cr_assert_eq ((unsigned char) b[17], 0x5a);
+  io_view_close (&v);
+  io_member_close (&m);
+}
+
 Test (view, follows_its_member_to_another_file)
 {
   char p1[64], p2[64];
