@@ -372,7 +372,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
   for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
     io_member_init (&a->members[i]);
   io_member_init (&a->spare);
-  a->integrity.fd = -1;
+  io_mapfile_init (&a->integrity.file);
   pthread_mutex_init (&a->pad_lock, NULL);
   pthread_mutex_init (&a->fault_lock, NULL);
   err->msg[0] = '\0';

@@ -5,13 +5,9 @@
 #include <config.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "array/integrity.h"
 #include "array/object.h"
@@ -30,8 +26,7 @@ expected (const struct array *a, struct r5i_header *h)
  * is computed at once).
  */
 static int
-make (struct integrity *t, int fd, const struct r5i_header *h,
-      struct array_err *err)
+make (struct integrity *t, const struct r5i_header *h, struct array_err *err)
 {
   uint8_t *buf = calloc (1, R5I_HEADER);
   uint8_t *ones = malloc (t->l.bits_bytes);
@@ -42,14 +37,11 @@ make (struct integrity *t, int fd, const struct r5i_header *h,
   else {
     r5i_header_encode (h, buf);
     memset (ones, 0xff, t->l.bits_bytes);
-    /* Allocated, not sparse: a store into the mapping must not fault on
-     * a full file system.
-     */
-    if ((errno = posix_fallocate (fd, 0, (off_t) t->l.file_bytes)) != 0 ||
-        pwrite (fd, ones, t->l.bits_bytes, (off_t) t->l.bits_off) !=
-        (ssize_t) t->l.bits_bytes ||
-        pwrite (fd, buf, R5I_HEADER, 0) != R5I_HEADER || fdatasync (fd) == -1)
-      e = -errno;
+    if ((e = io_mapfile_allocate (&t->file, t->l.file_bytes)) == 0 &&
+        (e = io_mapfile_pwrite (&t->file, ones, t->l.bits_bytes,
+                                t->l.bits_off)) == 0 &&
+        (e = io_mapfile_pwrite (&t->file, buf, R5I_HEADER, 0)) == 0)
+      e = io_mapfile_datasync (&t->file);
   }
   if (e < 0)
     array_set_err (err, "integrity record %s: cannot make it: %s", t->path,
@@ -61,15 +53,15 @@ make (struct integrity *t, int fd, const struct r5i_header *h,
 
 /* An existing record: of this array, and whole; its header in *got. */
 static int
-check (struct integrity *t, int fd, const struct r5i_header *want,
-       uint64_t size, struct r5i_header *got, struct array_err *err)
+check (struct integrity *t, const struct r5i_header *want, uint64_t size,
+       struct r5i_header *got, struct array_err *err)
 {
   uint8_t buf[R5I_HEADER];
   struct r5i_header h;
   char why[160] = "";
   int e;
 
-  if (pread (fd, buf, R5I_HEADER, 0) != R5I_HEADER)
+  if (io_mapfile_pread (&t->file, buf, R5I_HEADER, 0) < 0)
     snprintf (why, sizeof why, "shorter than its header");
   else if ((e = r5i_header_decode (buf, &h, why, sizeof why)) == 0) {
     if (memcmp (h.uuid, want->uuid, 16) != 0)
@@ -98,33 +90,28 @@ open_file (struct array *a, struct array_err *err, bool *made,
 {
   struct integrity *t = &a->integrity;
   struct r5i_header h;
-  struct stat st;
-  int fd = open (t->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600), e;
+  uint64_t size;
+  int e = io_mapfile_open (&t->file, t->path, &size);
 
-  if (fd == -1 || fstat (fd, &st) == -1) {
-    array_set_err (err, "integrity record %s: cannot open: %m", t->path);
-    return fd == -1 ? -errno : (close (fd), -EIO);
+  if (e < 0) {
+    array_set_err (err, "integrity record %s: cannot open: %s", t->path,
+                   strerror (-e));
+    return e;
   }
   expected (a, &h);
   t->h = h;
   r5i_layout_of (&h, &t->l);
-  *made = st.st_size == 0;
+  *made = size == 0;
   *got = h;
-  e = *made ? make (t, fd, &h, err)
-            : check (t, fd, &h, (uint64_t) st.st_size, got, err);
+  e = *made ? make (t, &h, err) : check (t, &h, size, got, err);
+  if (e == 0 && (e = io_mapfile_map (&t->file, t->l.file_bytes)) < 0)
+    array_set_err (err, "integrity record %s: cannot map it: %s", t->path,
+                   strerror (-e));
   if (e < 0) {
-    close (fd);
+    io_mapfile_close (&t->file);
     return e;
   }
-  t->map = mmap (NULL, t->l.file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-                 fd, 0);
-  if (t->map == MAP_FAILED) {
-    t->map = NULL;
-    array_set_err (err, "integrity record %s: cannot map it: %m", t->path);
-    close (fd);
-    return -ENOMEM;
-  }
-  t->fd = fd;
+  t->map = t->file.map;
   return 0;
 }
 
@@ -198,7 +185,7 @@ integrity_open (struct array *a, const char *path, uint64_t events,
   int64_t n;
   int e;
 
-  t->fd = -1;
+  io_mapfile_init (&t->file);
   t->zero_crc = r5i_crc (a->zero, R5I_UNIT);
   if ((t->path = strdup (path)) == NULL)
     return -ENOMEM;
@@ -255,10 +242,7 @@ integrity_close (struct array *a)
                t->path);
   else
     integrity_record_events (a);
-  if (t->map)
-    munmap (t->map, t->l.file_bytes);
-  if (t->fd >= 0)
-    close (t->fd);
+  io_mapfile_close (&t->file);
   if (t->locks_made) {
     pthread_mutex_destroy (&t->lock);
     pthread_rwlock_destroy (&t->gate);
@@ -267,5 +251,5 @@ integrity_close (struct array *a)
   free (t->durable);
   free (t->path);
   memset (t, 0, sizeof *t);
-  t->fd = -1;
+  io_mapfile_init (&t->file);
 }

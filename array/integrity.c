@@ -5,13 +5,9 @@
 
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "array/integrity.h"
 #include "array/object.h"
@@ -58,15 +54,11 @@ bit_put (uint8_t *b, uint64_t i, bool on)
                         __ATOMIC_RELAXED);
 }
 
-/* msync the pages of the file holding [off, off+len). */
+/* The pages of the file holding [off, off+len) durable. */
 int
 sync_range_of (const struct integrity *t, uint64_t off, uint64_t len)
 {
-  uint64_t first = off / R5I_UNIT * R5I_UNIT;
-
-  if (msync (t->map + first, off + len - first, MS_SYNC) == -1)
-    return -errno;
-  return 0;
+  return io_mapfile_sync (&t->file, off, len);
 }
 
 /* Region r of member m marked, durably, before its checksums change. */

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "io/batch.h"
+#include "io/mapfile.h"
 #include "raid/integrity.h"
 
 struct array;
@@ -37,11 +38,11 @@ struct array_err;
 
 struct integrity {
   bool on;
-  int fd;
+  struct io_mapfile file;     /* the record's file (io/mapfile.h) */
   char *path;
   struct r5i_header h;
   struct r5i_layout l;
-  uint8_t *map;               /* the whole file */
+  uint8_t *map;               /* the whole file: file.map */
   uint32_t zero_crc;          /* of a unit of zeroes (zero and punch) */
   uint8_t *unknown;           /* regions whose checksums are not known */
   uint8_t *durable;           /* marks known to be on disk (the writers'
