@@ -1,5 +1,5 @@
 # scripts/bench-guest-run.sh -- run inside the guest by bench-guest.sh
-# (scripts/vm.sh run): the seed 003 question, kernel md's check against
+# (scripts/vm.sh run): the slow-check question, kernel md's check against
 # raid5ctl check on the same three virtio disks (/dev/vda, vdb, vdc: an
 # array raid5ctl create made on the host), each against the three disks
 # read at once with dd iflag=direct.  Prints "RESULT NAME SECONDS" lines

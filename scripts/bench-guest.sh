@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2154  # work, csv, raid5ctl...: bench.sh's
-# scripts/bench-guest.sh -- part 11 of scripts/bench.sh: seed 003 asked
+# scripts/bench-guest.sh -- part 11 of scripts/bench.sh: a mailing-list post asked
 # why md's check ran at a third of the disks' speed.  In a qemu guest
 # (scripts/vm.sh, TCG), on the same three 384 MiB virtio disks (an array
 # raid5ctl create made here, 64K chunk, no bitmap): kernel md's check
@@ -16,7 +16,7 @@ guest_n=0
 part_guest ()
 {
     local d=$work/guest line name secs
-    b_say "11. seed 003 in a guest: md's check and raid5ctl check against raw reads, 3 x $guest_mib MiB virtio disks"
+    b_say "11. the slow md check, in a guest: md's check and raid5ctl check against raw reads, 3 x $guest_mib MiB virtio disks"
     if ! "$top/scripts/vm.sh" info > "$work/vm-info.out" 2>&1 ||
        ! "$top/scripts/vm.sh" prepare > "$work/vm-prepare.out" 2>&1; then
         b_say "  skipped: no guest can be booted here ($(tail -n 1 "$work/vm-prepare.out" 2>/dev/null))"
@@ -97,5 +97,5 @@ report_guest ()
     echo "XOR, which real hardware does at tens of GB/s a core.  What carries"
     echo "over: how many passes over the data each makes and how many threads"
     echo "share it (md: one thread per array, raid5ctl: one per CPU), not the"
-    echo "ratio to the disks; seed 003's 0.08-0.16 x on real disks is md's own."
+    echo "ratio to the disks; the 0.08-0.16 x reported on real disks is md's own."
 }

@@ -25,7 +25,7 @@
 #  10. members as files on the machine's disk (DISK_DIR, /var/tmp):
 #      direct=true and false against the file plugin, fio on the files,
 #      check and rebuild against dd iflag=direct (scripts/bench-disk.sh)
-#  11. seed 003 in a qemu guest: kernel md's check and raid5ctl check on
+#  11. the slow md check in a qemu guest: kernel md's check and raid5ctl check on
 #      the same virtio disks against raw reads (scripts/bench-guest.sh)
 #
 # Writes OUT/bench.csv (every sample), OUT/results.md (the tables, each

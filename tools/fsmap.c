@@ -247,17 +247,18 @@ struct naming {
   ext2_ino_t dir;
 };
 
-/* ext2fs_dir_iterate2's callback: its seven parameters are libext2fs'. */
+/* ext2fs_dir_iterate's callback (its five parameters; the directory is
+ * in priv: nm->dir).
+ */
 static int
-on_dirent (ext2_ino_t dir, int entry, struct ext2_dir_entry *d, int off,
-           int bs, char *buf, void *priv)
+on_dirent (struct ext2_dir_entry *d, int off, int bs, char *buf, void *priv)
 {
   struct naming *nm = priv;
   struct map *m = nm->m;
   int len = ext2fs_dirent_name_len (d);
   char *dirpath = NULL;
 
-  (void) dir; (void) entry; (void) off; (void) bs; (void) buf;
+  (void) off; (void) bs; (void) buf;
   if ((len == 1 && d->name[0] == '.') ||
       (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
     return 0;
@@ -283,7 +284,7 @@ name_all (struct map *m, const ext2_ino_t *dirs, size_t ndirs)
   for (size_t i = 0; i < ndirs; i++) {
     struct naming nm = { m, dirs[i] };
 
-    ext2fs_dir_iterate2 (m->fs, dirs[i], 0, NULL, on_dirent, &nm);
+    ext2fs_dir_iterate (m->fs, dirs[i], 0, NULL, on_dirent, &nm);
   }
   for (size_t i = 0; i < m->n; i++)
     if ((m->w[i].kind == FSMAP_FILE || m->w[i].kind == FSMAP_FILE_MAP) &&
