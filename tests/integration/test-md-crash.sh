@@ -266,12 +266,21 @@ ext4_crash ()
     > "$tmpdir/a.sums"
   cp -r /usr/include/linux "$tmpdir/mnt/b" &
   copy=$!
+  # Writes made durable one after the other until the kill, so that the
+  # array cannot go idle for md's safe-mode delay (and be recorded clean)
+  # between seeing it active and the kill, however slow the machine.
+  ( for (( i = 0; i < 2000; i++ )); do
+      dd if=/dev/zero of="$tmpdir/mnt/c.$(( i % 4 ))" bs=64k count=2 \
+        conv=fsync status=none 2>/dev/null || break
+    done ) &
+  writer=$!
   SERVER=$ATTACH_NBDKIT_PID
   sleep 0.3
   sync -f "$tmpdir/mnt" &
   wait_active "${m[0]}"
   kill -9 "$ATTACH_NBDKIT_PID"
-  wait $copy 2>/dev/null || :
+  kill "$writer" 2>/dev/null || :
+  wait $copy $writer 2>/dev/null || :
   attach_cleanup
   md_expect active AAA "${m[@]}"
   attach_serve "$tmpdir/fs.sock" "$tmpdir/fs.pid" "$tmpdir/fs2.log" "$PLUGIN" -v \
