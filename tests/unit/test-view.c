@@ -190,6 +190,20 @@ Test (view, sees_a_punch_made_after_it_looked)
   io_member_close (&m);
 }
 
+/* An 8 MiB member in memory, all hole: open in *m, its fstat in *st, an
+ * empty view in *v.
+ */
+static void
+open_sparse (char *path, size_t len, struct io_member *m, struct stat *st,
+             struct io_view *v)
+{
+  require_tmpfs ();
+  make_file (path, len, "/dev/shm", 8 * MiB, 0);
+  open_member (m, path);
+  cr_assert_eq (fstat (m->file.fd, st), 0);
+  io_view_init (v);
+}
+
 Test (view, allocates_holes_for_writing)
 {
   char path[64], got[4096];
@@ -198,11 +212,7 @@ Test (view, allocates_holes_for_writing)
   struct stat before, after;
   char *b;
 
-  require_tmpfs ();
-  make_file (path, sizeof path, "/dev/shm", 8 * MiB, 0);
-  open_member (&m, path);
-  cr_assert_eq (fstat (m.file.fd, &before), 0);
-  io_view_init (&v);
+  open_sparse (path, sizeof path, &m, &before, &v);
   cr_assert_eq (io_view_get (&v, &m, 2 * MiB, MiB, IO_VIEW_WRITE, &b), 0);
   cr_assert_eq (fstat (m.file.fd, &after), 0);
   cr_assert_geq ((after.st_blocks - before.st_blocks) * 512, MiB,
@@ -227,11 +237,7 @@ Test (view, writes_in_place_only_where_allocated)
   struct stat before, after;
   char *b;
 
-  require_tmpfs ();
-  make_file (path, sizeof path, "/dev/shm", 8 * MiB, 0);
-  open_member (&m, path);
-  cr_assert_eq (fstat (m.file.fd, &before), 0);
-  io_view_init (&v);
+  open_sparse (path, sizeof path, &m, &before, &v);
   cr_assert_eq (io_view_get (&v, &m, 2 * MiB, MiB, IO_VIEW_WRITE_DENSE, &b),
                 -EAGAIN, "a hole mapped to write in place");
   cr_assert_null (b);
