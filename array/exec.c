@@ -329,7 +329,7 @@ run_request (struct request rq)
   struct array *a = rq.a;
   struct array_err *err = rq.err;
   enum r5_op op = rq.op;
-  uint64_t off = rq.off, len = rq.len, pos = off, done, epoch, started;
+  uint64_t off = rq.off, len = rq.len, pos = off, done, epoch, started, pad;
   int r;
 
   if (len == 0)
@@ -345,11 +345,9 @@ run_request (struct request rq)
                    a->geom.capacity);
     return -EINVAL;
   }
-  if ((op == R5_OP_WRITE || op == R5_OP_ZERO) &&
-      (off % wp_pad (a, false) || len % wp_pad (a, false)))
-    return run_padded (rq);
-  if (op == R5_OP_READ && (off % wp_pad (a, true) || len % wp_pad (a, true)))
-    return run_padded_read (rq);
+  pad = op == R5_OP_TRIM ? 1 : wp_pad (a, op == R5_OP_READ);
+  if (off % pad || len % pad)
+    return op == R5_OP_READ ? run_padded_read (rq) : run_padded (rq);
   /* What the client waits for, the bitmap's marks included. */
   started = a->job.pacer.target_us ? array_now_ns () : 0;
   if (op != R5_OP_READ &&
