@@ -96,19 +96,26 @@ cols_bytes (const struct array *a)
 
 /* Members in memory (tmpfs) are read in place through mappings where
  * they can be (view_members), else by the kernel copying pages: then a
- * part goes a slice of each chunk at a time, so that a copy lands in a
- * small scratch of its own, in the processor's cache where XOR finds it.
- * Disks get the whole part as one batch, deep enough to stream.  Returns
- * the slice's bytes, or 0 for whole batches.
+ * part goes a slice of each chunk at a time, as long as the members'
+ * preferred request size (io_member_request_size) and no longer than
+ * keeps a part's slices, all members' and one computed, in its small
+ * scratch, in the processor's cache where XOR finds them.  Members that
+ * prefer no size (disks, NBD) get the whole part as one batch, deep
+ * enough to stream.  Returns the slice's bytes, or 0 for whole batches.
  */
 static uint64_t
 slice_bytes (const struct array *a)
 {
   uint64_t slice = a->geom.chunk;   /* a power of two >= 4 KiB */
 
-  for (unsigned m = 0; m < a->geom.members; m++)
-    if (!(io_member_caps (&a->members[m]) & IO_CAP_MEMORY))
+  for (unsigned m = 0; m < a->geom.members; m++) {
+    uint64_t pref = io_member_request_size (&a->members[m]).preferred;
+
+    if (pref == 0)
       return 0;
+    while (slice > SCRUB_UNIT && slice > pref)
+      slice /= 2;
+  }
   while (slice > SCRUB_UNIT &&
          slice * (a->geom.members + 1) > MEMORY_SCRATCH)
     slice /= 2;                 /* a slice of each member and one computed */

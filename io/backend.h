@@ -49,6 +49,8 @@ struct io_backend {
   bool uri;
   /* What the open member can do (member.h's IO_CAP_* bits). */
   unsigned (*caps) (const struct io_member *m);
+  /* io_member_request_size's answer for the open member.  NULL: zeros. */
+  struct io_request_size (*request_size) (const struct io_member *m);
   int (*open) (struct io_member *m, const char *path,
                enum io_open_mode mode);
   void (*close) (struct io_member *m);

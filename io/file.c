@@ -282,10 +282,29 @@ file_caps (const struct io_member *m)
     (m->in_memory ? IO_CAP_MAP | IO_CAP_MEMORY : 0);
 }
 
+/* A file in memory is read by the kernel copying pages: pieces of 128
+ * KiB of each member (and the one computed from them) stay in the
+ * processor's cache for the XOR that reads them next, where whole chunks
+ * would be evicted first (array/runner.c).  Disks and files on them take
+ * any size, the longer the better.
+ */
+#define MEMORY_PREFERRED_REQUEST (128u << 10)
+
+static struct io_request_size
+file_request_size (const struct io_member *m)
+{
+  struct io_request_size rs = {
+    .preferred = m->in_memory ? MEMORY_PREFERRED_REQUEST : 0,
+  };
+
+  return rs;
+}
+
 const struct io_backend io_file_backend = {
   .name = "file",
   .claims = file_claims,
   .caps = file_caps,
+  .request_size = file_request_size,
   .open = file_open,
   .close = file_close,
   .run = file_run,

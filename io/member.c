@@ -100,6 +100,15 @@ io_member_caps (const struct io_member *m)
   return m->backend && m->backend->caps ? m->backend->caps (m) : 0;
 }
 
+struct io_request_size
+io_member_request_size (const struct io_member *m)
+{
+  struct io_request_size none = { 0, 0 };
+
+  return m->backend && m->backend->request_size ?
+    m->backend->request_size (m) : none;
+}
+
 int
 io_member_open (struct io_member *m, const char *path, bool direct)
 {

@@ -118,6 +118,24 @@ enum {
 };
 unsigned io_member_caps (const struct io_member *m) __attribute__((nonnull));
 
+/* The request sizes a member serves best and at most, as its backend
+ * says for it as opened (bytes, multiples of 512):
+ * - preferred: work cut into pieces of about this size keeps the member
+ *   at its best (a file in memory: what one piece of each member copies
+ *   stays in the processor's cache for the XOR that reads it next); 0:
+ *   any size, the longer the better (disks, NBD: deep batches stream).
+ * - maximum: the longest request the member takes in one command (an NBD
+ *   server's advertised maximum block size, at most 32 MiB); 0: no limit.
+ *   The backend cuts longer ops itself; callers need not.
+ * Zeros if m is not open.
+ */
+struct io_request_size {
+  uint64_t preferred;
+  uint64_t maximum;
+};
+struct io_request_size io_member_request_size (const struct io_member *m)
+  __attribute__((nonnull));
+
 /* The same, read-only and without O_DIRECT: for looking at a disk (its
  * superblock, its signatures) without taking it.
  */

@@ -21,7 +21,8 @@
  * An idle member is read now and then (io_member_idle_probe_ms), so that
  * a server gone while nothing was asked of it is found out all the same.
  *
- * Requests are cut at NBD_MAX_REQUEST (libnbd refuses more than 64 MiB).
+ * Requests are cut at the server's maximum block size where it gives one,
+ * else at NBD_MAX_REQUEST (libnbd refuses more than 64 MiB).
  * Strict alignment is off: the array's member ops are sector-aligned,
  * and a server that wants more does its own read-modify-write.
  */
@@ -72,6 +73,8 @@ struct nbd_member {
   _Atomic uint64_t reconnects;  /* connections made again */
   bool can_flush, can_fua, can_zero;
   unsigned timeout_ms;        /* the member's own (io_open_opts) */
+  uint32_t max_request;       /* bytes: the server's maximum, at most
+                               * NBD_MAX_REQUEST (a multiple of 512) */
 };
 
 static struct nbd_member *
@@ -143,6 +146,23 @@ close_conns (struct nbd_member *nm)
   nm->nconns = 0;
 }
 
+/* The longest command h's server takes: the maximum block size it
+ * advertised (NBD_INFO_BLOCK_SIZE; 0 if it gave none), rounded down to
+ * whole sectors, at most NBD_MAX_REQUEST.  A server may fail a longer
+ * command with EINVAL, which would fail a healthy member.
+ */
+static uint32_t
+max_request (struct nbd_handle *h)
+{
+  int64_t most = nbd_get_block_size (h, LIBNBD_SIZE_MAXIMUM);
+
+  if (most <= 0 || most >= NBD_MAX_REQUEST)
+    return NBD_MAX_REQUEST;
+  if (most < 512)
+    return 512;
+  return (uint32_t) most & ~511u;
+}
+
 /* The first connection tells what the export is and whether more may be
  * opened.
  */
@@ -160,6 +180,7 @@ describe (struct io_member *m, struct nbd_member *nm, struct nbd_handle *h,
   nm->can_flush = nbd_can_flush (h) == 1;
   nm->can_fua = nbd_can_fua (h) == 1;
   nm->can_zero = nbd_can_zero (h) == 1;
+  nm->max_request = max_request (h);
   return nbd_can_multi_conn (h) == 1 && mode != IO_OPEN_RO ? NBD_CONNS : 1;
 }
 
@@ -377,8 +398,8 @@ drive (struct nbd_handle *h, const unsigned *in_flight, unsigned timeout_ms)
   return 0;
 }
 
-/* Issue all of op t's commands (cut at NBD_MAX_REQUEST, or at the zero
- * buffer when zeroes are written).  Returns 0 or the first refusal.
+/* Issue all of op t's commands (cut at the server's maximum, and at the
+ * zero buffer when zeroes are written).  Returns 0 or the first refusal.
  */
 static int
 issue_op (struct nbd_handle *h, const struct nbd_member *nm,
@@ -387,7 +408,8 @@ issue_op (struct nbd_handle *h, const struct nbd_member *nm,
   const struct io_op *op = t->op;
   bool zeroing = (op->kind == IO_ZERO || op->kind == IO_PUNCH) &&
     !nm->can_zero;
-  uint64_t step = zeroing ? sizeof zeroes : NBD_MAX_REQUEST;
+  uint64_t step = zeroing && sizeof zeroes < nm->max_request ?
+    sizeof zeroes : nm->max_request;
   int r = 0;
 
   if (op->kind == IO_FSYNC)
@@ -707,6 +729,18 @@ nbd_member_caps (const struct io_member *m)
   return (nm->can_flush ? IO_CAP_FLUSH : 0) | (nm->can_fua ? IO_CAP_FUA : 0);
 }
 
+/* NBD's preferred block size is a floor (shorter commands cost the
+ * server a read-modify-write), not a size to cut work into: batches to
+ * a remote member go as long as they come, up to the server's maximum.
+ */
+static struct io_request_size
+nbd_member_request_size (const struct io_member *m)
+{
+  struct io_request_size rs = { .maximum = nm_of (m)->max_request };
+
+  return rs;
+}
+
 static bool
 nbd_claims (const char *path)
 {
@@ -728,6 +762,7 @@ const struct io_backend io_nbd_backend = {
   .claims = nbd_claims,
   .uri = true,
   .caps = nbd_member_caps,
+  .request_size = nbd_member_request_size,
   .open = nbd_open,
   .close = nbd_member_close,
   .run = nbd_run,

@@ -12,17 +12,25 @@
  * file backend, and a URI whose server is not there fails to open and
  * leaves nothing open; a file in memory says it can be mapped and is in
  * memory, one on a disk that it is not, and a member keeps the timeout
- * it was opened with.
+ * it was opened with; a file in memory prefers requests of a few pages
+ * and one on a disk any length; an NBD export flushes and takes FUA as
+ * its nbdkit server says, and one whose server takes at most 1 MiB a
+ * command says so and has longer reads and writes cut to it (the server
+ * fails a longer command).
  */
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/magic.h>
@@ -286,6 +294,9 @@ Test (backend, what_a_member_can_do)
     cr_assert_eq (io_member_caps (&m) & (IO_CAP_MAP | IO_CAP_MEMORY),
                   IO_CAP_MAP | IO_CAP_MEMORY, "a file on tmpfs is in memory");
     cr_assert (io_member_caps (&m) & IO_CAP_FLUSH);
+    cr_assert_gt (io_member_request_size (&m).preferred, 0,
+                  "copies in memory want pieces that stay in the cache");
+    cr_assert_eq (io_member_request_size (&m).preferred % 4096, 0);
     io_member_close (&m);
     unlink (shm);
   }
@@ -299,9 +310,133 @@ Test (backend, what_a_member_can_do)
     cr_assert_eq (io_member_caps (&m) & (IO_CAP_FLUSH | IO_CAP_FUA),
                   IO_CAP_FLUSH | IO_CAP_FUA);
     cr_assert_eq (m.timeout_ms, 1234, "the timeout asked at open is kept");
+    cr_assert_eq (io_member_request_size (&m).preferred, 0, "a disk streams");
+    cr_assert_eq (io_member_request_size (&m).maximum, 0);
     io_member_close (&m);
     unlink (disk);
   }
   cr_assert (io_member_is_uri ("nbd://host/e") && !io_member_is_uri ("m0"),
              "a URI is what the backend table says");
+}
+
+/* An nbdkit server of the test's own on a Unix socket (it dies with this
+ * process), for the NBD backend's answers.
+ */
+static struct {
+  pid_t pid;
+  char dir[32], sock[48], pidfile[48];
+} srv[2];
+static struct io_member nm[2];
+
+static void
+nbd_setup (void)
+{
+  io_member_init (&nm[0]);
+  io_member_init (&nm[1]);
+}
+
+static void
+nbd_cleanup (void)
+{
+  for (unsigned i = 0; i < 2; i++) {
+    io_member_close (&nm[i]);
+    if (srv[i].pid > 0) {
+      kill (srv[i].pid, SIGTERM);
+      waitpid (srv[i].pid, NULL, 0);
+      unlink (srv[i].sock);
+      unlink (srv[i].pidfile);
+      rmdir (srv[i].dir);
+    }
+    srv[i].pid = 0;
+  }
+}
+
+TestSuite (nbd, .init = nbd_setup, .fini = nbd_cleanup, .timeout = 60);
+
+/* Start server i with args (plugin, its parameters, filters; NULL ends)
+ * and put its URI in uri (64 bytes).  Skips if nbdkit is not installed.
+ */
+static void
+start_nbdkit (unsigned i, const char *const *args, char *uri)
+{
+  const char *argv[16] = { "nbdkit", "-f", "--exit-with-parent", "-U",
+                           srv[i].sock, "-P", srv[i].pidfile };
+  char dir[sizeof srv[i].dir] = "/tmp/r5-nbd-XXXXXX";
+  unsigned n = 7;
+
+  if (system ("nbdkit --version >/dev/null 2>&1") != 0)
+    cr_skip_test ("nbdkit is not installed");
+  cr_assert_not_null (mkdtemp (dir));
+  memcpy (srv[i].dir, dir, sizeof dir);
+  snprintf (srv[i].sock, sizeof srv[i].sock, "%s/sock", dir);
+  snprintf (srv[i].pidfile, sizeof srv[i].pidfile, "%s/pid", dir);
+  while (*args && n < 15)
+    argv[n++] = *args++;
+  srv[i].pid = fork ();
+  cr_assert_geq (srv[i].pid, 0);
+  if (srv[i].pid == 0) {
+    execvp ("nbdkit", (char *const *) argv);
+    _exit (127);
+  }
+  /* nbdkit writes its pid file once the socket listens (at most 10 s). */
+  for (unsigned t = 0; t < 200 && access (srv[i].pidfile, F_OK) != 0; t++) {
+    cr_assert_eq (waitpid (srv[i].pid, NULL, WNOHANG), 0, "nbdkit died");
+    nanosleep (&(struct timespec) { .tv_nsec = 50000000 }, NULL);
+  }
+  cr_assert_eq (access (srv[i].pidfile, F_OK), 0, "nbdkit never listened");
+  snprintf (uri, 64, "nbd+unix:///?socket=%s", srv[i].sock);
+}
+
+Test (nbd, an_export_flushes_and_takes_fua_as_its_server_says)
+{
+  static const char *const memory[] = { "memory", "1M", NULL };
+  static const char *const bare[] = {
+    "eval", "get_size=echo 1048576", "can_flush=exit 3",
+    "can_fua=echo none",
+    "pread=dd if=/dev/zero count=$3 iflag=count_bytes 2>/dev/null", NULL,
+  };
+  char uri[2][64];
+
+  start_nbdkit (0, memory, uri[0]);
+  start_nbdkit (1, bare, uri[1]);
+  cr_assert_eq (io_member_open_opts (&nm[0], uri[0], &(struct io_open_opts) {
+                                       false, 1500 }), 0);
+  cr_assert_eq (nm[0].backend, &io_nbd_backend);
+  cr_assert_eq (io_member_caps (&nm[0]), IO_CAP_FLUSH | IO_CAP_FUA,
+                "caps %#x", io_member_caps (&nm[0]));
+  cr_assert_eq (io_member_request_size (&nm[0]).preferred, 0,
+                "a remote member takes batches as long as they come");
+  cr_assert_eq (io_member_request_size (&nm[0]).maximum, 32u << 20,
+                "a server that sets no maximum gets the backend's own");
+  cr_assert_eq (nm[0].timeout_ms, 1500);
+  /* Neither flush nor FUA (nor writes: opened read-only). */
+  cr_assert_eq (io_member_open_ro (&nm[1], uri[1]), 0);
+  cr_assert_eq (io_member_caps (&nm[1]), 0, "caps %#x",
+                io_member_caps (&nm[1]));
+}
+
+Test (nbd, commands_are_cut_at_the_servers_maximum)
+{
+  /* The filter advertises the sizes and fails a longer command (EINVAL)
+   * instead of passing it on.
+   */
+  static const char *const limited[] = {
+    "--filter=blocksize-policy", "memory", "16M",
+    "blocksize-minimum=512", "blocksize-preferred=4096",
+    "blocksize-maximum=1M", "blocksize-error-policy=error", NULL,
+  };
+  enum { LEN = 5u << 20 };      /* five of the server's maximum */
+  static unsigned char out[LEN], in[LEN];
+  char uri[64];
+
+  start_nbdkit (0, limited, uri);
+  cr_assert_eq (io_member_open (&nm[0], uri, false), 0);
+  cr_assert_eq (io_member_request_size (&nm[0]).maximum, 1u << 20,
+                "maximum %" PRIu64, io_member_request_size (&nm[0]).maximum);
+  for (size_t i = 0; i < LEN; i++)
+    out[i] = (unsigned char) (i * 7 + i / 4093);
+  cr_assert_eq (io_member_pwrite (&nm[0], out, LEN, 3u << 20), 0,
+                "a 5 MiB write to a server that takes 1 MiB a command");
+  cr_assert_eq (io_member_pread (&nm[0], in, LEN, 3u << 20), 0);
+  cr_assert_eq (memcmp (in, out, LEN), 0, "the bytes read back differ");
 }
