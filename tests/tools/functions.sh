@@ -49,20 +49,46 @@ expect_refused ()
   ( check_refused "$@" ) || failures=$(( failures + 1 ))
 }
 
-check_refused ()
+# run_refused ARGS...: run raid5ctl ARGS (60 s at most) and fail unless
+# it is refused -- a non-zero exit, kept in refused_status -- with one
+# line on stderr ($tmpdir/err) that does not say "out of memory", and
+# every member of DISKS as it was.
+run_refused ()
 {
-  local re=$1 status=0 sums lines
-  shift
+  local sums lines
+  refused_status=0
   sums=$(checksum_members "${DISKS[@]}")
-  "$RAID5CTL" "$@" >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
-  echo "raid5ctl ${*//$tmpdir\//} -> exit $status: $(head -c 300 "$tmpdir/err")"
-  [ $status -ne 0 ] || fail "accepted: raid5ctl $*"
+  timeout 60 "$RAID5CTL" "$@" >"$tmpdir/out" 2>"$tmpdir/err" ||
+    refused_status=$?
+  echo "raid5ctl ${*//$tmpdir\//} -> exit $refused_status: $(head -c 300 "$tmpdir/err")"
+  [ $refused_status -ne 0 ] || fail "accepted: raid5ctl $*"
   lines=$(grep -c . "$tmpdir/err" || :)
   [ "$lines" -eq 1 ] ||
     fail "raid5ctl $*: expected one line on stderr, got $lines"
-  grep -Eq -- "$re" "$tmpdir/err" || fail "raid5ctl $*: error lacks '$re'"
+  ! grep -qi "out of memory" "$tmpdir/err" || fail "raid5ctl $*: out of memory"
   [ "$(checksum_members "${DISKS[@]}")" = "$sums" ] ||
     fail "raid5ctl $*: a disk changed"
+}
+
+# check_refused RE ARGS...: refused, the line matching RE (grep -E).
+check_refused ()
+{
+  local re=$1
+  shift
+  run_refused "$@"
+  grep -Eq -- "$re" "$tmpdir/err" || fail "raid5ctl $*: error lacks '$re'"
+}
+
+# check_refused_prefix PREFIX ARGS...: refused with exit status 1, the
+# line starting with PREFIX (a fixed string).
+check_refused_prefix ()
+{
+  local prefix=$1
+  shift
+  run_refused "$@"
+  [ $refused_status -eq 1 ] || fail "raid5ctl $*: exit $refused_status, not 1"
+  [ "$(head -c ${#prefix} "$tmpdir/err")" = "$prefix" ] ||
+    fail "raid5ctl $*: the error does not start with '$prefix'"
 }
 
 flip_byte ()

@@ -23,29 +23,11 @@ done
   fail "raid5ctl create failed"
 
 # refused PREFIX ARGS...: raid5ctl ARGS exits 1 with one line on stderr
-# that starts with PREFIX (a fixed string) and does not say "out of
-# memory"; the members are unchanged.
-failures=0
+# that starts with PREFIX and does not say "out of memory"; the members
+# are unchanged (functions.sh's check_refused_prefix).
 refused ()
 {
-  ( check_prefix "$@" ) || failures=$(( failures + 1 ))
-}
-
-check_prefix ()
-{
-  local prefix=$1 status=0 sums lines
-  shift
-  sums=$(checksum_members "${DISKS[@]}")
-  timeout 20 "$RAID5CTL" "$@" >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
-  echo "raid5ctl ${*//$tmpdir\//} -> exit $status: $(head -c 200 "$tmpdir/err")"
-  [ $status -eq 1 ] || fail "raid5ctl $*: exit $status, not 1"
-  lines=$(grep -c . "$tmpdir/err" || :)
-  [ "$lines" -eq 1 ] || fail "raid5ctl $*: $lines lines on stderr"
-  ! grep -qi "out of memory" "$tmpdir/err" || fail "raid5ctl $*: out of memory"
-  [ "$(head -c ${#prefix} "$tmpdir/err")" = "$prefix" ] ||
-    fail "raid5ctl $*: the error does not start with '$prefix'"
-  [ "$(checksum_members "${DISKS[@]}")" = "$sums" ] ||
-    fail "raid5ctl $*: a member changed"
+  ( check_refused_prefix "$@" ) || failures=$(( failures + 1 ))
 }
 
 for n in -1 99999999999 4294967296 1000001 1e3 0x10 ' 5' '5 ' +5 ''; do
