@@ -1,0 +1,220 @@
+/* raid/reshape.c -- two geometries and the window between them
+ * (reshape.h).
+ */
+#include <config.h>
+
+#include <errno.h>
+
+#include "raid/layout.h"
+#include "raid/reshape.h"
+
+static uint64_t
+gcd (uint64_t a, uint64_t b)
+{
+  while (b) {
+    uint64_t t = a % b;
+
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* mdadm's compute_backup_blocks: whole stripes of both geometries. */
+static uint64_t
+window_of (uint64_t chunk, unsigned from_data, unsigned to_data)
+{
+  uint64_t a = chunk * from_data, b = chunk * to_data;
+
+  return a / gcd (a, b) * b;
+}
+
+uint64_t
+r5_reshape_min_shift (const struct r5_geom *g, unsigned add)
+{
+  return window_of (g->chunk, g->data_members, g->data_members + add) /
+    g->data_members;
+}
+
+int
+r5_reshape_init (struct r5_reshape *r, const struct r5_geom *from,
+                 unsigned add, uint64_t shift)
+{
+  struct r5_geom to;
+  struct r5_geom_params p = {
+    .members = from->members + add, .chunk = from->chunk,
+    .layout = from->layout,
+  };
+
+  if (add == 0 || from->members + add > R5_MAX_MEMBERS || shift % 512)
+    return -EINVAL;
+  if (shift > from->data_offset || shift < r5_reshape_min_shift (from, add))
+    return -ENOSPC;
+  p.data_offset = from->data_offset - shift;
+  /* The same whole stripes per member: md keeps the component size. */
+  p.member_bytes = p.data_offset + from->member_data;
+  if (r5_geom_init (&to, &p) < 0 || to.stripes != from->stripes)
+    return -EINVAL;
+  r->from = *from;
+  r->to = to;
+  r->window = window_of (from->chunk, from->data_members, to.data_members);
+  r->end = to.capacity;
+  return 0;
+}
+
+uint64_t
+r5_reshape_window_len (const struct r5_reshape *r, uint64_t line)
+{
+  if (line >= r->end)
+    return 0;
+  return r->end - line < r->window ? r->end - line : r->window;
+}
+
+/* Member offset just past the `to` stripes holding array bytes below
+ * addr (a `to` stripe boundary).
+ */
+static uint64_t
+to_member_end (const struct r5_reshape *r, uint64_t addr)
+{
+  return r->to.data_offset + addr / r->to.stripe_data * r->to.chunk;
+}
+
+/* Member offset where the `from` stripe holding array byte addr begins:
+ * `from` bytes at or past addr lie at or past it, on every member.
+ */
+static uint64_t
+from_member_start (const struct r5_reshape *r, uint64_t addr)
+{
+  return r->from.data_offset + addr / r->from.stripe_data * r->from.chunk;
+}
+
+bool
+r5_reshape_must_record (const struct r5_reshape *r, uint64_t safe,
+                        uint64_t line)
+{
+  uint64_t reach = to_member_end (r, line + r5_reshape_window_len (r, line));
+
+  return reach > from_member_start (r, safe);
+}
+
+/* Planning one window: where its data and parity sit in scratch. */
+struct window {
+  struct r5_plan *p;
+  const struct r5_reshape *r;
+  uint64_t line, len;
+  int missing;
+  uint64_t to_parity;         /* scratch offset of the `to` parities */
+  uint64_t from_parity;       /* ... of the `from` parities (degraded) */
+};
+
+/* The buffer of the window's data chunk at array address addr: its place
+ * in scratch, or zeroes where the old array ended.
+ */
+static struct r5_buf
+data_buf (const struct window *w, uint64_t addr)
+{
+  if (addr >= w->r->from.capacity)
+    return (struct r5_buf) { .kind = R5_BUF_ZERO };
+  return (struct r5_buf) { .kind = R5_BUF_SCRATCH, .off = addr - w->line };
+}
+
+static int
+add_chunk_io (struct r5_plan *p, enum r5_io_kind kind, unsigned member,
+              uint64_t member_off, uint64_t len, struct r5_buf buf)
+{
+  return r5_plan_add_io (p, &(struct r5_io) {
+      .kind = kind, .member = member, .member_off = member_off, .len = len,
+      .buf = buf,
+    });
+}
+
+/* Read `from` stripe s into scratch; a missing member's data is the XOR
+ * of the others and the stripe's parity (read to its own place).
+ */
+static int
+read_from_stripe (struct window *w, uint64_t s, unsigned i)
+{
+  const struct r5_geom *g = &w->r->from;
+  uint64_t base = r5_stripe_array_off (g, s), moff = r5_stripe_member_off (g, s);
+  struct r5_xor x = { .len = g->chunk };
+  struct r5_buf par = { R5_BUF_SCRATCH, w->from_parity + i * g->chunk };
+  int lost = -1, r = 0;
+
+  for (unsigned d = 0; d < g->data_members && r == 0; d++) {
+    unsigned m = r5_data_member (g, s, d);
+    struct r5_buf b = data_buf (w, base + d * g->chunk);
+
+    if ((int) m == w->missing)
+      lost = (int) d;
+    else
+      r = add_chunk_io (w->p, R5_IO_READ, m, moff, g->chunk, b);
+  }
+  if (r < 0 || lost < 0)
+    return r;
+  if ((unsigned) w->missing != r5_parity_member (g, s) &&
+      (r = add_chunk_io (w->p, R5_IO_READ, r5_parity_member (g, s), moff,
+                         g->chunk, par)) < 0)
+    return r;
+  x.dst = data_buf (w, base + (unsigned) lost * g->chunk);
+  for (unsigned d = 0; d < g->data_members; d++)
+    if ((int) d != lost)
+      x.src[x.nsrc++] = data_buf (w, base + d * g->chunk);
+  x.src[x.nsrc++] = par;
+  return r5_plan_add_xor (w->p, &x);
+}
+
+/* Parity of `to` stripe s, then every chunk of it written. */
+static int
+write_to_stripe (struct window *w, uint64_t s, unsigned i)
+{
+  const struct r5_geom *g = &w->r->to;
+  uint64_t base = r5_stripe_array_off (g, s), moff = r5_stripe_member_off (g, s);
+  struct r5_buf par = { R5_BUF_SCRATCH, w->to_parity + i * g->chunk };
+  struct r5_xor x = { .len = g->chunk, .dst = par };
+  unsigned pm = r5_parity_member (g, s);
+  int r = 0;
+
+  for (unsigned d = 0; d < g->data_members; d++)
+    x.src[x.nsrc++] = data_buf (w, base + d * g->chunk);
+  if ((int) pm != w->missing && (r = r5_plan_add_xor (w->p, &x)) < 0)
+    return r;
+  for (unsigned d = 0; d < g->data_members && r == 0; d++) {
+    unsigned m = r5_data_member (g, s, d);
+
+    if ((int) m != w->missing)
+      r = add_chunk_io (w->p, R5_IO_WRITE, m, moff, g->chunk, x.src[d]);
+  }
+  if (r == 0 && (int) pm != w->missing)
+    r = add_chunk_io (w->p, R5_IO_WRITE, pm, moff, g->chunk, par);
+  return r;
+}
+
+int
+r5_plan_reshape (struct r5_plan *p, const struct r5_reshape *r,
+                 uint64_t line, int missing)
+{
+  struct window w = {
+    .p = p, .r = r, .line = line, .len = r5_reshape_window_len (r, line),
+    .missing = missing,
+  };
+  uint64_t from_first = line / r->from.stripe_data;
+  uint64_t from_last = line + w.len < r->from.capacity ?
+    (line + w.len) / r->from.stripe_data : r->from.stripes;
+  uint64_t to_first = line / r->to.stripe_data;
+  uint64_t to_n = w.len / r->to.stripe_data;
+  uint64_t from_n = from_last > from_first ? from_last - from_first : 0;
+  int err = 0;
+
+  if (line % r->window || w.len == 0 || missing < -1 ||
+      missing >= (int) r->to.members)
+    return -EINVAL;
+  w.to_parity = w.len;
+  w.from_parity = w.to_parity + to_n * r->to.chunk;
+  for (uint64_t i = 0; i < from_n && err == 0; i++)
+    err = read_from_stripe (&w, from_first + i, (unsigned) i);
+  for (uint64_t i = 0; i < to_n && err == 0; i++)
+    err = write_to_stripe (&w, to_first + i, (unsigned) i);
+  if (err == 0 && p->scratch < w.from_parity + from_n * r->from.chunk)
+    p->scratch = w.from_parity + from_n * r->from.chunk;
+  return err;
+}

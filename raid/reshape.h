@@ -1,0 +1,98 @@
+/* raid/reshape.h -- growing a RAID-5 by members, as md reshapes it
+ * (raid5.c reshape_request; mdadm Grow.c): two geometries either side of
+ * a moving line, the plan that moves one window across it, and the rule
+ * that keeps every byte findable after a crash.
+ *
+ * Units: BYTES (array addresses, member offsets), as in geom.h; md's
+ * superblock keeps the same in sectors (reshape_position, new_offset).
+ *
+ * An array growing from N to N+k members has two geometries: `from` (N
+ * members, data at from.data_offset) and `to` (N+k members, data at
+ * to.data_offset = from.data_offset - shift, same chunk and layout, the
+ * same whole stripes per member: md keeps the component size).  Array
+ * bytes below the line (md's reshape_position) are laid out in `to`, the
+ * rest in `from`.  The reshape moves one WINDOW at a time: the least
+ * length that is whole stripes of both (mdadm's backup_blocks, the LCM of
+ * the two stripes' data), read in `from` and written in `to`.  Bytes at
+ * or past from.capacity were never stored: md writes them as zeroes (and
+ * their parity), so the new space is in sync when the reshape ends at
+ * to.capacity.
+ *
+ * Moving the data offset down ("reshape without backup", mdadm 3.3) is
+ * what makes a crash safe: the superblocks record a line `safe`, and
+ * after a crash bytes below it are read in `to`, the rest in `from`.  A
+ * window's writes must therefore never land on `from` bytes at or past
+ * safe; r5_reshape_must_record() says when the line must be recorded
+ * again first (raid5.c: the superblock update before writepos passes
+ * safepos).  With shift >= r5_reshape_min_shift() recording the window's
+ * own start always suffices.
+ *
+ * Pure: no I/O, no locks.  Errors: -EINVAL (a shape md cannot grow to),
+ * -ENOSPC (members without room for the shift), -ENOMEM.
+ */
+#ifndef RAID_RESHAPE_H
+#define RAID_RESHAPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "raid/geom.h"
+#include "raid/plan.h"
+
+struct r5_reshape {
+  struct r5_geom from, to;
+  uint64_t window;            /* array bytes moved per window */
+  uint64_t end;               /* to.capacity: where the reshape ends */
+};
+
+/* The least the data offset must move down to grow g by add members
+ * without a backup: one window's share of an old member (mdadm's
+ * min_offset_change = backup_blocks / old data disks).  Bytes.
+ */
+uint64_t r5_reshape_min_shift (const struct r5_geom *g, unsigned add)
+  __attribute__((nonnull));
+
+/* Fill *r for growing `from` by add members (1 or more, at most
+ * R5_MAX_MEMBERS in all) with the data offset moved down by shift bytes
+ * (a multiple of 512, at least r5_reshape_min_shift, at most
+ * from.data_offset).  0, -EINVAL or -ENOSPC; *r untouched on error.
+ */
+int r5_reshape_init (struct r5_reshape *r, const struct r5_geom *from,
+                     unsigned add, uint64_t shift)
+  __attribute__((nonnull, warn_unused_result));
+
+/* The geometry array byte addr is in while the line is at `line`. */
+static inline const struct r5_geom *
+r5_reshape_geom_at (const struct r5_reshape *r, uint64_t line, uint64_t addr)
+{
+  return addr < line ? &r->to : &r->from;
+}
+
+/* The array bytes of the window starting at line (a multiple of
+ * r->window below r->end): a window, or what is left before the end.
+ */
+uint64_t r5_reshape_window_len (const struct r5_reshape *r, uint64_t line)
+  __attribute__((nonnull));
+
+/* Must the superblocks record line as the new safe line before the
+ * window at line is written?  True when its writes would reach `from`
+ * bytes at or past safe (their member offsets, on any member).
+ */
+bool r5_reshape_must_record (const struct r5_reshape *r, uint64_t safe,
+                             uint64_t line)
+  __attribute__((nonnull));
+
+/* Append to p the moving of the window at line: its `from` stripes read
+ * (the data; with a member missing, the others and parity, the missing
+ * data computed), the `to` stripes' parity computed, every `to` chunk
+ * written but the missing member's.  missing: a slot absent from both
+ * geometries (< from.members), a new slot absent from `to`, or -1.
+ * Scratch: the window's data in array order, then each `to` stripe's
+ * parity, then (degraded) each `from` stripe's parity.  0, -EINVAL (line
+ * not a window boundary below r->end, missing out of range), -ENOMEM.
+ */
+int r5_plan_reshape (struct r5_plan *p, const struct r5_reshape *r,
+                     uint64_t line, int missing)
+  __attribute__((nonnull, warn_unused_result));
+
+#endif /* RAID_RESHAPE_H */

@@ -1,0 +1,315 @@
+/* tests/unit/test-reshape.c -- growing an array (raid/reshape.h), run on
+ * members in memory and read back through md's layout formulas written
+ * out again (plan-sim.c's md_*), not raid/layout.c.
+ *
+ * Asserts, for 3 to 5 members grown by 1 and 2, every layout, healthy
+ * and with each slot missing (old ones and new ones):
+ * - after the whole reshape every array byte of the old capacity reads
+ *   back in the new geometry, the new space is zeroes, and every new
+ *   stripe's parity is the XOR of its data (where its members are
+ *   present);
+ * - a crash at any window, with any subset of that window's writes done,
+ *   leaves every byte readable in the geometry the recorded line says
+ *   (new below it, old at and past it), and a reshape resumed from that
+ *   line ends as the uncrashed one does;
+ * - the data offset must move down by at least mdadm's min_offset_change
+ *   (a smaller shift is refused), and the window is whole stripes of
+ *   both geometries.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "raid/geom.h"
+#include "raid/reshape.h"
+#include "plan-sim.h"
+
+#define CHUNK 4096u
+
+struct grow {
+  struct r5_reshape r;
+  unsigned members;           /* to.members */
+  uint64_t member_bytes;
+  int missing;
+  unsigned char *m[R5_MAX_MEMBERS];
+  unsigned char *model;       /* from.capacity bytes, the old array */
+  unsigned char *zero;
+  unsigned char *scratch;
+  struct r5_plan plan;
+};
+
+/* Member offset and member of array byte a in geometry g (md's formulas). */
+static unsigned
+locate (const struct r5_geom *g, uint64_t a, uint64_t *moff)
+{
+  uint64_t stripe = a / g->stripe_data, in = a % g->stripe_data;
+
+  *moff = g->data_offset + stripe * g->chunk + in % g->chunk;
+  return md_data_member (g, stripe, (unsigned) (in / g->chunk));
+}
+
+/* Byte a of the array as geometry g stores it; the missing member's
+ * byte is the XOR of its row on the others.
+ */
+static unsigned char
+read_byte (const struct grow *t, const struct r5_geom *g, uint64_t a)
+{
+  uint64_t moff;
+  unsigned m = locate (g, a, &moff);
+  unsigned char x = 0;
+
+  if ((int) m != t->missing)
+    return t->m[m][moff];
+  for (unsigned i = 0; i < g->members; i++)
+    if ((int) i != t->missing)
+      x ^= t->m[i][moff];
+  return x;
+}
+
+static void
+grow_init (struct grow *t, unsigned n, unsigned add, enum r5_layout layout,
+           uint64_t stripes, int missing)
+{
+  struct r5_geom from;
+  uint64_t shift = 0, off;
+
+  memset (t, 0, sizeof *t);
+  /* The shift is mdadm's least, the old data offset a little more. */
+  cr_assert_eq (r5_geom_init (&from, &(struct r5_geom_params) {
+                  n, CHUNK, layout, 0, stripes * CHUNK }), 0);
+  shift = r5_reshape_min_shift (&from, add);
+  off = shift + 2 * CHUNK;
+  cr_assert_eq (r5_geom_init (&from, &(struct r5_geom_params) {
+                  n, CHUNK, layout, off, off + stripes * CHUNK }), 0);
+  cr_assert_eq (r5_reshape_init (&t->r, &from, add, shift), 0);
+  cr_assert_eq (t->r.window % from.stripe_data, 0);
+  cr_assert_eq (t->r.window % t->r.to.stripe_data, 0);
+  cr_assert_eq (t->r.to.data_offset, from.data_offset - shift);
+  cr_assert_eq (t->r.end, stripes * CHUNK * (n + add - 1));
+  t->members = n + add;
+  t->member_bytes = off + stripes * CHUNK + CHUNK;
+  t->missing = missing;
+  for (unsigned i = 0; i < t->members; i++) {
+    t->m[i] = malloc (t->member_bytes);
+    sim_fill_random (t->m[i], t->member_bytes);   /* old bytes, garbage */
+  }
+  t->model = malloc (from.capacity);
+  sim_fill_random (t->model, from.capacity);
+  /* The old array: its data where md puts it, its parity. */
+  for (uint64_t a = 0; a < from.capacity; a++) {
+    uint64_t moff;
+
+    t->m[locate (&from, a, &moff)][moff] = t->model[a];
+  }
+  for (uint64_t s = 0; s < from.stripes; s++)
+    for (uint64_t b = 0; b < CHUNK; b++) {
+      uint64_t moff = from.data_offset + s * CHUNK + b;
+      unsigned char x = 0;
+
+      for (unsigned d = 0; d < from.data_members; d++)
+        x ^= t->m[md_data_member (&from, s, d)][moff];
+      t->m[md_parity (&from, s)][moff] = x;
+    }
+  t->zero = calloc (1, CHUNK);
+  r5_plan_init (&t->plan);
+}
+
+static void
+grow_free (struct grow *t)
+{
+  for (unsigned i = 0; i < t->members; i++)
+    free (t->m[i]);
+  free (t->model);
+  free (t->zero);
+  free (t->scratch);
+  r5_plan_free (&t->plan);
+}
+
+static unsigned char *
+buf_of (struct grow *t, struct r5_buf b)
+{
+  return b.kind == R5_BUF_ZERO ? t->zero : t->scratch + b.off;
+}
+
+/* Plan the window at line and run its reads and XORs; its writes are
+ * then run by run_writes.
+ */
+static void
+plan_and_read (struct grow *t, uint64_t line)
+{
+  r5_plan_reset (&t->plan);
+  cr_assert_eq (r5_plan_reshape (&t->plan, &t->r, line, t->missing), 0);
+  free (t->scratch);
+  t->scratch = malloc (t->plan.scratch + 1);
+  sim_fill_random (t->scratch, t->plan.scratch + 1);   /* no free zeroes */
+  for (size_t i = 0; i < t->plan.nios; i++) {
+    const struct r5_io *io = &t->plan.ios[i];
+
+    cr_assert_neq ((int) io->member, t->missing, "an io on the missing member");
+    cr_assert_leq (io->member_off + io->len, t->member_bytes);
+    if (io->kind == R5_IO_READ)
+      memcpy (buf_of (t, io->buf), t->m[io->member] + io->member_off,
+              io->len);
+  }
+  for (size_t i = 0; i < t->plan.nxors; i++) {
+    const struct r5_xor *x = &t->plan.xors[i];
+    unsigned char *dst = buf_of (t, x->dst);
+
+    cr_assert_neq (x->dst.kind, R5_BUF_ZERO, "an XOR into the zeroes");
+    for (uint64_t b = 0; b < x->len; b++) {
+      unsigned char v = 0;
+
+      for (unsigned k = 0; k < x->nsrc; k++)
+        v ^= buf_of (t, x->src[k])[b];
+      dst[b] = v;
+    }
+  }
+}
+
+/* The window's writes: all of them, or (crash) those whose bit in mask
+ * is set, mask taken round by the number of writes.
+ */
+static void
+run_writes (struct grow *t, uint64_t mask, bool all)
+{
+  unsigned w = 0;
+
+  for (size_t i = 0; i < t->plan.nios; i++) {
+    const struct r5_io *io = &t->plan.ios[i];
+
+    if (io->kind != R5_IO_WRITE)
+      continue;
+    if (all || ((mask >> (w++ % 64)) & 1))
+      memcpy (t->m[io->member] + io->member_off, buf_of (t, io->buf), io->len);
+  }
+}
+
+/* Run the reshape from line (the recorded safe line) to its end,
+ * recording the line whenever the rule says so.  With crash_at set,
+ * stop in the window at *crash_at after a random subset of its writes
+ * and return the recorded line.
+ */
+static uint64_t
+run_reshape (struct grow *t, uint64_t safe, const uint64_t *crash_at)
+{
+  for (uint64_t line = safe; line < t->r.end;
+       line += r5_reshape_window_len (&t->r, line)) {
+    if (r5_reshape_must_record (&t->r, safe, line))
+      safe = line;            /* the superblocks say so, then we go on */
+    cr_assert (!r5_reshape_must_record (&t->r, safe, line),
+               "recording the line was not enough at %lu", (unsigned long) line);
+    plan_and_read (t, line);
+    if (crash_at && line == *crash_at) {
+      run_writes (t, sim_rng (), false);
+      return safe;
+    }
+    run_writes (t, 0, true);
+  }
+  return t->r.end;
+}
+
+/* Every byte where the recorded line says it is. */
+static void
+check_readable (const struct grow *t, uint64_t safe)
+{
+  for (uint64_t a = 0; a < t->r.from.capacity; a++) {
+    const struct r5_geom *g = r5_reshape_geom_at (&t->r, safe, a);
+
+    cr_assert_eq (read_byte (t, g, a), t->model[a],
+                  "byte %lu (line %lu) reads wrong", (unsigned long) a,
+                  (unsigned long) safe);
+  }
+}
+
+/* The whole array in the new geometry: data, zeroes, parity. */
+static void
+check_done (const struct grow *t)
+{
+  const struct r5_geom *g = &t->r.to;
+
+  check_readable (t, t->r.end);
+  for (uint64_t a = t->r.from.capacity; a < g->capacity; a++)
+    cr_assert_eq (read_byte (t, g, a), 0, "new space at %lu is not zero",
+                  (unsigned long) a);
+  if (t->missing >= 0)
+    return;                   /* read_byte used the parity already */
+  for (uint64_t s = 0; s < g->stripes; s++)
+    for (uint64_t b = 0; b < CHUNK; b += 509) {
+      unsigned char x = 0;
+
+      for (unsigned i = 0; i < g->members; i++)
+        x ^= t->m[i][g->data_offset + s * CHUNK + b];
+      cr_assert_eq (x, 0, "stripe %lu parity wrong", (unsigned long) s);
+    }
+}
+
+Test (reshape, grows_every_layout_healthy_and_degraded)
+{
+  for (unsigned n = 3; n <= 5; n++)
+    for (unsigned add = 1; add <= 2; add++)
+      for (int l = 0; l < R5_LAYOUTS; l++)
+        for (int missing = -1; missing < (int) (n + add); missing++) {
+          struct grow t;
+
+          grow_init (&t, n, add, (enum r5_layout) l, 13, missing);
+          run_reshape (&t, 0, NULL);
+          check_done (&t);
+          grow_free (&t);
+        }
+}
+
+Test (reshape, a_crash_anywhere_leaves_every_byte_where_the_line_says)
+{
+  sim_rng_state = 0x5eed;
+  for (unsigned n = 3; n <= 4; n++)
+    for (int missing = -1; missing <= 0; missing++) {
+      struct grow probe;
+      uint64_t windows;
+
+      grow_init (&probe, n, 1, R5_LEFT_SYMMETRIC, 17, missing);
+      windows = (probe.r.end + probe.r.window - 1) / probe.r.window;
+      grow_free (&probe);
+      for (uint64_t w = 0; w < windows; w++)
+        for (unsigned round = 0; round < 3; round++) {
+          struct grow t;
+          uint64_t crash = w * probe.r.window, safe;
+
+          grow_init (&t, n, 1, R5_LEFT_SYMMETRIC, 17, missing);
+          safe = run_reshape (&t, 0, &crash);
+          check_readable (&t, safe);
+          run_reshape (&t, safe, NULL);     /* the restart */
+          check_done (&t);
+          grow_free (&t);
+        }
+    }
+}
+
+Test (reshape, the_data_offset_must_move_by_mdadms_least)
+{
+  struct r5_geom g;
+  struct r5_reshape r;
+  uint64_t min;
+
+  cr_assert_eq (r5_geom_init (&g, &(struct r5_geom_params) {
+                  3, 512u << 10, R5_LEFT_SYMMETRIC, 128u << 20,
+                  (128u << 20) + (64u << 20) }), 0);
+  /* mdadm: backup_blocks = LCM(1024 * 2, 1024 * 3) sectors = 3 MiB,
+   * min_offset_change = that / 2 old data disks = 1.5 MiB.
+   */
+  min = r5_reshape_min_shift (&g, 1);
+  cr_assert_eq (min, 3u << 19, "min shift %lu", (unsigned long) min);
+  cr_assert_eq (r5_reshape_init (&r, &g, 1, min - 512), -ENOSPC);
+  cr_assert_eq (r5_reshape_init (&r, &g, 1, (128u << 20) + 512), -ENOSPC);
+  cr_assert_eq (r5_reshape_init (&r, &g, 1, min + 100), -EINVAL);
+  cr_assert_eq (r5_reshape_init (&r, &g, 0, min), -EINVAL);
+  cr_assert_eq (r5_reshape_init (&r, &g, 30, min * 30), -EINVAL);
+  cr_assert_eq (r5_reshape_init (&r, &g, 1, min), 0);
+  cr_assert_eq (r.window, 3u << 20);
+  cr_assert_eq (r.to.capacity, g.capacity / 2 * 3);
+  cr_assert_eq (r5_plan_reshape (&(struct r5_plan) { 0 }, &r, 4096, -1),
+                -EINVAL, "a line off a window boundary");
+}
