@@ -160,6 +160,24 @@ check_given (const struct array_config *cfg, const struct md_sb *sb,
   return -EINVAL;
 }
 
+/* Bytes below a reshape's line are in the new shape, the rest in the
+ * old: serving either shape alone would return wrong bytes.
+ */
+static int
+check_no_reshape (const struct md_sb *sb, struct array_err *err)
+{
+  if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE))
+    return 0;
+  array_set_err (err, "the array is being grown from %" PRIu32 " to %" PRIu32
+                 " members (the md superblocks say %" PRIu64 " of %" PRIu64
+                 " sectors done); serving it before the reshape ends is not "
+                 "supported here: let mdadm --assemble finish it",
+                 sb->raid_disks - (uint32_t) sb->delta_disks, sb->raid_disks,
+                 sb->reshape_position, sb->size / sb->chunksize *
+                 sb->chunksize * (sb->raid_disks - 1));
+  return -ENOTSUP;
+}
+
 static int
 set_geometry (struct array *a, const struct md_sb *sb, struct array_err *err)
 {
@@ -316,7 +334,9 @@ meta_assemble (struct array *a, const struct array_config *cfg,
   verdict = md_assemble (g.f, g.n, &o, &g.as);
   if (as->freshest >= 0 && (r = load_bitmap (a, &g, err)) < 0)
     return r;
-  if ((verdict < 0 && (r = refused (&g, err)) < 0) ||
+  if ((as->freshest >= 0 &&
+       (r = check_no_reshape (&g.f[as->freshest].sb, err)) < 0) ||
+      (verdict < 0 && (r = refused (&g, err)) < 0) ||
       (r = check_given (cfg, &g.f[as->freshest].sb, err)) < 0 ||
       (r = set_geometry (a, &g.f[as->freshest].sb, err)) < 0)
     return r;

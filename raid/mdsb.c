@@ -250,9 +250,8 @@ check_placement (const struct md_sb *sb, uint64_t member_sectors,
 static int
 check_features (const struct md_sb *sb, char *why, size_t wl)
 {
-  const uint32_t refused = MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_BAD_BLOCKS
-    | MD_FEATURE_REPLACEMENT | MD_FEATURE_RESHAPE_BACKWARDS
-    | MD_FEATURE_NEW_OFFSET | MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL;
+  const uint32_t refused = MD_FEATURE_BAD_BLOCKS
+    | MD_FEATURE_REPLACEMENT | MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL;
   const uint32_t ppl = MD_FEATURE_ANY_PPL;
 
   if (sb->feature_map & ~MD_FEATURE_ALL)
@@ -260,7 +259,7 @@ check_features (const struct md_sb *sb, char *why, size_t wl)
                 sb->feature_map & ~MD_FEATURE_ALL);
   if (sb->feature_map & refused)
     return le_bad (why, wl, -ENOTSUP, "uses md features not supported here "
-                "(feature_map %#" PRIx32 ": reshape, bad-block log, "
+                "(feature_map %#" PRIx32 ": bad-block log, "
                 "replacement, journal or clustering)",
                 sb->feature_map & refused);
   /* md_p.h: PPL and MULTIPLE_PPLS are never both set; md.c's
@@ -336,6 +335,48 @@ md_sb_peek (const void *block, struct md_sb *sb, struct md_sb_frame *frame)
   frame->csum_computed = md_sb_csum (b);
 }
 
+/* A reshape under way: only what this project can carry on, RAID-5
+ * growing by members forward with the data offset moved down (mdadm's
+ * "reshape without backup"); the position on a new stripe boundary and
+ * not past the new end (raid5.c raid5_run's checks).
+ */
+static int
+check_reshape (const struct md_sb *sb, char *why, size_t wl)
+{
+  uint64_t new_stripe, end;
+  int64_t new_start;
+
+  if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE))
+    return 0;
+  if ((sb->feature_map & MD_FEATURE_RESHAPE_BACKWARDS) ||
+      sb->new_level != (uint32_t) sb->level || sb->new_layout != sb->layout ||
+      sb->new_chunk != sb->chunksize || sb->delta_disks <= 0)
+    return le_bad (why, wl, -ENOTSUP, "a reshape other than growing by "
+                   "members (new level %" PRIu32 ", layout %" PRIu32 ", chunk "
+                   "%" PRIu32 ", delta_disks %" PRId32 "%s) is not supported "
+                   "here", sb->new_level, sb->new_layout, sb->new_chunk,
+                   sb->delta_disks, sb->feature_map &
+                   MD_FEATURE_RESHAPE_BACKWARDS ? ", backwards" : "");
+  if (!(sb->feature_map & MD_FEATURE_NEW_OFFSET) || sb->new_offset >= 0)
+    return le_bad (why, wl, -ENOTSUP, "a reshape that keeps its data offset "
+                   "(it needs mdadm's --backup-file) is not supported here");
+  if ((uint64_t) sb->delta_disks + R5_MIN_MEMBERS > sb->raid_disks)
+    return le_bad (why, wl, -EBADMSG, "delta_disks %" PRId32 " leaves fewer "
+                   "than %u of %" PRIu32 " raid disks", sb->delta_disks,
+                   R5_MIN_MEMBERS, sb->raid_disks);
+  new_start = (int64_t) sb->data_offset + sb->new_offset;
+  new_stripe = (uint64_t) sb->chunksize * (sb->raid_disks - 1);
+  end = sb->size / sb->chunksize * new_stripe;
+  if (new_start < (int64_t) (MD_SB_SECTOR + MD_SB_BLOCK / 512))
+    return le_bad (why, wl, -EBADMSG, "new_offset %" PRId32 " puts the data "
+                   "over the superblock", sb->new_offset);
+  if (sb->reshape_position % new_stripe || sb->reshape_position > end)
+    return le_bad (why, wl, -EBADMSG, "reshape position %" PRIu64 " is not "
+                   "a stripe boundary of the new shape within its %" PRIu64
+                   " sectors", sb->reshape_position, end);
+  return 0;
+}
+
 int
 md_sb_decode (const void *block, uint64_t member_sectors, struct md_sb *sb,
               char *why, size_t why_len)
@@ -346,7 +387,8 @@ md_sb_decode (const void *block, uint64_t member_sectors, struct md_sb *sb,
   md_sb_peek (block, sb, NULL);
   if ((r = check_frame (b, sb, why, why_len)) < 0 ||
       (r = check_placement (sb, member_sectors, why, why_len)) < 0 ||
-      (r = check_features (sb, why, why_len)) < 0)
+      (r = check_features (sb, why, why_len)) < 0 ||
+      (r = check_geometry (sb, why, why_len)) < 0)
     return r;
-  return check_geometry (sb, why, why_len);
+  return check_reshape (sb, why, why_len);
 }

@@ -8,7 +8,8 @@
  *
  * md_sb_decode() never trusts the disk: every field is bounds-checked,
  * the checksum is verified, and anything this project cannot serve (other
- * levels, reshape, journal, clustering) is refused with a reason.  A
+ * levels, journal, clustering, reshapes but growing by members with the
+ * data offset moved down) is refused with a reason.  A
  * partial parity log (PPL) is decoded and its area checked as md checks
  * it (raid/ppl.h); whether it can be served is for array/ to say.
  *
@@ -76,7 +77,12 @@ struct md_sb {
    */
   int16_t ppl_offset;
   uint16_t ppl_size;
-  uint32_t new_level;         /* reshape fields: must be idle (see decode) */
+  /* A reshape, if feature RESHAPE_ACTIVE (raid/reshape.h): raid_disks is
+   * the new count, reshape_position the array sectors already in the new
+   * shape, data_offset + new_offset (feature NEW_OFFSET) the new data
+   * offset.
+   */
+  uint32_t new_level;
   uint64_t reshape_position;
   int32_t delta_disks;
   uint32_t new_layout, new_chunk;

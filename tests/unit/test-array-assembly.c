@@ -4,10 +4,13 @@
  * is left out -- refused without run=, assembled degraded with it; a
  * member of another array is refused by name; disk=missing assembles
  * degraded with that slot missing; the same members in another order
- * assemble with each in its own slot.
+ * assemble with each in its own slot; an array in the middle of a grow
+ * (md's reshape fields in every superblock) is refused with a line that
+ * says so, and its members are left as they were.
  */
 #include <config.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,7 @@
 
 #include <criterion/criterion.h>
 
+#include "raid/mdsb.h"
 #include "tests/unit/arrayfx.h"
 
 #define ARGS "--chunk 64K --bitmap none --assume-clean"
@@ -87,5 +91,59 @@ Test (array_assembly, missing_and_reordered, .timeout = 120)
     cr_assert_str_eq (array_member_path (f.a, i), f.path[i],
                       "slot %u is %s", i, array_member_path (f.a, i));
   }
+  afx_cleanup (&f);
+}
+
+/* Member i's superblock made to say a grow by one member is under way
+ * (raid/reshape.h): the data offset moved down by 384 sectors, the line
+ * one new stripe in.
+ */
+static void
+mark_growing (const char *path)
+{
+  unsigned char block[MD_SB_BLOCK];
+  struct md_sb sb;
+  int fd = open (path, O_RDWR);
+
+  cr_assert_geq (fd, 0, "%s", path);
+  cr_assert_eq (pread (fd, block, sizeof block, MD_SB_OFFSET),
+                (ssize_t) sizeof block);
+  md_sb_peek (block, &sb, NULL);
+  sb.feature_map |= MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET;
+  sb.new_level = 5;
+  sb.new_layout = sb.layout;
+  sb.new_chunk = sb.chunksize;
+  sb.delta_disks = 1;
+  sb.new_offset = -384;
+  sb.reshape_position = (uint64_t) sb.chunksize * (sb.raid_disks - 1);
+  md_sb_encode (&sb, block);
+  cr_assert_eq (pwrite (fd, block, sizeof block, MD_SB_OFFSET),
+                (ssize_t) sizeof block);
+  close (fd);
+}
+
+Test (array_assembly, array_being_grown_refused, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  unsigned char before[MD_SB_BLOCK], after[MD_SB_BLOCK];
+  FILE *fp;
+
+  afx_make (&f, 4, 8 << 20, ARGS);
+  for (unsigned i = 0; i < 4; i++)
+    mark_growing (f.path[i]);
+  fp = fopen (f.path[0], "rb");
+  cr_assert (fp && fseek (fp, MD_SB_OFFSET, SEEK_SET) == 0 &&
+             fread (before, 1, sizeof before, fp) == sizeof before);
+  fclose (fp);
+  cr_assert_lt (afx_open (&f, &err), 0, "an array mid-reshape was served");
+  cr_assert (strstr (err.msg, "grown from 3 to 4 members") &&
+             strstr (err.msg, "mdadm"), "%s", err.msg);
+  fp = fopen (f.path[0], "rb");
+  cr_assert (fp && fseek (fp, MD_SB_OFFSET, SEEK_SET) == 0 &&
+             fread (after, 1, sizeof after, fp) == sizeof after);
+  fclose (fp);
+  cr_assert_eq (memcmp (before, after, sizeof before), 0,
+                "the refusal wrote a superblock");
   afx_cleanup (&f);
 }

@@ -27,7 +27,7 @@ struct set { uint16_t off, size; uint64_t val; };
 
 struct bound {
   const char *what;
-  struct set sets[3];
+  struct set sets[9];
   int err;                          /* 0: must decode */
   const char *why;                  /* in the explanation */
 };
@@ -64,7 +64,7 @@ run_bound (const struct bound *c, uint64_t member, int recsum)
   int r;
 
   base_block (block);
-  for (unsigned i = 0; i < 3 && c->sets[i].size; i++)
+  for (unsigned i = 0; i < 9 && c->sets[i].size; i++)
     put (block, c->sets[i].off, c->sets[i].size, c->sets[i].val);
   if (recsum)
     put (block, 216, 4, md_sb_csum (block));
@@ -129,11 +129,12 @@ static const struct bound placement[] = {
 static const struct bound features[] = {
   ONE ("feature 0x2000", 8, 4, 0x2001, -EBADMSG, "unknown feature bits 0x2000"),
   ONE ("feature 0x80000000", 8, 4, 0x80000001, -EBADMSG, "0x80000000"),
-  ONE ("reshape active", 8, 4, 1 | 4, -ENOTSUP, "not supported"),
+  ONE ("reshape active, level 0", 8, 4, 1 | 4, -ENOTSUP, "other than growing"),
   ONE ("bad blocks", 8, 4, 1 | 8, -ENOTSUP, "not supported"),
   ONE ("replacement", 8, 4, 1 | 16, -ENOTSUP, "not supported"),
-  ONE ("reshape backwards", 8, 4, 1 | 32, -ENOTSUP, "not supported"),
-  ONE ("new offset", 8, 4, 1 | 64, -ENOTSUP, "not supported"),
+  /* Without RESHAPE_ACTIVE md ignores both (super_1_load). */
+  ONE ("reshape backwards, no reshape", 8, 4, 1 | 32, 0, ""),
+  ONE ("new offset, no reshape", 8, 4, 1 | 64, 0, ""),
   ONE ("clustered", 8, 4, 1 | 256, -ENOTSUP, "not supported"),
   ONE ("journal", 8, 4, 1 | 512, -ENOTSUP, "not supported"),
   /* The partial parity log (md_p.h, ppl_validate_rdev), on a base
@@ -162,6 +163,39 @@ static const struct bound features[] = {
   { "recovery offset past size", { F (8, 4, 3), F (152, 8, 129025) },
     -EBADMSG, "recovery offset 129025" },
   ONE ("recovery offset past size, no feature", 152, 8, 129025, 0, ""),
+};
+
+/* A grow from 3 to 4 members (raid/reshape.h) and what breaks it: the
+ * base made 4 raid disks, reshape active, the data offset moved down by
+ * 384 sectors (mdadm's least for a 64K chunk), level, layout and chunk
+ * kept.
+ */
+#define GROW(feat, delta, newoff, pos) \
+  F (8, 4, feat), F (92, 4, 4), F (100, 4, 5), F (104, 8, pos), \
+  F (112, 4, delta), F (116, 4, 2), F (120, 4, 128), \
+  F (124, 4, (uint32_t) (newoff))
+static const struct bound reshape[] = {
+  { "grow at 0", { GROW (1 | 4 | 64, 1, -384, 0) }, 0, "" },
+  { "grow at one new stripe", { GROW (1 | 4 | 64, 1, -384, 384) }, 0, "" },
+  { "grow at the end", { GROW (1 | 4 | 64, 1, -384, 129024 * 3) }, 0, "" },
+  { "grow past the end", { GROW (1 | 4 | 64, 1, -384, 129024 * 3 + 384) },
+    -EBADMSG, "reshape position" },
+  { "grow off a stripe", { GROW (1 | 4 | 64, 1, -384, 256) }, -EBADMSG,
+    "reshape position 256" },
+  { "grow with a backup file", { GROW (1 | 4, 1, 0, 0) }, -ENOTSUP,
+    "backup-file" },
+  { "grow moving the data up", { GROW (1 | 4 | 64, 1, 384, 0) }, -ENOTSUP,
+    "backup-file" },
+  { "grow backwards", { GROW (1 | 4 | 32 | 64, 1, -384, 0) }, -ENOTSUP,
+    "backwards" },
+  { "reshape keeping the count", { GROW (1 | 4 | 64, 0, -384, 0) },
+    -ENOTSUP, "delta_disks 0" },
+  { "grow from 2", { GROW (1 | 4 | 64, 2, -384, 0) }, -EBADMSG,
+    "delta_disks 2 leaves" },
+  { "grow over the superblock", { GROW (1 | 4 | 64, 1, -2040, 0) },
+    -EBADMSG, "over the superblock" },
+  { "grow changing the chunk", { GROW (1 | 4 | 64, 1, -384, 0),
+    F (120, 4, 256) }, -ENOTSUP, "chunk 256" },
 };
 
 static const struct bound geometry[] = {
@@ -208,6 +242,7 @@ run_table (const struct bound *t, size_t n)
 Test (mdsb_bounds, frame) { RUN (frame); }
 Test (mdsb_bounds, placement) { RUN (placement); }
 Test (mdsb_bounds, features) { RUN (features); }
+Test (mdsb_bounds, reshape) { RUN (reshape); }
 Test (mdsb_bounds, geometry) { RUN (geometry); }
 
 /* The member the superblock was found on must hold its data area. */

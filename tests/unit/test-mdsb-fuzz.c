@@ -295,7 +295,9 @@ check_sb_bounds (const struct md_sb *sb, const uint8_t *b, uint64_t member)
                                             + 511) / 512;
   uint32_t ppl = MD_FEATURE_PPL | MD_FEATURE_MULTIPLE_PPLS;
   uint32_t allowed = MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_RECOVERY_OFFSET
-    | MD_FEATURE_RECOVERY_BITMAP | MD_FEATURE_RAID0_LAYOUT | ppl;
+    | MD_FEATURE_RECOVERY_BITMAP | MD_FEATURE_RAID0_LAYOUT | ppl
+    | MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET
+    | MD_FEATURE_RESHAPE_BACKWARDS;
 
   CHECK (get (b, 4) == MD_SB_MAGIC && get (b + 4, 4) == 1, "magic, version");
   CHECK (get (b + 216, 4) == md_sb_csum (b), "checksum");
@@ -308,6 +310,24 @@ check_sb_bounds (const struct md_sb *sb, const uint8_t *b, uint64_t member)
          "data area [%" PRIu64 ", +%" PRIu64 ") on %" PRIu64 " sectors",
          sb->data_offset, sb->data_size, member);
   CHECK ((sb->feature_map & ~allowed) == 0, "features %#x", sb->feature_map);
+  /* A reshape: only growing forward with the data offset moved down,
+   * to a new stripe boundary within the new size.
+   */
+  if (sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE) {
+    uint64_t stripe = c * (sb->raid_disks - 1);
+
+    CHECK ((sb->feature_map & MD_FEATURE_NEW_OFFSET) &&
+           !(sb->feature_map & MD_FEATURE_RESHAPE_BACKWARDS) &&
+           sb->new_offset < 0 && sb->delta_disks > 0 &&
+           sb->raid_disks >= (uint32_t) sb->delta_disks + 3 &&
+           (int64_t) sb->data_offset + sb->new_offset >= 16 &&
+           sb->new_level == 5 && sb->new_layout == sb->layout &&
+           sb->new_chunk == sb->chunksize &&
+           sb->reshape_position % stripe == 0 &&
+           sb->reshape_position <= sb->size / c * stripe,
+           "reshape %#x delta %d new_offset %d at %" PRIu64, sb->feature_map,
+           sb->delta_disks, sb->new_offset, sb->reshape_position);
+  }
   /* A partial parity log: one flavour, no bitmap, its area on the member
    * outside the superblock and the data (md's ppl_validate_rdev).
    */
