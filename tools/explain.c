@@ -52,6 +52,7 @@ usage (void)
 "                        [--from DISK...]\n"
 "       raid5ctl explain check [--stripe S] [--member K] [GEOMETRY]\n"
 "                        [--json] [--from DISK...]\n"
+"       raid5ctl explain grow [--add K] [GEOMETRY]\n"
 "\n"
 "Run the planner on a request and say, per stripe and per segment (a run\n"
 "of chunk offsets where the same data chunks are touched), which strategy\n"
@@ -64,6 +65,9 @@ usage (void)
 "explain check shows on one row why parity can say that a stripe is wrong\n"
 "but not which chunk, and what a checksum adds (its own --help: --stripe S,\n"
 "--member K).\n"
+"explain grow shows how md grows the array by members: which chunks move\n"
+"where, and why the new shape's writes trail the old shape's reads (its\n"
+"own --help).\n"
 "OFFSET and LENGTH are bytes; suffixes s (512-byte sectors), K, M, G, T.\n"
 "\n"
 "  --stripes K          describe at most K stripes in detail (%u)\n"
@@ -530,6 +534,8 @@ explain_main (int argc, char **argv)
 
   if (argc > 1 && strcmp (argv[1], "check") == 0)
     return explain_check_main (argc - 1, argv + 1);
+  if (argc > 1 && strcmp (argv[1], "grow") == 0)
+    return explain_grow_main (argc - 1, argv + 1);
   teach_init (&t);
   if (parse_args (argc, argv, &t, &q) != 0 || check_range (&t, &q) != 0)
     return TOOL_FAIL;

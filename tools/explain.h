@@ -117,5 +117,7 @@ int explain_svg_close (struct explain_svg *e, const char *const *footer,
 
 /* raid5ctl explain check (explain-check.c): argv[0] is "check". */
 int explain_check_main (int argc, char **argv);
+/* raid5ctl explain grow (explain-grow.c). */
+int explain_grow_main (int argc, char **argv);
 
 #endif /* TOOLS_EXPLAIN_H */

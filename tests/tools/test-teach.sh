@@ -15,6 +15,11 @@
 #    the plugin's preferred block size, partition alignment;
 #  - explain check: parity says a row is wrong but every member is a
 #    culprit; checksums name the spoiled one (computed, not printed text);
+#  - explain grow: the new shape's rows are md's layout of N+K members
+#    with the old chunks in array order and zeroes past the old end; the
+#    window is the LCM of both stripes, the data offset moves down by
+#    mdadm's min_offset_change, and every window's writes stay below the
+#    old bytes the recorded line still counts (an own walk of the rule);
 #  - --json parses; --from on members made by raid5ctl create says what
 #    the same flags say; bad input: one line on stderr, non-zero exit.
 
@@ -380,4 +385,69 @@ assert text.count("were wrong, it should be") == n, text
 assert "The checksum names member %d." % r["spoiled_member"] in text, text
 PY
 done
+# explain grow against md's formulas and mdadm's numbers, worked out here.
+for args in "--chunk 64K" "--chunk 4K --disks 4 --add 2 --layout parity-last" \
+            "--chunk 8K --disks 5 --layout right-asymmetric" \
+            "--chunk 16K --layout left-asymmetric --add 3"; do
+  "$R" explain grow $args >"$tmpdir/eg.txt" || fail "explain grow $args: exit $?"
+  /usr/bin/python3 - "$tmpdir/eg.txt" "$args" <<'PY' || fail "explain grow $args"
+import math, re, sys
+text, args = open(sys.argv[1]).read(), sys.argv[2].split()
+def opt(name, default):
+    return args[args.index(name) + 1] if name in args else default
+n, add = int(opt("--disks", "3")), int(opt("--add", "1"))
+chunk = int(opt("--chunk", "512K")[:-1])               # KiB
+layout = opt("--layout", "left-symmetric")
+def parity(g, s):
+    return {"left-asymmetric": g - 1 - s % g, "right-asymmetric": s % g,
+            "left-symmetric": g - 1 - s % g, "right-symmetric": s % g,
+            "parity-first": 0, "parity-last": g - 1}[layout]
+def member(g, s, d):
+    p = parity(g, s)
+    if layout in ("left-symmetric", "right-symmetric"):
+        return (p + 1 + d) % g
+    if layout == "parity-first":
+        return d + 1
+    return d if d < p else d + 1
+old_data, new_data = n - 1, n + add - 1
+window = chunk * old_data * new_data // math.gcd(old_data, new_data)
+shift = window // old_data
+m = re.search(r"a window of (\d+)K at a time", text)
+assert m and int(m.group(1)) == window, (m and m.group(1), window)
+m = re.search(r"moves down by (\d+)K first \(from (\d+)K to (\d+)K", text)
+assert m and int(m.group(1)) == shift and int(m.group(2)) - int(m.group(3)) == shift, m.groups()
+old_off, new_off = int(m.group(2)), int(m.group(3))
+m = re.search(r"grows from (\d+)K to (\d+)K", text)
+old_cap, new_cap = int(m.group(1)), int(m.group(2))
+stripes = old_cap // (chunk * old_data)
+assert new_cap == stripes * chunk * new_data, (old_cap, new_cap)
+after = text.split("After (the new shape):")[1].split("(offsets")[0].strip().splitlines()[1:]
+g = n + add
+for row, line in enumerate(after):
+    cells = line.split()
+    assert int(cells[0]) == new_off + row * chunk, line
+    want = ["P"] * g
+    for d in range(new_data):
+        k = row * new_data + d
+        want[member(g, row, d)] = "D%d" % k if k * chunk < old_cap else "0"
+    assert cells[1:] == want, (row, cells, want)
+# The rule, walked here: a window may be written only while its writes
+# end at or below where the old bytes the recorded line counts begin.
+lines = re.findall(r"window at array (\d+)K: (record the line here first; )?.*?"
+                   r"write new \[(\d+)K, (\d+)K\); the old bytes the superblocks "
+                   r"count as not moved start at (\d+)K", text)
+assert len(lines) == -(-new_cap // window), (len(lines), new_cap, window)
+safe = 0
+for at, rec, w0, w1, keep in lines:
+    at, w0, w1, keep = int(at), int(w0), int(w1), int(keep)
+    if rec:
+        safe = at
+    assert keep == old_off + safe // (chunk * old_data) * chunk, (at, keep, safe)
+    assert w1 <= keep or safe >= old_cap, ("writes pass the old bytes", at, w1, keep)
+    assert w0 == new_off + at // (chunk * new_data) * chunk, (at, w0)
+PY
+done
+bad "--add 30: expected a whole number from 1 to 29" explain grow --add 30
+bad "grow: unexpected argument 'x'" explain grow x
+
 echo "test-teach: ok"
