@@ -436,6 +436,55 @@ start_recovery (struct md_live_slot *sl, uint32_t dev_number,
   sl->bitmap_recovery = bitmap;
 }
 
+/* GROW: ev->add devices take the slots after the last, in sync. */
+static void
+grow (struct md_live *s, const struct md_event *ev)
+{
+  struct md_sb *c = &s->common;
+  unsigned first = c->raid_disks;
+
+  assert (ev->add > 0 && first + ev->add <= R5_MAX_MEMBERS &&
+          ev->new_offset < 0 && !(c->feature_map & MD_FEATURE_RESHAPE_ACTIVE));
+  for (unsigned i = 0; i < ev->add; i++) {
+    struct md_live_slot *sl = &s->slot[first + i];
+
+    c->raid_disks = first + i;      /* the slots attached so far */
+    sl->dev_number = md_live_new_dev_number (s);
+    sl->state = MD_SLOT_IN_SYNC;
+    memcpy (sl->device_uuid, ev->device_uuid + 16 * i, 16);
+    sl->data_size = ev->data_size;
+    sl->recovery_offset = 0;
+    sl->bitmap_recovery = false;
+  }
+  c->raid_disks = first + ev->add;
+  c->feature_map |= MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET;
+  c->new_level = (uint32_t) c->level;
+  c->new_layout = c->layout;
+  c->new_chunk = c->chunksize;
+  c->delta_disks = (int32_t) ev->add;
+  c->new_offset = ev->new_offset;
+  c->reshape_position = 0;
+}
+
+/* RESHAPE_DONE: the data where new_offset said, the reshape over. */
+static void
+reshape_done (struct md_live *s)
+{
+  struct md_sb *c = &s->common;
+  uint64_t shift = (uint64_t) -(int64_t) c->new_offset;
+
+  assert (c->feature_map & MD_FEATURE_RESHAPE_ACTIVE);
+  c->data_offset -= shift;
+  for (unsigned k = 0; k < c->raid_disks; k++)
+    if (attached (&s->slot[k]))
+      s->slot[k].data_size += shift;
+  c->feature_map &= ~(uint32_t) (MD_FEATURE_RESHAPE_ACTIVE |
+                                 MD_FEATURE_NEW_OFFSET);
+  c->delta_disks = 0;
+  c->new_offset = 0;
+  c->reshape_position = 0;
+}
+
 /* The changes of ev to s; false if they wait for the next write. */
 static bool
 change (struct md_live *s, const struct md_event *ev)
@@ -479,6 +528,12 @@ change (struct md_live *s, const struct md_event *ev)
     return true;
   case MD_EV_RESYNC_CP: s->resync_cp = ev->sectors; return false;
   case MD_EV_RESYNC_DONE: s->resync_cp = MD_MAX_SECTOR; return true;
+  case MD_EV_GROW: grow (s, ev); return true;
+  case MD_EV_RESHAPE_CP:
+    assert (s->common.feature_map & MD_FEATURE_RESHAPE_ACTIVE);
+    s->common.reshape_position = ev->sectors;
+    return true;
+  case MD_EV_RESHAPE_DONE: reshape_done (s); return true;
   }
   assert (!"unknown md event");
   return false;

@@ -233,6 +233,18 @@ enum md_event_kind {
   MD_EV_RESYNC_CP,            /* resync done up to sectors (not written) */
   MD_EV_RESYNC_DONE,          /* nothing more to resync */
   MD_EV_FORCE_CLEAN,          /* forced start: record the array clean */
+  /* Growing by members (raid/reshape.h; md's raid5_start_reshape and
+   * super_1_sync): GROW gives `add` new devices the slots after the last
+   * one, in sync (md sets In_sync on slots past previous_raid_disks),
+   * raid_disks the new count, the reshape fields (position 0, delta_disks,
+   * new_offset: sectors, negative); RESHAPE_CP records the position (array
+   * sectors); RESHAPE_DONE moves every data offset by new_offset (each
+   * device's data_size grows by as much, md_finish_reshape) and clears
+   * the reshape.
+   */
+  MD_EV_GROW,
+  MD_EV_RESHAPE_CP,
+  MD_EV_RESHAPE_DONE,
 };
 
 struct md_event {
@@ -244,6 +256,10 @@ struct md_event {
   uint32_t dev_number;        /* RE_ADD: the device's own */
   bool bitmap;                /* RE_ADD: rebuild only what the bitmap
                                * marks (md's Bitmap_sync); else all */
+  unsigned add;               /* GROW: new devices, their uuids at
+                               * device_uuid (16 bytes each), each of
+                               * data_size sectors */
+  int32_t new_offset;         /* GROW */
 };
 
 /* Apply ev to s.  Returns true if superblocks must be written now (events

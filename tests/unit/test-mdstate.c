@@ -559,6 +559,66 @@ Test (live, rebuild_onto_a_new_device)
   cr_expect_eq (s.slot[0].dev_number, 4);
 }
 
+/* Growing 3 -> 5 members: the new devices in sync in slots 3 and 4 with
+ * the next device numbers, raid_disks and md's reshape fields in every
+ * superblock, the position recorded as it moves, and at the end the data
+ * offset moved down by the shift, data_size grown by as much, the
+ * reshape gone -- and mid-way the members still assemble as one array.
+ */
+Test (live, grow_by_two_members)
+{
+  static const uint8_t uuids[32] = { 8, [16] = 9 };
+  struct md_found f[R5_MAX_MEMBERS];
+  struct md_assembly as;
+  struct md_live s;
+  struct md_sb sb;
+  struct md_event ev = {
+    .kind = MD_EV_GROW, .add = 2, .device_uuid = uuids,
+    .data_size = SIZE + 4096, .new_offset = -768,
+  };
+
+  live_of (&s, 3, -1);
+  cr_expect (md_live_apply (&s, &ev));
+  cr_expect_eq (s.common.raid_disks, 5);
+  for (unsigned k = 0; k < 5; k++) {
+    md_live_sb (&s, k, &sb);
+    cr_expect (md_live_writes (&s, k), "slot %u", k);
+    cr_expect_eq (sb.feature_map & (MD_FEATURE_RESHAPE_ACTIVE |
+                                    MD_FEATURE_NEW_OFFSET),
+                  MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET);
+    cr_expect (!(sb.feature_map & MD_FEATURE_RECOVERY_OFFSET),
+               "md keeps new slots in sync, slot %u", k);
+    cr_expect (sb.delta_disks == 2 && sb.new_offset == -768 &&
+               sb.new_level == 5 && sb.new_layout == 2 &&
+               sb.new_chunk == 128 && sb.reshape_position == 0 &&
+               sb.data_offset == 2048 && sb.raid_disks == 5);
+    for (unsigned j = 0; j < 5; j++)
+      cr_expect_eq (sb.dev_roles[j], j, "role of device %u", j);
+    f[k] = (struct md_found) { true, true, sb };
+  }
+  md_live_sb (&s, 3, &sb);
+  cr_expect (sb.dev_number == 3 && sb.device_uuid[0] == 8 &&
+             sb.data_size == SIZE + 4096);
+  md_live_sb (&s, 4, &sb);
+  cr_expect (sb.dev_number == 4 && sb.device_uuid[0] == 9);
+  cr_expect_eq (assemble (f, 5, false, false, &as), 0,
+                "a grow under way does not assemble: refusal %d", as.refusal);
+  cr_expect_eq (as.in_sync, 5);
+  cr_expect (apply (&s, MD_EV_RESHAPE_CP, 0, 128 * 4 * 6));
+  md_live_sb (&s, 1, &sb);
+  cr_expect_eq (sb.reshape_position, 128 * 4 * 6);
+  cr_expect (apply (&s, MD_EV_RESHAPE_DONE, 0, 0));
+  md_live_sb (&s, 4, &sb);
+  cr_expect (!(sb.feature_map & (MD_FEATURE_RESHAPE_ACTIVE |
+                                 MD_FEATURE_NEW_OFFSET)));
+  cr_expect (sb.data_offset == 2048 - 768 && sb.data_size == SIZE + 4096 + 768
+             && sb.delta_disks == 0 && sb.new_offset == 0 &&
+             sb.raid_disks == 5);
+  md_live_sb (&s, 0, &sb);
+  cr_expect_eq (sb.data_size, SIZE + 768);
+  cr_expect_eq (s.common.events, E + 3);
+}
+
 Test (live, re_add_keeps_its_number_and_is_bitmap_guided)
 {
   struct md_live s;
