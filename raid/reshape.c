@@ -70,20 +70,14 @@ r5_reshape_window_len (const struct r5_reshape *r, uint64_t line)
   return r->end - line < r->window ? r->end - line : r->window;
 }
 
-/* Member offset just past the `to` stripes holding array bytes below
- * addr (a `to` stripe boundary).
- */
-static uint64_t
-to_member_end (const struct r5_reshape *r, uint64_t addr)
+uint64_t
+r5_reshape_to_member_end (const struct r5_reshape *r, uint64_t addr)
 {
   return r->to.data_offset + addr / r->to.stripe_data * r->to.chunk;
 }
 
-/* Member offset where the `from` stripe holding array byte addr begins:
- * `from` bytes at or past addr lie at or past it, on every member.
- */
-static uint64_t
-from_member_start (const struct r5_reshape *r, uint64_t addr)
+uint64_t
+r5_reshape_from_member_start (const struct r5_reshape *r, uint64_t addr)
 {
   return r->from.data_offset + addr / r->from.stripe_data * r->from.chunk;
 }
@@ -92,9 +86,10 @@ bool
 r5_reshape_must_record (const struct r5_reshape *r, uint64_t safe,
                         uint64_t line)
 {
-  uint64_t reach = to_member_end (r, line + r5_reshape_window_len (r, line));
+  uint64_t reach = r5_reshape_to_member_end (r, line +
+                                             r5_reshape_window_len (r, line));
 
-  return reach > from_member_start (r, safe);
+  return reach > r5_reshape_from_member_start (r, safe);
 }
 
 /* Planning one window: where its data and parity sit in scratch. */

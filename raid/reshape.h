@@ -74,6 +74,19 @@ r5_reshape_geom_at (const struct r5_reshape *r, uint64_t line, uint64_t addr)
 uint64_t r5_reshape_window_len (const struct r5_reshape *r, uint64_t line)
   __attribute__((nonnull));
 
+/* Member offset just past the `to` stripes holding array bytes below
+ * addr (a `to` stripe boundary): where the new shape's writes reach.
+ */
+uint64_t r5_reshape_to_member_end (const struct r5_reshape *r, uint64_t addr)
+  __attribute__((nonnull));
+
+/* Member offset where the `from` stripe holding array byte addr begins:
+ * `from` bytes at or past addr lie at or past it, on every member.
+ */
+uint64_t r5_reshape_from_member_start (const struct r5_reshape *r,
+                                       uint64_t addr)
+  __attribute__((nonnull));
+
 /* Must the superblocks record line as the new safe line before the
  * window at line is written?  True when its writes would reach `from`
  * bytes at or past safe (their member offsets, on any member).

@@ -127,12 +127,12 @@ walk (const struct r5_reshape *r)
   for (uint64_t line = 0; line < r->end;
        line += r5_reshape_window_len (r, line)) {
     uint64_t len = r5_reshape_window_len (r, line);
-    uint64_t rd0 = r->from.data_offset +
-      line / r->from.stripe_data * r->from.chunk;
-    uint64_t rd1 = r->from.data_offset + (line + len < r->from.capacity ?
-      (line + len) / r->from.stripe_data * r->from.chunk : r->from.member_data);
-    uint64_t wr0 = r->to.data_offset + line / r->to.stripe_data * r->to.chunk;
-    uint64_t wr1 = wr0 + len / r->to.stripe_data * r->to.chunk;
+    uint64_t rd0 = r5_reshape_from_member_start (r, line);
+    uint64_t rd1 = line + len < r->from.capacity ?
+      r5_reshape_from_member_start (r, line + len) :
+      r->from.data_offset + r->from.member_data;
+    uint64_t wr0 = r5_reshape_to_member_end (r, line);
+    uint64_t wr1 = r5_reshape_to_member_end (r, line + len);
     bool rec = r5_reshape_must_record (r, safe, line);
 
     if (rec)
@@ -146,8 +146,8 @@ walk (const struct r5_reshape *r)
       printf ("past the old end: zeroes, ");
     printf ("write new [%" PRIu64 "K, %" PRIu64 "K); the old bytes the "
             "superblocks count as not moved start at %" PRIu64 "K\n",
-            wr0 / kib, wr1 / kib, (r->from.data_offset + safe /
-                                   r->from.stripe_data * r->from.chunk) / kib);
+            wr0 / kib, wr1 / kib,
+            r5_reshape_from_member_start (r, safe) / kib);
   }
 }
 
