@@ -81,6 +81,10 @@ struct array_config {
   bool manual_readd;          /* a member that can come back by itself (an
                                * NBD export, io_member_can_return) is not
                                * re-added by itself (array/comeback.c) */
+  bool reshape_ok;            /* open an array whose grow is under way, to
+                               * go on with it (raid5ctl grow, offline);
+                               * else it is refused: requests are not
+                               * served across the reshape's line yet */
 };
 
 enum array_log_level {

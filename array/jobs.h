@@ -24,6 +24,8 @@
 
 #include "array/array.h"
 #include "raid/jobplan.h"
+#include "io/member.h"
+#include "io/signature.h"
 #include "raid/pace.h"
 
 struct array;
@@ -129,6 +131,27 @@ int job_slot (const struct array *a) __attribute__((nonnull));
 void job_begin (struct array *a, enum r5_job kind)
   __attribute__((nonnull));
 void job_preempt (struct array *a) __attribute__((nonnull));
+
+/* A disk joining the array (a rebuild's new member, a grow's new ones,
+ * rebuild.c): path opened as a's members are (O_DIRECT or not, the
+ * member timeout), at least need bytes, none of a's members but slot
+ * except's (-1: none), locked, holding nothing but a's own superblock
+ * unless force -- then what it holds is in *sigs, to be wiped (guard.h;
+ * override says how the refusal is overridden: "--force" if NULL).
+ * Returns 0, or -errno with err naming path; m may be open on error
+ * (the caller closes it).
+ */
+struct join_new {
+  const char *path;
+  uint64_t need;
+  int except;
+  bool force;
+  const char *override;
+};
+int join_open_new (struct array *a, const struct join_new *jn,
+                   struct io_member *m, struct io_sig_list *sigs,
+                   struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
 
 /* The rebuild reached the end (rebuild.c); job.lock held. */
 int rebuild_done (struct array *a, struct array_err *err)

@@ -16,8 +16,8 @@
 #include "array/state.h"
 
 /* A random UUID, as mdadm gives each device. */
-static void
-random_uuid (uint8_t uuid[16])
+void
+meta_random_uuid (uint8_t uuid[16])
 {
   if (getrandom (uuid, 16, 0) != 16)
     for (unsigned i = 0; i < 16; i++)
@@ -456,6 +456,19 @@ meta_set_resync_cp (struct array *a, uint64_t sectors)
   pthread_mutex_unlock (&a->meta.lock);
 }
 
+int
+meta_apply (struct array *a, const struct md_event *ev, struct array_err *err)
+{
+  int r;
+
+  if (!a->meta.enabled)
+    return 0;
+  pthread_mutex_lock (&a->meta.lock);
+  r = update (a, ev, err);
+  pthread_mutex_unlock (&a->meta.lock);
+  return r;
+}
+
 /* Apply a recovery event to slot if it is being rebuilt (checked under
  * meta.lock: a failure may have been recorded meanwhile).
  */
@@ -511,7 +524,7 @@ meta_add_member (struct array *a, unsigned slot, enum meta_join how,
   if ((r = ppl_init_member (a, slot, err)) < 0)
     return r;
   if (how == META_JOIN_NEW)
-    random_uuid (uuid);
+    meta_random_uuid (uuid);
   else {
     memcpy (uuid, dev->device_uuid, 16);
     ev.dev_number = dev->dev_number;

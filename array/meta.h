@@ -158,6 +158,16 @@ int meta_rebuild_progress (struct array *a, uint64_t stripe,
 int meta_rebuild_done (struct array *a, unsigned slot, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* Apply ev to the live state and write the superblocks if it says so
+ * (meta.lock taken here).  0, or -errno from the write.
+ */
+int meta_apply (struct array *a, const struct md_event *ev,
+                struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* A random device UUID, as mdadm gives each device. */
+void meta_random_uuid (uint8_t uuid[16]) __attribute__((nonnull));
+
 /* Must the pending resync visit stripe?  With a bitmap only the stripes
  * of the bits set at the crash; without one, all.
  */

@@ -38,34 +38,30 @@ struct joining {
 };
 
 /* Nothing on the new member but this array's own superblock, unless
- * j->force (guard.h): the refusal raid5ctl create gives.
+ * jn->force (guard.h): the refusal raid5ctl create gives.
  */
 static int
-guard_new (struct array *a, const char *path, struct joining *j,
-           struct array_err *err)
+guard_new (struct array *a, const struct join_new *jn,
+           struct io_sig_list *sigs, struct array_err *err)
 {
   char uuid[36] = "";
-  struct array_guard g = { .own_uuid = uuid, .force = j->force,
-                           .override = j->override ? j->override
-                                                   : "--force" };
+  struct array_guard g = { .own_uuid = uuid, .force = jn->force,
+                           .override = jn->override ? jn->override
+                                                    : "--force" };
 
   if (array_md_uuid (a, uuid) < 0)
     uuid[0] = '\0';             /* raw members: nothing is ours */
-  return array_guard_path (path, path, &g, &j->sigs, err);
+  return array_guard_path (jn->path, jn->path, &g, sigs, err);
 }
 
-/* Open a new member for slot: big enough, not one of ours, ours alone,
- * holding nothing else (guard_new).
- */
-static int
-open_new (struct array *a, const char *path, struct joining *j,
-          struct array_err *err)
+int
+join_open_new (struct array *a, const struct join_new *jn,
+               struct io_member *m, struct io_sig_list *sigs,
+               struct array_err *err)
 {
-  struct io_member *m = j->m;
-  uint64_t need = a->geom.data_offset + a->geom.member_data;
-  int out = health_out (&a->health);
-  bool direct = a->members[out == 0 ? 1 : 0].direct;
-  int r = guard_new (a, path, j, err);   /* read-only, before it is taken */
+  const char *path = jn->path;
+  bool direct = a->members[jn->except == 0 ? 1 : 0].direct;
+  int r = guard_new (a, jn, sigs, err);  /* read-only, before it is taken */
 
   if (r < 0)
     return r;
@@ -76,13 +72,14 @@ open_new (struct array *a, const char *path, struct joining *j,
   }
   for (unsigned s = 0; s < a->geom.members; s++)
     if (io_member_is_open (&a->members[s]) &&
-        io_member_same (&a->members[s], m) && (int) s != out) {
+        io_member_same (&a->members[s], m) && (int) s != jn->except) {
       array_set_err (err, "%s is member %u already", path, s);
       return -EINVAL;
     }
-  if (m->size < need) {
+  if (m->size < jn->need) {
     array_set_err (err, "%s is too small: %" PRIu64 " bytes, the array "
-                   "needs %" PRIu64 " on each member", path, m->size, need);
+                   "needs %" PRIu64 " on each member", path, m->size,
+                   jn->need);
     return -ENOSPC;
   }
   if ((r = io_member_lock (m)) < 0) {
@@ -90,6 +87,22 @@ open_new (struct array *a, const char *path, struct joining *j,
     return r;
   }
   return 0;
+}
+
+/* Open a new member for the out slot: big enough, not one of ours, ours
+ * alone, holding nothing else (join_open_new).
+ */
+static int
+open_new (struct array *a, const char *path, struct joining *j,
+          struct array_err *err)
+{
+  struct join_new jn = {
+    .path = path, .need = a->geom.data_offset + a->geom.member_data,
+    .except = health_out (&a->health), .force = j->force,
+    .override = j->override,
+  };
+
+  return join_open_new (a, &jn, j->m, &j->sigs, err);
 }
 
 /* The hot spare takes the slot, probed again first: it may have been

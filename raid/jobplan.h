@@ -36,7 +36,8 @@
 /* The array's jobs, the one list of them (array/ runs them, raid5ctl and
  * status name them).  At most one runs at a time, as md's sync_action.
  * A plan (r5_plan_job) is made for CHECK, REPAIR and REBUILD; a RESYNC
- * is planned as a REPAIR (md's resync rewrites parity from the data).
+ * is planned as a REPAIR (md's resync rewrites parity from the data); a
+ * RESHAPE by r5_plan_reshape (reshape.h).
  */
 enum r5_job {
   R5_JOB_NONE,
@@ -44,8 +45,10 @@ enum r5_job {
   R5_JOB_CHECK,               /* count parity mismatches, write nothing */
   R5_JOB_REPAIR,              /* rewrite wrong parity from the data */
   R5_JOB_REBUILD,             /* reconstruct a replaced member */
+  R5_JOB_RESHAPE,             /* move the data to more members (grow:
+                               * raid/reshape.h plans it) */
 };
-#define R5_JOB_KINDS (R5_JOB_REBUILD + 1)
+#define R5_JOB_KINDS (R5_JOB_RESHAPE + 1)
 
 /* The job's name as md's sync_action says it ("idle", "resync",
  * "check", "repair", "rebuild"), or "unknown".

@@ -1,0 +1,322 @@
+/* array/grow.c -- growing the array by members (grow.h): the start, the
+ * steps of the reshape job, its end.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/grow.h"
+#include "array/guard.h"
+#include "array/jobs.h"
+#include "array/object.h"
+#include "array/state.h"
+
+/* A step moves at most this much of each member, so that progress shows
+ * and job.lock is let go now and then (offline nothing else limits it).
+ */
+#define GROW_STEP_BYTES (8u << 20)
+
+int
+grow_resume (struct array *a, const struct md_sb *sb, struct array_err *err)
+{
+  struct grow *g = &a->grow;
+  struct r5_geom from;
+  uint64_t doff = sb->data_offset * 512;
+  unsigned add = (unsigned) sb->delta_disks;
+  struct r5_geom_params p = {
+    .members = sb->raid_disks - add, .chunk = sb->chunksize * 512ULL,
+    .layout = (enum r5_layout) sb->layout, .data_offset = doff,
+    .member_bytes = doff + sb->size * 512,
+  };
+  int r;
+
+  if ((r = r5_geom_init (&from, &p)) < 0 ||
+      (r = r5_reshape_init (&g->r, &from, add,
+                            (uint64_t) -(int64_t) sb->new_offset * 512)) < 0) {
+    array_set_err (err, "the grow the md superblocks record (%u to %" PRIu32
+                   " members, data offset moved by %" PRId32 " sectors) "
+                   "cannot be carried on here: %s", p.members, sb->raid_disks,
+                   sb->new_offset, strerror (-r));
+    return r == -ENOSPC ? -ENOTSUP : r;
+  }
+  a->geom = g->r.to;
+  g->safe = sb->reshape_position * 512;
+  g->active = true;
+  return 0;
+}
+
+/* Every member synced, then the line in the superblocks (md's
+ * reshape_position): what lies below it is durable in the new shape.
+ */
+static int
+record (struct array *a, uint64_t line, struct array_err *err)
+{
+  struct grow *g = &a->grow;
+  int r;
+
+  if ((r = array_flush (a, err)) < 0 ||
+      (r = meta_apply (a, &(struct md_event) { .kind = MD_EV_RESHAPE_CP,
+                                               .sectors = line / 512 },
+                       err)) < 0)
+    return r;
+  g->safe = line;
+  g->recorded_ns = array_now_ns ();
+  return 0;
+}
+
+/* Room in the job's memory for the plan just made. */
+static int
+make_room (struct grow *g, struct array_err *err)
+{
+  if (g->scratch_len < g->plan.scratch) {
+    free (g->scratch);
+    g->scratch_len = 0;
+    if ((g->scratch = malloc (g->plan.scratch)) == NULL)
+      goto oom;
+    g->scratch_len = g->plan.scratch;
+  }
+  if (g->ops_cap < g->plan.nios) {
+    free (g->ops);
+    g->ops_cap = 0;
+    if ((g->ops = calloc (g->plan.nios, sizeof *g->ops)) == NULL)
+      goto oom;
+    g->ops_cap = g->plan.nios;
+  }
+  return 0;
+oom:
+  array_set_err (err, "out of memory for the reshape's window");
+  return -ENOMEM;
+}
+
+/* Move the window at line; a member that fails is taken out of service
+ * (recorded) and the window moved again without it.
+ */
+static int
+move_window (struct array *a, uint64_t line, struct array_err *err)
+{
+  struct grow *g = &a->grow;
+  int r;
+
+  for (;;) {
+    struct plan_run x = { .plan = &g->plan, .zero = a->zero };
+
+    r5_plan_reset (&g->plan);
+    if ((r = r5_plan_reshape (&g->plan, &g->r, line,
+                              health_out (&a->health))) < 0) {
+      array_set_err (err, "planning the reshape at array byte %" PRIu64
+                     ": %s", line, strerror (-r));
+      return r;
+    }
+    if ((r = make_room (g, err)) < 0)
+      return r;
+    x.scratch = g->scratch;
+    x.ops = g->ops;
+    if ((r = plan_run (a, &x)) == 0)
+      return 0;
+    if ((r = array_io_failed (a, x.ops, x.nops, r, err)) < 0)
+      return r;
+  }
+}
+
+int
+grow_step (struct array *a, uint64_t reach, struct array_err *err)
+{
+  struct grow *g = &a->grow;
+  const struct r5_reshape *rs = &g->r;
+  uint64_t line = a->job.cursor * a->geom.stripe_data, covered = 0;
+  int r;
+
+  if (reach > GROW_STEP_BYTES)
+    reach = GROW_STEP_BYTES;
+  while (covered < reach && line < rs->end) {
+    uint64_t len = r5_reshape_window_len (rs, line);
+
+    if ((r5_reshape_must_record (rs, g->safe, line) ||
+         array_now_ns () - g->recorded_ns >= GROW_RECORD_NS) &&
+        (r = record (a, line, err)) < 0)
+      return r;
+    if ((r = move_window (a, line, err)) < 0)
+      return r;
+    line += len;
+    covered += len / rs->to.stripe_data * rs->to.chunk;
+    g->windows++;
+    a->job.cursor = line / rs->to.stripe_data;
+  }
+  return 0;
+}
+
+int
+grow_done (struct array *a, struct array_err *err)
+{
+  struct grow *g = &a->grow;
+  int r;
+
+  if ((r = array_flush (a, err)) < 0 ||
+      (r = meta_apply (a, &(struct md_event) { .kind = MD_EV_RESHAPE_DONE },
+                       err)) < 0)
+    return r;
+  g->active = false;
+  g->safe = g->r.end;
+  array_log (a, ARRAY_LOG_NOTICE, "grown from %u to %u members: %" PRIu64
+             " bytes (was %" PRIu64 "), data from byte %" PRIu64 " of each "
+             "member", g->r.from.members, g->r.to.members, g->r.to.capacity,
+             g->r.from.capacity, g->r.to.data_offset);
+  return 0;
+}
+
+void
+grow_free (struct grow *g)
+{
+  r5_plan_free (&g->plan);
+  free (g->scratch);
+  free (g->ops);
+  g->scratch = NULL;
+  g->ops = NULL;
+  g->scratch_len = g->ops_cap = 0;
+}
+
+/* What a grow needs of the array as it is; job.lock held. */
+static int
+check_growable (struct array *a, unsigned n, struct array_err *err)
+{
+  const char *no = NULL;
+
+  if (!a->meta.enabled)
+    no = "raw members (metadata=none) have no superblocks to record a grow";
+  else if (a->job.kind != R5_JOB_NONE)
+    no = "a job is running (raid5ctl status says which): let it end first";
+  else if (health_out (&a->health) >= 0 || health_failed (&a->health))
+    no = "the array is degraded: rebuild it first (a reshape without "
+         "redundancy loses the array to one more failure)";
+  else if (a->meta.has_bitmap)
+    no = "the array has a write-intent bitmap: growing one is not "
+         "supported here yet";
+  else if (a->ppl.on)
+    no = "the array keeps a partial parity log: growing one is not "
+         "supported here yet";
+  else if (a->integrity.on)
+    no = "the array keeps an integrity record: growing one is not "
+         "supported here yet";
+  else if (n == 0 || a->geom.members + n > R5_MAX_MEMBERS)
+    no = "at most 32 members in all";
+  if (no == NULL)
+    return 0;
+  array_set_err (err, "cannot grow: %s", no);
+  return -EINVAL;
+}
+
+/* The new shape: data moved down by mdadm's least, room permitting (the
+ * superblock's 4 KiB at 4 KiB stays before it).
+ */
+static int
+new_shape (struct array *a, unsigned n, struct r5_reshape *rs,
+           struct array_err *err)
+{
+  uint64_t shift = r5_reshape_min_shift (&a->geom, n);
+  uint64_t room = a->geom.data_offset - (MD_SB_OFFSET + MD_SB_BLOCK);
+  int r;
+
+  if (a->geom.data_offset < MD_SB_OFFSET + MD_SB_BLOCK || room < shift) {
+    array_set_err (err, "cannot grow: the members have %" PRIu64 " KiB "
+                   "before their data, and growing %u members by %u with "
+                   "%" PRIu64 "K chunks moves it down by %" PRIu64 " KiB "
+                   "(mdadm's reshape without a backup file; a backup file "
+                   "is not supported here): make such arrays with a larger "
+                   "--data-offset", a->geom.data_offset > MD_SB_OFFSET +
+                   MD_SB_BLOCK ? room >> 10 : 0, a->geom.members, n,
+                   a->geom.chunk >> 10, shift >> 10);
+    return -ENOSPC;
+  }
+  if ((r = r5_reshape_init (rs, &a->geom, n, shift)) < 0)
+    array_set_err (err, "cannot grow %u members by %u: %s", a->geom.members,
+                   n, strerror (-r));
+  return r;
+}
+
+/* Open the new members into the slots after the last; on error close
+ * what was opened.
+ */
+static int
+open_new_members (struct array *a, const char *const *paths, unsigned n,
+                  bool force, const struct r5_reshape *rs,
+                  struct array_err *err)
+{
+  unsigned first = a->geom.members;
+  struct io_sig_list sigs;
+  int r = 0;
+
+  for (unsigned i = 0; i < n && r == 0; i++) {
+    struct join_new jn = {
+      .path = paths[i], .need = rs->to.data_offset + rs->to.member_data,
+      .except = -1, .force = force,
+    };
+    struct io_member *m = &a->members[first + i];
+
+    for (unsigned j = 0; j < i && r == 0; j++)
+      if (strcmp (paths[j], paths[i]) == 0) {
+        array_set_err (err, "%s is given twice", paths[i]);
+        r = -EINVAL;
+      }
+    if (r == 0 && (r = join_open_new (a, &jn, m, &sigs, err)) == 0 &&
+        sigs.n > 0)
+      r = array_guard_wipe (m, &sigs, 0, 0, err);
+  }
+  if (r < 0)
+    for (unsigned i = 0; i < n; i++)
+      io_member_close (&a->members[first + i]);
+  return r;
+}
+
+/* GROW in the superblocks: the new devices, in sync, at once. */
+static int
+record_grow (struct array *a, unsigned first, unsigned n,
+             const struct r5_reshape *rs, struct array_err *err)
+{
+  uint8_t uuids[16 * R5_MAX_MEMBERS];
+  uint64_t size = UINT64_MAX;
+
+  for (unsigned i = 0; i < n; i++) {
+    uint64_t s = a->members[first + i].size / 512 -
+      a->meta.live.common.data_offset;
+
+    meta_random_uuid (uuids + 16 * i);
+    size = s < size ? s : size;
+  }
+  return meta_apply (a, &(struct md_event) {
+      .kind = MD_EV_GROW, .add = n, .device_uuid = uuids, .data_size = size,
+      .new_offset = -(int32_t) ((rs->from.data_offset - rs->to.data_offset)
+                                / 512),
+    }, err);
+}
+
+int
+array_grow_start (struct array *a, const char *const *paths, unsigned n,
+                  bool force, struct array_err *err)
+{
+  struct r5_reshape rs;
+  unsigned first = a->geom.members;
+  int r;
+
+  pthread_mutex_lock (&a->job.lock);
+  if ((r = check_growable (a, n, err)) == 0 &&
+      (r = new_shape (a, n, &rs, err)) == 0 &&
+      (r = open_new_members (a, paths, n, force, &rs, err)) == 0) {
+    a->grow.r = rs;
+    a->grow.safe = 0;
+    a->grow.active = true;
+    a->geom = rs.to;
+    if ((r = record_grow (a, first, n, &rs, err)) == 0) {
+      a->grow.recorded_ns = array_now_ns ();
+      job_begin (a, R5_JOB_RESHAPE);
+      array_log (a, ARRAY_LOG_NOTICE, "growing from %u to %u members: the "
+                 "data moves down %" PRIu64 " KiB on each (no backup "
+                 "needed)", first, first + n,
+                 (rs.from.data_offset - rs.to.data_offset) >> 10);
+    }
+  }
+  pthread_mutex_unlock (&a->job.lock);
+  return r;
+}

@@ -1,0 +1,74 @@
+/* array/grow.h -- growing the array by members (jobs room): md's
+ * reshape (raid/reshape.h plans it, raid/mdstate.h says what the
+ * superblocks hold), run as the job R5_JOB_RESHAPE.
+ *
+ * While a grow is under way a->geom is the NEW shape (N+k members, the
+ * data offset moved down, the same stripes per member): member loops,
+ * superblock writes and the job's progress (stripes of the new shape)
+ * need nothing else.  The old shape and the line live here.  Requests
+ * are not served across the line yet: assembly refuses an array mid-grow
+ * unless array_config.reshape_ok (raid5ctl grow, offline).
+ *
+ * Crash safety (reshape.h): before a window is written past what the
+ * superblocks allow, every member is synced and the line recorded in
+ * them (md's reshape_position); otherwise the line is recorded every
+ * GROW_RECORD_NS for progress.  A restart goes on from the recorded line.
+ *
+ * Who calls what: assemble.c hands a grow under way over (grow_resume);
+ * array_grow_start begins one (tools/grow.c, offline); job.c runs its
+ * steps (grow_step) and ends it (grow_done, grow_free).  Locking: job.lock
+ * is held around grow_step and grow_done, as around every job step.
+ * Errors: -errno with one line in err.
+ */
+#ifndef ARRAY_GROW_H
+#define ARRAY_GROW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "array/array.h"
+#include "array/runplan.h"
+#include "raid/mdsb.h"
+#include "raid/reshape.h"
+
+#define GROW_RECORD_NS (5ull * 1000000000)   /* md: every 10 s */
+
+struct grow {
+  bool active;
+  struct r5_reshape r;        /* from: the old shape; to == a->geom */
+  uint64_t safe;              /* array bytes the superblocks count moved */
+  uint64_t recorded_ns;
+  /* The job's memory, made at its first step, kept to its end. */
+  struct r5_plan plan;
+  char *scratch;
+  uint64_t scratch_len;
+  struct io_op *ops;
+  size_t ops_cap;
+  uint64_t windows;           /* moved since open */
+};
+
+/* Assembly found sb (the freshest) mid-grow: set a->geom to the new
+ * shape and the grow's state from the superblocks.  0, or -ENOTSUP /
+ * -EINVAL when the recorded shapes cannot be made.
+ */
+int grow_resume (struct array *a, const struct md_sb *sb,
+                 struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* One step of the job: windows from the line (a->job.cursor, stripes of
+ * the new shape) until reach bytes of each member are covered or the end.
+ * 0, or -errno (a member failed: it is out of service, the job stops and
+ * may be resumed degraded).
+ */
+int grow_step (struct array *a, uint64_t reach, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* The last window is moved: members synced, the superblocks say the
+ * data starts at the new offset and the reshape is over.
+ */
+int grow_done (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+void grow_free (struct grow *g) __attribute__((nonnull));
+
+#endif /* ARRAY_GROW_H */
