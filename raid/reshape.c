@@ -65,9 +65,11 @@ r5_reshape_init (struct r5_reshape *r, const struct r5_geom *from,
 uint64_t
 r5_reshape_window_len (const struct r5_reshape *r, uint64_t line)
 {
+  uint64_t next = (line / r->window + 1) * r->window;
+
   if (line >= r->end)
     return 0;
-  return r->end - line < r->window ? r->end - line : r->window;
+  return (next < r->end ? next : r->end) - line;
 }
 
 uint64_t
@@ -97,6 +99,8 @@ struct window {
   struct r5_plan *p;
   const struct r5_reshape *r;
   uint64_t line, len;
+  uint64_t base;              /* array address of the first `from` stripe
+                               * read, scratch offset 0 (at or below line) */
   int missing;
   uint64_t to_parity;         /* scratch offset of the `to` parities */
   uint64_t from_parity;       /* ... of the `from` parities (degraded) */
@@ -110,7 +114,7 @@ data_buf (const struct window *w, uint64_t addr)
 {
   if (addr >= w->r->from.capacity)
     return (struct r5_buf) { .kind = R5_BUF_ZERO };
-  return (struct r5_buf) { .kind = R5_BUF_SCRATCH, .off = addr - w->line };
+  return (struct r5_buf) { .kind = R5_BUF_SCRATCH, .off = addr - w->base };
 }
 
 static int
@@ -200,10 +204,15 @@ r5_plan_reshape (struct r5_plan *p, const struct r5_reshape *r,
   uint64_t from_n = from_last > from_first ? from_last - from_first : 0;
   int err = 0;
 
-  if (line % r->window || w.len == 0 || missing < -1 ||
+  if (line % r->to.stripe_data || w.len == 0 || missing < -1 ||
       missing >= (int) r->to.members)
     return -EINVAL;
-  w.to_parity = w.len;
+  /* A line inside a window (md's, recorded between two): the `from`
+   * stripe it falls in is read whole -- it was not written yet, the
+   * record rule saw to that -- and only what lies past the line moves.
+   */
+  w.base = from_first * r->from.stripe_data;
+  w.to_parity = line + w.len - w.base;
   w.from_parity = w.to_parity + to_n * r->to.chunk;
   for (uint64_t i = 0; i < from_n && err == 0; i++)
     err = read_from_stripe (&w, from_first + i, (unsigned) i);

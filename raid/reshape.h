@@ -68,8 +68,11 @@ r5_reshape_geom_at (const struct r5_reshape *r, uint64_t line, uint64_t addr)
   return addr < line ? &r->to : &r->from;
 }
 
-/* The array bytes of the window starting at line (a multiple of
- * r->window below r->end): a window, or what is left before the end.
+/* The array bytes from line (a multiple of r->to.stripe_data below
+ * r->end) to the next window boundary or the end: a whole window when
+ * line is on a boundary.  md records lines between boundaries too (its
+ * reshape_position moves a new stripe at a time), so a restart may begin
+ * with the rest of a window.
  */
 uint64_t r5_reshape_window_len (const struct r5_reshape *r, uint64_t line)
   __attribute__((nonnull));
@@ -95,14 +98,15 @@ bool r5_reshape_must_record (const struct r5_reshape *r, uint64_t safe,
                              uint64_t line)
   __attribute__((nonnull));
 
-/* Append to p the moving of the window at line: its `from` stripes read
+/* Append to p the moving of the window (or its rest) at line: the `from`
+ * stripes holding it read
  * (the data; with a member missing, the others and parity, the missing
  * data computed), the `to` stripes' parity computed, every `to` chunk
  * written but the missing member's.  missing: a slot absent from both
  * geometries (< from.members), a new slot absent from `to`, or -1.
  * Scratch: the window's data in array order, then each `to` stripe's
  * parity, then (degraded) each `from` stripe's parity.  0, -EINVAL (line
- * not a window boundary below r->end, missing out of range), -ENOMEM.
+ * not a `to` stripe boundary below r->end, missing out of range), -ENOMEM.
  */
 int r5_plan_reshape (struct r5_plan *p, const struct r5_reshape *r,
                      uint64_t line, int missing)
