@@ -231,6 +231,20 @@ int array_readd_start (struct array *a, unsigned slot, const char *path,
                        struct array_err *err)
   __attribute__((nonnull (1, 4), warn_unused_result));
 
+/* Grow the array by n members (md's reshape: mdadm --add, then --grow
+ * --raid-devices=N+n): the devices at paths join in the slots after the
+ * last, the superblocks record the grow at once, and the job RESHAPE
+ * moves the data to the new shape (array_job_run carries it on offline).
+ * The data offset moves down by mdadm's least (no backup file), so the
+ * members need that much room before their data.  Each path is probed as
+ * a rebuild's is (-EEXIST unless force).  Refused (err says why, nothing
+ * written) on raw members, a degraded array, a running job, a bitmap,
+ * PPL or integrity record, too little room.  0 or -errno.
+ */
+int array_grow_start (struct array *a, const char *const *paths, unsigned n,
+                      bool force, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 /* Take the member in slot out of service by hand (md's --fail). */
 int array_fail (struct array *a, unsigned slot, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));

@@ -164,14 +164,16 @@ check_given (const struct array_config *cfg, const struct md_sb *sb,
  * old: serving either shape alone would return wrong bytes.
  */
 static int
-check_no_reshape (const struct md_sb *sb, struct array_err *err)
+check_no_reshape (const struct array_config *cfg, const struct md_sb *sb,
+                  struct array_err *err)
 {
-  if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE))
+  if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE) || cfg->reshape_ok)
     return 0;
   array_set_err (err, "the array is being grown from %" PRIu32 " to %" PRIu32
                  " members (the md superblocks say %" PRIu64 " of %" PRIu64
                  " sectors done); serving it before the reshape ends is not "
-                 "supported here: let mdadm --assemble finish it",
+                 "supported here: finish it with raid5ctl grow MEMBER... "
+                 "(or mdadm --assemble)",
                  sb->raid_disks - (uint32_t) sb->delta_disks, sb->raid_disks,
                  sb->reshape_position, sb->size / sb->chunksize *
                  sb->chunksize * (sb->raid_disks - 1));
@@ -191,6 +193,21 @@ set_geometry (struct array *a, const struct md_sb *sb, struct array_err *err)
     array_set_err (err, "md superblock geometry is not usable here: %s",
                    strerror (-r));
   return r;
+}
+
+/* The geometry, or mid-grow both (grow.h: a->geom is then the new). */
+static int
+set_shape (struct array *a, const struct md_sb *sb, struct array_err *err)
+{
+  if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE))
+    return set_geometry (a, sb, err);
+  if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET) {
+    array_set_err (err, "the array being grown has a write-intent bitmap: "
+                   "going on with such a grow is not supported here (let "
+                   "mdadm --assemble finish it)");
+    return -ENOTSUP;
+  }
+  return grow_resume (a, sb, err);
 }
 
 /* The bitmap says which left-out members a re-add can bring back. */
@@ -335,10 +352,10 @@ meta_assemble (struct array *a, const struct array_config *cfg,
   if (as->freshest >= 0 && (r = load_bitmap (a, &g, err)) < 0)
     return r;
   if ((as->freshest >= 0 &&
-       (r = check_no_reshape (&g.f[as->freshest].sb, err)) < 0) ||
+       (r = check_no_reshape (cfg, &g.f[as->freshest].sb, err)) < 0) ||
       (verdict < 0 && (r = refused (&g, err)) < 0) ||
       (r = check_given (cfg, &g.f[as->freshest].sb, err)) < 0 ||
-      (r = set_geometry (a, &g.f[as->freshest].sb, err)) < 0)
+      (r = set_shape (a, &g.f[as->freshest].sb, err)) < 0)
     return r;
   a->meta.enabled = true;
   a->meta.forced = as->forced;

@@ -180,7 +180,8 @@ grow_free (struct grow *g)
 
 /* What a grow needs of the array as it is; job.lock held. */
 static int
-check_growable (struct array *a, unsigned n, struct array_err *err)
+check_growable (struct array *a, unsigned n, bool force,
+                struct array_err *err)
 {
   const char *no = NULL;
 
@@ -188,9 +189,11 @@ check_growable (struct array *a, unsigned n, struct array_err *err)
     no = "raw members (metadata=none) have no superblocks to record a grow";
   else if (a->job.kind != R5_JOB_NONE)
     no = "a job is running (raid5ctl status says which): let it end first";
-  else if (health_out (&a->health) >= 0 || health_failed (&a->health))
+  else if (health_failed (&a->health))
+    no = "the array has failed";
+  else if (health_out (&a->health) >= 0 && !force)
     no = "the array is degraded: rebuild it first (a reshape without "
-         "redundancy loses the array to one more failure)";
+         "redundancy loses the array to one more failure), or --force";
   else if (a->meta.has_bitmap)
     no = "the array has a write-intent bitmap: growing one is not "
          "supported here yet";
@@ -301,7 +304,7 @@ array_grow_start (struct array *a, const char *const *paths, unsigned n,
   int r;
 
   pthread_mutex_lock (&a->job.lock);
-  if ((r = check_growable (a, n, err)) == 0 &&
+  if ((r = check_growable (a, n, force, err)) == 0 &&
       (r = new_shape (a, n, &rs, err)) == 0 &&
       (r = open_new_members (a, paths, n, force, &rs, err)) == 0) {
     a->grow.r = rs;

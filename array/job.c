@@ -31,7 +31,14 @@ job_init (struct array *a)
   j->lock_made = true;
   j->rate.min = ARRAY_SYNC_SPEED_MIN;
   j->rate.max = ARRAY_SYNC_SPEED_MAX;
-  if (health_rebuilding (&a->health)) {
+  if (a->grow.active) {
+    /* md goes on with a reshape before anything else (md_check_recovery:
+     * reshape, then recovery, then resync).
+     */
+    j->kind = R5_JOB_RESHAPE;
+    j->cursor = a->grow.safe / a->geom.stripe_data;
+  }
+  else if (health_rebuilding (&a->health)) {
     uint64_t limit;
 
     j->kind = R5_JOB_REBUILD;
@@ -53,6 +60,7 @@ job_destroy (struct array *a)
 {
   runner_close (a->job.runner);
   a->job.runner = NULL;
+  grow_free (&a->grow);
   if (a->job.lock_made)
     pthread_mutex_destroy (&a->job.lock);
   a->job.lock_made = false;
@@ -124,6 +132,12 @@ array_job_start (struct array *a, enum r5_job kind,
                    (uint64_t) j->cursor, a->geom.stripes);
     r = -EBUSY;
   }
+  else if (a->grow.active) {
+    array_set_err (err, "the array is being grown (its reshape stopped at "
+                   "array byte %" PRIu64 "): go on with the grow first",
+                   a->grow.safe);
+    r = -EBUSY;
+  }
   else if (health_out (&a->health) >= 0 || health_failed (&a->health)) {
     array_set_err (err, "the array is degraded (slot %d out of service): "
                    "there is no parity to %s", health_out (&a->health),
@@ -191,6 +205,12 @@ finish_locked (struct array *a, enum r5_job kind, int r)
   }
   else if (kind == R5_JOB_RESYNC && (r == 0 || r == -ENODEV))
     r = meta_resync_done (a, &err);
+  else if (kind == R5_JOB_RESHAPE && r == 0)
+    r = grow_done (a, &err);
+  else if (kind == R5_JOB_RESHAPE)
+    array_log (a, ARRAY_LOG_ERROR, "the reshape stopped; the superblocks "
+               "keep its place (array byte %" PRIu64 "): raid5ctl grow "
+               "MEMBER... goes on with it", a->grow.safe);
   if (r < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s stopped at stripe %" PRIu64 ": %s",
                r5_job_name (kind), (uint64_t) j->cursor, err.msg);
@@ -282,6 +302,8 @@ step_once (struct array *a, bool online, const struct array_job_watch *watch)
   }
   if (j->abort)
     r = -ECANCELED;
+  else if (kind == R5_JOB_RESHAPE)
+    r = grow_step (a, pacing_reach (j, online), &err);
   else if ((r = runner_for (a, &err)) == 0)
     r = runner_step (j->runner, pacing_reach (j, online), watch, &err);
   if (r < 0 && r != -ENODEV && r != -ECANCELED)

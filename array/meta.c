@@ -672,7 +672,8 @@ meta_init (struct array *a, struct array_err *err)
    * every write waits for (meta_write_begin) before it may leave it out.
    */
   note_recorded (a);
-  for (unsigned s = 0; s < a->geom.members; s++)
+  /* Every slot's, not only the members': a grow adds members. */
+  for (unsigned s = 0; s < R5_MAX_MEMBERS; s++)
     if (posix_memalign (&m->sb_buf[s], 4096, MD_SB_BLOCK) != 0)
       goto nomem;
   if (pthread_mutex_init (&m->lock, NULL) != 0)

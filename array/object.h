@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "array/array.h"
+#include "array/grow.h"
 #include "array/health.h"
 #include "array/integrity.h"
 #include "array/jobs.h"
@@ -52,6 +53,7 @@ struct array {
   struct array_counters count;
   struct meta meta;           /* md superblocks, if the members have them */
   struct job job;
+  struct grow grow;           /* the reshape, while one is under way */
   struct io_member spare;     /* hot spare (spare=PATH), fd -1 if none */
   bool spare_force;           /* spare-force=true: overwrite what it holds */
   struct io_sig_list spare_sigs;  /* ... and that is what it held */

@@ -183,6 +183,14 @@ check_slot (struct array *a, unsigned slot, struct array_err *err)
     array_set_err (err, "slot %u is being rebuilt already", slot);
     return -EBUSY;
   }
+  if (a->grow.active) {
+    /* md rebuilds a degraded reshape only after it (md_check_recovery
+     * goes on with the reshape first); here it waits for the grow's end.
+     */
+    array_set_err (err, "the array is being grown: slot %u can be rebuilt "
+                   "when the reshape is over", slot);
+    return -EBUSY;
+  }
   return 0;
 }
 

@@ -30,6 +30,8 @@ static const struct tool_cmd commands[] = {
   { "repair", NULL, repair_main },
   { "rebuild", NULL, rebuild_main },
   { "re-add", NULL, readd_main },
+  { "grow", "add members and reshape the array onto them, as mdadm --grow",
+    grow_main },
   { "layout", "draw which member holds each data and parity chunk",
     layout_main },
   { "map", "where an array byte (or range) lives on the members", map_main },

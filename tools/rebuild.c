@@ -22,13 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "array/array.h"
 #include "raid/mdsb.h"
 #include "raid/number.h"
 #include "tools/disk.h"
+#include "tools/offline.h"
 #include "tools/progress.h"
 #include "tools/raid5ctl.h"
 
@@ -186,31 +186,6 @@ parse (int argc, char **argv, struct rebuild_opts *o)
   return TOOL_OK;
 }
 
-/* Log lines of array_open() are held back until every check passed, so
- * that a refusal is one line.
- */
-static char held[4][ARRAY_ERR_LEN];
-static unsigned nheld;
-
-static void
-on_log (enum array_log_level level, const char *msg)
-{
-  if (level == ARRAY_LOG_DEBUG)
-    return;
-  if (nheld < 4)
-    snprintf (held[nheld++], sizeof held[0], "%s", msg);
-  else
-    fprintf (stderr, "raid5ctl %s: %s\n", tool_sub (), msg);
-}
-
-static void
-release_log (void)
-{
-  for (unsigned i = 0; i < nheld; i++)
-    fprintf (stderr, "raid5ctl %s: %s\n", tool_sub (), held[i]);
-  nheld = 4;                  /* from now on, say it at once */
-}
-
 static int
 open_array (const struct rebuild_opts *o, struct array **a)
 {
@@ -228,7 +203,7 @@ open_array (const struct rebuild_opts *o, struct array **a)
   }
   all[o->n] = o->new_path;      /* the new member counts too */
   cfg.direct = disk_use_direct (o->cache, all, o->n + 1);
-  if (array_open (&cfg, on_log, a, &err) < 0)
+  if (array_open (&cfg, offline_log, a, &err) < 0)
     return tool_error ("%s", err.msg);
   if (cfg.direct && o->cache == DISK_CACHE_AUTO)
     disk_say_direct ();
@@ -272,27 +247,14 @@ check_slot (struct array *a, const struct rebuild_opts *o)
   return TOOL_OK;
 }
 
-/* array_progress_fn: the bar, and --max-speed (sleep until the bytes
- * done so far are due; progress times are CLOCK_MONOTONIC).
- */
+/* array_progress_fn: the bar, and --max-speed. */
 static void
 on_progress (void *opaque, uint64_t done, uint64_t total)
 {
   struct run *run = opaque;
-  struct progress *p = &run->prog;
-  double kib;
-  uint64_t due;
-  struct timespec ts;
 
-  progress_update (p, done, total);
-  if (run->o->max_kib == 0 || done <= p->base)
-    return;
-  kib = (double) ((done - p->base) * p->step_bytes) / 1024;
-  due = p->start_ns + (uint64_t) (kib / (double) run->o->max_kib * 1e9);
-  ts = (struct timespec) { (time_t) (due / 1000000000),
-                           (long) (due % 1000000000) };
-  while (clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-    ;
+  progress_update (&run->prog, done, total);
+  offline_pace (&run->prog, done, run->o->max_kib);
 }
 
 /* Start (or find) the rebuild of slot K; nothing is written on error. */
@@ -311,7 +273,7 @@ start (struct array *a, struct run *run)
       array_member_state (a, (unsigned) o->slot) != MEMBER_REBUILDING &&
       array_readd_start (a, (unsigned) o->slot, NULL, &err) < 0)
     return tool_error ("%s", err.msg);
-  release_log ();
+  offline_log_release ();
   return TOOL_OK;
 }
 
@@ -346,7 +308,7 @@ rebuild_or_readd (int argc, char **argv, bool re_add)
   char path[4096] = "";
   int r;
 
-  nheld = 0;
+  offline_log_reset ();
   if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
     return TOOL_FAIL;
   if (o.slot < 0)             /* re-add: the slot out of service */

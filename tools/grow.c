@@ -1,0 +1,236 @@
+/* tools/grow.c -- raid5ctl grow (offline): add members to an array and
+ * reshape it onto them, as mdadm --add then --grow --raid-devices=N+K;
+ * or go on with a reshape that was interrupted (here or by md).
+ *
+ * The array is opened from its members' md superblocks (any order).
+ * Everything is checked before anything is written: the array healthy
+ * (or --force), no job due, each new disk big enough, not a member, not
+ * served (its lock), free of file systems and other arrays (unless
+ * --force), room before the data for mdadm's least move of the data
+ * offset.  Then array_grow_start() records the grow in every superblock
+ * (md's reshape_position, delta_disks, new_offset) and the reshape runs
+ * here, window by window; the line is kept in the superblocks, so a
+ * killed grow goes on where it was: rerun with the members, new ones
+ * included, and without --add.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/array.h"
+#include "raid/geom.h"
+#include "tools/disk.h"
+#include "tools/offline.h"
+#include "tools/progress.h"
+#include "tools/raid5ctl.h"
+
+struct grow_opts {
+  unsigned nadd;
+  const char *add[R5_MAX_MEMBERS];
+  bool force;
+  enum disk_cache_mode cache;
+  uint64_t max_kib;           /* per member and second; 0: no limit */
+  unsigned n;
+  const char *disks[R5_MAX_MEMBERS];
+};
+
+struct run {
+  const struct grow_opts *o;
+  struct progress prog;
+};
+
+static void
+usage (void)
+{
+  printf (
+"usage: raid5ctl grow --add PATH [--add PATH...] [--force] [--max-speed SIZE]\n"
+"                     [--direct|--buffered] DISK...\n"
+"       raid5ctl grow [--max-speed SIZE] DISK...\n"
+"\n"
+"Grow an array whose members carry md superblocks by one member or more,\n"
+"offline (nothing may serve the members): mdadm --add, then mdadm --grow\n"
+"--raid-devices=N+K.  DISK... are its members in any order.  Each PATH\n"
+"joins in a new slot after the last, and the data is moved, stripe by\n"
+"stripe, to N+K members: N+K-1 data chunks per stripe, so the array grows\n"
+"by as many chunks per stripe as members were added.\n"
+"\n"
+"  --add PATH        a file or block device to add (at least as big as a\n"
+"                    member); repeat for more than one\n"
+"  --force           grow a degraded array, and use a PATH holding a file\n"
+"                    system, another array's md superblock or any signature\n"
+"                    libblkid knows (refused without it); they are wiped\n"
+"  --max-speed SIZE  at most SIZE per second of each member (bare: KiB)\n"
+"  --direct          member I/O with O_DIRECT, past the page cache: the\n"
+"                    default when every DISK (and PATH) is a block device\n"
+"  --buffered        member I/O through the page cache (image files' default)\n"
+"  -h, --help        this text\n"
+"\n"
+"As mdadm does without a backup file, the data offset of every member\n"
+"moves down (by mdadm's least: raid5ctl explain grow shows it), so the\n"
+"members need that much room before their data; arrays made by raid5ctl\n"
+"create and mdadm --create have it.  The reshape's place is kept in the\n"
+"superblocks (md's reshape_position) as it goes: an interrupted grow goes\n"
+"on when rerun without --add, with every member, the new ones included.\n"
+"An array whose grow was interrupted under md goes on here the same way,\n"
+"and one interrupted here is finished by mdadm --assemble.\n"
+"\n"
+"Afterwards a server started on the members serves the bigger array;\n"
+"grow the file system on it (resize2fs, xfs_growfs: raid5ctl mkfs-hint).\n"
+"\n"
+"Exit status: 0 when the array has its new members and size; 1 otherwise.\n");
+}
+
+static int
+take_option (struct grow_opts *o, int c, const char *arg)
+{
+  switch (c) {
+  case 'h': usage (); exit (TOOL_OK);
+  case 'a':
+    if (o->nadd == R5_MAX_MEMBERS - R5_MIN_MEMBERS)
+      return tool_error ("--add %s: too many (an array has at most %d "
+                         "members)", arg, R5_MAX_MEMBERS);
+    o->add[o->nadd++] = arg;
+    return TOOL_OK;
+  case 'f': o->force = true; return TOOL_OK;
+  case 'd':
+  case 'B': return disk_cache_option (&o->cache, c);
+  case 'x': return tool_parse_speed ("--max-speed", arg, &o->max_kib);
+  default: return TOOL_FAIL;
+  }
+}
+
+static int
+parse (int argc, char **argv, struct grow_opts *o)
+{
+  static const struct option longopts[] = {
+    { "help", no_argument, NULL, 'h' },
+    { "add", required_argument, NULL, 'a' },
+    { "force", no_argument, NULL, 'f' },
+    { "max-speed", required_argument, NULL, 'x' },
+    { "direct", no_argument, NULL, 'd' },
+    { "buffered", no_argument, NULL, 'B' },
+    { NULL, 0, NULL, 0 },
+  };
+  int c;
+
+  while ((c = tool_getopt (argc, argv, "h", longopts)) != -1)
+    if (take_option (o, c, optarg) != TOOL_OK)
+      return TOOL_FAIL;
+  if (argc - optind < R5_MIN_MEMBERS - 1 || argc - optind > R5_MAX_MEMBERS)
+    return tool_error ("%d disk%s given: give the array's members",
+                       argc - optind, argc - optind == 1 ? "" : "s");
+  for (o->n = 0; optind < argc; o->n++)
+    o->disks[o->n] = argv[optind++];
+  return TOOL_OK;
+}
+
+static int
+open_array (const struct grow_opts *o, struct array **a)
+{
+  struct array_config cfg = { .metadata = ARRAY_META_AUTO,
+                              .reshape_ok = true };
+  const char *all[2 * R5_MAX_MEMBERS];
+  struct array_err err;
+
+  cfg.members = o->n < R5_MIN_MEMBERS ? R5_MIN_MEMBERS : o->n;
+  for (unsigned i = 0; i < o->n; i++) {
+    cfg.paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
+    all[i] = cfg.paths[i];
+  }
+  for (unsigned i = 0; i < o->nadd; i++)
+    all[o->n + i] = o->add[i];
+  cfg.direct = disk_use_direct (o->cache, all, o->n + o->nadd);
+  if (array_open (&cfg, offline_log, a, &err) < 0)
+    return tool_error ("%s", err.msg);
+  if (cfg.direct && o->cache == DISK_CACHE_AUTO)
+    disk_say_direct ();
+  return TOOL_OK;
+}
+
+/* Begin the grow, or find the one to go on with; nothing written on error. */
+static int
+start (struct array *a, const struct grow_opts *o, uint64_t *from_cap)
+{
+  struct array_job_status st;
+  struct array_err err;
+
+  array_job_status (a, &st);
+  if (st.kind == R5_JOB_RESHAPE && o->nadd > 0)
+    return tool_error ("the array is being grown to %u members already (%"
+                       PRIu64 " of %" PRIu64 " stripes moved): leave out "
+                       "--add to go on with it", array_geom (a)->members,
+                       st.done, st.total);
+  if (st.kind != R5_JOB_RESHAPE && o->nadd == 0)
+    return tool_error ("nothing to grow: the array has %u members and no "
+                       "grow under way; give --add PATH",
+                       array_geom (a)->members);
+  *from_cap = array_geom (a)->capacity;
+  if (o->nadd > 0 &&
+      array_grow_start (a, o->add, o->nadd, o->force, &err) < 0)
+    return tool_error ("%s", err.msg);
+  offline_log_release ();
+  return TOOL_OK;
+}
+
+static void
+on_progress (void *opaque, uint64_t done, uint64_t total)
+{
+  struct run *run = opaque;
+
+  progress_update (&run->prog, done, total);
+  offline_pace (&run->prog, done, run->o->max_kib);
+}
+
+static int
+run_job (struct array *a, struct run *run)
+{
+  struct array_job_status st;
+  struct array_err err;
+  char note[96] = "";
+
+  array_job_status (a, &st);
+  progress_init (&run->prog, "reshape", array_geom (a)->chunk);
+  progress_resume (&run->prog, st.done);
+  if (st.done > 0)
+    snprintf (note, sizeof note, " (resumed at stripe %" PRIu64 " of %"
+              PRIu64 ")", st.done, st.total);
+  if (array_job_run (a, R5_JOB_RESHAPE, &(struct array_job_watch) {
+                       .progress = on_progress, .opaque = run }, &err) < 0) {
+    progress_clear (&run->prog);
+    return tool_error ("%s", err.msg);
+  }
+  progress_finish (&run->prog, note);
+  return TOOL_OK;
+}
+
+int
+grow_main (int argc, char **argv)
+{
+  struct grow_opts o = { 0 };
+  struct run run = { .o = &o };
+  struct array *a = NULL;
+  uint64_t was = 0;
+  char size[32], before[32];
+  int r;
+
+  offline_log_reset ();
+  if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
+    return TOOL_FAIL;
+  if ((r = start (a, &o, &was)) == TOOL_OK)
+    r = run_job (a, &run);
+  if (r == TOOL_OK) {
+    const struct r5_geom *g = array_geom (a);
+
+    printf ("grow: the array has %u members, %s (%" PRIu64 " bytes)%s%s; "
+            "a server started now serves that size: grow the file system "
+            "(resize2fs, xfs_growfs)\n", g->members,
+            tool_human (g->capacity, size, sizeof size), g->capacity,
+            o.nadd ? ", was " : "",
+            o.nadd ? tool_human (was, before, sizeof before) : "");
+  }
+  array_close (a);
+  return r;
+}
