@@ -17,7 +17,7 @@
 /* A step moves at most this much of each member, so that progress shows
  * and job.lock is let go now and then (offline nothing else limits it).
  */
-#define GROW_STEP_BYTES (8u << 20)
+#define GROW_STEP_BYTES (1u << 20)
 
 int
 grow_resume (struct array *a, const struct md_sb *sb, struct array_err *err)

@@ -31,7 +31,8 @@
 #include "raid/mdsb.h"
 #include "raid/reshape.h"
 
-#define GROW_RECORD_NS (5ull * 1000000000)   /* md: every 10 s */
+#define GROW_RECORD_NS (1000000000ull)  /* md: every 10 s; a restart
+                                                * loses at most this much */
 
 struct grow {
   bool active;

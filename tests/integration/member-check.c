@@ -66,6 +66,7 @@ static uint64_t data_offset;
 static const char *model_path;
 static bool outside_zero, generate, quiet, lenient_parity;
 static uint64_t gen_size;
+static uint64_t want_stripes;          /* 0: as many as the members hold */
 static unsigned print_map;
 static unsigned max_errors = 10;
 
@@ -223,6 +224,14 @@ compute_geometry (void)
     return -1;
   }
   stripes = (smallest - data_offset) / chunk;
+  if (want_stripes) {
+    if (want_stripes > stripes) {
+      fprintf (stderr, "member-check: --stripes %" PRIu64 ": the members "
+               "hold %" PRIu64 "\n", want_stripes, stripes);
+      return -1;
+    }
+    stripes = want_stripes;
+  }
   if (model_path && model.size != stripes * chunk * (n - 1)) {
     errors++;
     fprintf (stderr, "member-check: FAIL: the model has %" PRIu64 " bytes but "
@@ -425,6 +434,8 @@ usage (FILE *fp, int status)
 "                      right-asymmetric|parity-first|parity-last or\n"
 "                      ls|la|rs|ra (default ls)\n"
 "  --data-offset SIZE  first data byte on each member (default 0)\n"
+"  --stripes N         the array's stripes (md's component size, which a\n"
+"                      grow keeps: default as many as the members hold)\n"
 "  --model FILE        expected array content (FILE and FILE.known); without\n"
 "                      it only parity is checked\n"
 "  --outside-zero      bytes before data-offset and after the last stripe\n"
@@ -466,7 +477,7 @@ layout_arg (const char *s)
 }
 
 enum { O_CHUNK = 256, O_LAYOUT, O_DATA_OFFSET, O_MODEL, O_OUTSIDE_ZERO,
-       O_GENERATE, O_PRINT_MAP, O_MAX_ERRORS, O_LENIENT_PARITY };
+       O_GENERATE, O_PRINT_MAP, O_MAX_ERRORS, O_LENIENT_PARITY, O_STRIPES };
 
 static const struct option long_options[] = {
   { "chunk", 1, NULL, O_CHUNK }, { "layout", 1, NULL, O_LAYOUT },
@@ -475,6 +486,7 @@ static const struct option long_options[] = {
   { "generate", 1, NULL, O_GENERATE }, { "print-map", 1, NULL, O_PRINT_MAP },
   { "max-errors", 1, NULL, O_MAX_ERRORS }, { "quiet", 0, NULL, 'q' },
   { "lenient-parity", 0, NULL, O_LENIENT_PARITY },
+  { "stripes", 1, NULL, O_STRIPES },
   { "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 };
 
@@ -491,6 +503,7 @@ parse_option (int c, const char *arg)
   case O_PRINT_MAP: print_map = size_arg ("--print-map", arg); break;
   case O_MAX_ERRORS: max_errors = size_arg ("--max-errors", arg); break;
   case O_LENIENT_PARITY: lenient_parity = true; break;
+  case O_STRIPES: want_stripes = size_arg ("--stripes", arg); break;
   case 'q': quiet = true; break;
   case 'h': usage (stdout, 0); break;
   default: usage (stderr, 2);
