@@ -192,6 +192,30 @@ print_mkfs (const struct r5_geom *g, uint64_t block)
           "data members (%u)\n", g->data_members);
 }
 
+/* After raid5ctl grow: the file system grows to the array, and its
+ * stripe hints follow the data-chunk count, which a grow changes.
+ */
+static void
+print_grow (const struct r5_geom *g, uint64_t block)
+{
+  uint64_t stride = g->chunk / block, su = g->chunk / 512;
+
+  printf ("after raid5ctl grow --add (one member more: %u data chunks per "
+          "stripe):
+", g->data_members + 1);
+  printf ("  ext4: resize2fs DEVICE (mounted or not), then tune2fs -E "
+          "stride=%" PRIu64 ",stripe_width=%" PRIu64 " DEVICE
+", stride,
+          stride * (g->data_members + 1));
+  printf ("  xfs: xfs_growfs MOUNTPOINT, and mount with -o sunit=%" PRIu64
+          ",swidth=%" PRIu64 " (512-byte units)
+", su,
+          su * (g->data_members + 1));
+  printf ("  (an existing file system keeps the stride and stripe width it "
+          "was made with until told)
+");
+}
+
 static void
 print_nbd (const struct r5_geom *g, uint64_t block)
 {
@@ -356,5 +380,6 @@ mkfs_hint_main (int argc, char **argv)
   print_mkfs (&t.g, block);
   print_nbd (&t.g, block);
   print_alignment (&t.g, s, n);
+  print_grow (&t.g, block);
   return TOOL_OK;
 }

@@ -294,6 +294,13 @@ grep -qF -- "nbd-client -b 4096" <<<"$out" ||
   fail "mkfs-hint text: $out"
 "$R" mkfs-hint --chunk 16K | grep -qF "stride=4,stripe_width=8" ||
   fail "mkfs-hint: the seed's 16K chunk"
+# After a grow by one: one data chunk more per stripe (3 -> 4 members of
+# 64K: 3 data chunks; XFS's sunit/swidth in 512-byte units).
+out=$("$R" mkfs-hint --chunk 64K)
+grep -qF "tune2fs -E stride=16,stripe_width=48 DEVICE" <<<"$out" &&
+  grep -qF "resize2fs DEVICE" <<<"$out" &&
+  grep -qF "xfs_growfs MOUNTPOINT, and mount with -o sunit=128,swidth=384" <<<"$out" ||
+  fail "mkfs-hint's grow hints: $out"
 for c in layout map explain mkfs-hint; do
   "$R" $c --help | grep -q "^Examples:" || fail "$c --help"
 done

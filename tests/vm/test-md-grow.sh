@@ -1,0 +1,112 @@
+#!/bin/bash
+# tests/vm/test-md-grow.sh -- growing an array by a member, kernel md as the
+# oracle, both ways.  Members: 48 MiB image files, 64K chunks, one guest boot.
+#   A  here -> md: raid5ctl create 3, random data through the plugin,
+#      raid5ctl grow --add; md assembles 4 members, its array is the data
+#      then zeroes, and its check finds mismatch_cnt 0.
+#   B  stopped here, finished by md: the same, the grow killed (-9) mid-way
+#      (the superblocks hold a reshape_position between 0 and the end); md
+#      assembles it, finishes the reshape, and reads the data; check 0.
+#   C  stopped by md, finished here: in the guest mdadm --create 3, mkfs.ext4
+#      and a tree of files, mdadm --add, --grow --raid-devices=4 slowed down,
+#      then mdadm --stop mid-way.  On the host raid5ctl grow goes on with it;
+#      member-check finds every byte where md puts it for 4 members and the
+#      plugin serves the new size; through nbdfuse e2fsck finds the file
+#      system clean, resize2fs grows it to the array, e2fsck is clean again
+#      and every file reads back as md wrote it.
+. "${0%/*}/lib.sh"
+need_plugin
+need_raid5ctl
+need_cmds nbdinfo nbdcopy nbdfuse e2fsck resize2fs debugfs cmp
+t0=$SECONDS
+MEMBER_CHECK=$(dirname "$RAID5CTL")/../tests/integration/member-check
+[[ -x $MEMBER_CHECK ]] || skip "member-check is not built ($MEMBER_CHECK)"
+fails=0
+bad () { echo "not ok $*"; fails=$((fails + 1)); }
+CHUNK=65536
+
+# mk CASE: four 48 MiB members CASE-m0..3, a 3-member array of the first
+# three with random data all over (CASE.pattern, the array's bytes).
+mk () {
+    local c=$1 i size
+    for i in 0 1 2 3; do truncate -s 48M "$W/$c-m$i"; done
+    "$RAID5CTL" create --chunk 64K --bitmap none "$W/$c-m"{0,1,2} >/dev/null 2>&1 ||
+        { bad "$c: raid5ctl create"; return 1; }
+    size=$(nbdkit -U - "$PLUGIN" disk="$W/$c-m"{0,1,2} --run 'nbdinfo --size "$uri"')
+    head -c "$size" /dev/urandom >"$W/$c.pattern"
+    nbdkit -U - "$PLUGIN" disk="$W/$c-m"{0,1,2} --run "nbdcopy '$W/$c.pattern' \"\$uri\"" ||
+        { bad "$c: writing through the plugin"; return 1; }
+}
+reshape_kib () { mdadm --examine "$1" | sed -n "s/^ *Reshape pos'n : \([0-9]*\) .*/\1/p"; }
+
+if mk A; then
+    "$RAID5CTL" grow --add "$W/A-m3" "$W/A-m"{0,1,2} >"$W/A.grow" 2>&1 ||
+        bad "A: raid5ctl grow: $(tail -n 1 "$W/A.grow")"
+fi
+if mk B; then
+    "$RAID5CTL" grow --add "$W/B-m3" --max-speed 4M "$W/B-m"{0,1,2} >"$W/B.grow" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 300; i++)); do
+        p=$(reshape_kib "$W/B-m0")
+        [[ -n $p && $p -gt 16384 ]] && break
+        sleep 0.02
+    done
+    kill -9 $pid 2>/dev/null || :; wait $pid 2>/dev/null || :
+    p=$(reshape_kib "$W/B-m0")
+    if [[ -n $p && $p -gt 0 ]]; then
+        say "B: killed with the reshape at $p KiB of the array"
+    else
+        bad "B: the grow was not stopped mid-way (reshape at '${p:-none}')"
+    fi
+fi
+for i in 0 1 2 3; do truncate -s 48M "$W/C-m$i"; done
+say "host, before: $((SECONDS - t0))s"; t0=$SECONDS
+vm_run "$VM_TESTS/guest-md-grow.sh" "$W"/{A,B,C}-m{0,1,2,3} || fails=$((fails + 1))
+say "guest: $((SECONDS - t0))s"; t0=$SECONDS
+
+# C: md's reshape, stopped; go on with it here.
+if [[ -s $W/C.sums ]]; then
+    doff=$(mdadm --examine "$W/C-m0" | sed -n 's/^ *New Offset : \([0-9]*\) sectors/\1/p')
+    p=$(reshape_kib "$W/C-m0")
+    say "C: md stopped with the reshape at ${p:-?} KiB, new data offset ${doff:-?} sectors"
+    [[ -n $p && -n $doff ]] || bad "C: md left no reshape under way"
+    if ! "$RAID5CTL" grow "$W/C-m"{0,1,2,3} >"$W/C.grow" 2>&1; then
+        bad "C: raid5ctl grow did not finish md's reshape: $(tail -n 1 "$W/C.grow")"
+    else
+        grep -q "resumed at stripe [1-9]" "$W/C.grow" || bad "C: not resumed: $(cat "$W/C.grow")"
+        stripes=$(( $(mdadm --examine "$W/C-m0" | sed -n 's/^ *Used Dev Size : \([0-9]*\) .*/\1/p') * 512 / CHUNK ))
+        "$MEMBER_CHECK" --chunk 64K --data-offset $((doff * 512)) --stripes "$stripes" \
+            "$W/C-m"{0,1,2,3} >"$W/C.mc" 2>&1 || bad "C: member-check: $(tail -n 2 "$W/C.mc")"
+        "$RAID5CTL" check "$W/C-m"{0,1,2,3} 2>/dev/null | grep -q "mismatch_cnt 0$" ||
+            bad "C: raid5ctl check after the grow"
+        mkdir -p "$W/fuse"
+        nbdfuse -P "$W/fuse.pid" "$W/fuse" --command nbdkit -s "$PLUGIN" disk="$W/C-m"{0,1,2,3} &
+        for ((i = 0; i < 100; i++)); do [[ -s $W/fuse.pid ]] && break; sleep 0.1; done
+        img=$W/fuse/nbd
+        if [[ $(stat -c %s "$img") != $((stripes * CHUNK * 3)) ]]; then
+            bad "C: the plugin serves $(stat -c %s "$img") bytes, not $((stripes * CHUNK * 3))"
+        elif ! e2fsck -fn "$img" >"$W/C.fsck1" 2>&1; then
+            bad "C: e2fsck after the grow: $(tail -n 3 "$W/C.fsck1")"
+        elif ! resize2fs "$img" >"$W/C.resize" 2>&1 || ! e2fsck -fn "$img" >"$W/C.fsck2" 2>&1; then
+            bad "C: resize2fs or e2fsck after it: $(tail -n 3 "$W/C.resize" "$W/C.fsck2")"
+        else
+            blocks=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Block count: *//p')
+            say "C: e2fsck clean, resize2fs grew ext4 to $blocks blocks of 4K"
+            [[ $((blocks * 4096)) -gt $((stripes * CHUNK * 2)) ]] ||
+                bad "C: resize2fs did not grow the file system ($blocks blocks)"
+            n=0
+            while read -r sum path; do
+                got=$(debugfs -R "cat $path" "$img" 2>/dev/null | md5sum | cut -d' ' -f1)
+                [[ $got == "$sum" ]] || { bad "C: $path reads back wrong"; break; }
+                n=$((n + 1))
+            done <"$W/C.sums"
+            say "C: $n files read back as md wrote them"
+        fi
+        fusermount3 -u "$W/fuse" 2>/dev/null || fusermount -u "$W/fuse" 2>/dev/null || umount "$W/fuse"
+        wait || :
+    fi
+else
+    bad "C: the guest left no file list"
+fi
+say "host, after: $((SECONDS - t0))s"
+[[ $fails == 0 ]]
