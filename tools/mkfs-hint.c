@@ -201,19 +201,15 @@ print_grow (const struct r5_geom *g, uint64_t block)
   uint64_t stride = g->chunk / block, su = g->chunk / 512;
 
   printf ("after raid5ctl grow --add (one member more: %u data chunks per "
-          "stripe):
-", g->data_members + 1);
+          "stripe):\n", g->data_members + 1);
   printf ("  ext4: resize2fs DEVICE (mounted or not), then tune2fs -E "
-          "stride=%" PRIu64 ",stripe_width=%" PRIu64 " DEVICE
-", stride,
+          "stride=%" PRIu64 ",stripe_width=%" PRIu64 " DEVICE\n", stride,
           stride * (g->data_members + 1));
   printf ("  xfs: xfs_growfs MOUNTPOINT, and mount with -o sunit=%" PRIu64
-          ",swidth=%" PRIu64 " (512-byte units)
-", su,
+          ",swidth=%" PRIu64 " (512-byte units)\n", su,
           su * (g->data_members + 1));
   printf ("  (an existing file system keeps the stride and stripe width it "
-          "was made with until told)
-");
+          "was made with until told)\n");
 }
 
 static void
