@@ -74,8 +74,13 @@ make_room (struct grow *g, struct array_err *err)
   if (g->scratch_len < g->plan.scratch) {
     free (g->scratch);
     g->scratch_len = 0;
-    if ((g->scratch = malloc (g->plan.scratch)) == NULL)
+    /* Page aligned: O_DIRECT members take it as it is, and ISA-L's XOR
+     * wants its vectors aligned (else the byte loop runs).
+     */
+    if (posix_memalign ((void **) &g->scratch, 4096, g->plan.scratch) != 0) {
+      g->scratch = NULL;
       goto oom;
+    }
     g->scratch_len = g->plan.scratch;
   }
   if (g->ops_cap < g->plan.nios) {
