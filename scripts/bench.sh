@@ -255,6 +255,17 @@ part_jobs ()
         b_record jobs rebuild raid5ctl rebuild "$r" "$v" MiB/s/member
         b_say "  rebuild #$r: $v MiB/s per member"
         t=${j[1]}; j[1]=$spare; spare=$t
+        # Grow a copy of the three by a fourth (written zeros): reads 3,
+        # writes 4, the whole array moved.
+        for t in 0 1 2; do cp "${j[t]}" "$work/g$t.img"; done
+        b_zero_files "$job_mib" "$work/g3.img"
+        "$raid5ctl" grow --add "$work/g3.img" "$work"/g{0,1,2}.img \
+            > "$work/grow.log" 2>&1 ||
+            b_die "raid5ctl grow failed: $(tail -n 1 "$work/grow.log")"
+        v=$(grep 'reshape:' "$work/grow.log" > "$work/grow.speed"; b_job_speed "$work/grow.speed")
+        b_record jobs grow raid5ctl grow "$r" "$v" MiB/s/member
+        b_say "  grow 3 -> 4 #$r: $v MiB/s per member"
+        rm -f "$work"/g?.img
     done
     "$raid5ctl" check "${j[@]}" > "$work/check.log" 2>&1 ||
         b_die "the rebuilt array does not check clean: $(tail -n 1 "$work/check.log")"
@@ -361,6 +372,7 @@ ratios ()
     ratios_guest
     ratio[check]=$(b_paired_ratio jobs check raid5ctl check raw dd read)
     ratio[rebuild]=$(b_paired_ratio jobs rebuild raid5ctl rebuild raw dd read)
+    ratio[grow]=$(b_paired_ratio jobs grow raid5ctl grow raw dd read)
     for w in "${rss_names[@]}"; do
         ratio[rss-$w]=$(mib "$(med rss "qd128x4-$w" rss vmhwm)")
         ratio[rssfile-$w]=$(mib "$(med rss "qd128x4-$w" rssfile vmhwm)")
@@ -406,6 +418,7 @@ report ()
     t_row "degraded seq read 1M QD32 / file plugin" ">=" 0.50 "${ratio[seqread-degraded]}"
     t_row "check / raw parallel read, per member" ">=" 0.80 "${ratio[check]}"
     t_row "rebuild / raw parallel read, per member" ">=" 0.80 "${ratio[rebuild]}"
+    t_row "grow 3 -> 4 / raw parallel read, per member" ">=" 0.50 "${ratio[grow]}"
     t_row "plugin peak RSS (MiB), 4 connections x QD128, 4K random" "<=" 64 "${ratio[rss-4k]}"
     t_row "plugin peak RSS (MiB), 4 connections x QD128, 64K random" "<=" 64 "${ratio[rss-64k]}"
     t_row "plugin peak RSS over the file plugin's (MiB), 4 x QD128, 1M/4K random" "<=" 64 "${ratio[rssown-1m-4k]}"
@@ -438,6 +451,7 @@ report ()
     echo "|---|---|---|---|"
     echo "| check | $(med jobs check raid5ctl check) | $(med jobs raw dd read) | ${ratio[check]} |"
     echo "| rebuild (reads 2, writes 1) | $(med jobs rebuild raid5ctl rebuild) | $(med jobs raw dd read) | ${ratio[rebuild]} |"
+    echo "| grow 3 -> 4 (reads 3, writes 4) | $(med jobs grow raid5ctl grow) | $(med jobs raw dd read) | ${ratio[grow]} |"
     echo
     echo "The new member of a rebuild has its blocks already (written zeros), as"
     echo "a disk would: allocating tmpfs pages is not what the ratio measures."
