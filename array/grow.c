@@ -192,6 +192,9 @@ check_growable (struct array *a, unsigned n, bool force,
 
   if (!a->meta.enabled)
     no = "raw members (metadata=none) have no superblocks to record a grow";
+  else if (a->job.kind == R5_JOB_RESYNC)
+    no = "a resync is due (the array was not stopped cleanly): serve it "
+         "until the resync ends, or run raid5ctl repair, first";
   else if (a->job.kind != R5_JOB_NONE)
     no = "a job is running (raid5ctl status says which): let it end first";
   else if (health_failed (&a->health))

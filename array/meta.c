@@ -360,7 +360,12 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
   struct meta *m = &a->meta;
   int r = 0;
 
-  if (!m->enabled || !m->dirty)
+  /* A resync due from sector 0 (a crash, nothing resynced yet) reads the
+   * same in the superblocks clean as dirty (resync_offset 0): writing
+   * them would change only the events -- and a refused command (raid5ctl
+   * grow on such an array) must leave every byte as it was.
+   */
+  if (!m->enabled || !m->dirty || m->live.resync_cp == 0)
     return 0;
   if (only_if_idle) {
     if (array_now_ns () - m->last_write_ns < ARRAY_SAFE_MODE_MS * 1000000ULL ||

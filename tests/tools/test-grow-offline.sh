@@ -2,8 +2,8 @@
 # raid5ctl grow, offline (no server):
 #  - refusals are one line and write nothing: a new disk too small, one
 #    holding a file system, a member given as the new disk, a degraded
-#    array (without --force), nothing to grow, a grow already under way
-#    given --add, a served array;
+#    array (without --force), a resync due (killed after a write),
+#    nothing to grow, a served array;
 #  - 3 -> 4 members with the whole array holding random data, the grow
 #    killed (-9) at 20 points or more spread over its length (the first
 #    right after it is recorded, at line 0) and each time resumed from
@@ -90,6 +90,21 @@ expect_refused 'nothing to grow: the array has 3 members' grow "${m[@]}"
   fail "served: $(cat "$tmpdir/err")"
 echo "   served -> $(cat "$tmpdir/err")"
 [ "$failures" = 0 ] || fail "$failures refusals went wrong"
+if /usr/bin/python3 -c 'import nbd' 2>/dev/null; then
+  # Killed right after a write: a resync is due, and comes first.
+  serve_bg "$tmpdir/serve.log" "${m[@]/#/disk=}" || fail "serving"
+  /usr/bin/python3 "${0%/*}/../integration/poke.py" "$URI" write 0 7 "$SERVER"
+  wait "$SERVER" 2>/dev/null || :
+  md_expect active AAA "${m[@]}"
+  expect_refused 'cannot grow: a resync is due \(the array was not stopped cleanly\)' \
+    grow --add "$new" "${m[@]}"
+  "$RAID5CTL" repair "${m[@]}" >/dev/null 2>&1 || fail "repair"
+  head -c 65536 /dev/zero | tr '\0' '\7' |
+    dd of="$tmpdir/model" conv=notrunc status=none
+  [ "$failures" = 0 ] || fail "a dirty array was not refused"
+else
+  echo "   (no python3-libnbd: the dirty array's refusal is not tried)"
+fi
 
 echo "== 3 -> 4, killed all along and resumed"
 # mdadm prints "Reshape pos'n : K (...)" in KiB of the array.
