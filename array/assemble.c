@@ -175,8 +175,7 @@ check_no_reshape (const struct array_config *cfg, const struct md_sb *sb,
                  "supported here: finish it with raid5ctl grow MEMBER... "
                  "(or mdadm --assemble)",
                  sb->raid_disks - (uint32_t) sb->delta_disks, sb->raid_disks,
-                 sb->reshape_position, sb->size / sb->chunksize *
-                 sb->chunksize * (sb->raid_disks - 1));
+                 sb->reshape_position, md_sb_reshape_end (sb));
   return -ENOTSUP;
 }
 

@@ -366,7 +366,7 @@ check_reshape (const struct md_sb *sb, char *why, size_t wl)
                    R5_MIN_MEMBERS, sb->raid_disks);
   new_start = (int64_t) sb->data_offset + sb->new_offset;
   new_stripe = (uint64_t) sb->chunksize * (sb->raid_disks - 1);
-  end = sb->size / sb->chunksize * new_stripe;
+  end = md_sb_reshape_end (sb);
   if (new_start < (int64_t) (MD_SB_SECTOR + MD_SB_BLOCK / 512))
     return le_bad (why, wl, -EBADMSG, "new_offset %" PRId32 " puts the data "
                    "over the superblock", sb->new_offset);

@@ -110,6 +110,16 @@ struct md_sb {
  */
 uint32_t md_sb_csum (const void *block) __attribute__((nonnull));
 
+/* The array's sectors in the shape a reshape goes to (raid_disks data
+ * disks but one, sb->size of each in whole chunks): where its
+ * reshape_position ends.
+ */
+static inline uint64_t
+md_sb_reshape_end (const struct md_sb *sb)
+{
+  return sb->size / sb->chunksize * sb->chunksize * (sb->raid_disks - 1);
+}
+
 /* Decode and check the MD_SB_BLOCK bytes found at sector MD_SB_SECTOR of a
  * member of member_sectors sectors.  Returns 0, or -EINVAL / -EBADMSG /
  * -ENOTSUP as described above.  Whatever the result, *sb holds every
