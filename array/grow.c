@@ -96,6 +96,27 @@ oom:
   return -ENOMEM;
 }
 
+/* The job's memory, had before anything is written: a window is the
+ * LCM of the two stripes, which is much with many members (31 to 32 with
+ * 512K chunks: 465 MiB), and a grow recorded but unable to move would
+ * leave the array unservable until someone finds the memory.
+ */
+static int
+window_memory (struct array *a, const struct r5_reshape *rs,
+               struct array_err *err)
+{
+  struct grow *g = &a->grow;
+  int r;
+
+  r5_plan_reset (&g->plan);
+  if ((r = r5_plan_reshape (&g->plan, rs, 0, health_out (&a->health))) < 0) {
+    array_set_err (err, "planning the reshape's first window: %s",
+                   strerror (-r));
+    return r;
+  }
+  return make_room (g, err);
+}
+
 /* Move the window at line; a member that fails is taken out of service
  * (recorded) and the window moved again without it.
  */
@@ -107,10 +128,10 @@ move_window (struct array *a, uint64_t line, struct array_err *err)
 
   for (;;) {
     struct plan_run x = { .plan = &g->plan, .zero = a->zero };
+    int out = health_out (&a->health);
 
     r5_plan_reset (&g->plan);
-    if ((r = r5_plan_reshape (&g->plan, &g->r, line,
-                              health_out (&a->health))) < 0) {
+    if ((r = r5_plan_reshape (&g->plan, &g->r, line, out)) < 0) {
       array_set_err (err, "planning the reshape at array byte %" PRIu64
                      ": %s", line, strerror (-r));
       return r;
@@ -123,6 +144,12 @@ move_window (struct array *a, uint64_t line, struct array_err *err)
       return 0;
     if ((r = array_io_failed (a, x.ops, x.nops, r, err)) < 0)
       return r;
+    if (health_out (&a->health) == out) {
+      /* Nobody new out of service, so moving it again fails again. */
+      array_set_err (err, "moving the window at array byte %" PRIu64
+                     " failed without a member to take out", line);
+      return -EIO;
+    }
   }
 }
 
@@ -256,25 +283,28 @@ open_new_members (struct array *a, const char *const *paths, unsigned n,
                   struct array_err *err)
 {
   unsigned first = a->geom.members;
-  struct io_sig_list sigs;
+  struct io_sig_list sigs[R5_MAX_MEMBERS];
   int r = 0;
 
+  memset (sigs, 0, sizeof sigs);
+  /* Every one opened and checked before any is wiped. */
   for (unsigned i = 0; i < n && r == 0; i++) {
     struct join_new jn = {
       .path = paths[i], .need = rs->to.data_offset + rs->to.member_data,
       .except = -1, .force = force,
     };
-    struct io_member *m = &a->members[first + i];
 
     for (unsigned j = 0; j < i && r == 0; j++)
       if (strcmp (paths[j], paths[i]) == 0) {
         array_set_err (err, "%s is given twice", paths[i]);
         r = -EINVAL;
       }
-    if (r == 0 && (r = join_open_new (a, &jn, m, &sigs, err)) == 0 &&
-        sigs.n > 0)
-      r = array_guard_wipe (m, &sigs, 0, 0, err);
+    if (r == 0)
+      r = join_open_new (a, &jn, &a->members[first + i], &sigs[i], err);
   }
+  for (unsigned i = 0; i < n && r == 0; i++)
+    if (sigs[i].n > 0)
+      r = array_guard_wipe (&a->members[first + i], &sigs[i], 0, 0, err);
   if (r < 0)
     for (unsigned i = 0; i < n; i++)
       io_member_close (&a->members[first + i]);
@@ -314,6 +344,7 @@ array_grow_start (struct array *a, const char *const *paths, unsigned n,
   pthread_mutex_lock (&a->job.lock);
   if ((r = check_growable (a, n, force, err)) == 0 &&
       (r = new_shape (a, n, &rs, err)) == 0 &&
+      (r = window_memory (a, &rs, err)) == 0 &&
       (r = open_new_members (a, paths, n, force, &rs, err)) == 0) {
     a->grow.r = rs;
     a->grow.safe = 0;

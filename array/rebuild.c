@@ -60,10 +60,16 @@ join_open_new (struct array *a, const struct join_new *jn,
                struct array_err *err)
 {
   const char *path = jn->path;
-  bool direct = a->members[jn->except == 0 ? 1 : 0].direct;
-  int r = guard_new (a, jn, sigs, err);  /* read-only, before it is taken */
+  bool direct = false;
+  int r;
 
-  if (r < 0)
+  /* As the members in service are opened (a missing one says nothing). */
+  for (unsigned k = 0; k < a->geom.members; k++)
+    if ((int) k != jn->except && io_member_is_open (&a->members[k])) {
+      direct = a->members[k].direct;
+      break;
+    }
+  if ((r = guard_new (a, jn, sigs, err)) < 0)   /* read-only, first */
     return r;
   if ((r = io_member_open_opts (m, path, &(struct io_open_opts) {
                                    direct, a->member_timeout_ms })) < 0) {

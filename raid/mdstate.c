@@ -57,6 +57,36 @@ same_array (const struct md_sb *a, const struct md_sb *b)
     a->size == b->size && a->data_offset == b->data_offset;
 }
 
+/* Is sb one event behind fresh across the first or the last superblock
+ * write of a grow -- the write reached some members and not others (a
+ * crash amid it)?  At the start fresh records the grow and sb the old
+ * member count (no window was moved before that write: the old shape
+ * holds every byte); at the end fresh has the new data offset and sb the
+ * reshape still under way (every window was moved and synced before
+ * it).  Either way the freshest's shape is the array's.
+ */
+static bool
+grow_step_behind (const struct md_sb *sb, const struct md_sb *fresh)
+{
+  bool sb_grows = sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE;
+  bool fresh_grows = fresh->feature_map & MD_FEATURE_RESHAPE_ACTIVE;
+
+  if (sb->events + 1 != fresh->events ||
+      memcmp (sb->set_uuid, fresh->set_uuid, 16) != 0 ||
+      sb->level != fresh->level || sb->layout != fresh->layout ||
+      sb->chunksize != fresh->chunksize || sb->size != fresh->size)
+    return false;
+  if (fresh_grows && !sb_grows)
+    return fresh->delta_disks > 0 &&
+      sb->raid_disks + (uint32_t) fresh->delta_disks == fresh->raid_disks &&
+      sb->data_offset == fresh->data_offset;
+  if (sb_grows && !fresh_grows)
+    return sb->raid_disks == fresh->raid_disks &&
+      (int64_t) sb->data_offset + sb->new_offset ==
+      (int64_t) fresh->data_offset;
+  return false;
+}
+
 /* Does sb record slot as held by a working device (mdadm's devmap)? */
 static bool
 records_working (const struct md_sb *sb, unsigned slot)
@@ -98,7 +128,8 @@ judge_one (const struct md_found *f, const struct md_sb *fresh,
   *v = (struct md_verdict) { .fate = MD_FATE_ABSENT, .slot = -1 };
   if (!f->present)
     return;
-  if (!f->has_sb || !same_array (sb, fresh)) {
+  if (!f->has_sb ||
+      (!same_array (sb, fresh) && !grow_step_behind (sb, fresh))) {
     v->fate = MD_FATE_FOREIGN;
     return;
   }

@@ -79,6 +79,8 @@ expect_refused 'small is too small' grow --add "$tmpdir/small" "${m[@]}"
 expect_refused "fs holds an ext4 file system \\(label 'keep'.*--force overwrites it" \
   grow --add "$tmpdir/fs" "${m[@]}"
 expect_refused 'r\.2 is member 2 already' grow --add "${m[2]}" "${m[@]}"
+# --force wipes what a new disk holds, but only once every one passed.
+expect_refused 'small is too small' grow --force --add "$tmpdir/fs" --add "$tmpdir/small" "${m[@]}"
 expect_refused 'given twice' grow --add "$new" --add "$new" "${m[@]}"
 expect_refused 'the array is degraded: rebuild it first .*or --force' \
   grow --add "$new" "${m[0]}" missing "${m[2]}"

@@ -619,6 +619,52 @@ Test (live, grow_by_two_members)
   cr_expect_eq (s.common.events, E + 3);
 }
 
+/* A crash amid the grow's first or last superblock write: the members
+ * that missed it are one event behind in the other shape, and assemble
+ * in the freshest's (the data is all in that shape then); two events
+ * behind they are stale, as ever.
+ */
+Test (live, a_grow_write_that_reached_some_members_assembles)
+{
+  static const uint8_t uuids[16] = { 8 };
+  struct md_found f[4];
+  struct md_assembly as;
+  struct md_live s;
+  struct md_sb before[4], sb;
+
+  live_of (&s, 3, -1);
+  for (unsigned k = 0; k < 3; k++)
+    md_live_sb (&s, k, &before[k]);
+  cr_assert (md_live_apply (&s, &(struct md_event) {
+      .kind = MD_EV_GROW, .add = 1, .device_uuid = uuids,
+      .data_size = SIZE, .new_offset = -384 }));
+  /* The start: members 1 and 2 still say 3 members. */
+  for (unsigned k = 0; k < 4; k++) {
+    md_live_sb (&s, k, &sb);
+    f[k] = (struct md_found) { true, true, k == 1 || k == 2 ? before[k] : sb };
+  }
+  cr_expect_eq (assemble (f, 4, false, false, &as), 0, "refusal %d",
+                as.refusal);
+  cr_expect_eq (as.in_sync, 4);
+  cr_expect_eq (f[as.freshest].sb.raid_disks, 4);
+  /* The end: member 3 still says the reshape is under way. */
+  cr_assert (apply (&s, MD_EV_RESHAPE_CP, 0, 128 * 3 * 10));
+  md_live_sb (&s, 3, &before[3]);
+  cr_assert (apply (&s, MD_EV_RESHAPE_DONE, 0, 0));
+  for (unsigned k = 0; k < 4; k++) {
+    md_live_sb (&s, k, &sb);
+    f[k] = (struct md_found) { true, true, k == 3 ? before[3] : sb };
+  }
+  cr_expect_eq (assemble (f, 4, false, false, &as), 0, "refusal %d",
+                as.refusal);
+  cr_expect_eq (as.in_sync, 4);
+  cr_expect_eq (f[as.freshest].sb.data_offset, 2048 - 384);
+  /* Not a step of a grow: another data offset, one behind. */
+  f[3].sb.new_offset = -256;
+  assemble (f, 4, false, false, &as);
+  cr_expect_eq (as.dev[3].fate, MD_FATE_FOREIGN);
+}
+
 Test (live, re_add_keeps_its_number_and_is_bitmap_guided)
 {
   struct md_live s;

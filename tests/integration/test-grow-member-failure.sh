@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# raid5ctl grow when a member fails mid-reshape: members are NBD exports
+# (nbdkit's file plugin; member 1 behind the error filter), the array
+# holds random data, and half way through a 3 -> 4 grow member 1 starts
+# answering EIO.  md's rule: the member is failed (recorded in the
+# others' superblocks) and the reshape goes on degraded.  Afterwards:
+# the grow succeeded, the superblocks say 4 raid disks with slot 1 out,
+# every byte is where md puts it for 4 members (member-check, slot 1
+# missing: its chunks computed from the others) and the plugin serves the
+# data with slot 1 missing.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+requires_plugin
+requires_md
+requires "$NBDKIT" --filter=error null --version
+requires nbdcopy --version
+RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
+[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+
+SIZE=24M CHUNK=65536
+declare -A URI_OF PID_OF
+TRIGGER=$tmpdir/g1.errors
+member_server g0
+member_server g1 --filter=error error=EIO error-rate=100% "error-file=$TRIGGER"
+member_server g2
+uris=("${URI_OF[g0]}" "${URI_OF[g1]}" "${URI_OF[g2]}")
+"$RAID5CTL" create --chunk 64K --bitmap none "${uris[@]}" >"$tmpdir/create.log" 2>&1 ||
+  { cat "$tmpdir/create.log" >&2; fail "create over URIs"; }
+md_geometry "$tmpdir/g0.img"
+size=$("$NBDKIT" -U - "$PLUGIN" "${uris[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
+head -c "$size" /dev/urandom >"$tmpdir/model"
+"$NBDKIT" -U - "$PLUGIN" "${uris[@]/#/disk=}" --run "nbdcopy '$tmpdir/model' \"\$uri\"" ||
+  fail "filling the array"
+truncate -s "$SIZE" "$tmpdir/new.img"
+
+echo "== 3 -> 4, member 1 failing half way"
+"$RAID5CTL" grow --add "$tmpdir/new.img" --max-speed 4M "${uris[@]}" \
+  >"$tmpdir/out" 2>"$tmpdir/err" &
+pid=$!
+total_kib=$(( size / 1024 ))
+for (( i = 0; i < 300; i++ )); do
+  p=$(md_field "$tmpdir/g0.img" "Reshape pos'n")
+  p=${p%% *}
+  [ -n "$p" ] && [ "$p" -gt $(( total_kib / 3 )) ] && break
+  sleep 0.05
+done
+[ -n "$p" ] || fail "no reshape under way: $(cat "$tmpdir/err")"
+touch "$TRIGGER"
+echo "   member 1 answers EIO from array KiB $p on"
+status=0
+for (( i = 0; i < 1200; i++ )); do
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 $pid 2>/dev/null && { kill -9 $pid; fail "the grow did not end in 120 s"; }
+wait $pid || status=$?
+cat "$tmpdir/err" "$tmpdir/out"
+[ $status = 0 ] || fail "the grow stopped (exit $status)"
+grep -q "^grow: the array has 4 members" "$tmpdir/out" || fail "grow said: $(cat "$tmpdir/out")"
+grep -q "member 1 (.*: Input/output error; member marked faulty" "$tmpdir/err" ||
+  fail "the failure of member 1 is not said"
+rm -f "$TRIGGER"
+members=("$tmpdir/g0.img" missing "$tmpdir/g2.img" "$tmpdir/new.img")
+[ "$(md_field "$tmpdir/g0.img" 'Raid Devices')" = 4 ] || fail "Raid Devices: $(md_field "$tmpdir/g0.img" 'Raid Devices')"
+[ "$(md_field "$tmpdir/g0.img" 'Array State' | cut -d' ' -f1)" = "A.AA" ] ||
+  fail "Array State: $(md_field "$tmpdir/g0.img" 'Array State')"
+stripes=$(( (24 * 1048576 - MD_DOFF) / CHUNK ))
+truncate -s $(( stripes * 3 * CHUNK )) "$tmpdir/model"
+member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset $(( MD_DOFF - 3 * CHUNK )) \
+  --stripes "$stripes" --model "$tmpdir/model" "${members[@]}"
+"$NBDKIT" -U - "$PLUGIN" disk="${URI_OF[g0]}" disk=missing disk="${URI_OF[g2]}" \
+  disk="$tmpdir/new.img" --run "nbdcopy \"\$uri\" '$tmpdir/back'" ||
+  fail "serving the grown, degraded array"
+cmp "$tmpdir/model" "$tmpdir/back" || fail "read back through the plugin"
+echo "test-grow-member-failure: OK"
