@@ -360,12 +360,7 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
   struct meta *m = &a->meta;
   int r = 0;
 
-  /* A resync due from sector 0 (a crash, nothing resynced yet) reads the
-   * same in the superblocks clean as dirty (resync_offset 0): writing
-   * them would change only the events -- and a refused command (raid5ctl
-   * grow on such an array) must leave every byte as it was.
-   */
-  if (!m->enabled || !m->dirty || m->live.resync_cp == 0)
+  if (!m->enabled || !m->dirty)
     return 0;
   if (only_if_idle) {
     if (array_now_ns () - m->last_write_ns < ARRAY_SAFE_MODE_MS * 1000000ULL ||
@@ -382,9 +377,14 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
                      a->integrity.path, strerror (-r));
     else {
       clear_bits (a);
+      /* With a resync due from sector 0 the superblocks say clean as
+       * they say dirty: nothing is written (mdstate's MD_EV_CLEAN).
+       */
       r = update (a, &(struct md_event) { .kind = MD_EV_CLEAN }, err);
-      if (r == 0)
+      if (r == 0) {
+        m->dirty = m->live.dirty;
         integrity_record_events (a);
+      }
     }
   }
   pthread_mutex_unlock (&m->lock);

@@ -524,7 +524,14 @@ change (struct md_live *s, const struct md_event *ev)
 
   switch (ev->kind) {
   case MD_EV_DIRTY: s->dirty = true; return true;
-  case MD_EV_CLEAN: s->dirty = false; return true;
+  case MD_EV_CLEAN:
+    /* super_1_sync writes resync_offset 0 dirty, and the checkpoint
+     * clean: with a resync due from sector 0 both read the same, and
+     * the mark waits for the next write (a refused command leaves the
+     * members as they were).
+     */
+    s->dirty = false;
+    return s->resync_cp != 0;
   case MD_EV_FORCE_CLEAN:
     s->dirty = false;
     s->resync_cp = MD_MAX_SECTOR;

@@ -702,6 +702,29 @@ Test (live, resync_checkpoint_waits_and_shows_when_clean)
   cr_expect_eq (sb.resync_offset, MD_MAX_SECTOR);
 }
 
+/* After a crash nothing is resynced yet: clean and dirty both write
+ * resync_offset 0, so the clean mark writes nothing (the events stay)
+ * until the next write; a checkpoint past 0 is written at once.
+ */
+Test (live, clean_with_resync_due_from_zero_waits)
+{
+  struct md_live s;
+  struct md_sb sb;
+
+  live_of (&s, 3, -1);
+  apply (&s, MD_EV_DIRTY, 0, 0);
+  s.resync_cp = 0;
+  cr_expect (!apply (&s, MD_EV_CLEAN, 0, 0));
+  cr_expect (!s.dirty);
+  cr_expect_eq (s.common.events, E + 1);
+  md_live_sb (&s, 0, &sb);
+  cr_expect_eq (sb.resync_offset, 0);
+  cr_expect (apply (&s, MD_EV_DIRTY, 0, 0));
+  s.resync_cp = 8;
+  cr_expect (apply (&s, MD_EV_CLEAN, 0, 0));
+  cr_expect_eq (s.common.events, E + 3);
+}
+
 Test (live, forced_start_is_recorded_clean)
 {
   struct md_live s;
