@@ -333,6 +333,44 @@ alloc_runtime (struct array *a, struct array_err *err)
   return 0;
 }
 
+int
+array_pools_fit (struct array *a, const struct r5_geom *g,
+                 struct array_err *err)
+{
+  size_t bytes = pool_buf_bytes (g, a->ppl.on);
+  int r;
+
+  if (bytes <= a->pool.buf_bytes)
+    return 0;
+  r = scratch_pool_resize (&a->pool, bytes, pool_bufs (g, a->ppl.on));
+  if (r < 0)
+    array_set_err (err, "cannot make the requests' scratch fit %u members: "
+                   "%s", g->members, strerror (-r));
+  return r;
+}
+
+/* The locks of the array's shape (object.h, grow.h), writers first. */
+static int
+shape_locks_init (struct array *a, struct array_err *err)
+{
+  pthread_rwlockattr_t attr;
+  int r;
+
+  pthread_rwlockattr_init (&attr);
+  pthread_rwlockattr_setkind_np (&attr,
+                                 PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  r = pthread_rwlock_init (&a->shape_lock, &attr);
+  pthread_rwlockattr_destroy (&attr);
+  if (r == 0 && (r = pthread_mutex_init (&a->grow.record_lock, NULL)) != 0)
+    pthread_rwlock_destroy (&a->shape_lock);
+  if (r != 0) {
+    array_set_err (err, "cannot create the shape locks: %s", strerror (r));
+    return -r;
+  }
+  a->shape_lock_made = true;
+  return 0;
+}
+
 /* The partial parity log's recovery, then the integrity record -- judged
  * by md's events and dirty state as assembled, before the recovery
  * changes them.
@@ -376,7 +414,8 @@ array_open (const struct array_config *cfg, array_log_fn log,
   pthread_mutex_init (&a->pad_lock, NULL);
   pthread_mutex_init (&a->fault_lock, NULL);
   err->msg[0] = '\0';
-  if ((r = open_members (a, cfg, err)) < 0 ||
+  if ((r = shape_locks_init (a, err)) < 0 ||
+      (r = open_members (a, cfg, err)) < 0 ||
       (r = open_spare (a, cfg, err)) < 0 ||
       (r = ppl_setup (a, err)) < 0 ||
       (r = alloc_runtime (a, err)) < 0 ||
@@ -435,6 +474,10 @@ array_close (struct array *a)
     scratch_pool_destroy (&a->small);
   pthread_mutex_destroy (&a->pad_lock);
   pthread_mutex_destroy (&a->fault_lock);
+  if (a->shape_lock_made) {
+    pthread_rwlock_destroy (&a->shape_lock);
+    pthread_mutex_destroy (&a->grow.record_lock);
+  }
   free (a);
 }
 

@@ -81,10 +81,6 @@ struct array_config {
   bool manual_readd;          /* a member that can come back by itself (an
                                * NBD export, io_member_can_return) is not
                                * re-added by itself (array/comeback.c) */
-  bool reshape_ok;            /* open an array whose grow is under way, to
-                               * go on with it (raid5ctl grow, offline);
-                               * else it is refused: requests are not
-                               * served across the reshape's line yet */
 };
 
 enum array_log_level {
@@ -126,6 +122,10 @@ void array_close (struct array *a);
 
 const struct r5_geom *array_geom (const struct array *a)
   __attribute__((nonnull));
+/* The bytes served: geom's capacity -- but while a grow is under way
+ * the old shape's (md grows the array's size when the reshape ends).
+ */
+uint64_t array_capacity (const struct array *a) __attribute__((nonnull));
 enum member_state array_member_state (const struct array *a, unsigned member)
   __attribute__((nonnull));
 const char *array_member_path (const struct array *a, unsigned member)
@@ -239,11 +239,13 @@ int array_readd_start (struct array *a, unsigned slot, const char *path,
  * members need that much room before their data.  Each path is probed as
  * a rebuild's is (-EEXIST unless force).  Refused (err says why, nothing
  * written) on raw members, a degraded array, a running job, a bitmap,
- * PPL or integrity record, too little room.  0 or -errno.
+ * PPL or integrity record, too little room.  Requests may run meanwhile
+ * (they are held while the array takes its new shape).  n == 0: a grow
+ * under way whose reshape stopped goes on.  0 or -errno.
  */
 int array_grow_start (struct array *a, const char *const *paths, unsigned n,
                       bool force, struct array_err *err)
-  __attribute__((nonnull, warn_unused_result));
+  __attribute__((nonnull (1, 5), warn_unused_result));
 
 /* Take the member in slot out of service by hand (md's --fail). */
 int array_fail (struct array *a, unsigned slot, struct array_err *err)

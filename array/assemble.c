@@ -160,22 +160,25 @@ check_given (const struct array_config *cfg, const struct md_sb *sb,
   return -EINVAL;
 }
 
-/* Bytes below a reshape's line are in the new shape, the rest in the
- * old: serving either shape alone would return wrong bytes.
+/* An array mid-grow is served across its line (grow.h), and the grow
+ * goes on -- but not with a bitmap or a log, whose regions would have to
+ * follow the line too (array_grow_start refuses to begin such grows).
  */
 static int
-check_no_reshape (const struct array_config *cfg, const struct md_sb *sb,
-                  struct array_err *err)
+check_reshape (const struct md_sb *sb, struct array_err *err)
 {
-  if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE) || cfg->reshape_ok)
+  const char *with = sb->feature_map & MD_FEATURE_BITMAP_OFFSET
+    ? "a write-intent bitmap" : sb->feature_map & MD_FEATURE_ANY_PPL
+    ? "a partial parity log" : NULL;
+
+  if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE) || with == NULL)
     return 0;
   array_set_err (err, "the array is being grown from %" PRIu32 " to %" PRIu32
                  " members (the md superblocks say %" PRIu64 " of %" PRIu64
-                 " sectors done); serving it before the reshape ends is not "
-                 "supported here: finish it with raid5ctl grow MEMBER... "
-                 "(or mdadm --assemble)",
+                 " sectors done) and keeps %s: carrying such a grow on is "
+                 "not supported here (finish it with mdadm --assemble)",
                  sb->raid_disks - (uint32_t) sb->delta_disks, sb->raid_disks,
-                 sb->reshape_position, md_sb_reshape_end (sb));
+                 sb->reshape_position, md_sb_reshape_end (sb), with);
   return -ENOTSUP;
 }
 
@@ -351,7 +354,7 @@ meta_assemble (struct array *a, const struct array_config *cfg,
   if (as->freshest >= 0 && (r = load_bitmap (a, &g, err)) < 0)
     return r;
   if ((as->freshest >= 0 &&
-       (r = check_no_reshape (cfg, &g.f[as->freshest].sb, err)) < 0) ||
+       (r = check_reshape (&g.f[as->freshest].sb, err)) < 0) ||
       (verdict < 0 && (r = refused (&g, err)) < 0) ||
       (r = check_given (cfg, &g.f[as->freshest].sb, err)) < 0 ||
       (r = set_shape (a, &g.f[as->freshest].sb, err)) < 0)

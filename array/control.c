@@ -18,7 +18,7 @@
 #include "array/object.h"
 #include "raid/number.h"
 
-#define MAX_WORDS 8
+#define MAX_WORDS (R5_MAX_MEMBERS + 2)
 
 static unsigned
 split (char *line, char **w)
@@ -145,6 +145,36 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
   return r;
 }
 
+/* grow [PATH...] [--force]: the paths join in new slots and the array is
+ * reshaped onto them; without paths, a stopped reshape goes on.
+ */
+static int
+cmd_grow (struct array *a, char **w, unsigned n, FILE *out,
+          struct array_err *err)
+{
+  const char *paths[R5_MAX_MEMBERS] = { NULL };
+  unsigned k = 0, was = a->geom.members;
+  bool force = false;
+  int r;
+
+  for (unsigned i = 1; i < n; i++) {
+    if (strcmp (w[i], "--force") == 0 && !force)
+      force = true;
+    else if (strncmp (w[i], "--", 2) == 0 || k == R5_MAX_MEMBERS)
+      return -EINVAL;
+    else
+      paths[k++] = w[i];
+  }
+  if ((r = array_grow_start (a, paths, k, force, err)) < 0)
+    return r;
+  if (k > 0)
+    fprintf (out, "grow: %u to %u members: reshape started\n", was,
+             a->geom.members);
+  else
+    fprintf (out, "grow: the reshape goes on (%u members)\n", was);
+  return 0;
+}
+
 /* read OFFSET LENGTH: array bytes as hex, ARRAY_READ_LINE of them a
  * line (what raid5ctl check --control --files reads the file system
  * through).  At most ARRAY_READ_MAX bytes, within the array.
@@ -162,11 +192,11 @@ cmd_read (struct array *a, char **w, unsigned n, FILE *out,
   if (parse_num ("OFFSET", w[1], 0, UINT64_MAX, &off, err) < 0 ||
       parse_num ("LENGTH", w[2], 0, UINT64_MAX, &len, err) < 0)
     return -EINVAL;
-  if (len == 0 || len > ARRAY_READ_MAX || off >= a->geom.capacity ||
-      len > a->geom.capacity - off) {
+  if (len == 0 || len > ARRAY_READ_MAX || off >= array_capacity (a) ||
+      len > array_capacity (a) - off) {
     array_set_err (err, "read %" PRIu64 " %" PRIu64 ": 1 to %u bytes within "
                    "the array's %" PRIu64, off, len, ARRAY_READ_MAX,
-                   a->geom.capacity);
+                   array_capacity (a));
     return -EINVAL;
   }
   if ((buf = malloc (len)) == NULL)
@@ -201,6 +231,10 @@ const struct array_cmd array_cmds[] = {
   { "re-add", "bring back a member that missed writes (bitmap-guided)",
     "re-add SLOT [PATH]", 2, 3, ACMD_WAIT | ACMD_SLOT, 2,
     "[--wait] SLOT [PATH]", NULL, cmd_slot },
+  { "grow", "add members and reshape the array onto them (resumable)",
+    "grow [PATH...] [--force]", 1, MAX_WORDS,
+    ACMD_WAIT | ACMD_ADD | ACMD_FORCE, 0,
+    "[--wait] [--force] --add PATH [--add PATH...]", NULL, cmd_grow },
   { "fail", "take a member of a served array out of service", "fail SLOT",
     2, 2, ACMD_SLOT, 1, "SLOT",
     "Take the member in SLOT out of service by hand (md's --fail): it is\n"

@@ -166,12 +166,13 @@ count_segments (struct array *a, const struct r5_plan *p)
       a->count.segs[k] += p->segs[k];
 }
 
-/* Plan the stripes from pos, with member out treated as absent; a batch
- * stops at limit (a stripe), where a rebuilt region ends.
+/* Plan the stripes from pos, with member out treated as absent, in the
+ * geometry the write path says (b); a batch stops at limit (a stripe),
+ * where a rebuilt region ends.
  */
 static int
 plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
-            uint64_t *planned)
+            struct wp_batch *b, uint64_t *planned)
 {
   struct array *a = rq->a;
   struct worker *w = rq->w;
@@ -180,14 +181,17 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
 
   if (limit != UINT64_MAX && limit * a->geom.stripe_data - pos < len)
     len = limit * a->geom.stripe_data - pos;
-  struct r5_range range = {
+  *b->range = (struct r5_range) {
     .op = rq->op, .off = pos, .len = len, .req_off = rq->off,
     .missing = out, .budget = a->pool.buf_bytes,
   };
-
+  b->plan = &w->plan;
+  b->geom = &a->geom;
+  b->lock_reads = false;
   r5_plan_reset (&w->plan);
-  wp_shape (a, &(struct wp_batch) { &range, &w->plan });
-  r = r5_plan_range (&w->plan, &a->geom, &range, planned);
+  if ((r = wp_shape (a, b, rq->err)) < 0)
+    return r;
+  r = r5_plan_range (&w->plan, b->geom, b->range, planned);
   if (r == 0)
     r = reserve (a, w);
   if (r < 0)
@@ -211,7 +215,9 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
     struct integrity_bad bad;
     bool healing = false;
     struct stripe_range range = { 0, 0, false };
-    uint64_t limit, limit2;
+    struct r5_range planned;
+    struct wp_batch b = { .range = &planned };
+    uint64_t limit, limit2, bsd;
     int out = health_missing_for (&a->health, pos / sd, &limit);
     enum stripe_lock_mode mode;
     size_t nops = 0;
@@ -226,14 +232,18 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
     if (out >= 0 && rq->op != R5_OP_READ &&
         (r = meta_record_out (a, rq->err)) < 0)
       return r;
-    if ((r = plan_batch (rq, pos, out, limit, done)) < 0)
+    if ((r = plan_batch (rq, pos, out, limit, &b, done)) < 0)
       return r;
     mode = lock_mode (rq, &lock);
-    if (lock)
-      stripe_lock_range (&a->locks, pos / sd, (pos + *done - 1) / sd, mode,
-                         &range);
-    /* Health (or the rebuild cursor) changed while we planned? */
-    redo = out != health_missing_for (&a->health, pos / sd, &limit2);
+    bsd = b.geom->stripe_data;
+    if (lock || b.lock_reads)
+      stripe_lock_range (&a->locks, pos / bsd, (pos + *done - 1) / bsd,
+                         mode, &range);
+    /* Health (the rebuild cursor, the reshape line) changed while we
+     * planned?
+     */
+    redo = out != health_missing_for (&a->health, pos / sd, &limit2) ||
+      !wp_holds (a, &b);
     if (!redo && (r = execute (rq, &nops, &bad)) == -EBADMSG)
       healing = redo = true;
     else if (!redo && r < 0) {
@@ -339,10 +349,10 @@ run_request (struct request rq)
     array_set_err (err, "out of memory");
     return -ENOMEM;
   }
-  if (off > a->geom.capacity || len > a->geom.capacity - off) {
+  if (off > array_capacity (a) || len > array_capacity (a) - off) {
     array_set_err (err, "request [%" PRIu64 ", +%" PRIu64 ") is beyond the "
                    "end of the array (%" PRIu64 " bytes)", off, len,
-                   a->geom.capacity);
+                   array_capacity (a));
     return -EINVAL;
   }
   pad = op == R5_OP_TRIM ? 1 : wp_pad (a, op == R5_OP_READ);
@@ -372,14 +382,25 @@ run_request (struct request rq)
   return r;
 }
 
+/* A client's request, under the shape lock (object.h). */
+static int
+serve (struct request rq)
+{
+  int r;
+
+  pthread_rwlock_rdlock (&rq.a->shape_lock);
+  r = run_request (rq);
+  pthread_rwlock_unlock (&rq.a->shape_lock);
+  return r;
+}
+
 int
 array_read (struct array *a, void *buf, uint64_t len, uint64_t off,
             struct array_err *err)
 {
   a->count.reads++;
-  return run_request ((struct request) { .a = a, .op = R5_OP_READ,
-                                         .buf = buf, .off = off, .len = len,
-                                         .err = err });
+  return serve ((struct request) { .a = a, .op = R5_OP_READ, .buf = buf,
+                                   .off = off, .len = len, .err = err });
 }
 
 int
@@ -388,9 +409,9 @@ array_write (struct array *a, const void *buf, uint64_t len, uint64_t off,
 {
   /* Only phase-3 writes use the client buffer then; it is never written. */
   a->count.writes++;
-  return run_request ((struct request) { .a = a, .op = R5_OP_WRITE,
-                                         .flags = flags, .buf = (char *) buf,
-                                         .off = off, .len = len, .err = err });
+  return serve ((struct request) { .a = a, .op = R5_OP_WRITE,
+                                   .flags = flags, .buf = (char *) buf,
+                                   .off = off, .len = len, .err = err });
 }
 
 int
@@ -398,9 +419,8 @@ array_zero (struct array *a, uint64_t len, uint64_t off, unsigned flags,
             struct array_err *err)
 {
   a->count.zeroes++;
-  return run_request ((struct request) { .a = a, .op = R5_OP_ZERO,
-                                         .flags = flags, .off = off,
-                                         .len = len, .err = err });
+  return serve ((struct request) { .a = a, .op = R5_OP_ZERO, .flags = flags,
+                                   .off = off, .len = len, .err = err });
 }
 
 int
@@ -408,26 +428,31 @@ array_trim (struct array *a, uint64_t len, uint64_t off, unsigned flags,
             struct array_err *err)
 {
   a->count.trims++;
-  return run_request ((struct request) { .a = a, .op = R5_OP_TRIM,
-                                         .flags = flags | ARRAY_MAY_TRIM,
-                                         .off = off, .len = len, .err = err });
+  return serve ((struct request) { .a = a, .op = R5_OP_TRIM,
+                                   .flags = flags | ARRAY_MAY_TRIM,
+                                   .off = off, .len = len, .err = err });
 }
 
 static int flush_members (struct array *a, struct array_err *err);
 
-/* Sync every member that takes writes (a member being rebuilt too: the
- * stripes it has passed are written to it); one that fails its sync is
- * failed.
- */
 int
 array_flush (struct array *a, struct array_err *err)
 {
-  uint64_t epoch;
   int r;
 
   a->count.flushes++;
-  epoch = epoch_enter (&a->epochs);
-  r = flush_members (a, err);
+  pthread_rwlock_rdlock (&a->shape_lock);
+  r = array_sync (a, err);
+  pthread_rwlock_unlock (&a->shape_lock);
+  return r;
+}
+
+int
+array_sync (struct array *a, struct array_err *err)
+{
+  uint64_t epoch = epoch_enter (&a->epochs);
+  int r = flush_members (a, err);
+
   epoch_exit (&a->epochs, epoch);
   return r;
 }

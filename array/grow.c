@@ -12,6 +12,7 @@
 #include "array/guard.h"
 #include "array/jobs.h"
 #include "array/object.h"
+#include "array/requests.h"
 #include "array/state.h"
 
 /* A step moves at most this much of each member, so that progress shows
@@ -45,25 +46,6 @@ grow_resume (struct array *a, const struct md_sb *sb, struct array_err *err)
   a->geom = g->r.to;
   g->safe = sb->reshape_position * 512;
   g->active = true;
-  return 0;
-}
-
-/* Every member synced, then the line in the superblocks (md's
- * reshape_position): what lies below it is durable in the new shape.
- */
-static int
-record (struct array *a, uint64_t line, struct array_err *err)
-{
-  struct grow *g = &a->grow;
-  int r;
-
-  if ((r = array_flush (a, err)) < 0 ||
-      (r = meta_apply (a, &(struct md_event) { .kind = MD_EV_RESHAPE_CP,
-                                               .sectors = line / 512 },
-                       err)) < 0)
-    return r;
-  g->safe = line;
-  g->recorded_ns = array_now_ns ();
   return 0;
 }
 
@@ -121,7 +103,7 @@ window_memory (struct array *a, const struct r5_reshape *rs,
  * (recorded) and the window moved again without it.
  */
 static int
-move_window (struct array *a, uint64_t line, struct array_err *err)
+move_locked (struct array *a, uint64_t line, struct array_err *err)
 {
   struct grow *g = &a->grow;
   int r;
@@ -153,12 +135,33 @@ move_window (struct array *a, uint64_t line, struct array_err *err)
   }
 }
 
+/* Move the window [line, line + len) holding its old stripes' locks
+ * (requests ahead of the line take them, grow-line.c), and the line past
+ * it before they are let go.
+ */
+static int
+move_window (struct array *a, uint64_t line, uint64_t len,
+             struct array_err *err)
+{
+  const struct r5_geom *from = &a->grow.r.from;
+  struct stripe_range held;
+  int r;
+
+  stripe_lock_range (&a->locks, line / from->stripe_data,
+                     (line + len - 1) / from->stripe_data, STRIPE_EXCLUSIVE,
+                     &held);
+  if ((r = move_locked (a, line, err)) == 0)
+    a->job.cursor = (line + len) / a->grow.r.to.stripe_data;
+  stripe_unlock_range (&a->locks, &held);
+  return r;
+}
+
 int
 grow_step (struct array *a, uint64_t reach, struct array_err *err)
 {
   struct grow *g = &a->grow;
   const struct r5_reshape *rs = &g->r;
-  uint64_t line = a->job.cursor * a->geom.stripe_data, covered = 0;
+  uint64_t line = grow_line (a), covered = 0;
   int r;
 
   if (reach > GROW_STEP_BYTES)
@@ -168,14 +171,13 @@ grow_step (struct array *a, uint64_t reach, struct array_err *err)
 
     if ((r5_reshape_must_record (rs, g->safe, line) ||
          array_now_ns () - g->recorded_ns >= GROW_RECORD_NS) &&
-        (r = record (a, line, err)) < 0)
+        (r = grow_record (a, line, err)) < 0)
       return r;
-    if ((r = move_window (a, line, err)) < 0)
+    if ((r = move_window (a, line, len, err)) < 0)
       return r;
     line += len;
     covered += len / rs->to.stripe_data * rs->to.chunk;
     g->windows++;
-    a->job.cursor = line / rs->to.stripe_data;
   }
   return 0;
 }
@@ -186,7 +188,7 @@ grow_done (struct array *a, struct array_err *err)
   struct grow *g = &a->grow;
   int r;
 
-  if ((r = array_flush (a, err)) < 0 ||
+  if ((r = array_sync (a, err)) < 0 ||
       (r = meta_apply (a, &(struct md_event) { .kind = MD_EV_RESHAPE_DONE },
                        err)) < 0)
     return r;
@@ -219,6 +221,8 @@ check_growable (struct array *a, unsigned n, bool force,
 
   if (!a->meta.enabled)
     no = "raw members (metadata=none) have no superblocks to record a grow";
+  else if (a->grow.active)
+    no = "the array is being grown already: let that grow end first";
   else if (a->job.kind == R5_JOB_RESYNC)
     no = "a resync is due (the array was not stopped cleanly): serve it "
          "until the resync ends, or run raid5ctl repair, first";
@@ -333,31 +337,80 @@ record_grow (struct array *a, unsigned first, unsigned n,
     }, err);
 }
 
+/* The array takes the new shape and the superblocks record the grow;
+ * shape_lock held exclusively (no request runs), job.lock held.  On
+ * error the array keeps its old shape; the new members are closed.
+ */
+static int
+begin_grow (struct array *a, unsigned n, const struct r5_reshape *rs,
+            struct array_err *err)
+{
+  unsigned first = rs->from.members;
+  int r;
+
+  if ((r = array_pools_fit (a, &rs->to, err)) < 0)
+    return r;
+  a->grow.r = *rs;
+  a->grow.safe = 0;
+  a->job.cursor = 0;          /* the line, before the shape says so */
+  a->geom = rs->to;
+  a->grow.active = true;
+  if ((r = record_grow (a, first, n, rs, err)) < 0) {
+    a->grow.active = false;
+    a->geom = rs->from;
+    return r;
+  }
+  a->grow.recorded_ns = array_now_ns ();
+  job_begin (a, R5_JOB_RESHAPE);
+  array_log (a, ARRAY_LOG_NOTICE, "growing from %u to %u members: the data "
+             "moves down %" PRIu64 " KiB on each (no backup needed)", first,
+             first + n, (rs->from.data_offset - rs->to.data_offset) >> 10);
+  return 0;
+}
+
+/* No new members: the grow under way, whose reshape stopped, goes on
+ * from its line (one that runs just does); job.lock held.
+ */
+static int
+go_on (struct array *a, struct array_err *err)
+{
+  if (a->job.kind == R5_JOB_RESHAPE)
+    return 0;
+  if (!a->grow.active) {
+    array_set_err (err, "nothing to grow: the array has %u members and no "
+                   "grow under way; give the members to add",
+                   a->geom.members);
+    return -EINVAL;
+  }
+  if (a->job.kind != R5_JOB_NONE) {
+    array_set_err (err, "busy: a %s is running",
+                   r5_job_name (a->job.kind));
+    return -EBUSY;
+  }
+  job_begin (a, R5_JOB_RESHAPE);
+  return 0;
+}
+
 int
 array_grow_start (struct array *a, const char *const *paths, unsigned n,
                   bool force, struct array_err *err)
 {
   struct r5_reshape rs;
-  unsigned first = a->geom.members;
   int r;
 
   pthread_mutex_lock (&a->job.lock);
-  if ((r = check_growable (a, n, force, err)) == 0 &&
+  if (n == 0)
+    r = go_on (a, err);
+  else if ((r = check_growable (a, n, force, err)) == 0 &&
       (r = new_shape (a, n, &rs, err)) == 0 &&
       (r = window_memory (a, &rs, err)) == 0 &&
       (r = open_new_members (a, paths, n, force, &rs, err)) == 0) {
-    a->grow.r = rs;
-    a->grow.safe = 0;
-    a->grow.active = true;
-    a->geom = rs.to;
-    if ((r = record_grow (a, first, n, &rs, err)) == 0) {
-      a->grow.recorded_ns = array_now_ns ();
-      job_begin (a, R5_JOB_RESHAPE);
-      array_log (a, ARRAY_LOG_NOTICE, "growing from %u to %u members: the "
-                 "data moves down %" PRIu64 " KiB on each (no backup "
-                 "needed)", first, first + n,
-                 (rs.from.data_offset - rs.to.data_offset) >> 10);
-    }
+    pthread_rwlock_wrlock (&a->shape_lock);
+    r = begin_grow (a, n, &rs, err);
+    pthread_rwlock_unlock (&a->shape_lock);
+    if (r < 0)
+      for (unsigned i = 0; i < n; i++)
+        io_member_close (&a->members[rs.from.members + i]);
   }
   pthread_mutex_unlock (&a->job.lock);
   return r;

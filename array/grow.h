@@ -5,9 +5,16 @@
  * While a grow is under way a->geom is the NEW shape (N+k members, the
  * data offset moved down, the same stripes per member): member loops,
  * superblock writes and the job's progress (stripes of the new shape)
- * need nothing else.  The old shape and the line live here.  Requests
- * are not served across the line yet: assembly refuses an array mid-grow
- * unless array_config.reshape_ok (raid5ctl grow, offline).
+ * need nothing else.  The old shape lives here; the line is the job's
+ * cursor (stripes of the new shape).  The array serves the old size
+ * until the grow ends (md's array size grows in raid5_finish_reshape).
+ *
+ * Requests (grow-line.c, the write path's "reshape line"): a batch ahead
+ * of the line runs in the old shape and holds its stripes' locks, reads
+ * too; the job moves a window holding the locks of its old stripes, and
+ * moves the line before it lets them go.  A write behind the line but
+ * past what the superblocks record waits until they record it (md's
+ * reshape_safe): after a crash those bytes are read in the old shape.
  *
  * Crash safety (reshape.h): before a window is written past what the
  * superblocks allow, every member is synced and the line recorded in
@@ -15,14 +22,18 @@
  * GROW_RECORD_NS for progress.  A restart goes on from the recorded line.
  *
  * Who calls what: assemble.c hands a grow under way over (grow_resume);
- * array_grow_start begins one (tools/grow.c, offline); job.c runs its
- * steps (grow_step) and ends it (grow_done, grow_free).  Locking: job.lock
- * is held around grow_step and grow_done, as around every job step.
- * Errors: -errno with one line in err.
+ * array_grow_start begins one (tools/grow.c offline, control.c online);
+ * job.c runs its steps (grow_step) and ends it (grow_done, grow_free);
+ * the write path calls grow_shape and grow_holds for every batch while
+ * one is under way.  Locking: job.lock is held around grow_step and
+ * grow_done, as around every job step; record_lock around each record of
+ * the line.  Errors: -errno with one line in err.
  */
 #ifndef ARRAY_GROW_H
 #define ARRAY_GROW_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -35,10 +46,11 @@
                                                 * loses at most this much */
 
 struct grow {
-  bool active;
+  _Atomic bool active;
   struct r5_reshape r;        /* from: the old shape; to == a->geom */
-  uint64_t safe;              /* array bytes the superblocks count moved */
+  _Atomic uint64_t safe;      /* array bytes the superblocks count moved */
   uint64_t recorded_ns;
+  pthread_mutex_t record_lock;
   /* The job's memory, made at its first step, kept to its end. */
   struct r5_plan plan;
   char *scratch;
@@ -71,5 +83,25 @@ int grow_done (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 void grow_free (struct grow *g) __attribute__((nonnull));
+
+/* The reshape line: array bytes below it are in the new shape. */
+uint64_t grow_line (const struct array *a) __attribute__((nonnull));
+
+/* Record line (at most the line, a stripe boundary of the new shape) in
+ * the superblocks, every member synced first, unless they record as much
+ * already.  Any thread; serialised by record_lock.  0 or -errno.
+ */
+int grow_record (struct array *a, uint64_t line, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* The write path's row (writepath.h): shape a batch by the line, and
+ * say whether the line has passed it since.
+ */
+struct wp_batch;
+int grow_shape (struct array *a, struct wp_batch *b, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+bool grow_holds (const struct array *a, const struct wp_batch *b)
+  __attribute__((nonnull));
+
 
 #endif /* ARRAY_GROW_H */

@@ -95,15 +95,20 @@ job_slot (const struct array *a)
   return a->job.kind == R5_JOB_REBUILD ? health_out (&a->health) : -1;
 }
 
-/* Start kind at stripe 0; job.lock held.  The cursor is reset before
- * anything else changes: requests read it to tell a rebuilt stripe.
+/* Start kind at stripe 0 (a reshape: at the line); job.lock held.  The
+ * cursor is reset before anything else changes: requests read it to tell
+ * a rebuilt stripe.
  */
 void
 job_begin (struct array *a, enum r5_job kind)
 {
   struct job *j = &a->job;
 
-  j->cursor = 0;
+  /* While a grow is under way the cursor is its line (grow.h): its
+   * reshape, begun again, goes on from there.
+   */
+  if (!(kind == R5_JOB_RESHAPE && a->grow.active))
+    j->cursor = 0;
   j->tally.mismatches = 0;
   j->tally.stripes_bad = 0;
   j->tally.nfound = 0;
@@ -134,8 +139,8 @@ array_job_start (struct array *a, enum r5_job kind,
   }
   else if (a->grow.active) {
     array_set_err (err, "the array is being grown (its reshape stopped at "
-                   "array byte %" PRIu64 "): go on with the grow first",
-                   a->grow.safe);
+                   "array byte %" PRIu64 "): go on with the grow first "
+                   "(raid5ctl grow)", grow_line (a));
     r = -EBUSY;
   }
   else if (health_out (&a->health) >= 0 || health_failed (&a->health)) {
@@ -208,9 +213,9 @@ finish_locked (struct array *a, enum r5_job kind, int r)
   else if (kind == R5_JOB_RESHAPE && r == 0)
     r = grow_done (a, &err);
   else if (kind == R5_JOB_RESHAPE)
-    array_log (a, ARRAY_LOG_ERROR, "the reshape stopped; the superblocks "
-               "keep its place (array byte %" PRIu64 "): raid5ctl grow "
-               "MEMBER... goes on with it", a->grow.safe);
+    array_log (a, ARRAY_LOG_ERROR, "the reshape stopped at array byte %"
+               PRIu64 " (the superblocks say %" PRIu64 "): raid5ctl grow "
+               "goes on with it", grow_line (a), (uint64_t) a->grow.safe);
   if (r < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s stopped at stripe %" PRIu64 ": %s",
                r5_job_name (kind), (uint64_t) j->cursor, err.msg);
@@ -221,8 +226,11 @@ finish_locked (struct array *a, enum r5_job kind, int r)
   j->kind = R5_JOB_NONE;
   runner_close (j->runner);   /* the job's threads, buffers, mappings */
   j->runner = NULL;
-  /* A resync that waited for a whole array (md does recovery first). */
-  if (kind == R5_JOB_REBUILD && r == 0 && meta_resync_due (a)) {
+  /* A resync that waited for a whole array (md does recovery and
+   * reshape first).
+   */
+  if ((kind == R5_JOB_REBUILD || kind == R5_JOB_RESHAPE) && r == 0 &&
+      meta_resync_due (a) && health_out (&a->health) < 0) {
     job_begin (a, R5_JOB_RESYNC);
     j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
   }

@@ -74,6 +74,13 @@ struct array {
    * bytes (exec.c).
    */
   pthread_mutex_t pad_lock;
+  /* The array's shape (geom, members, grow, the requests' pools) changes
+   * only under this held exclusively (a grow starting); every request
+   * holds it shared, taken at array_read/write/zero/trim/flush.  It
+   * prefers writers: a grow is not starved by a steady load.
+   */
+  pthread_rwlock_t shape_lock;
+  bool shape_lock_made;
 };
 
 /* Monotonic time in nanoseconds. */

@@ -19,6 +19,8 @@
 #include "raid/plan.h"
 
 struct array;
+struct array_err;
+struct r5_geom;
 
 /* Scratch of all requests together (scratch_pool.h): this much, in
  * buffers of at least ARRAY_SCRATCH_MIN_BUF and at least one stripe's
@@ -50,6 +52,21 @@ struct epochs {
 uint64_t epoch_enter (struct epochs *e) __attribute__((nonnull));
 void epoch_exit (struct epochs *e, uint64_t epoch) __attribute__((nonnull));
 void epoch_quiesce (struct epochs *e) __attribute__((nonnull));
+
+/* Sync every member that takes writes (a member being rebuilt too: the
+ * stripes it has passed are written to it); one that fails its sync is
+ * failed.  What array_flush does for a client, for the array's own use
+ * (it holds the shape lock already, or changes the shape).  0 or -errno.
+ */
+int array_sync (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Make the requests' pools fit g's stripes (a grow adds members); no
+ * request may be running.  0 or -errno (err set; the old pools stay).
+ */
+int array_pools_fit (struct array *a, const struct r5_geom *g,
+                     struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
 
 /* Per-thread reusable memory for executing requests. */
 struct worker {

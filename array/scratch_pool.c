@@ -38,6 +38,30 @@ scratch_pool_destroy (struct scratch_pool *p)
   pthread_mutex_destroy (&p->lock);
 }
 
+int
+scratch_pool_resize (struct scratch_pool *p, size_t buf_bytes, unsigned max)
+{
+  void **room;
+  int r = 0;
+
+  pthread_mutex_lock (&p->lock);
+  if (p->made != p->nfree)
+    r = -EBUSY;
+  else if ((room = calloc (max, sizeof *room)) == NULL)
+    r = -ENOMEM;
+  else {
+    for (unsigned i = 0; i < p->nfree; i++)
+      free (p->free[i]);
+    free (p->free);
+    p->free = room;
+    p->nfree = p->made = 0;
+    p->buf_bytes = buf_bytes;
+    p->max = max;
+  }
+  pthread_mutex_unlock (&p->lock);
+  return r;
+}
+
 /* With the lock held: may another buffer be made? */
 static bool
 may_make (const struct scratch_pool *p)

@@ -39,6 +39,12 @@ void scratch_pool_destroy (struct scratch_pool *p) __attribute__((nonnull));
  */
 void *scratch_pool_get (struct scratch_pool *p) __attribute__((nonnull));
 
+/* Buffers of buf_bytes from now on, at most max: the free ones are let
+ * go.  0; -EBUSY if a buffer is in use, -ENOMEM (the pool as it was).
+ */
+int scratch_pool_resize (struct scratch_pool *p, size_t buf_bytes,
+                         unsigned max) __attribute__((nonnull));
+
 /* Give back a buffer from scratch_pool_get(); NULL is ignored. */
 void scratch_pool_put (struct scratch_pool *p, void *buf)
   __attribute__((nonnull (1)));

@@ -218,6 +218,24 @@ print_policy (const struct array *a, FILE *out)
              a->integrity.stale_units);
 }
 
+/* A grow under way: the shapes, the line, the sizes (md serves the old
+ * one until the reshape ends; NBD clients read the size when they
+ * connect).
+ */
+static void
+print_grow (const struct array *a, FILE *out)
+{
+  const struct grow *g = &a->grow;
+
+  if (!g->active)
+    return;
+  fprintf (out, "      growing from %u to %u members: new shape below array "
+           "byte %" PRIu64 " (%" PRIu64 " recorded); %" PRIu64 " KiB when "
+           "the reshape ends (clients see it when they connect again)\n",
+           g->r.from.members, g->r.to.members, grow_line (a),
+           (uint64_t) g->safe, g->r.to.capacity / 1024);
+}
+
 static void
 print_text (struct array *a, const struct array_job_status *j,
             const struct array_stats *st, FILE *out)
@@ -231,7 +249,8 @@ print_text (struct array *a, const struct array_job_status *j,
            metadata_state (a), a->geom.members, in_service (a), h);
   fprintf (out, "      %u members, %" PRIu64 "K chunk, %s, %" PRIu64
            " KiB\n", a->geom.members, a->geom.chunk / 1024,
-           r5_layout_name (a->geom.layout), a->geom.capacity / 1024);
+           r5_layout_name (a->geom.layout), array_capacity (a) / 1024);
+  print_grow (a, out);
   for (unsigned s = 0; s < a->geom.members; s++) {
     struct io_member_figures f;
 
@@ -403,6 +422,23 @@ json_found (const struct array_job_status *j)
 }
 
 static json_object *
+json_grow (const struct array *a)
+{
+  const struct grow *g = &a->grow;
+  json_object *o;
+
+  if (!g->active)
+    return NULL;
+  o = json_object_new_object ();
+  put_u64 (o, "from_members", g->r.from.members);
+  put_u64 (o, "to_members", g->r.to.members);
+  put_u64 (o, "line_bytes", grow_line (a));
+  put_u64 (o, "recorded_bytes", g->safe);
+  put_u64 (o, "size_after_bytes", g->r.to.capacity);
+  return o;
+}
+
+static json_object *
 json_job (const struct array_job_status *j)
 {
   json_object *o = json_object_new_object ();
@@ -507,7 +543,8 @@ print_json (struct array *a, const struct array_job_status *j,
   put_u64 (o, "chunk_bytes", a->geom.chunk);
   put_str (o, "layout", r5_layout_name (a->geom.layout));
   put_u64 (o, "data_offset_bytes", a->geom.data_offset);
-  put_u64 (o, "size_bytes", a->geom.capacity);
+  put_u64 (o, "size_bytes", array_capacity (a));
+  json_object_object_add (o, "grow", json_grow (a));
   json_object_object_add (o, "members", json_members (a));
   json_object_object_add (o, "left_out", json_left_out (a));
   put_str (o, "spare", io_member_is_open (&a->spare) ? a->spare.path : NULL);

@@ -18,14 +18,24 @@ always (const struct array *a)
 /* The resync line: after an unclean stop parity may be wrong from the
  * resync's cursor on; writes there use RCW, which computes parity afresh,
  * rather than RMW, which would carry the error forward (md does the
- * same).  Next to it, the reshape line will send each stripe to the
- * geometry its address is in.
+ * same).
  */
-static void
-resync_shape (const struct array *a, struct wp_batch *b)
+static int
+resync_shape (struct array *a, struct wp_batch *b, struct array_err *err)
 {
+  (void) err;
   if (a->job.kind == R5_JOB_RESYNC)
     b->plan->rcw_from = a->job.cursor;
+  return 0;
+}
+
+/* The reshape line (grow.h): a batch runs in the shape its address is
+ * in, and a write waits for the line to be recorded where md's does.
+ */
+static bool
+growing (const struct array *a)
+{
+  return a->grow.active;
 }
 
 static bool
@@ -40,8 +50,8 @@ ppl_on (const struct array *a)
  * partial parity of a stripe is no more than the bytes written to it,
  * and none for a full stripe).
  */
-static void
-ppl_shape (const struct array *a, struct wp_batch *b)
+static int
+ppl_shape (struct array *a, struct wp_batch *b, struct array_err *err)
 {
   const uint64_t sd = a->geom.stripe_data;
   struct r5_range *rg = b->range;
@@ -51,8 +61,10 @@ ppl_shape (const struct array *a, struct wp_batch *b)
   b->plan->ppl = true;
   rg->ppl_entries = PPL_BATCH_ENTRIES;
   rg->ppl_bytes = a->ppl.unit_room;
+  (void) err;
   if (in_first != sd && in_first > a->ppl.unit_room)
     rg->len = a->ppl.unit_room;
+  return 0;
 }
 
 static bool
@@ -79,11 +91,14 @@ integrity_issue (struct array *a, const struct io_op *ops, size_t n)
 }
 
 /* The features, in the order their hooks run.  The bitmap comes first:
- * its bits are durable before anything else of the write happens.
+ * its bits are durable before anything else of the write happens; then
+ * the reshape line, which says the geometry the others plan in.
  */
 static const struct write_hook hooks[] = {
   { .name = "superblocks and bitmap", .on = always,
     .begin = meta_write_begin, .end = meta_write_end },
+  { .name = "reshape line", .on = growing, .shape = grow_shape,
+    .holds = grow_holds },
   { .name = "resync line", .on = always, .shape = resync_shape },
   { .name = "partial parity log", .on = ppl_on, .pad = 512,
     .shape = ppl_shape, .run = ppl_run_plan },
@@ -133,12 +148,26 @@ wp_end (struct array *a)
       hooks[i].end (a);
 }
 
-void
-wp_shape (const struct array *a, struct wp_batch *b)
+int
+wp_shape (struct array *a, struct wp_batch *b, struct array_err *err)
+{
+  for (size_t i = 0; i < NHOOKS; i++) {
+    int r;
+
+    if (hooks[i].shape && hooks[i].on (a) &&
+        (r = hooks[i].shape (a, b, err)) < 0)
+      return r;
+  }
+  return 0;
+}
+
+bool
+wp_holds (const struct array *a, const struct wp_batch *b)
 {
   for (size_t i = 0; i < NHOOKS; i++)
-    if (hooks[i].shape && hooks[i].on (a))
-      hooks[i].shape (a, b);
+    if (hooks[i].holds && hooks[i].on (a) && !hooks[i].holds (a, b))
+      return false;
+  return true;
 }
 
 int

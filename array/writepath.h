@@ -17,8 +17,12 @@
  *            bit reaches the disk before the write).  On failure the
  *            request fails, and the hooks that began are ended.
  *   shape    a batch's plan is being made (its range, the plan's knobs):
- *            a feature sets what the planner must know (where parity may
- *            be stale, the log's limits); under no lock.
+ *            a feature sets what the planner must know (the geometry the
+ *            range is in, where parity may be stale, the log's limits);
+ *            under no lock.  May wait, and fail the request.
+ *   holds    the batch's stripe locks are held: does what shape decided
+ *            still hold (the reshape's line may have passed the batch)?
+ *            If not, the batch is planned again.
  *   run      the batch's plan is run, stripe locks held: by the first
  *            feature that runs plans its own way (the log: each parity
  *            group's entries logged before its writes), else plan_run.
@@ -46,12 +50,16 @@
 struct array;
 
 /* A batch being planned: the range asked of the planner (a hook may cut
- * len or set the log's limits) and the plan, reset (a hook may set its
- * knobs: rcw_from, ppl).
+ * len, change missing, set the log's limits), the plan, reset (a hook may
+ * set its knobs: rcw_from, ppl), the geometry it is planned in (the
+ * array's, unless a hook says otherwise) and whether even a healthy read
+ * must hold its stripes' locks.
  */
 struct wp_batch {
   struct r5_range *range;
   struct r5_plan *plan;
+  const struct r5_geom *geom;
+  bool lock_reads;
 };
 
 struct write_hook {
@@ -60,7 +68,8 @@ struct write_hook {
   uint64_t pad, read_pad;     /* bytes; 0: none */
   int (*begin) (struct array *a, uint64_t first, uint64_t last,
                 struct array_err *err);
-  void (*shape) (const struct array *a, struct wp_batch *b);
+  int (*shape) (struct array *a, struct wp_batch *b, struct array_err *err);
+  bool (*holds) (const struct array *a, const struct wp_batch *b);
   int (*run) (struct array *a, struct plan_run *x);
   int (*issue) (struct array *a, const struct io_op *ops, size_t n);
   void (*issued) (struct array *a);
@@ -70,15 +79,18 @@ struct write_hook {
 };
 
 /* The stages (see above).  wp_pad: of writes and zeroes (read false) or
- * of reads; 1 if no feature pads.  wp_run: 0 or the executor's result
- * (runplan.h).  wp_verify: true if every feature that verifies says the
- * bytes are right; else false with *bad (NULL: not wanted).
+ * of reads; 1 if no feature pads.  wp_shape: 0, or -errno with err set.
+ * wp_run: 0 or the executor's result (runplan.h).  wp_verify: true if
+ * every feature that verifies says the bytes are right; else false with
+ * *bad (NULL: not wanted).
  */
 uint64_t wp_pad (const struct array *a, bool read) __attribute__((nonnull));
 int wp_begin (struct array *a, uint64_t first, uint64_t last,
               struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
-void wp_shape (const struct array *a, struct wp_batch *b)
+int wp_shape (struct array *a, struct wp_batch *b, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+bool wp_holds (const struct array *a, const struct wp_batch *b)
   __attribute__((nonnull));
 int wp_run (struct array *a, struct plan_run *x)
   __attribute__((nonnull, warn_unused_result));

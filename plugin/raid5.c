@@ -134,7 +134,7 @@ raid5_open (int readonly)
 static int64_t
 raid5_get_size (void *handle)
 {
-  return (int64_t) array_geom (array)->capacity;
+  return (int64_t) array_capacity (array);
 }
 
 static uint32_t

@@ -1,6 +1,6 @@
 /* tools/ctl-wait.c -- --wait: follow a job the server started (check,
- * repair, rebuild) by polling `status --json`, draw its progress, and
- * report its result as the offline commands do.
+ * repair, rebuild, a grow's reshape) by polling `status --json`, draw its
+ * progress, and report its result as the offline commands do.
  *
  * The job is ours while the server's running job is of its kind: the
  * server runs one job at a time and ours started with the OK.  When it
@@ -40,6 +40,8 @@ struct job_view {
   struct array_mismatch found[ARRAY_FOUND_MAX];
   char state[16], health[R5_MAX_MEMBERS + 3];
   char slot_state[16], slot_path[4096];
+  uint64_t members, size;     /* raid_disks, size_bytes (served) */
+  bool growing;               /* a grow under way */
 };
 
 /* The checksum fields of a found stripe, when the server has a record. */
@@ -115,7 +117,10 @@ parse_status (json_object *s, unsigned slot, struct job_view *v)
     && ctl_json_u64 (l, "stripes_bad", &v->last_bad)
     && ctl_json_str (s, "state", v->state, sizeof v->state)
     && ctl_json_str (s, "health", v->health, sizeof v->health)
-    && read_slot (s, slot, v);
+    && ctl_json_u64 (s, "raid_disks", &v->members)
+    && ctl_json_u64 (s, "size_bytes", &v->size)
+    && (v->growing = ctl_json_member (s, "grow", json_type_object) != NULL,
+        read_slot (s, slot, v));
 }
 
 /* The geometry a status gives. */
@@ -222,6 +227,8 @@ outcome (const struct ctl_wait *w, const struct job_view *v)
     return v->last_result;
   if (w->kind == R5_JOB_REBUILD)
     return strcmp (v->slot_state, "active") == 0 ? 0 : -EIO;
+  if (w->kind == R5_JOB_RESHAPE)
+    return v->growing ? -EIO : 0;
   return 1;
 }
 
@@ -256,6 +263,20 @@ result (const struct ctl_wait *w, const struct job_view *v,
   return tool_error ("the %s stopped after %" PRIu64 " of %" PRIu64
                      " stripes: %s", name, v->done, v->total,
                      why_stopped (w, r));
+}
+
+/* As the offline grow says it; the export's size is read by a client
+ * when it connects (nbdkit's get_size).
+ */
+static void
+report_grow (const struct job_view *v)
+{
+  char size[32];
+
+  printf ("grow: the array has %" PRIu64 " members, %s (%" PRIu64 " bytes); "
+          "clients see the new size when they connect again: then grow the "
+          "file system (resize2fs, xfs_growfs)\n", v->members,
+          tool_human (v->size, size, sizeof size), v->size);
 }
 
 static void
@@ -294,6 +315,10 @@ ctl_wait (const struct ctl_wait *w)
     return r;
   if (w->kind == R5_JOB_REBUILD) {
     report_rebuild (w, &v);
+    return TOOL_OK;
+  }
+  if (w->kind == R5_JOB_RESHAPE) {
+    report_grow (&v);
     return TOOL_OK;
   }
   if (report_check (w, &v) != TOOL_OK)

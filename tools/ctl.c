@@ -26,7 +26,7 @@
 /* raid5ctl's names of the ACMD_* options, by bit. */
 static const char *const opt_names[] = {
   "--json", "--wait", "--list", "--slot", "--new", "--min", "--max",
-  "--files", "--fs-offset", "--force",
+  "--files", "--fs-offset", "--force", "", "--add",
 };
 
 /* What the command line said. */
@@ -36,6 +36,8 @@ struct ctl_args {
   bool json, wait, force;
   unsigned list;
   const char *slot, *path;
+  const char *add[R5_MAX_MEMBERS];  /* grow's --add */
+  unsigned nadd;
   unsigned slot_no;           /* slot, parsed */
   uint64_t min_kib, max_kib;
   uint64_t fs_off;            /* --fs-offset, or CHECK_FS_AUTO */
@@ -89,6 +91,13 @@ take_option (struct ctl_args *a, int c, const char *arg)
     return tool_parse_speed ("--max", arg, &a->max_kib);
   case 'f': a->given |= ACMD_FILES; return TOOL_OK;
   case 'F': a->given |= ACMD_FORCE; a->force = true; return TOOL_OK;
+  case 'a':
+    a->given |= ACMD_ADD;
+    if (a->nadd == R5_MAX_MEMBERS - R5_MIN_MEMBERS)
+      return tool_error ("--add %s: too many (an array has at most %d "
+                         "members)", arg, R5_MAX_MEMBERS);
+    a->add[a->nadd++] = arg;
+    return TOOL_OK;
   case 'o':
     a->given |= ACMD_FS_OFFSET;
     return check_parse_fs_offset (arg, &a->fs_off);
@@ -110,6 +119,7 @@ parse_options (int argc, char **argv, struct ctl_args *a)
     { "files", no_argument, NULL, 'f' },
     { "fs-offset", required_argument, NULL, 'o' },
     { "force", no_argument, NULL, 'F' },
+    { "add", required_argument, NULL, 'a' },
     { NULL, 0, NULL, 0 },
   };
   unsigned bad;
@@ -192,6 +202,12 @@ compose (const struct ctl_args *a, char *line, size_t len)
 
   if (a->path && server_path (a->path, path, sizeof path) != TOOL_OK)
     return TOOL_FAIL;
+  for (unsigned i = 0; i < a->nadd; i++) {
+    if (server_path (a->add[i], path, sizeof path) != TOOL_OK)
+      return TOOL_FAIL;
+    n += snprintf (line + n, len - (size_t) n, " %s", path);
+    path[0] = '\0';
+  }
   if (a->json && !a->wait)
     n += snprintf (line + n, len - (size_t) n, " --json");
   if (a->slot)
@@ -210,7 +226,8 @@ static enum r5_job
 job_of (const struct array_cmd *c)
 {
   return strcmp (c->name, "check") == 0 ? R5_JOB_CHECK
-    : strcmp (c->name, "repair") == 0 ? R5_JOB_REPAIR : R5_JOB_REBUILD;
+    : strcmp (c->name, "repair") == 0 ? R5_JOB_REPAIR
+    : strcmp (c->name, "grow") == 0 ? R5_JOB_RESHAPE : R5_JOB_REBUILD;
 }
 
 int
@@ -218,7 +235,8 @@ ctl_main (const char *path, int argc, char **argv)
 {
   struct ctl_args a = { .cmd = array_cmd_find (argv[0]),
                         .list = ARRAY_FOUND_MAX, .fs_off = CHECK_FS_AUTO };
-  char line[PATH_MAX + 64], *reply;
+  static char line[(R5_MAX_MEMBERS + 1) * (PATH_MAX + 8)];
+  char *reply;
   int r;
 
   if (a.cmd == NULL || a.cmd->opts & ACMD_HIDDEN)

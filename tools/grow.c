@@ -1,4 +1,5 @@
-/* tools/grow.c -- raid5ctl grow (offline): add members to an array and
+/* tools/grow.c -- raid5ctl grow (offline; --control hands it to the
+ * server, tools/ctl.c): add members to an array and
  * reshape it onto them, as mdadm --add then --grow --raid-devices=N+K;
  * or go on with a reshape that was interrupted (here or by md).
  *
@@ -49,6 +50,8 @@ usage (void)
 "usage: raid5ctl grow --add PATH [--add PATH...] [--force] [--max-speed SIZE]\n"
 "                     [--direct|--buffered] DISK...\n"
 "       raid5ctl grow [--max-speed SIZE] DISK...\n"
+"       raid5ctl grow --control SOCKET [--wait] [--force] --add PATH\n"
+"                     [--add PATH...]\n"
 "\n"
 "Grow an array whose members carry md superblocks by one member or more,\n"
 "offline (nothing may serve the members): mdadm --add, then mdadm --grow\n"
@@ -79,6 +82,17 @@ usage (void)
 "\n"
 "Afterwards a server started on the members serves the bigger array;\n"
 "grow the file system on it (resize2fs, xfs_growfs: raid5ctl mkfs-hint).\n"
+"\n"
+"With --control SOCKET, the server of the array (nbdkit raid5 ...\n"
+"control=SOCKET) grows it while it serves: clients read and write\n"
+"throughout, each byte in the shape its address is in (below the reshape's\n"
+"line the new one), and the old size is served until the reshape ends.\n"
+"NBD clients read the size when they connect: connect again to see the\n"
+"new one.  The command returns once the reshape has started (raid5ctl\n"
+"status shows it, pause and resume hold it, speed paces it); --wait\n"
+"follows it to its end.  A server killed mid-grow goes on with it when\n"
+"started again.  Without --add, a reshape that stopped (a second failure\n"
+"of the window's I/O) goes on.  PATH may be an NBD URI.\n"
 "\n"
 "Exit status: 0 when the array has its new members and size; 1 otherwise.\n");
 }
@@ -130,8 +144,7 @@ parse (int argc, char **argv, struct grow_opts *o)
 static int
 open_array (const struct grow_opts *o, struct array **a)
 {
-  struct array_config cfg = { .metadata = ARRAY_META_AUTO,
-                              .reshape_ok = true };
+  struct array_config cfg = { .metadata = ARRAY_META_AUTO };
   const char *all[2 * R5_MAX_MEMBERS];
   struct array_err err;
 

@@ -93,7 +93,7 @@ afx_open (struct afx *f, struct array_err *err)
   f->a = NULL;
   if ((r = array_open (&f->cfg, on_log, &f->a, err)) < 0)
     return r;
-  f->cap = array_geom (f->a)->capacity;
+  f->cap = array_capacity (f->a);
   free (f->model);
   f->model = malloc (f->cap);
   cr_assert_not_null (f->model);

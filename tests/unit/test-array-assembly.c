@@ -5,8 +5,10 @@
  * member of another array is refused by name; disk=missing assembles
  * degraded with that slot missing; the same members in another order
  * assemble with each in its own slot; an array in the middle of a grow
- * (md's reshape fields in every superblock) is refused with a line that
- * says so, and its members are left as they were.
+ * (md's reshape fields in every superblock) is served, its reshape
+ * resumed at the recorded line with the old size served -- unless it
+ * keeps a bitmap: then it is refused with a line that says so, and its
+ * members are left as they were.
  */
 #include <config.h>
 
@@ -122,14 +124,35 @@ mark_growing (const char *path)
   close (fd);
 }
 
-Test (array_assembly, array_being_grown_refused, .timeout = 120)
+Test (array_assembly, array_being_grown_is_served, .timeout = 120)
+{
+  struct afx f;
+  struct array_job_status st;
+
+  afx_make (&f, 4, 8 << 20, ARGS);
+  for (unsigned i = 0; i < 4; i++)
+    mark_growing (f.path[i]);
+  afx_open_ok (&f);
+  array_job_status (f.a, &st);
+  cr_assert_eq (st.kind, R5_JOB_RESHAPE, "job %s", r5_job_name (st.kind));
+  cr_assert_eq (st.done, 1, "the reshape resumes at new stripe %llu",
+                (unsigned long long) st.done);
+  cr_assert_eq (array_geom (f.a)->members, 4);
+  cr_assert_eq (array_capacity (f.a),
+                array_geom (f.a)->stripes * 2 * 65536,
+                "the old size is served until the grow ends: %llu",
+                (unsigned long long) array_capacity (f.a));
+  afx_cleanup (&f);
+}
+
+Test (array_assembly, array_being_grown_with_bitmap_refused, .timeout = 120)
 {
   struct afx f;
   struct array_err err;
   unsigned char before[MD_SB_BLOCK], after[MD_SB_BLOCK];
   FILE *fp;
 
-  afx_make (&f, 4, 8 << 20, ARGS);
+  afx_make (&f, 4, 8 << 20, "--chunk 64K --bitmap internal --assume-clean");
   for (unsigned i = 0; i < 4; i++)
     mark_growing (f.path[i]);
   fp = fopen (f.path[0], "rb");
@@ -138,6 +161,7 @@ Test (array_assembly, array_being_grown_refused, .timeout = 120)
   fclose (fp);
   cr_assert_lt (afx_open (&f, &err), 0, "an array mid-reshape was served");
   cr_assert (strstr (err.msg, "grown from 3 to 4 members") &&
+             strstr (err.msg, "write-intent bitmap") &&
              strstr (err.msg, "mdadm"), "%s", err.msg);
   fp = fopen (f.path[0], "rb");
   cr_assert (fp && fseek (fp, MD_SB_OFFSET, SEEK_SET) == 0 &&
