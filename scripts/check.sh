@@ -300,7 +300,8 @@ sanitizer_layer ()
         return
     fi
     # The torn-write rounds, the missed-writes rounds and every-slot walk
-    # of test-md-return, the kills of test-md-crash and the random
+    # of test-md-return, the kills of test-md-crash and test-grow-crash
+    # (24) and the random
     # workloads are about the logic, measured in the plain build (50 and
     # 20 rounds, slots of 3/4/5 members, 6 kills; 1200-1500 ops a run);
     # here they look for memory errors, in fewer (the suite stays well
@@ -312,7 +313,7 @@ sanitizer_layer ()
     TESTS_RUN=$tests PATH=$sbuild/asan-bin:$PATH \
     PPL_ROUNDS=${PPL_ROUNDS:-15} HOLE_ROUNDS=${HOLE_ROUNDS:-4} OPS=${OPS:-600} \
     RETURN_ROUNDS=${RETURN_ROUNDS:-6} RETURN_MEMBERS=${RETURN_MEMBERS:-3 5} \
-    CRASHES=${CRASHES:-3} \
+    CRASHES=${CRASHES:-3} KILLS=${KILLS:-8} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
         run_check "$sbuild" " (asan+ubsan)" TESTS="$tests" NBDKIT="$sbuild/asan-bin/nbdkit"
 }

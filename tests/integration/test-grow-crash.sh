@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# A grow while serving, the server killed -9 again and again: at KILLS
+# points spread over the whole reshape (default 24; at least 20 must land
+# before it ends), the first right after it started, each under a random
+# workload of writes and reads over 4 connections.  After each kill the server is started again on the
+# members: it finds the grow in the superblocks and goes on with it from
+# the line they record.  Every write acknowledged before a kill must read
+# back (a kill -9 loses nothing acknowledged: writes behind the line but
+# past the recorded line wait until it is recorded, md's reshape_safe --
+# without that wait they would be read from the old shape after the
+# restart); requests in flight at a kill are unknown.  At the end the
+# reshape is done, the resync after the kills too, check finds no wrong
+# parity, the export reads back as the model (the new space as zeroes),
+# and member-check finds every byte where md puts it for 4 members.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
+[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+
+KILLS=${KILLS:-24}
+MB=24 CHUNK=65536
+m=()
+for i in 0 1 2 3; do
+  m+=("$tmpdir/g$i.img")
+  truncate -s ${MB}M "${m[$i]}"
+done
+"$RAID5CTL" create --chunk 64K --bitmap none "${m[@]:0:3}" >"$tmpdir/create.log" 2>&1 ||
+  { cat "$tmpdir/create.log" >&2; fail "create"; }
+md_geometry "${m[0]}"
+doff=$MD_DOFF
+stripes=$(( (MB * 1048576 - doff) / CHUNK ))
+model=$tmpdir/model
+speed=(sync-speed-min=500 sync-speed-max=500)
+
+# serve_array: the first three members, then (once the grow has begun)
+# the fourth too.
+serve_array ()
+{
+  local n=$1
+  serve_ctl "$tmpdir/nbdkit.log" "${m[@]:0:$n}" "${speed[@]}" ||
+    fail "serve ($(tail -n 3 "$tmpdir/nbdkit.log"))"
+}
+
+# load: random-io until the server goes away, continuing the model.
+load ()
+{
+  next_seed
+  "$RANDOM_IO" "$URI" auto --seed "$RIO_SEED" --ops 100000000 --threads 4 \
+    --chunk 64K --disks 3 --crash-ok ${1:+--model-in "$model"} \
+    --model-out "$model" >"$tmpdir/rio.out" 2>&1 &
+  RIO=$!
+  cleanup_fn "kill_ours -9 $RIO"
+  for (( i = 0; i < 300; i++ )); do
+    grep -q running "$tmpdir/rio.out" && return 0
+    sleep 0.02
+  done
+  cat "$tmpdir/rio.out" >&2
+  fail "the workload did not start"
+}
+
+# kill_when DONE: once the reshape has moved DONE stripes (or has
+# ended), kill -9.
+kill_when ()
+{
+  local i done=-1 status=0
+  for (( i = 0; i < 600; i++ )); do
+    [ "$k" = end ] && break
+    done=$(ctl_get 's["job"]["done_stripes"] if s["job"]["kind"] == "reshape" else -1') ||
+      fail "status"
+    [ "$done" -ge "$1" ] || [ "$done" -lt 0 ] && break
+    sleep 0.05
+  done
+  crash_server
+  wait "$RIO" || status=$?
+  [ $status -eq 0 ] || { cat "$tmpdir/rio.out" >&2; fail "random-io failed before kill $k"; }
+  grep -q 'server went away' "$tmpdir/rio.out" ||
+    { cat "$tmpdir/rio.out" >&2; fail "the workload ended before kill $k"; }
+  KILLED_AT+=("$done")
+}
+
+echo "== 3 -> 4 members, $KILLS kills of the server"
+m=("${m[@]/#/disk=}")
+serve_array 3
+load ""
+sleep 0.5
+"$RAID5CTL" --control "$CTL_SOCK" grow --add "${m[3]#disk=}" >"$tmpdir/grow.out" 2>&1 ||
+  { cat "$tmpdir/grow.out" >&2; fail "grow --add"; }
+KILLED_AT=()
+for (( k = 0; k < KILLS; k++ )); do
+  kill_when $(( k * stripes / KILLS ))
+  serve_array 4
+  if [ "${KILLED_AT[$k]}" -lt 0 ]; then    # it ended before this kill
+    unset "KILLED_AT[$k]"
+    load resume
+    break
+  fi
+  [ "$(ctl_get 's["job"]["kind"]')" = reshape ] ||
+    fail "after kill $k the reshape did not go on: $(ctl_get 's["job"], s["grow"]')"
+  echo "   kill $k at stripe ${KILLED_AT[$k]}, resumed at $(ctl_get 's["job"]["done_stripes"]')"
+  load resume
+done
+echo "   killed at stripes: ${KILLED_AT[*]} (of $stripes)"
+min=$(( KILLS < 20 ? KILLS : 20 ))
+[ ${#KILLED_AT[@]} -ge $min ] ||
+  fail "only ${#KILLED_AT[@]} kills landed before the reshape ended (at least $min wanted)"
+[ "${KILLED_AT[0]}" -lt $(( stripes / 20 )) ] ||
+  fail "the first kill came at stripe ${KILLED_AT[0]}, not among the first"
+ctl_wait 's["job"]["kind"] == "idle" and s["grow"] is None' 120
+k=end
+kill_when 0
+
+echo "== after: check, read back, member-check"
+serve_ctl "$tmpdir/nbdkit.log" "${m[@]}" || fail "serve after the grow"
+ctl_wait 's["job"]["kind"] == "idle"' 60
+[ "$(ctl_get '"%d %d" % (s["raid_disks"], s["size_bytes"])')" = "4 $(( stripes * 3 * CHUNK ))" ] ||
+  fail "after the grow: $(ctl_get 's["raid_disks"], s["size_bytes"]')"
+"$RAID5CTL" --control "$CTL_SOCK" check --wait >"$tmpdir/check.out" 2>&1 ||
+  { cat "$tmpdir/check.out" >&2; fail "check after the grow"; }
+grep -q 'mismatch_cnt 0$' "$tmpdir/check.out" || fail "check: $(cat "$tmpdir/check.out")"
+old=$(stat -c %s "$model")
+new=$(( stripes * 3 * CHUNK ))
+truncate -s "$new" "$model"
+head -c $(( (new - old) / 8 )) /dev/zero | tr '\0' '\377' >>"$model.known"
+"$RANDOM_IO" "$URI" "$new" --verify-only --model-in "$model" --model-out "$model" \
+  >"$tmpdir/verify.out" 2>&1 ||
+  { cat "$tmpdir/verify.out" >&2; fail "acknowledged writes lost across the kills"; }
+stop_server
+m=("${m[@]#disk=}")
+md_geometry "${m[0]}"
+md_expect clean AAAA "${m[@]}"
+member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset "$MD_DOFF" \
+  --stripes "$stripes" --model "$model" "${m[@]}"
+echo "test-grow-crash: OK"
