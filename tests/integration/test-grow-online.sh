@@ -3,7 +3,9 @@
 # members while a verified random workload runs over 4 connections.
 # While the reshape runs: status says reshape (text as /proc/mdstat,
 # JSON with the line), pause holds it, resume continues it, the old size
-# is served.  Every read of the workload is checked against its model,
+# is served, raid5ctl monitor reports it (mdadm's RebuildStarted and
+# RebuildFinished, component reshape).  Refused with one line: a second
+# grow, a disk too small, one holding a file system.  Every read of the workload is checked against its model,
 # during and after; afterwards a new connection sees the bigger size, the
 # new space reads as zeroes and takes writes, check finds no wrong
 # parity, mdadm reads the new member count, and member-check (md's
@@ -42,6 +44,29 @@ extend_model ()
 
 serve_ctl "$tmpdir/nbdkit.log" "${m[@]/#/disk=}" sync-speed-min=3000 \
   sync-speed-max=3000 || fail "serve"
+"$RAID5CTL" monitor --delay 0.1 "$CTL_SOCK" >"$tmpdir/events" 2>&1 &
+cleanup_fn "kill_ours -9 $!"
+
+echo "== refused while serving, nothing written"
+truncate -s 8M "$tmpdir/small.img"
+truncate -s ${MB}M "$tmpdir/fs.img"
+mkfs.ext4 -q -F "$tmpdir/fs.img"
+sums=$(cat "${m[@]}" | md5sum)
+grow_refused ()
+{
+  local re=$1 out
+  shift
+  out=$("$RAID5CTL" --control "$CTL_SOCK" grow "$@" 2>&1) &&
+    fail "grow $* was not refused"
+  [ "$(wc -l <<<"$out")" = 1 ] || fail "grow $*: more than one line: $out"
+  grep -Eq "$re" <<<"$out" || fail "grow $*: '$out' lacks '$re'"
+  echo "   $out"
+}
+grow_refused 'too small|smaller' --add "$tmpdir/small.img"
+grow_refused 'ext4' --add "$tmpdir/fs.img"
+grow_refused 'nothing to grow' --wait
+[ "$(cat "${m[@]}" | md5sum)" = "$sums" ] || fail "a refused grow changed the members"
+[ "$(ctl_get 's["raid_disks"]')" = 3 ] || fail "a refused grow left $(ctl_get 's["raid_disks"]') members"
 
 for n in 3 4; do
   echo "== $n -> $(( n + 1 )) members, online, under a verified load"
@@ -113,6 +138,11 @@ for n in 3 4; do
     --model-in "$model" --model-out "$model" >"$tmpdir/rio.out" 2>&1 ||
     { cat "$tmpdir/rio.out" >&2; fail "random I/O over the new space"; }
   m+=("$new")
+done
+
+for word in RebuildStarted RebuildFinished; do
+  [ "$(grep -cxF "$word $CTL_SOCK reshape" "$tmpdir/events")" = 2 ] ||
+    fail "monitor: not two '$word ... reshape': $(cat "$tmpdir/events")"
 done
 
 echo "== check, then the members as md lays out 5"
