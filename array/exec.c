@@ -150,6 +150,24 @@ handle_failure (struct request *rq, size_t nops, int r)
   return array_io_failed (rq->a, rq->w->ops, nops, r, rq->err);
 }
 
+/* A read error corrected with no stripe lock of ours held (heal.c), and
+ * the batch redone; after CORRECT_TRIES corrections of one batch its
+ * member is taken out (it reads back what it was given, then fails the
+ * batch's read again).
+ */
+static int
+correct (struct request *rq, const struct read_error *re, unsigned *tries)
+{
+  if (++*tries > CORRECT_TRIES) {
+    struct io_op op = { .kind = IO_READ, .member = re->member,
+                        .off = re->off, .len = re->len,
+                        .result = re->result };
+
+    return array_io_failed (rq->a, &op, 1, re->result, rq->err);
+  }
+  return array_correct_read (rq->a, re, false, rq->err);
+}
+
 static enum stripe_lock_mode
 lock_mode (const struct request *rq, bool *needed)
 {
@@ -208,12 +226,13 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
   struct array *a = rq->a;
   const uint64_t sd = a->geom.stripe_data;
   bool redo = true;
-  unsigned heals = 0;
+  unsigned heals = 0, corrections = 0;
   int r = 0;
 
   while (redo && r == 0) {
     struct integrity_bad bad;
-    bool healing = false;
+    struct read_error re;
+    bool healing = false, correcting = false;
     struct stripe_range range = { 0, 0, false };
     struct r5_range planned;
     struct wp_batch b = { .range = &planned };
@@ -246,6 +265,9 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
       !wp_holds (a, &b);
     if (!redo && (r = execute (rq, &nops, &bad)) == -EBADMSG)
       healing = redo = true;
+    else if (!redo && r < 0 &&
+             array_read_error (a, rq->w->ops, nops, &re))
+      correcting = redo = true;
     else if (!redo && r < 0) {
       r = handle_failure (rq, nops, r);
       redo = r == 0;
@@ -255,6 +277,8 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
     stripe_unlock_range (&a->locks, &range);
     if (healing)
       r = heal (rq, &bad, &heals);
+    if (correcting)
+      r = correct (rq, &re, &corrections);
   }
   return r;
 }

@@ -1,5 +1,7 @@
-/* array/heal.c -- a unit that failed its checksum, put right from the
- * other members of its row (integrity_heal, integrity.h).
+/* array/heal.c -- a member's bytes put right from the other members of
+ * their row: a unit that failed its checksum (integrity_heal,
+ * integrity.h), or bytes the member could not read (array_correct_read,
+ * requests.h).
  *
  * ZFS's rule: a block whose checksum fails is read again from the
  * redundancy, and if that matches the checksum, the bad copy is
@@ -22,7 +24,9 @@
 
 #include "array/integrity.h"
 #include "array/object.h"
+#include "array/requests.h"
 #include "array/runplan.h"
+#include "array/state.h"
 #include "raid/jobplan.h"
 
 /* One heal's plan and room: the row's columns (members + 1 units). */
@@ -34,6 +38,29 @@ struct heal {
   struct io_op ops[R5_MAX_MEMBERS + 1];
   struct plan_cmp_out cmp[1];
 };
+
+/* The span of stripe's bytes [chunk_off, chunk_off + len), and its room;
+ * -ENOMEM.
+ */
+static int
+heal_init (struct heal *h, struct array *a, uint64_t stripe,
+           uint64_t chunk_off, uint64_t len)
+{
+  *h = (struct heal) {
+    .a = a, .span = { .first = stripe, .n = 1, .len = len,
+                      .chunk_off = chunk_off },
+  };
+  r5_plan_init (&h->plan);
+  h->scratch = aligned_alloc (4096, (size_t) (a->geom.members + 1) * len);
+  return h->scratch ? 0 : -ENOMEM;
+}
+
+static void
+heal_free (struct heal *h)
+{
+  r5_plan_free (&h->plan);
+  free (h->scratch);
+}
 
 /* Plan the span's job; a run of it in *x. */
 static int
@@ -52,7 +79,7 @@ plan_row (struct heal *h, enum r5_job job, unsigned slot, struct plan_run *x)
 static const char *
 column (const struct heal *h, unsigned c)
 {
-  return h->scratch + r5_job_column (&h->a->geom, 0, c, R5I_UNIT);
+  return h->scratch + r5_job_column (&h->a->geom, 0, c, h->span.len);
 }
 
 /* Every member's unit of the row read; which fail their checksum into
@@ -139,15 +166,12 @@ integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
   const struct r5_geom *g = &a->geom;
   uint64_t stripe = (b->off - g->data_offset) / g->chunk;
   struct stripe_range range = { 0, 0, false };
-  struct heal h = {
-    .a = a, .span = { .first = stripe, .n = 1, .len = R5I_UNIT,
-                      .chunk_off = (b->off - g->data_offset) % g->chunk },
-  };
+  struct heal h;
   int e;
 
-  r5_plan_init (&h.plan);
-  h.scratch = aligned_alloc (R5I_UNIT, (size_t) (g->members + 1) * R5I_UNIT);
-  if (h.scratch == NULL) {
+  if (heal_init (&h, a, stripe, (b->off - g->data_offset) % g->chunk,
+                 R5I_UNIT) < 0) {
+    heal_free (&h);
     array_set_err (err, "out of memory");
     return -ENOMEM;
   }
@@ -155,7 +179,175 @@ integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
     stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &range);
   e = heal_row (&h, b, err);
   stripe_unlock_range (&a->locks, &range);
-  r5_plan_free (&h.plan);
-  free (h.scratch);
+  heal_free (&h);
   return e;
+}
+
+/* --- read errors (md: raid5_end_read_request, handle_stripe) ---------- */
+
+/* Can the failure of the batch ops[0..n) be corrected as md does?  Only a
+ * read error on one member in service, reported by the member (not its
+ * link lost), with every other member in service to compute its bytes
+ * from ("read error not correctable" otherwise), and no grow under way
+ * (a member offset is then in one of two shapes).
+ */
+bool
+array_read_error (const struct array *a, const struct io_op *ops, size_t n,
+                  struct read_error *re)
+{
+  const struct io_op *bad = NULL;
+
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].result == 0 || ops[i].result == -ECANCELED)
+      continue;
+    if (bad || ops[i].kind != IO_READ || ops[i].link_lost ||
+        ops[i].result == -ENOMEM)
+      return false;
+    bad = &ops[i];
+  }
+  if (bad == NULL || health_out (&a->health) >= 0 || a->grow.active ||
+      health_state (&a->health, bad->member) != MEMBER_ACTIVE ||
+      bad->off < a->geom.data_offset)
+    return false;
+  *re = (struct read_error) { .member = bad->member, .off = bad->off,
+                              .len = bad->len, .result = bad->result };
+  return true;
+}
+
+/* Member m's bytes [off, off + len) within one stripe: computed from the
+ * row, written (durably), read again and compared (R5_ReWrite, then
+ * R5_ReRead).  0, or -errno with *failed the op that failed (a
+ * comparison that differs: a read of -EIO).
+ */
+static int
+rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
+{
+  struct array *a = h->a;
+  uint64_t len = h->span.len;
+  const char *want = column (h, a->geom.members);
+  char *back = h->scratch + r5_job_column (&a->geom, 0, m, len);
+  struct plan_run x;
+  int e;
+
+  if ((e = plan_row (h, R5_JOB_REBUILD, m, &x)) < 0 ||
+      (e = plan_run_prepare (a, &x)) < 0)
+    return e;
+  x.io_flags = IO_FUA;
+  if ((e = plan_run_writes (a, &x, -1)) < 0) {
+    *failed = h->ops[0];
+    for (size_t i = 0; i < x.nops; i++)
+      if (h->ops[i].result < 0 && h->ops[i].result != -ECANCELED)
+        *failed = h->ops[i];
+    return e;
+  }
+  *failed = (struct io_op) { .kind = IO_READ, .member = m, .buf = back,
+                             .off = off, .len = len };
+  if ((e = io_run (a->members, failed, 1, 0)) < 0)
+    return e;
+  if (memcmp (back, want, len) != 0) {
+    failed->result = -EIO;
+    return -EIO;
+  }
+  return 0;
+}
+
+/* The 4 KiB page of member m at off, its stripe locked exclusively: read
+ * again alone (md retries a failed read page by page, R5_ReadNoMerge);
+ * if that fails too, rewritten from the row.  1 rewritten, 0 it read
+ * well, or -errno with *failed the op that failed.
+ */
+static int
+fix_page (struct array *a, unsigned m, uint64_t off, bool locked,
+          struct io_op *failed)
+{
+  const struct r5_geom *g = &a->geom;
+  uint64_t stripe = (off - g->data_offset) / g->chunk;
+  struct stripe_range held = { 0, 0, false };
+  struct heal h;
+  int e;
+
+  if ((e = heal_init (&h, a, stripe, (off - g->data_offset) % g->chunk,
+                      4096)) == 0) {
+    if (!locked)
+      stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
+    *failed = (struct io_op) {
+      .kind = IO_READ, .member = m, .off = off, .len = 4096,
+      .buf = h.scratch + r5_job_column (g, 0, m, 4096),
+    };
+    if (io_run (a->members, failed, 1, 0) == 0)
+      e = 0;
+    else if ((e = rewrite_piece (&h, m, off, failed)) == 0)
+      e = 1;
+    stripe_unlock_range (&a->locks, &held);
+  }
+  heal_free (&h);
+  return e;
+}
+
+/* Each 4 KiB page of re fixed (fix_page); 0 with *pages rewritten, or
+ * -errno with *failed the op that failed.
+ */
+static int
+rewrite_range (struct array *a, const struct read_error *re, bool locked,
+               struct io_op *failed, unsigned *pages)
+{
+  const struct r5_geom *g = &a->geom;
+  uint64_t off = (re->off - g->data_offset) / 4096 * 4096 + g->data_offset;
+  int e = 0;
+
+  *pages = 0;
+  for (; e >= 0 && off < re->off + re->len; off += 4096)
+    if ((e = fix_page (a, re->member, off, locked, failed)) > 0)
+      ++*pages;
+  return e < 0 ? e : 0;
+}
+
+int
+array_correct_read (struct array *a, const struct read_error *re,
+                    bool locked, struct array_err *err)
+{
+  struct io_op failed = { .kind = IO_READ, .member = re->member,
+                          .off = re->off, .len = re->len,
+                          .result = re->result };
+  unsigned m = re->member, pages;
+  uint64_t sectors;
+  int e;
+
+  /* md fails a member whose read errors pile up faster than they are
+   * corrected (raid5_end_read_request: read_errors > max_nr_stripes,
+   * the count cleared by any read that succeeds).
+   */
+  if (++a->read_errors[m] > ARRAY_READ_ERRORS_MAX) {
+    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): %u read errors in a "
+               "row, more than md's %u: too many to correct", m,
+               array_member_path (a, m), a->read_errors[m],
+               ARRAY_READ_ERRORS_MAX);
+    return array_io_failed (a, &failed, 1, re->result, err);
+  }
+  if ((e = rewrite_range (a, re, locked, &failed, &pages)) == -ENOMEM) {
+    array_set_err (err, "out of memory");
+    return e;
+  }
+  if (e < 0) {
+    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
+               "offset %" PRIu64 " NOT corrected: %s of the bytes computed "
+               "from the other members failed", m, array_member_path (a, m),
+               re->off, failed.kind == IO_WRITE ? "the rewrite"
+               : "the read");
+    return array_io_failed (a, &failed, 1, failed.result, err);
+  }
+  a->read_errors[m] = 0;
+  if (pages == 0)
+    return 0;                 /* it reads well now, page by page */
+  sectors = pages * 8ULL;     /* md counts STRIPE_SECTORS a page */
+  a->count.corrected[m] += sectors;
+  meta_note_corrected (a, m, sectors);
+  /* The member did fail a read: said as an error, as md's kernel log
+   * line is (however the correction went).
+   */
+  array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error corrected (%"
+             PRIu64 " sectors in member bytes %" PRIu64 "+%" PRIu64 "): "
+             "rewritten from the other members and read back", m,
+             array_member_path (a, m), sectors, re->off, re->len);
+  return 0;
 }

@@ -412,6 +412,17 @@ meta_member_failed (struct array *a, unsigned slot, uint32_t gen,
   return r;
 }
 
+void
+meta_note_corrected (struct array *a, unsigned slot, uint64_t sectors)
+{
+  if (!a->meta.enabled)
+    return;
+  pthread_mutex_lock (&a->meta.lock);
+  (void) md_live_apply (&a->meta.live, &(struct md_event) {
+      .kind = MD_EV_CORRECTED_READ, .slot = slot, .sectors = sectors });
+  pthread_mutex_unlock (&a->meta.lock);
+}
+
 bool
 meta_resync_due (const struct array *a)
 {

@@ -165,6 +165,13 @@ int meta_apply (struct array *a, const struct md_event *ev,
                 struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* slot's device had sectors of read errors corrected: its
+ * cnt_corrected_read grows, written with the next superblock write (md
+ * writes none for it).  Any thread; a no-op without superblocks.
+ */
+void meta_note_corrected (struct array *a, unsigned slot, uint64_t sectors)
+  __attribute__((nonnull));
+
 /* A random device UUID, as mdadm gives each device. */
 void meta_random_uuid (uint8_t uuid[16]) __attribute__((nonnull));
 

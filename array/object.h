@@ -30,6 +30,7 @@ struct array_counters {
   _Atomic uint64_t reads, writes, zeroes, trims, flushes;
   _Atomic uint64_t segs[R5_SEG_KINDS];
   _Atomic uint64_t member_failures;
+  _Atomic uint64_t corrected[R5_MAX_MEMBERS];   /* sectors, read errors */
 };
 
 struct array {
@@ -51,6 +52,8 @@ struct array {
   pthread_key_t worker_key;   /* -> struct worker, one per thread */
   bool key_made, locks_made, pool_made, small_made;
   struct array_counters count;
+  /* Read errors of each member since its last good read (heal.c). */
+  _Atomic unsigned read_errors[R5_MAX_MEMBERS];
   struct meta meta;           /* md superblocks, if the members have them */
   struct job job;
   struct grow grow;           /* the reshape, while one is under way */

@@ -11,6 +11,7 @@
 #define ARRAY_REQUESTS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,44 @@ int array_sync (struct array *a, struct array_err *err)
  */
 int array_pools_fit (struct array *a, const struct r5_geom *g,
                      struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* A read error md corrects (raid5.c raid5_end_read_request, then
+ * handle_stripe's R5_ReadError, R5_ReWrite, R5_ReRead): the member's
+ * bytes are computed from the rest of their rows, written back and read
+ * again; a member that reads them back stays in service, and its count
+ * of corrected sectors (cnt_corrected_read) grows.  More than
+ * ARRAY_READ_ERRORS_MAX read errors in a row (md's max_nr_stripes, 256
+ * by default; any read that succeeds clears the count) fail it, as does
+ * a rewrite or a read back that fails.
+ */
+#define ARRAY_READ_ERRORS_MAX 256u
+/* Corrections of one batch (or job piece) before its member is taken
+ * out: it reads back what it was given, then fails the batch again.
+ */
+#define CORRECT_TRIES 3u
+struct read_error {
+  unsigned member;
+  uint64_t off, len;          /* member bytes */
+  int result;                 /* the read's -errno */
+};
+
+/* Is the failure of ops[0..n) (io_run's results) a read error to
+ * correct -- one member's read, an error it reported, every other member
+ * in service, no grow under way?  Then true and *re.
+ */
+bool array_read_error (const struct array *a, const struct io_op *ops,
+                       size_t n, struct read_error *re)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Correct re, each stripe it touches locked exclusively meanwhile: by
+ * the caller (locked: a job's step holds its stripes), else here (a
+ * request, holding none).  0: corrected, or the member taken out of
+ * service (the array goes on degraded): either way the work is redone.
+ * -errno (err set): the array has failed, or no memory.
+ */
+int array_correct_read (struct array *a, const struct read_error *re,
+                        bool locked, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 /* Per-thread reusable memory for executing requests. */

@@ -159,8 +159,19 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
                    r5_job_name (p->kind), strerror (-r));
     return r;
   }
-  if ((r = plan_run (a, &x)) < 0)
-    return failed (p, &x, r);
+  for (unsigned tries = 0; (r = plan_run (a, &x)) < 0; tries++) {
+    struct read_error re;
+
+    /* A read error is corrected as a request's is (md does so in a
+     * check too), the step's locks held, and the piece run again.
+     */
+    if (tries == CORRECT_TRIES || !array_read_error (a, x.ops, x.nops, &re))
+      return failed (p, &x, r);
+    if (array_correct_read (a, &re, true, &p->err) < 0)
+      return -EIO;
+    if (health_out (&a->health) >= 0)
+      return p->kind == R5_JOB_REBUILD ? -EIO : -ENODEV;
+  }
   for (size_t i = 0; note && i < p->plan.ncmps; i++)
     if (x.cmp[i].bad)
       note_wrong (p, &p->plan.cmps[i], &x.cmp[i]);

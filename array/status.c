@@ -50,6 +50,17 @@ metadata_state (const struct array *a)
   return meta_resync_due (a) ? "needs-resync" : "clean";
 }
 
+/* Sectors of slot's read errors corrected: md's count in its superblock
+ * (cnt_corrected_read, kept across starts), or since open on raw
+ * members.
+ */
+static uint64_t
+corrected (const struct array *a, unsigned slot)
+{
+  return a->meta.enabled ? a->meta.live.slot[slot].corrected_read
+                         : a->count.corrected[slot];
+}
+
 /* md's [UU_] line: U in service, _ out (a rebuilding member is out). */
 static void
 health (const struct array *a, char *buf)
@@ -261,6 +272,10 @@ print_text (struct array *a, const struct array_job_status *j,
       fprintf (out, "              %s, %" PRIu64 " us a batch, %" PRIu64
                " errors, %" PRIu64 " reconnects\n", f.transport,
                f.latency_us, f.errors, f.reconnects);
+    if (corrected (a, s) > 0)
+      fprintf (out, "              read errors corrected: %" PRIu64
+               " sectors (rewritten from the other members)\n",
+               corrected (a, s));
     print_fault (a, &c, s, out);
     print_comeback (&c, s, out);
     if (a->one_behind[s])
@@ -368,6 +383,7 @@ json_members (struct array *a)
     put_u64 (m, "latency_us", f.latency_us);
     put_u64 (m, "errors", f.errors);
     put_u64 (m, "reconnects", f.reconnects);
+    put_u64 (m, "corrected_read_sectors", corrected (a, s));
     json_object_object_add (m, "fault", json_fault (a, s));
     json_object_object_add (m, "comeback", json_comeback (&c, s));
     json_object_object_add (m, "one_event_behind",

@@ -423,6 +423,7 @@ md_live_init (struct md_live *s, const struct md_found *f,
     sl->data_size = f[o].sb.data_size;
     sl->recovery_offset = as->dev[o].recovery_offset;
     sl->bitmap_recovery = as->dev[o].bitmap_recovery;
+    sl->corrected_read = f[o].sb.cnt_corrected_read;
   }
 }
 
@@ -486,6 +487,7 @@ grow (struct md_live *s, const struct md_event *ev)
     sl->data_size = ev->data_size;
     sl->recovery_offset = 0;
     sl->bitmap_recovery = false;
+    sl->corrected_read = 0;
   }
   c->raid_disks = first + ev->add;
   c->feature_map |= MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET;
@@ -545,6 +547,7 @@ change (struct md_live *s, const struct md_event *ev)
     sl->state = MD_SLOT_ABSENT;       /* the failed device is let go */
     start_recovery (sl, md_live_new_dev_number (s), ev->data_size, false);
     memcpy (sl->device_uuid, ev->device_uuid, 16);
+    sl->corrected_read = 0;       /* a new device's own count */
     return true;
   case MD_EV_RE_ADD:
     assert (sl->state == MD_SLOT_ABSENT || sl->state == MD_SLOT_FAULTY);
@@ -565,6 +568,9 @@ change (struct md_live *s, const struct md_event *ev)
     sl->bitmap_recovery = false;
     return true;
   case MD_EV_RESYNC_CP: s->resync_cp = ev->sectors; return false;
+  case MD_EV_CORRECTED_READ:
+    sl->corrected_read += (uint32_t) ev->sectors;
+    return false;
   case MD_EV_RESYNC_DONE: s->resync_cp = MD_MAX_SECTOR; return true;
   case MD_EV_GROW: grow (s, ev); return true;
   case MD_EV_RESHAPE_CP:
@@ -624,6 +630,7 @@ md_live_sb (const struct md_live *s, unsigned slot, struct md_sb *sb)
   sb->dev_number = sl->dev_number;
   memcpy (sb->device_uuid, sl->device_uuid, 16);
   sb->data_size = sl->data_size;
+  sb->cnt_corrected_read = sl->corrected_read;
   sb->resync_offset = s->dirty ? 0 : s->resync_cp;
   sb->feature_map &= ~(uint32_t) (MD_FEATURE_RECOVERY_OFFSET |
                                   MD_FEATURE_RECOVERY_BITMAP |

@@ -208,6 +208,7 @@ struct md_live_slot {
   uint64_t data_size;         /* sectors */
   uint64_t recovery_offset;   /* RECOVERING: sectors rebuilt */
   bool bitmap_recovery;       /* RECOVERING: re-added, bitmap-guided */
+  uint32_t corrected_read;    /* sectors whose read error was corrected */
 };
 
 struct md_live {
@@ -245,6 +246,12 @@ enum md_event_kind {
   MD_EV_GROW,
   MD_EV_RESHAPE_CP,
   MD_EV_RESHAPE_DONE,
+  /* A read error on slot's device corrected (rewritten from the row and
+   * read again): its cnt_corrected_read grows by `sectors` (md's
+   * rdev->corrected_errors, which super_1_sync writes; md writes no
+   * superblock for it, so it waits for the next write).
+   */
+  MD_EV_CORRECTED_READ,
 };
 
 struct md_event {

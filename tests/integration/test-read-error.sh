@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Read errors corrected as md corrects them: member 1 is a disk with bad
+# sectors (nbdkit-badsector-plugin over NBD: a "read" sector fails reads
+# until it is written, as a disk remaps it; a "write" sector fails writes
+# too).  The array holds random data.
+#   - read-bad sectors in data and in parity chunks of member 1: every
+#     read returns the right bytes, member 1 stays in service, each bad
+#     sector is rewritten from the other members (the disk says remapped)
+#     and read again, status counts the corrected sectors, the log says
+#     "read error corrected"; a check that reads the bad parity corrects
+#     it too, and finds no wrong parity; the count reaches the superblock (md's
+#     cnt_corrected_read) with the next superblock write and is there
+#     after a restart;
+#   - an unwritable sector: its rewrite fails, so member 1 is taken out
+#     of service (md's rule without a bad-block log), and every byte still
+#     reads right, degraded.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+BADSECTOR=$abs_top_builddir/tests/integration/.libs/nbdkit-badsector-plugin.so
+[ -f "$BADSECTOR" ] || skip "not built: $BADSECTOR"
+RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
+[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+
+MB=16 CHUNK=65536
+m=()
+for i in 0 1 2; do
+  m+=("$tmpdir/g$i.img")
+  truncate -s ${MB}M "${m[$i]}"
+done
+"$RAID5CTL" create --chunk 64K --bitmap none --assume-clean "${m[@]}" \
+  >"$tmpdir/create.log" 2>&1 || { cat "$tmpdir/create.log" >&2; fail "create"; }
+md_geometry "${m[0]}"
+BAD=$tmpdir/bad.list LOG=$tmpdir/bad.log
+: >"$BAD"
+sock1=$tmpdir/g1.nsock
+"$NBDKIT" -f -U "$sock1" -P "$tmpdir/g1.npid" "$BADSECTOR" file="${m[1]}" \
+  bad="$BAD" log="$LOG" >"$tmpdir/g1.nlog" 2>&1 &
+cleanup_fn "kill_ours -9 $!"
+for (( i = 0; i < 100; i++ )); do [ -S "$sock1" ] && break; sleep 0.05; done
+disks=("disk=${m[0]}" "disk=nbd+unix:///?socket=$sock1" "disk=${m[2]}")
+serve_ctl "$tmpdir/nbdkit.log" "${disks[@]}" || fail "serve"
+size=$(ctl_get 's["size_bytes"]')
+head -c "$size" /dev/urandom >"$tmpdir/model"
+nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+
+# sector_of STRIPE WHAT: member 1's first sector of STRIPE's chunk, where
+# member 1 holds data (WHAT=data) or parity (WHAT=parity) in it.
+pick_stripe ()
+{
+  local s=$1 want=$2 pd
+  for (( ; ; s++ )); do
+    pd=$(( 2 - s % 3 ))           # left-symmetric, 3 members
+    [ "$want" = parity ] && [ $pd = 1 ] && break
+    [ "$want" = data ] && [ $pd != 1 ] && break
+  done
+  echo $s
+}
+sector_of () { echo $(( (MD_DOFF + $1 * CHUNK) / 512 )); }
+[ "$MD_LAYOUT" = left-symmetric ] || fail "layout $MD_LAYOUT"
+
+echo "== read-bad sectors in data and parity of member 1"
+sd=$(pick_stripe 5 data) sd2=$(pick_stripe 40 data) sp=$(pick_stripe 20 parity)
+{
+  echo "read $(( $(sector_of "$sd") + 8 )) 8"       # 4 KiB into a data chunk
+  echo "read $(( $(sector_of "$sd2") + 127 )) 2"    # across two 64K chunks
+  echo "read $(( $(sector_of "$sp") + 16 )) 8"      # in a parity chunk
+} >"$BAD"
+cat "$BAD"
+nbdcopy "$URI" "$tmpdir/back" || fail "reading the array"
+cmp "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes"
+[ "$(ctl_get 's["health"]')" = "[UUU]" ] || fail "health $(ctl_get 's["health"]')"
+grep -q "^remapped $(( $(sector_of "$sd") + 8 )) 8\$" "$LOG" ||
+  fail "the bad data sectors were not rewritten: $(cat "$LOG")"
+grep -q "^remapped $(( $(sector_of "$sd2") + 127 )) " "$LOG" ||
+  fail "the sectors across chunks were not rewritten: $(cat "$LOG")"
+grep -Eq 'member 1 .*: read error corrected \([0-9]+ sectors in member bytes' \
+  "$tmpdir/nbdkit.log" || fail "no 'read error corrected' in the log"
+c1=$(ctl_get 's["members"][1]["corrected_read_sectors"]')
+[ "$c1" -ge 10 ] || fail "status counts $c1 corrected sectors"
+ctl status | grep 'read errors corrected'
+# The bad parity sectors are read by a check: corrected there too.
+grep -q "^remapped $(( $(sector_of "$sp") + 16 )) " "$LOG" &&
+  fail "the parity sectors were rewritten before the check read them"
+"$RAID5CTL" --control "$CTL_SOCK" check --wait >"$tmpdir/check.out" 2>&1 ||
+  { cat "$tmpdir/check.out" >&2; fail "check over the bad parity"; }
+grep -q 'mismatch_cnt 0$' "$tmpdir/check.out" || fail "check: $(cat "$tmpdir/check.out")"
+grep -q "^remapped $(( $(sector_of "$sp") + 16 )) 8\$" "$LOG" ||
+  fail "the bad parity sectors were not rewritten by the check: $(cat "$LOG")"
+[ "$(ctl_get 's["health"]')" = "[UUU]" ] || fail "health after the check $(ctl_get 's["health"]')"
+[ "$(ctl_get 's["members"][1]["corrected_read_sectors"]')" -gt "$c1" ] ||
+  fail "the check's correction was not counted"
+# A write, so that a superblock write carries the count.
+/usr/bin/python3 - "$URI" <<'EOF' || fail "a write"
+import nbd, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(h.pread(4096, 0), 0); h.flush()
+EOF
+c1=$(ctl_get 's["members"][1]["corrected_read_sectors"]')
+stop_server
+serve_ctl "$tmpdir/nbdkit.log" "${disks[@]}" || fail "serve again"
+[ "$(ctl_get 's["members"][1]["corrected_read_sectors"]')" = "$c1" ] ||
+  fail "the corrected count ($c1) did not survive a restart: $(ctl_get 's["members"][1]')"
+echo "   $c1 sectors corrected, kept across a restart"
+
+echo "== an unwritable sector: member 1 out of service, the data right"
+sw=$(pick_stripe 60 data)
+echo "write $(( $(sector_of "$sw") )) 8" >"$BAD"
+nbdcopy "$URI" "$tmpdir/back" || fail "reading the array with member 1 failing"
+cmp "$tmpdir/model" "$tmpdir/back" || fail "wrong bytes with member 1 failing"
+[ "$(ctl_get '"%s %s" % (s["health"], s["members"][1]["state"])')" = "[U_U] faulty" ] ||
+  fail "member 1: $(ctl_get 's["health"], s["members"][1]["state"]')"
+grep -q "NOT corrected" "$tmpdir/nbdkit.log" || fail "the log does not say NOT corrected"
+grep -q '^write-error' "$LOG" || fail "no write was tried on the bad sector"
+stop_server
+echo "test-read-error: OK"
