@@ -178,6 +178,16 @@ void md_asm_bitmap (struct md_assembly *as, const struct md_found *f,
                     unsigned n, uint64_t events_cleared)
   __attribute__((nonnull));
 
+/* Do a and b describe the same array (uuid, level, layout, chunk,
+ * disks, size, data offset)?
+ */
+bool md_sb_same_array (const struct md_sb *a, const struct md_sb *b)
+  __attribute__((nonnull));
+
+/* Does sb record slot as held by a working device (mdadm's devmap)? */
+bool md_sb_records_working (const struct md_sb *sb, unsigned slot)
+  __attribute__((nonnull));
+
 /* Short names ("in sync", "stale", ...) for status and JSON. */
 const char *md_fate_name (enum md_fate fate);
 
