@@ -223,9 +223,12 @@ check_tls (const struct params *p)
     nbdkit_error ("tls-certificates= and tls-psk=: give one of them");
     return -1;
   }
-  if ((r = io_tls_check (t)) < 0) {
-    nbdkit_error ("%s=%s: %s", t->psk_file ? "tls-psk" : "tls-certificates",
-                  t->psk_file ? t->psk_file : t->certificates,
+  if ((r = io_tls_check (t)) < 0 && t->psk_file) {
+    nbdkit_error ("tls-psk=%s: %s", t->psk_file, strerror (-r));
+    return -1;
+  }
+  if (r < 0) {
+    nbdkit_error ("tls-certificates=%s: %s", t->certificates,
                   io_strerror (r));
     return -1;
   }

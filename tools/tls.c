@@ -109,10 +109,10 @@ tool_check_tls (int argc, char **argv)
 
   if (tls.certificates && tls.psk_file)
     return tool_error ("--tls-certificates and --tls-psk: give one of them");
-  if ((r = io_tls_check (&tls)) < 0)
-    return tool_error ("%s %s: %s", tls.psk_file ? "--tls-psk"
-                                                 : "--tls-certificates",
-                       tls.psk_file ? tls.psk_file : tls.certificates,
+  if ((r = io_tls_check (&tls)) < 0 && tls.psk_file)
+    return tool_error ("--tls-psk %s: %s", tls.psk_file, strerror (-r));
+  if (r < 0)
+    return tool_error ("--tls-certificates %s: %s", tls.certificates,
                        io_strerror (r));
   if (tls.username && tls.psk_file == NULL)
     return tool_error ("--tls-username %s: only with --tls-psk FILE",
