@@ -177,6 +177,12 @@ nbd_tls_explain (const struct nbd_tls *t, int r, const char *msg)
   }
   if (!t->on)
     return r;
+  if (strstr (m, "local file access")) {
+    io_set_why (r, "TLS: a URI may not name its own CA or PSK file "
+                "(tls-certificates=, tls-psk-file=): the TLS settings "
+                "decide for every member (%s)", m);
+    return r;
+  }
   if (strstr (m, "certificate verification")) {
     io_set_why (-EACCES, "TLS: the server's certificate is not trusted: "
                 "not signed by the CA in %s/ca-cert.pem, expired or not "
