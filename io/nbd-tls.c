@@ -85,6 +85,20 @@ uri_user (const char *uri)
   return at ? strndup (from, (size_t) (at - from)) : NULL;
 }
 
+/* The user whose key a PSK member uses (malloc'd, or NULL: libnbd's
+ * default): the URI's, else t's, else the effective user's (libnbd's own
+ * default, the login name, needs a terminal).
+ */
+static char *
+psk_user (const char *uri, const struct io_tls *t)
+{
+  char *user = uri_user (uri);
+
+  if (user == NULL && t->username)
+    user = strdup (t->username);
+  return user ? user : user_name ();
+}
+
 /* *dst = a copy of src (NULL stays NULL): 0 or -ENOMEM. */
 static int
 copy (char **dst, const char *src)
@@ -118,13 +132,8 @@ nbd_tls_prepare (struct nbd_tls *out, const char *uri, const struct io_tls *t)
     nbd_tls_free (out);
     return r;
   }
-  if (out->psk_file == NULL)
-    return 0;
-  out->username = uri_user (uri);
-  if (out->username == NULL && t->username)
-    out->username = strdup (t->username);
-  else if (out->username == NULL)
-    out->username = user_name ();     /* libnbd's own needs a terminal */
+  if (out->psk_file)
+    out->username = psk_user (uri, t);
   return 0;
 }
 
