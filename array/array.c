@@ -103,7 +103,9 @@ open_member (struct io_member *opened, const struct array_config *cfg,
 {
   struct io_member *m = &opened[i];
   int r = io_member_open_opts (m, cfg->paths[i], &(struct io_open_opts) {
-                                 cfg->direct, cfg->member_timeout_ms });
+                                 .direct = cfg->direct,
+                                 .timeout_ms = cfg->member_timeout_ms,
+                                 .tls = &cfg->tls });
 
   if (r == -ENODEV)
     array_set_err (err, "member %u (%s): not a regular file or block device",
@@ -113,8 +115,11 @@ open_member (struct io_member *opened, const struct array_config *cfg,
                    "O_DIRECT (direct=true)", i, cfg->paths[i]);
   if (r == -ENODEV || r == -EOPNOTSUPP)
     return r;
-  if (r < 0)
-    return member_err (err, cfg->paths[i], i, "cannot open", r);
+  if (r < 0) {
+    array_set_err (err, "member %u (%s): cannot open: %s", i, cfg->paths[i],
+                   io_strerror (r));
+    return r;
+  }
   for (unsigned j = 0; j < i; j++)
     if (io_member_is_open (&opened[j]) && io_member_same (&opened[j], m)) {
       array_set_err (err, "member %u (%s): same file as member %u (%s)", i,
@@ -237,8 +242,13 @@ open_spare (struct array *a, const struct array_config *cfg,
   if (cfg->spare == NULL)
     return 0;
   if ((r = io_member_open_opts (m, cfg->spare, &(struct io_open_opts) {
-                                   cfg->direct, cfg->member_timeout_ms })) < 0)
-    return member_err (err, cfg->spare, 0, "spare: cannot open", r);
+                                   .direct = cfg->direct,
+                                   .timeout_ms = cfg->member_timeout_ms,
+                                   .tls = &cfg->tls })) < 0) {
+    array_set_err (err, "member 0 (%s): spare: cannot open: %s", cfg->spare,
+                   io_strerror (r));
+    return r;
+  }
   for (unsigned s = 0; s < a->geom.members; s++)
     if (io_member_is_open (&a->members[s]) &&
         io_member_same (&a->members[s], m)) {
@@ -265,7 +275,7 @@ spare_guard (struct array *a, struct array_err *err)
 {
   char uuid[36] = "", name[ARRAY_ERR_LEN / 2];
   struct array_guard g = { .own_uuid = uuid, .force = a->spare_force,
-                           .override = "spare-force=true" };
+                           .override = "spare-force=true", .tls = &a->tls };
 
   if (array_md_uuid (a, uuid) < 0)
     uuid[0] = '\0';             /* raw members: nothing is ours */
@@ -406,6 +416,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
   a->log = log;
   a->manual_readd = cfg->manual_readd;
   a->member_timeout_ms = cfg->member_timeout_ms;
+  a->tls = cfg->tls;
   health_init (&a->health);
   for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
     io_member_init (&a->members[i]);

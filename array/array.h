@@ -28,6 +28,7 @@
 #include "raid/geom.h"
 #include "raid/jobplan.h"
 #include "raid/plan.h"
+#include "io/tls.h"
 
 #define ARRAY_ERR_LEN 512
 
@@ -76,6 +77,10 @@ struct array_config {
                                * another array's superblock (guard.h) */
   unsigned member_timeout_ms; /* NBD members: silence that fails one; 0:
                                  the default (io/nbd.h) */
+  struct io_tls tls;          /* NBD members over TLS (io/tls.h; zeros:
+                               * none).  Its strings must outlive the
+                               * array: members opened later (spare,
+                               * rebuild, re-add, grow) use them too */
   const char *integrity;      /* the integrity record's file (made if
                                * empty or absent), or NULL */
   bool manual_readd;          /* a member that can come back by itself (an

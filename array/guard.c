@@ -156,8 +156,9 @@ array_guard_path (const char *path, const char *name,
   int r;
 
   io_member_init (&m);
-  if ((r = io_member_open_ro (&m, path)) < 0) {
-    array_set_err (err, "%s: cannot open: %s", path, strerror (-r));
+  if ((r = io_member_open_opts (&m, path, &(struct io_open_opts) {
+                                   .tls = g->tls, .read_only = true })) < 0) {
+    array_set_err (err, "%s: cannot open: %s", path, io_strerror (r));
     io_member_close (&m);
     return r;
   }

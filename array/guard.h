@@ -37,6 +37,8 @@ struct array_guard {
   const char *override;       /* what overwrites anyway: "--force" */
   bool force;                 /* the user said it: signatures are listed
                                * in *found, not refused */
+  const struct io_tls *tls;   /* how an NBD disk is reached over TLS
+                               * (io/tls.h), or NULL */
 };
 
 /* Probe the open member m (named name in messages) for what it holds

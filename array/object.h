@@ -63,6 +63,7 @@ struct array {
   struct epochs epochs;
   bool manual_readd;          /* array_config's: no comeback */
   unsigned member_timeout_ms; /* array_config's, for members opened later */
+  struct io_tls tls;          /* array_config's, for members opened later */
   struct comeback comeback;
   /* Taking a member out and recording why, one step for whoever reads
    * both (comeback, status).  Taken after job.lock, never before it.

@@ -47,7 +47,8 @@ guard_new (struct array *a, const struct join_new *jn,
   char uuid[36] = "";
   struct array_guard g = { .own_uuid = uuid, .force = jn->force,
                            .override = jn->override ? jn->override
-                                                    : "--force" };
+                                                    : "--force",
+                           .tls = &a->tls };
 
   if (array_md_uuid (a, uuid) < 0)
     uuid[0] = '\0';             /* raw members: nothing is ours */
@@ -72,8 +73,10 @@ join_open_new (struct array *a, const struct join_new *jn,
   if ((r = guard_new (a, jn, sigs, err)) < 0)   /* read-only, first */
     return r;
   if ((r = io_member_open_opts (m, path, &(struct io_open_opts) {
-                                   direct, a->member_timeout_ms })) < 0) {
-    array_set_err (err, "%s: cannot open: %s", path, strerror (-r));
+                                   .direct = direct,
+                                   .timeout_ms = a->member_timeout_ms,
+                                   .tls = &a->tls })) < 0) {
+    array_set_err (err, "%s: cannot open: %s", path, io_strerror (r));
     return r;
   }
   for (unsigned s = 0; s < a->geom.members; s++)

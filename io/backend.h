@@ -24,6 +24,8 @@
  * - same says whether two open members of this backend are one object
  *   (the same file, device or export), for refusing duplicates.
  * - Errors are -errno; nothing is printed (the caller names the member).
+ *   Where the number says too little (why a TLS handshake failed), open
+ *   says more with io_set_why, which io_strerror (member.h) hands on.
  * Backends are stateless tables; their per-member state lives in the
  * struct io_member, their per-thread state (rings, connections' queues)
  * is theirs.
@@ -51,8 +53,11 @@ struct io_backend {
   unsigned (*caps) (const struct io_member *m);
   /* io_member_request_size's answer for the open member.  NULL: zeros. */
   struct io_request_size (*request_size) (const struct io_member *m);
+  /* tls: how a URI of this kind is reached over TLS (io/tls.h); NULL:
+   * no TLS settings.  A backend without TLS ignores it.
+   */
   int (*open) (struct io_member *m, const char *path,
-               enum io_open_mode mode);
+               enum io_open_mode mode, const struct io_tls *tls);
   void (*close) (struct io_member *m);
   int (*run) (const struct io_member *members, struct io_op *ops, size_t n,
               unsigned flags);
@@ -90,6 +95,13 @@ struct io_backend {
    */
   bool may_return;
 };
+
+/* The reason the open (or io_tls_check) failing with r on this thread
+ * failed, in words for io_strerror: printf-style, one line, no member
+ * name (the caller names it).  Kept until the next open on the thread.
+ */
+void io_set_why (int r, const char *fmt, ...)
+  __attribute__((format (printf, 2, 3)));
 
 extern const struct io_backend io_file_backend;
 extern const struct io_backend io_nbd_backend;

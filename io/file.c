@@ -90,7 +90,8 @@ describe (struct io_member *m)
 }
 
 static int
-file_open (struct io_member *m, const char *path, enum io_open_mode mode)
+file_open (struct io_member *m, const char *path, enum io_open_mode mode,
+           const struct io_tls *tls)
 {
   int flags = mode == IO_OPEN_RO ? O_RDONLY : O_RDWR;
   int r;

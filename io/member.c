@@ -5,6 +5,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,19 +67,48 @@ io_member_locate (const char *name)
   return out;
 }
 
+/* The reason this thread's last failed open gave beyond its -errno
+ * (io_set_why), and that -errno; why[0] == '\0': none.
+ */
+static __thread struct {
+  int r;
+  char why[512];
+} last_open;
+
+void
+io_set_why (int r, const char *fmt, ...)
+{
+  va_list ap;
+
+  last_open.r = r;
+  va_start (ap, fmt);
+  vsnprintf (last_open.why, sizeof last_open.why, fmt, ap);
+  va_end (ap);
+}
+
+const char *
+io_strerror (int r)
+{
+  return r == last_open.r && last_open.why[0] ? last_open.why
+                                                : strerror (-r);
+}
+
 static int
-open_member (struct io_member *m, const char *path, enum io_open_mode mode,
-             unsigned timeout_ms)
+open_member (struct io_member *m, const char *path,
+             const struct io_open_opts *o)
 {
   const struct io_backend *b = io_backend_for (path);
+  enum io_open_mode mode = o->read_only ? IO_OPEN_RO
+                         : o->direct ? IO_OPEN_RW_DIRECT : IO_OPEN_RW;
   int r;
 
+  last_open.why[0] = '\0';
   io_member_close (m);
   m->path = strdup (path);
   if (m->path == NULL)
     return -ENOMEM;
-  m->timeout_ms = timeout_ms;
-  if ((r = b->open (m, path, mode)) < 0) {
+  m->timeout_ms = o->timeout_ms;
+  if ((r = b->open (m, path, mode, o->tls)) < 0) {
     io_member_close (m);      /* the path too: nothing left to close */
     return r;
   }
@@ -90,8 +120,7 @@ int
 io_member_open_opts (struct io_member *m, const char *path,
                      const struct io_open_opts *o)
 {
-  return open_member (m, path, o->direct ? IO_OPEN_RW_DIRECT : IO_OPEN_RW,
-                      o->timeout_ms);
+  return open_member (m, path, o);
 }
 
 unsigned
@@ -112,13 +141,13 @@ io_member_request_size (const struct io_member *m)
 int
 io_member_open (struct io_member *m, const char *path, bool direct)
 {
-  return open_member (m, path, direct ? IO_OPEN_RW_DIRECT : IO_OPEN_RW, 0);
+  return open_member (m, path, &(struct io_open_opts) { .direct = direct });
 }
 
 int
 io_member_open_ro (struct io_member *m, const char *path)
 {
-  return open_member (m, path, IO_OPEN_RO, 0);
+  return open_member (m, path, &(struct io_open_opts) { .read_only = true });
 }
 
 int

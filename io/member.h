@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 struct io_backend;
+struct io_tls;
 
 enum io_open_mode {
   IO_OPEN_RW,                 /* a member in service */
@@ -80,7 +81,12 @@ void io_member_init (struct io_member *m) __attribute__((nonnull));
 /* Open path read-write (O_DIRECT if direct) through the backend that
  * takes it (backend.h), find its size and alignment.  Returns 0, or
  * -errno: for NBD URIs libnbd's (-ENOENT, -ECONNREFUSED, -ETIMEDOUT...),
- * -EROFS for a read-only export opened read-write; for files open(2)'s
+ * -EROFS for a read-only export opened read-write, and over TLS
+ * (io/tls.h) -EACCES for a server not authenticated (its certificate, the
+ * PSK), -EPROTONOSUPPORT where the URI and the server disagree on TLS or
+ * TLS is required of a plain-text URI, -ENOKEY for a TLS URI without a
+ * CA or PSK to authenticate it with (io_strerror says which and why);
+ * for files open(2)'s
  * errors, -EOPNOTSUPP if direct and the file system refuses
  * O_DIRECT, -EISDIR for a directory, -ENODEV for anything that is
  * neither a regular file nor a block device.  On error
@@ -89,19 +95,33 @@ void io_member_init (struct io_member *m) __attribute__((nonnull));
 int io_member_open (struct io_member *m, const char *path, bool direct)
   __attribute__((nonnull, warn_unused_result));
 
-/* How to open a member: with O_DIRECT (a file or device), and how long
- * it may be silent (ms) with ops in flight before they fail (a member
- * over the network; 0: the backend's default, io/nbd.h).
+/* How to open a member: with O_DIRECT (a file or device), how long it
+ * may be silent (ms) with ops in flight before they fail (a member over
+ * the network; 0: the backend's default, io/nbd.h), how an NBD export is
+ * reached over TLS (io/tls.h; NULL: no TLS settings, so a TLS URI is
+ * refused), and whether it is only looked at: read-only, without
+ * O_DIRECT (as io_member_open_ro; direct is then ignored).
  */
 struct io_open_opts {
   bool direct;
   unsigned timeout_ms;
+  const struct io_tls *tls;
+  bool read_only;
 };
 
 /* io_member_open with opts. */
 int io_member_open_opts (struct io_member *m, const char *path,
                          const struct io_open_opts *opts)
   __attribute__((nonnull, warn_unused_result));
+
+/* r, the -errno of the last io_member_open* (or io_tls_check) that
+ * failed on this thread, in words: what the backend found out beyond the
+ * number where it said more (an NBD member's TLS handshake: "TLS: the
+ * server's certificate is not trusted ..."; libnbd's reason a URI is
+ * refused), else strerror (-r).  The string is valid until the next open
+ * on this thread.
+ */
+const char *io_strerror (int r);
 
 /* What a member can do, as its backend says (io_member_caps); the array
  * asks these, never the member's fields or its backend.

@@ -21,6 +21,10 @@
  * An idle member is read now and then (io_member_idle_probe_ms), so that
  * a server gone while nothing was asked of it is found out all the same.
  *
+ * TLS (nbds://, nbds+unix://; io/tls.h, nbd-tls.c): every connection
+ * of a member is made with the settings it was opened with, the server
+ * verified each time.
+ *
  * Requests are cut at the server's maximum block size where it gives one,
  * else at NBD_MAX_REQUEST (libnbd refuses more than 64 MiB).
  * Strict alignment is off: the array's member ops are sector-aligned,
@@ -32,6 +36,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -42,6 +47,7 @@
 #include "io/backend.h"
 #include "io/engine.h"
 #include "io/nbd.h"
+#include "io/nbd-tls.h"
 
 /* A batch holds one connection of each member it touches while its
  * commands are in flight, so the connections bound how many batches a
@@ -73,6 +79,7 @@ struct nbd_member {
   _Atomic uint64_t reconnects;  /* connections made again */
   bool can_flush, can_fua, can_zero;
   unsigned timeout_ms;        /* the member's own (io_open_opts) */
+  struct nbd_tls tls;         /* the member's own (io_open_opts) */
   uint32_t max_request;       /* bytes: the server's maximum, at most
                                * NBD_MAX_REQUEST (a multiple of 512) */
 };
@@ -101,23 +108,40 @@ now_ms (void)
   return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
 }
 
-/* Connect and negotiate within the timeout: a host that does not answer
- * (a dropped link: no reset, only silence) or a server that accepts and
- * never negotiates must not hold up whoever opens the member.
+/* libnbd's last error on this thread into msg (len bytes; NULL: not
+ * wanted), and as -errno (nbd_err).
  */
 static int
-connect_one (struct nbd_handle **out, const char *uri, unsigned timeout_ms)
+nbd_err_msg (char *msg, size_t len)
+{
+  const char *e = nbd_get_error ();
+
+  if (msg)
+    snprintf (msg, len, "%s", e ? e : "");
+  return nbd_err ();
+}
+
+/* Connect to nm's URI and negotiate (TLS as nm says) within its timeout:
+ * a host that does not answer (a dropped link: no reset, only silence)
+ * or a server that accepts and never negotiates must not hold up whoever
+ * opens the member.  On failure libnbd's message goes to msg (if given).
+ */
+static int
+connect_one (struct nbd_handle **out, const struct nbd_member *nm,
+             char *msg, size_t len)
 {
   struct nbd_handle *h = nbd_create ();
   uint64_t start = now_ms ();
+  unsigned timeout_ms = nm->timeout_ms;
   int r = 0;
 
   if (h == NULL)
-    return nbd_err ();
+    return nbd_err_msg (msg, len);
   if (nbd_set_strict_mode (h, nbd_get_strict_mode (h) &
                               ~LIBNBD_STRICT_ALIGN) == -1 ||
-      nbd_aio_connect_uri (h, uri) == -1)
-    r = nbd_err ();
+      (r = nbd_tls_setup (h, &nm->tls)) < 0 ||
+      nbd_aio_connect_uri (h, nm->uri) == -1)
+    r = r < 0 ? r : nbd_err_msg (msg, len);
   while (r == 0 && nbd_aio_is_ready (h) != 1) {
     uint64_t waited = now_ms () - start;
 
@@ -125,7 +149,7 @@ connect_one (struct nbd_handle **out, const char *uri, unsigned timeout_ms)
       r = -ETIMEDOUT;
     else if (nbd_aio_is_dead (h) == 1 || nbd_aio_is_closed (h) == 1 ||
              nbd_poll (h, (int) (timeout_ms - waited)) == -1)
-      r = nbd_err ();
+      r = nbd_err_msg (msg, len);
   }
   if (r < 0) {
     nbd_close (h);
@@ -133,6 +157,18 @@ connect_one (struct nbd_handle **out, const char *uri, unsigned timeout_ms)
   }
   *out = h;
   return 0;
+}
+
+/* The first connection of an open: where TLS is what failed, why in
+ * words (io_set_why).
+ */
+static int
+connect_first (struct nbd_handle **out, const struct nbd_member *nm)
+{
+  char msg[256] = "";
+  int r = connect_one (out, nm, msg, sizeof msg);
+
+  return r < 0 ? nbd_tls_explain (&nm->tls, r, msg) : r;
 }
 
 static void
@@ -144,6 +180,13 @@ close_conns (struct nbd_member *nm)
     pthread_mutex_destroy (&nm->conn[i].lock);
   }
   nm->nconns = 0;
+}
+
+static void
+free_member (struct nbd_member *nm)
+{
+  nbd_tls_free (&nm->tls);
+  free (nm);
 }
 
 /* The longest command h's server takes: the maximum block size it
@@ -185,7 +228,8 @@ describe (struct io_member *m, struct nbd_member *nm, struct nbd_handle *h,
 }
 
 static int
-nbd_open (struct io_member *m, const char *path, enum io_open_mode mode)
+nbd_open (struct io_member *m, const char *path, enum io_open_mode mode,
+          const struct io_tls *tls)
 {
   struct nbd_member *nm = calloc (1, sizeof *nm);
   struct nbd_handle *h;
@@ -193,25 +237,29 @@ nbd_open (struct io_member *m, const char *path, enum io_open_mode mode)
 
   if (nm == NULL)
     return -ENOMEM;
+  nm->uri = m->path;
   nm->timeout_ms = m->timeout_ms ? m->timeout_ms
                                   : IO_NBD_TIMEOUT_MS_DEFAULT;
   m->timeout_ms = nm->timeout_ms;
-  if ((r = connect_one (&h, path, nm->timeout_ms)) < 0) {
+  if ((r = nbd_tls_prepare (&nm->tls, path, tls)) < 0) {
     free (nm);
+    return r;
+  }
+  if ((r = connect_first (&h, nm)) < 0) {
+    free_member (nm);
     return r;
   }
   if ((want = describe (m, nm, h, mode)) < 0) {
     nbd_close (h);
-    free (nm);
+    free_member (nm);
     return want;
   }
-  nm->uri = m->path;
   do {                        /* fewer than wanted is not an error */
     nm->conn[nm->nconns].h = h;
     pthread_mutex_init (&nm->conn[nm->nconns].lock, NULL);
     nm->nconns++;
   } while (nm->nconns < (unsigned) want &&
-           connect_one (&h, path, nm->timeout_ms) == 0);
+           connect_one (&h, nm, NULL, 0) == 0);
   m->state = nm;
   m->direct = false;
   m->blockdev = false;
@@ -230,7 +278,7 @@ nbd_member_close (struct io_member *m)
     if (nm->conn[i].h)
       nbd_shutdown (nm->conn[i].h, 0);      /* in-flight commands first */
   close_conns (nm);
-  free (nm);
+  free_member (nm);
   m->state = NULL;
 }
 
@@ -506,7 +554,7 @@ start_part (struct member_part *p, struct io_op *ops, struct op_track *t,
     close_conn (p->nm, c, false);
   if (c->h == NULL && gone == 0) {
     c->gen = atomic_load (&p->nm->gen);
-    if ((gone = connect_one (&c->h, p->nm->uri, p->nm->timeout_ms)) == 0)
+    if ((gone = connect_one (&c->h, p->nm, NULL, 0)) == 0)
       atomic_fetch_add (&p->nm->reconnects, 1);
   }
   p->lost = gone < 0;

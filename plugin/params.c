@@ -10,6 +10,7 @@
 #include <nbdkit-plugin.h>
 
 #include "io/member.h"
+#include "io/tls.h"
 #include "plugin/params.h"
 #include "raid/layout.h"
 #include "raid/number.h"
@@ -179,6 +180,78 @@ parse_bool (const char *key, const char *value, bool *out)
   return -1;
 }
 
+/* tls-certificates=DIR, tls-psk=FILE (made absolute: members connect
+ * again long after nbdkit may have changed to /), tls-username=NAME.
+ */
+static int
+set_tls_string (const char *key, const char *value, const char **dst)
+{
+  free ((char *) *dst);
+  *dst = strcmp (key, "tls-username") == 0 ? strdup (value)
+                                           : nbdkit_absolute_path (value);
+  if (*dst == NULL && strcmp (key, "tls-username") == 0)
+    nbdkit_error ("%s=%s: %m", key, value);
+  return *dst ? 0 : -1;
+}
+
+/* tls=require: plain-text NBD members are refused; tls=auto (the
+ * default): TLS for the members whose URI asks for it (nbds://).
+ */
+static int
+parse_tls (struct params *p, const char *value)
+{
+  if (strcmp (value, "require") == 0 || strcmp (value, "auto") == 0) {
+    p->array.tls.require = value[0] == 'r';
+    return 0;
+  }
+  nbdkit_error ("tls=%s: expected require (or auto: TLS for nbds:// "
+                "members only, the default)", value);
+  return -1;
+}
+
+/* The TLS settings usable (io_tls_check), and given to every member
+ * whose URI takes TLS: without them its server could not be verified.
+ */
+static int
+check_tls (const struct params *p)
+{
+  const struct io_tls *t = &p->array.tls;
+  const struct array_config *c = &p->array;
+  int r;
+
+  if (t->certificates && t->psk_file) {
+    nbdkit_error ("tls-certificates= and tls-psk=: give one of them");
+    return -1;
+  }
+  if ((r = io_tls_check (t)) < 0 && t->psk_file) {
+    nbdkit_error ("tls-psk=%s: %s", t->psk_file, strerror (-r));
+    return -1;
+  }
+  if (r < 0) {
+    nbdkit_error ("tls-certificates=%s: %s", t->certificates,
+                  io_strerror (r));
+    return -1;
+  }
+  if (t->username && t->psk_file == NULL) {
+    nbdkit_error ("tls-username=%s: only with tls-psk=FILE", t->username);
+    return -1;
+  }
+  if (t->certificates || t->psk_file)
+    return 0;
+  for (unsigned i = 0; i < c->members; i++)
+    if (c->paths[i] && io_tls_uri (c->paths[i])) {
+      nbdkit_error ("member %u (%s): a TLS member needs tls-certificates=DIR "
+                    "or tls-psk=FILE to verify its server", i, c->paths[i]);
+      return -1;
+    }
+  if (c->spare && io_tls_uri (c->spare)) {
+    nbdkit_error ("spare=%s: a TLS member needs tls-certificates=DIR or "
+                  "tls-psk=FILE to verify its server", c->spare);
+    return -1;
+  }
+  return 0;
+}
+
 void
 params_init (struct params *p)
 {
@@ -225,6 +298,14 @@ params_config (struct params *p, const char *key, const char *value)
   }
   if (strcmp (key, "re-add") == 0)
     return parse_readd (p, value);
+  if (strcmp (key, "tls") == 0)
+    return parse_tls (p, value);
+  if (strcmp (key, "tls-certificates") == 0)
+    return set_tls_string (key, value, &p->array.tls.certificates);
+  if (strcmp (key, "tls-psk") == 0)
+    return set_tls_string (key, value, &p->array.tls.psk_file);
+  if (strcmp (key, "tls-username") == 0)
+    return set_tls_string (key, value, &p->array.tls.username);
   if (strcmp (key, "member-timeout") == 0)
     return parse_timeout (key, value, &p->array.member_timeout_ms);
   if (strcmp (key, "sync-speed-min") == 0)
@@ -264,7 +345,7 @@ params_complete (struct params *p)
     nbdkit_error ("%s", err.msg);
     return -1;
   }
-  return 0;
+  return check_tls (p);
 }
 
 void
@@ -275,5 +356,8 @@ params_free (struct params *p)
   free (p->control);
   free ((char *) p->array.spare);
   free ((char *) p->array.integrity);
+  free ((char *) p->array.tls.certificates);
+  free ((char *) p->array.tls.psk_file);
+  free ((char *) p->array.tls.username);
   params_init (p);
 }

@@ -32,6 +32,15 @@ void params_free (struct params *p);
   "                   'missing' stands for one absent member.  An NBD\n" \
   "                   URI (nbd://HOST[:PORT]/EXPORT, nbds://...,\n" \
   "                   nbd+unix:///EXPORT?socket=PATH) is a member too.\n" \
+  "tls-certificates=DIR  nbds:// members: verify their servers'\n" \
+  "                   certificates with DIR/ca-cert.pem (and show\n" \
+  "                   DIR/client-cert.pem, client-key.pem if there).\n" \
+  "tls-psk=FILE       ... or authenticate them with a pre-shared key\n" \
+  "                   (psktool's USER:HEXKEY lines) ...\n" \
+  "tls-username=NAME  ... of NAME (default: the URI's user, else the\n" \
+  "                   effective user's name).\n" \
+  "tls=require        Refuse plain-text members (nbd://); default auto:\n" \
+  "                   TLS for nbds:// members.\n" \
   "chunk=SIZE         Chunk size, a power of two >= 4K (default 512K).\n" \
   "layout=NAME        left-symmetric (default), left-asymmetric,\n" \
   "                   right-symmetric, right-asymmetric (ls/la/rs/ra),\n" \

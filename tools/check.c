@@ -139,7 +139,7 @@ parse (int argc, char **argv, struct check_opts *o)
 
   while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
     switch (c) {
-    case 'h': usage (o->repair); exit (TOOL_OK);
+    case 'h': usage (o->repair); tool_tls_help (); exit (TOOL_OK);
     case 'j': o->json = true; break;
     case 'f': o->files = true; break;
     case 'd':
@@ -347,6 +347,7 @@ run (const struct check_opts *o)
   for (unsigned i = 0; i < o->n; i++)
     cfg.paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
   cfg.direct = disk_use_direct (o->cache, cfg.paths, o->n);
+  cfg.tls = *tool_tls ();
   if (array_open (&cfg, on_log, &a, &err) < 0)
     return tool_error ("%s", err.msg);
   if (cfg.direct && o->cache == DISK_CACHE_AUTO)

@@ -222,6 +222,7 @@ parse_args (int argc, char **argv, struct create_opts *o)
   while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
     if (c == 'h') {
       usage (stdout);
+      tool_tls_help ();
       return -1;
     }
     if (c == '?' || parse_option (o, c, optarg) != 0)
@@ -269,7 +270,8 @@ open_disks (struct create_plan *p)
   for (unsigned i = 0; i < o->n; i++) {
     struct io_member *m = &p->m[i];
 
-    if ((r = io_member_open (m, o->disks[i], false)) < 0)
+    if ((r = io_member_open_opts (m, o->disks[i], &(struct io_open_opts) {
+                                    .tls = tool_tls () })) < 0)
       return open_error (o->disks[i], r);
     for (unsigned j = 0; j < i; j++)
       if (io_member_same (&p->m[j], m))
@@ -487,6 +489,7 @@ sync_parity (struct create_plan *p, uint64_t *mismatches)
 
   for (unsigned i = 0; i < p->opts->n; i++)
     cfg.paths[i] = p->opts->disks[i];
+  cfg.tls = *tool_tls ();
   if (array_open (&cfg, log_array, &a, &err) < 0)
     return tool_error ("superblocks written, but the new array does not "
                        "open: %s", err.msg);

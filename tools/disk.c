@@ -14,7 +14,8 @@ int
 disk_open_ro (struct io_member *d, const char *path)
 {
   io_member_init (d);
-  return io_member_open_ro (d, path);
+  return io_member_open_opts (d, path, &(struct io_open_opts) {
+                                .tls = tool_tls (), .read_only = true });
 }
 
 int
@@ -36,7 +37,7 @@ disk_strerror (int neg_errno)
   switch (neg_errno) {
   case -EISDIR: return "is a directory";
   case -ENODEV: return "is not a regular file or block device";
-  default: return strerror (-neg_errno);
+  default: return io_strerror (neg_errno);
   }
 }
 

@@ -14,8 +14,9 @@
 
 #include "io/member.h"
 
-/* Open path read-only (io_member_open_ro): 0, or -errno (-EISDIR for a
- * directory, -ENODEV for neither a regular file nor a block device).
+/* Open path read-only (io_member_open_ro), an NBD URI with raid5ctl's
+ * TLS options (tool_tls): 0, or -errno (-EISDIR for a directory, -ENODEV
+ * for neither a regular file nor a block device).
  */
 int disk_open_ro (struct io_member *d, const char *path)
   __attribute__((nonnull, warn_unused_result));
@@ -61,9 +62,10 @@ bool disk_use_direct (enum disk_cache_mode mode, const char *const *paths,
  */
 void disk_say_direct (void);
 
-/* An error number in words, for messages about a disk: strerror, except
- * "is a directory" (-EISDIR) and "is not a regular file or block device"
- * (-ENODEV, as io_member_open says it).
+/* An error number in words, for messages about a disk: io_strerror
+ * (strerror, or what the last failed open found out: an NBD member's TLS
+ * handshake), except "is a directory" (-EISDIR) and "is not a regular
+ * file or block device" (-ENODEV, as io_member_open says it).
  */
 const char *disk_strerror (int neg_errno);
 

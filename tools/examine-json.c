@@ -163,10 +163,10 @@ json_superblock (struct json *j, const struct exam *e)
 static void
 json_disk (struct json *j, const struct exam *e)
 {
-  char magic[9], err[200];
+  char magic[9], err[600];
 
   snprintf (err, sizeof err, "%s: %s", e->err_what ? e->err_what : "",
-            disk_strerror (e->err));
+            e->err_why);
   tool_json_open (j, NULL, '{');
   tool_json_str (j, "disk", e->path);
   tool_json_u64 (j, "size_bytes", e->size);

@@ -55,6 +55,7 @@ parse_args (int argc, char **argv, bool *json)
   while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
     if (c == 'h') {
       usage (stdout);
+      tool_tls_help ();
       return -1;
     }
     if (c == '?')
@@ -280,11 +281,14 @@ examine_one (struct exam *e, const char *path, uint8_t *block)
   e->path = path;
   if ((r = disk_open_ro (&d, path)) < 0) {
     e->err = r, e->err_what = "cannot open";
+    snprintf (e->err_why, sizeof e->err_why, "%s", disk_strerror (r));
     return;
   }
   e->size = d.size;
-  if ((r = disk_read_sb (&d, block)) < 0)
+  if ((r = disk_read_sb (&d, block)) < 0) {
     e->err = r, e->err_what = "cannot read its superblock";
+    snprintf (e->err_why, sizeof e->err_why, "%s", disk_strerror (r));
+  }
   e->has_sb = r == 1;
   md_sb_peek (block, &e->sb, &fr);
   e->magic = fr.magic;
@@ -334,7 +338,7 @@ examine_main (int argc, char **argv)
   for (unsigned i = 0; i < n; i++)
     if (ex[i].err < 0)
       tool_error ("%s: %s: %s", ex[i].path, ex[i].err_what,
-                  disk_strerror (ex[i].err));
+                  ex[i].err_why);
   if (found == 0 && failed == 0 && n == 1 && ex[0].other)
     tool_error ("no md v1.2 superblock on %s (it has an md v%s superblock, "
                 "which raid5ctl does not read)", argv[optind], ex[0].other);

@@ -17,6 +17,8 @@ struct exam {
   uint64_t size;              /* bytes */
   int err;                    /* -errno if the disk could not be read */
   const char *err_what;       /* "cannot open", "read at 4096", ... */
+  char err_why[512];          /* err in words, as it was found out (an
+                               * NBD member's TLS handshake: io_strerror) */
   bool has_sb;                /* md's magic at byte 4096 */
   uint32_t magic;             /* what is there, superblock or not */
   const char *other;          /* without: an md superblock of another */

@@ -101,7 +101,7 @@ static int
 take_option (struct grow_opts *o, int c, const char *arg)
 {
   switch (c) {
-  case 'h': usage (); exit (TOOL_OK);
+  case 'h': usage (); tool_tls_help (); exit (TOOL_OK);
   case 'a':
     if (o->nadd == R5_MAX_MEMBERS - R5_MIN_MEMBERS)
       return tool_error ("--add %s: too many (an array has at most %d "
@@ -156,6 +156,7 @@ open_array (const struct grow_opts *o, struct array **a)
   for (unsigned i = 0; i < o->nadd; i++)
     all[o->n + i] = o->add[i];
   cfg.direct = disk_use_direct (o->cache, all, o->n + o->nadd);
+  cfg.tls = *tool_tls ();
   if (array_open (&cfg, offline_log, a, &err) < 0)
     return tool_error ("%s", err.msg);
   if (cfg.direct && o->cache == DISK_CACHE_AUTO)

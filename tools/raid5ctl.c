@@ -23,24 +23,25 @@
  */
 static const struct tool_cmd commands[] = {
   { "create", "write md v1.2 superblocks to new members and sync parity",
-    create_main },
+    create_main, true },
   { "examine", "show the md superblock of each member, as mdadm --examine",
-    examine_main },
-  { "check", NULL, check_main },
-  { "repair", NULL, repair_main },
-  { "rebuild", NULL, rebuild_main },
-  { "re-add", NULL, readd_main },
+    examine_main, true },
+  { "check", NULL, check_main, true },
+  { "repair", NULL, repair_main, true },
+  { "rebuild", NULL, rebuild_main, true },
+  { "re-add", NULL, readd_main, true },
   { "grow", "add members and reshape the array onto them, as mdadm --grow",
-    grow_main },
+    grow_main, true },
   { "layout", "draw which member holds each data and parity chunk",
-    layout_main },
-  { "map", "where an array byte (or range) lives on the members", map_main },
+    layout_main, true },
+  { "map", "where an array byte (or range) lives on the members", map_main,
+    true },
   { "explain", "what a read/write/zero/trim does on the members, and why",
-    explain_main },
+    explain_main, true },
   { "mkfs-hint", "mkfs.ext4/xfs stripe options and alignment for a geometry",
-    mkfs_hint_main },
+    mkfs_hint_main, true },
   { "monitor", "watch served arrays and report events, as mdadm --monitor",
-    monitor_main },
+    monitor_main, false },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -184,6 +185,11 @@ usage (FILE *fp)
            "control=SOCKET`.  Without it, check,\nrepair, rebuild and re-add "
            "work on the members (nothing may serve them).\n"
            "\n"
+           "Members may be NBD exports (nbd://, nbds://, nbd+unix://, "
+           "nbds+unix://);\nthe TLS options (--tls-certificates DIR, --tls-psk "
+           "FILE, --tls-username NAME,\n--tls=require) go before the command "
+           "or among its options.\n"
+           "\n"
            "`raid5ctl COMMAND --help` describes a command.  Sizes take a "
            "suffix\n"
            "(s = 512-byte sectors, K, M, G, T); a bare number is KiB, as in "
@@ -191,7 +197,8 @@ usage (FILE *fp)
 }
 
 /* A command only a server carries out: its --help, or "needs --control". */
-static const struct tool_cmd server_only = { NULL, NULL, ctl_only_main };
+static const struct tool_cmd server_only = { NULL, NULL, ctl_only_main,
+                                             false };
 
 static const struct tool_cmd *
 find_command (const char *name)
@@ -265,8 +272,19 @@ run_command (const struct tool_cmd *cmd, const char *control, int argc,
   if (control && !online)
     return tool_error ("--control: only %s talk to a server",
                        array_cmd_names ());
-  if (control && !wants_help (argc, argv))
+  if (wants_help (argc, argv))
+    return cmd->run (argc, argv);
+  if (tool_tls_given () && control)
+    return tool_error ("%s: with --control the server reaches its members "
+                       "itself, with its own tls-* parameters",
+                       tool_tls_given ());
+  if (tool_tls_given () && !cmd->members)
+    return tool_error ("%s: %s names no members", tool_tls_given (),
+                       argv[0]);
+  if (control)
     return ctl_main (control, argc, argv);
+  if (tool_check_tls (argc, argv) != TOOL_OK)
+    return TOOL_FAIL;
   return cmd->run (argc, argv);
 }
 
@@ -292,6 +310,8 @@ main (int argc, char **argv)
   const char *control = NULL;
   int first = 1, n;
 
+  if (tool_take_tls (&argc, argv) != TOOL_OK)
+    return TOOL_FAIL;
   while (first < argc &&
          (n = control_opt (argc, argv, first, &control)) != 0) {
     if (n < 0)

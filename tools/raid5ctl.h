@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/tls.h"
+
 /* Exit statuses. */
 #define TOOL_OK 0
 #define TOOL_FAIL 1             /* the job failed, or bad usage */
@@ -30,6 +32,7 @@ struct tool_cmd {
   const char *summary;        /* one line for raid5ctl --help; NULL: the
                                * control table's (array/commands.h) */
   int (*run) (int argc, char **argv);   /* returns an exit status */
+  bool members;               /* it names members (takes the TLS options) */
 };
 
 /* The subcommands (one file each). */
@@ -86,5 +89,25 @@ const char *tool_human (uint64_t bytes, char *buf, size_t len)
 
 /* Write s to stdout quoted for a POSIX shell when it needs quoting. */
 void tool_print_shell_word (const char *s) __attribute__((nonnull));
+
+/* NBD members over TLS (tools/tls.c; io/tls.h): --tls-certificates DIR,
+ * --tls-psk FILE, --tls-username NAME and --tls=require|auto, before the
+ * command or among its arguments (up to "--"), for every command that
+ * names members, as the plugin's tls-* parameters.
+ *
+ * tool_take_tls takes them out of argv (main does, before anything
+ * else): TOOL_OK, or TOOL_FAIL after one error line.  tool_check_tls,
+ * before the command runs, refuses settings that cannot be used
+ * (io_tls_check), a --tls-username without --tls-psk, and a TLS URI among
+ * the arguments with neither certificates nor PSK.  tool_tls_given
+ * names the first option given (NULL: none).  tool_tls is what
+ * every member is opened with; tool_tls_help prints the options for a
+ * command's --help.
+ */
+int tool_take_tls (int *argc, char **argv) __attribute__((nonnull));
+const char *tool_tls_given (void);     /* the first given, or NULL */
+int tool_check_tls (int argc, char **argv) __attribute__((nonnull));
+const struct io_tls *tool_tls (void);
+void tool_tls_help (void);
 
 #endif /* TOOLS_RAID5CTL_H */

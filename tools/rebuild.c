@@ -136,6 +136,7 @@ take_option (struct rebuild_opts *o, int c, const char *arg)
       usage_readd ();
     else
       usage ();
+    tool_tls_help ();
     exit (TOOL_OK);
   case 's':
     if (r5_parse_uint (arg, 0, R5_MAX_MEMBERS - 1, &v) < 0)
@@ -203,6 +204,7 @@ open_array (const struct rebuild_opts *o, struct array **a)
   }
   all[o->n] = o->new_path;      /* the new member counts too */
   cfg.direct = disk_use_direct (o->cache, all, o->n + 1);
+  cfg.tls = *tool_tls ();
   if (array_open (&cfg, offline_log, a, &err) < 0)
     return tool_error ("%s", err.msg);
   if (cfg.direct && o->cache == DISK_CACHE_AUTO)

@@ -347,6 +347,7 @@ teach_getopt (struct teach *t, int *argc, char **argv,
   while ((c = tool_getopt (*argc, argv, "h", longopts)) != -1) {
     if (c == 'h') {
       extra->usage ();
+      tool_tls_help ();       /* --from DISK... */
       exit (TOOL_OK);
     }
     if (c == '?' || (c == 'x' ? extra->take (optarg, extra->ctx)

@@ -354,9 +354,11 @@ static int
 connect_thread (struct thread *t)
 {
   t->nbd = nbd_create ();
+  /* A TLS URI may name its CA: nbds://HOST/?tls-certificates=DIR. */
   if (t->nbd == NULL ||
       nbd_set_strict_mode (t->nbd,
                            nbd_get_strict_mode (t->nbd) & ~LIBNBD_STRICT_ALIGN) == -1 ||
+      nbd_set_uri_allow_local_file (t->nbd, true) == -1 ||
       nbd_connect_uri (t->nbd, uri) == -1) {
     fprintf (stderr, "random-io: connection %u: %s\n", t->id, nbd_get_error ());
     return -1;

@@ -94,6 +94,20 @@ for i in $(seq 0 32); do
   many+=("disk=$tmpdir/many.$i")
 done
 expect_error '32|33|too many' "${many[@]}"
+# NBD members over TLS: every setting checked before a member is opened
+# (no server needed: nothing is reached).
+echo >"$tmpdir/empty.psk"
+expect_error 'tls=bogus'     "$d0" "$d1" "$d2" tls=bogus
+expect_error 'tls-certificates=.*adir.*ca-cert.pem' "$d0" "$d1" "$d2" \
+  tls-certificates="$tmpdir/adir"
+expect_error 'tls-certificates= and tls-psk=' "$d0" "$d1" "$d2" \
+  tls-certificates="$tmpdir/adir" tls-psk="$tmpdir/empty.psk"
+expect_error 'tls-psk=.*nonexistent' "$d0" "$d1" "$d2" tls-psk="$tmpdir/nonexistent"
+expect_error 'tls-username=bob.*tls-psk' "$d0" "$d1" "$d2" tls-username=bob
+expect_error 'member 1 \(nbds://127.0.0.1:9/\).*tls-certificates=DIR or tls-psk=FILE' \
+  "$d0" disk=nbds://127.0.0.1:9/ "$d2"
+expect_error 'member 1 \(nbd://127.0.0.1:9/\).*TLS is required' "$d0" \
+  disk=nbd://127.0.0.1:9/ "$d2" tls=require tls-psk="$tmpdir/empty.psk"
 expect_error 'missing'       "$d0" disk=missing disk=missing
 expect_error 'missing'       disk=missing "$d1" disk=missing "$d2"
 

@@ -3,9 +3,10 @@
 # COMP_CWORD, then the function complete -p names): "raid5ctl ch"
 # completes to check, "raid5ctl m" to map, mkfs-hint and monitor,
 # "raid5ctl check --f" to --files and --fs-offset, "raid5ctl --control S
-# s" to speed and status, "raid5ctl monitor --on" to --oneshot, a file
-# argument to the files there; check, monitor and create offer their
-# options.
+# s" to speed and status, "raid5ctl --tls" to the TLS options and
+# "raid5ctl --tls-certificates DIR ch" to check, "raid5ctl monitor --on"
+# to --oneshot, a file argument to the files there; check, monitor and
+# create offer their options (check the TLS ones too).
 . "${0%/*}/functions.sh"
 requires_raid5ctl
 
@@ -35,6 +36,8 @@ expect "check" ch
 expect "monitor mkfs-hint map" m
 expect "--files --fs-offset" check --f
 expect "status speed" --control "$tmpdir/s" s
+expect "--tls-certificates --tls-psk --tls-username --tls=require" --tls
+expect "check" --tls-certificates "$tmpdir" ch
 expect "--oneshot" monitor --on
 touch "$tmpdir/a.img" "$tmpdir/b.img"
 expect "$tmpdir/a.img" check "$tmpdir/a"
@@ -54,3 +57,4 @@ offered ()
 offered check --json --list --integrity --files --fs-offset
 offered monitor --program --oneshot --test --delay
 offered create --chunk --layout --consistency-policy
+offered check --tls-certificates --tls-psk --tls-username --tls

@@ -304,7 +304,7 @@ Test (backend, what_a_member_can_do)
   if (statfs (".", &sf) == 0 && sf.f_type != TMPFS_MAGIC) {
     make_file (".", disk, 1 << 20);
     cr_assert_eq (io_member_open_opts (&m, disk, &(struct io_open_opts) {
-                                         false, 1234 }), 0);
+                                         .timeout_ms = 1234 }), 0);
     cr_assert_eq (io_member_caps (&m) & (IO_CAP_MAP | IO_CAP_MEMORY), 0,
                   "a file on a disk is not in memory");
     cr_assert_eq (io_member_caps (&m) & (IO_CAP_FLUSH | IO_CAP_FUA),
@@ -400,7 +400,7 @@ Test (nbd, an_export_flushes_and_takes_fua_as_its_server_says)
   start_nbdkit (0, memory, uri[0]);
   start_nbdkit (1, bare, uri[1]);
   cr_assert_eq (io_member_open_opts (&nm[0], uri[0], &(struct io_open_opts) {
-                                       false, 1500 }), 0);
+                                       .timeout_ms = 1500 }), 0);
   cr_assert_eq (nm[0].backend, &io_nbd_backend);
   cr_assert_eq (io_member_caps (&nm[0]), IO_CAP_FLUSH | IO_CAP_FUA,
                 "caps %#x", io_member_caps (&nm[0]));
