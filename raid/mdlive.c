@@ -37,6 +37,14 @@ md_live_init (struct md_live *s, const struct md_found *f,
     sl->recovery_offset = as->dev[o].recovery_offset;
     sl->bitmap_recovery = as->dev[o].bitmap_recovery;
     sl->corrected_read = f[o].sb.cnt_corrected_read;
+    if ((o = as->repl[k]) >= 0 && sl->state == MD_SLOT_IN_SYNC)
+      sl->repl = (struct md_live_repl) {
+        .attached = true, .dev_number = f[o].sb.dev_number,
+        .data_size = f[o].sb.data_size,
+        .recovery_offset = as->dev[o].recovery_offset,
+      };
+    if (sl->repl.attached)
+      memcpy (sl->repl.device_uuid, f[o].sb.device_uuid, 16);
   }
 }
 
@@ -46,13 +54,20 @@ attached (const struct md_live_slot *sl)
   return sl->state != MD_SLOT_ABSENT;
 }
 
+/* Does slot k's device (or replacement) have number dev? */
+static bool
+numbered (const struct md_live_slot *sl, uint32_t dev)
+{
+  return (attached (sl) && sl->dev_number == dev) ||
+    (sl->repl.attached && sl->repl.dev_number == dev);
+}
+
 bool
 md_live_dev_number_taken (const struct md_live *s, uint32_t dev,
                           unsigned except)
 {
   for (unsigned k = 0; k < s->common.raid_disks; k++)
-    if (k != except && s->slot[k].state != MD_SLOT_ABSENT &&
-        s->slot[k].dev_number == dev)
+    if (k != except && numbered (&s->slot[k], dev))
       return true;
   return false;
 }
@@ -65,7 +80,7 @@ md_live_new_dev_number (const struct md_live *s)
   for (bool taken = true; taken; choice += taken) {
     taken = false;
     for (unsigned k = 0; k < s->common.raid_disks; k++)
-      taken |= attached (&s->slot[k]) && s->slot[k].dev_number == choice;
+      taken |= numbered (&s->slot[k], choice);
   }
   return choice;
 }
@@ -184,6 +199,30 @@ change (struct md_live *s, const struct md_event *ev)
   case MD_EV_CORRECTED_READ:
     sl->corrected_read += (uint32_t) ev->sectors;
     return false;
+  case MD_EV_REPLACE_ADD:
+    assert (sl->state == MD_SLOT_IN_SYNC && !sl->repl.attached);
+    sl->repl = (struct md_live_repl) {
+      .attached = true, .dev_number = md_live_new_dev_number (s),
+      .data_size = ev->data_size,
+    };
+    memcpy (sl->repl.device_uuid, ev->device_uuid, 16);
+    return true;
+  case MD_EV_REPLACE_CP:
+    assert (sl->repl.attached);
+    sl->repl.recovery_offset = ev->sectors;
+    return true;
+  case MD_EV_REPLACE_DONE:
+    assert (sl->state == MD_SLOT_IN_SYNC && sl->repl.attached);
+    sl->dev_number = sl->repl.dev_number;
+    memcpy (sl->device_uuid, sl->repl.device_uuid, 16);
+    sl->data_size = sl->repl.data_size;
+    sl->corrected_read = 0;
+    sl->repl.attached = false;
+    return true;
+  case MD_EV_REPLACE_DROP:
+    assert (sl->repl.attached);
+    sl->repl.attached = false;
+    return true;
   case MD_EV_RESYNC_DONE: s->resync_cp = MD_MAX_SECTOR; return true;
   case MD_EV_GROW: grow (s, ev); return true;
   case MD_EV_RESHAPE_CP:
@@ -219,9 +258,14 @@ md_live_writes (const struct md_live *s, unsigned slot)
 static void
 fill_roles (const struct md_live *s, struct md_sb *sb)
 {
-  for (unsigned k = 0; k < s->common.raid_disks; k++)
-    if (attached (&s->slot[k]) && s->slot[k].dev_number + 1 > sb->max_dev)
-      sb->max_dev = s->slot[k].dev_number + 1;
+  for (unsigned k = 0; k < s->common.raid_disks; k++) {
+    const struct md_live_slot *sl = &s->slot[k];
+
+    if (attached (sl) && sl->dev_number + 1 > sb->max_dev)
+      sb->max_dev = sl->dev_number + 1;
+    if (sl->repl.attached && sl->repl.dev_number + 1 > sb->max_dev)
+      sb->max_dev = sl->repl.dev_number + 1;
+  }
   assert (sb->max_dev <= MD_SB_MAX_DEV);
   for (uint32_t i = 0; i < sb->max_dev; i++)
     sb->dev_roles[i] = MD_ROLE_SPARE;
@@ -231,6 +275,8 @@ fill_roles (const struct md_live *s, struct md_sb *sb)
     if (attached (sl))
       sb->dev_roles[sl->dev_number] =
         (uint16_t) (sl->state == MD_SLOT_FAULTY ? MD_ROLE_FAULTY : k);
+    if (sl->repl.attached)        /* not In_sync: its raid_disk */
+      sb->dev_roles[sl->repl.dev_number] = (uint16_t) k;
   }
 }
 
@@ -257,6 +303,25 @@ md_live_sb (const struct md_live *s, unsigned slot, struct md_sb *sb)
       sb->feature_map |= MD_FEATURE_RECOVERY_BITMAP;
   }
   fill_roles (s, sb);
+}
+
+void
+md_live_sb_repl (const struct md_live *s, unsigned slot, struct md_sb *sb)
+{
+  const struct md_live_repl *r = &s->slot[slot].repl;
+
+  assert (r->attached);
+  md_live_sb (s, slot, sb);
+  sb->dev_number = r->dev_number;
+  memcpy (sb->device_uuid, r->device_uuid, 16);
+  sb->data_size = r->data_size;
+  sb->cnt_corrected_read = 0;
+  sb->feature_map |= MD_FEATURE_REPLACEMENT;
+  sb->feature_map &= ~(uint32_t) MD_FEATURE_RECOVERY_BITMAP;
+  if (r->recovery_offset != MD_MAX_SECTOR) {
+    sb->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
+    sb->recovery_offset = r->recovery_offset;
+  }
 }
 
 /* Does dev record a slot that is in sync here as not working? */

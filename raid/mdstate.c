@@ -38,7 +38,8 @@ pick_freshest (const struct md_found *f, unsigned n)
   for (unsigned i = 0; i < n; i++) {
     const struct md_sb *sb = &f[i].sb;
 
-    if (!f[i].present || !f[i].has_sb || !has_data_role (sb))
+    if (!f[i].present || !f[i].has_sb || !has_data_role (sb) ||
+        (sb->feature_map & MD_FEATURE_REPLACEMENT))
       continue;
     if (best < 0 || sb->events > f[best].sb.events ||
         (sb->events == f[best].sb.events &&
@@ -114,6 +115,8 @@ active_fate (const struct md_sb *sb, const struct md_sb *fresh, int *slot)
   if (role >= fresh->raid_disks)
     return role == MD_ROLE_SPARE ? MD_FATE_REMOVED : MD_FATE_SPARE;
   *slot = (int) role;
+  if (sb->feature_map & MD_FEATURE_REPLACEMENT)
+    return MD_FATE_REPLACEMENT;
   return sb->feature_map & MD_FEATURE_RECOVERY_OFFSET ? MD_FATE_RECOVERING
                                                       : MD_FATE_IN_SYNC;
 }
@@ -148,12 +151,58 @@ judge_one (const struct md_found *f, const struct md_sb *fresh,
     v->recovery_offset = sb->recovery_offset;
     v->bitmap_recovery = (sb->feature_map & MD_FEATURE_RECOVERY_BITMAP) != 0;
   }
+  if (v->fate == MD_FATE_REPLACEMENT)
+    v->recovery_offset = sb->feature_map & MD_FEATURE_RECOVERY_OFFSET
+      ? sb->recovery_offset : MD_MAX_SECTOR;
 }
 
 static bool
 holds_slot (enum md_fate fate)
 {
   return fate == MD_FATE_IN_SYNC || fate == MD_FATE_RECOVERING;
+}
+
+/* Each slot's freshest replacement (mdadm's best[2 * role + 1]); the
+ * others are duplicates.
+ */
+static void
+assign_replacements (const struct md_found *f, unsigned n,
+                     struct md_assembly *as)
+{
+  for (unsigned i = 0; i < n; i++) {
+    struct md_verdict *v = &as->dev[i];
+    int *r;
+
+    if (v->fate != MD_FATE_REPLACEMENT)
+      continue;
+    r = &as->repl[v->slot];
+    if (*r >= 0 && f[*r].sb.events >= f[i].sb.events)
+      v->fate = MD_FATE_DUPLICATE;
+    else {
+      if (*r >= 0)
+        as->dev[*r].fate = MD_FATE_DUPLICATE;
+      *r = (int) i;
+    }
+  }
+}
+
+/* A slot without its own device is held by its replacement, rebuilt from
+ * where the copy got (raid5_run).
+ */
+static void
+promote_replacements (struct md_assembly *as)
+{
+  for (unsigned s = 0; s < R5_MAX_MEMBERS; s++) {
+    struct md_verdict *v;
+
+    if (as->repl[s] < 0 || as->owner[s] >= 0)
+      continue;
+    v = &as->dev[as->repl[s]];
+    v->fate = v->recovery_offset == MD_MAX_SECTOR ? MD_FATE_IN_SYNC
+                                                  : MD_FATE_RECOVERING;
+    as->owner[s] = as->repl[s];
+    as->repl[s] = -1;
+  }
 }
 
 /* Give each slot to the freshest device claiming it; the other becomes a
@@ -163,7 +212,8 @@ static bool
 assign_owners (const struct md_found *f, unsigned n, struct md_assembly *as)
 {
   for (unsigned s = 0; s < R5_MAX_MEMBERS; s++)
-    as->owner[s] = -1;
+    as->owner[s] = as->repl[s] = -1;
+  assign_replacements (f, n, as);
   for (unsigned i = 0; i < n; i++) {
     struct md_verdict *v = &as->dev[i];
     int *o;
@@ -183,6 +233,7 @@ assign_owners (const struct md_found *f, unsigned n, struct md_assembly *as)
       *o = (int) i;
     }
   }
+  promote_replacements (as);
   return true;
 }
 
@@ -295,8 +346,10 @@ md_assemble (const struct md_found *f, unsigned n,
 {
   assert (n <= R5_MAX_MEMBERS);
   *as = (struct md_assembly) { .refusal_dev = -1, .out = -1 };
-  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
+  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++) {
     as->dev[i] = (struct md_verdict) { .fate = MD_FATE_ABSENT, .slot = -1 };
+    as->owner[i] = as->repl[i] = -1;
+  }
   as->freshest = pick_freshest (f, n);
   if (as->freshest < 0)
     return refuse (as, MD_START_NO_SLOT, -1);
@@ -321,6 +374,7 @@ md_fate_name (enum md_fate fate)
     [MD_FATE_REMOVED] = "removed", [MD_FATE_FAULTY] = "faulty",
     [MD_FATE_SPLIT] = "split", [MD_FATE_DUPLICATE] = "duplicate",
     [MD_FATE_FOREIGN] = "foreign", [MD_FATE_ABSENT] = "absent",
+    [MD_FATE_REPLACEMENT] = "replacement",
   };
 
   return (unsigned) fate < sizeof names / sizeof names[0] ? names[fate]
@@ -364,6 +418,7 @@ md_fate_explain (const struct md_assembly *as, const struct md_found *f,
   buf[0] = '\0';
   switch (v->fate) {
   case MD_FATE_IN_SYNC: case MD_FATE_RECOVERING: case MD_FATE_ABSENT:
+  case MD_FATE_REPLACEMENT:
     return;
   case MD_FATE_FOREIGN:
     return explain_foreign (&f[dev], fresh, buf, len);

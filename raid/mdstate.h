@@ -31,6 +31,14 @@
  *  - A member whose own superblock has MD_FEATURE_RECOVERY_OFFSET is
  *    being rebuilt: in service below recovery_offset only (mdadm counts it
  *    as "rebuilding", md leaves it !In_sync).
+ *  - A member whose own superblock has MD_FEATURE_REPLACEMENT is the
+ *    replacement of the device in its slot (md's Replacement flag,
+ *    super_1_validate; mdadm's best[2 * role + 1]), copied up to its
+ *    recovery_offset (all of it without MD_FEATURE_RECOVERY_OFFSET).  It
+ *    is never the freshest (mdadm's most_recent must be in sync).  A slot
+ *    whose own device is missing is held by its replacement, rebuilt
+ *    from where the copy got (raid5_run: "The replacement is all we have
+ *    yet").
  *  - Starting: RAID-5 needs all but one slot in sync, and all of them
  *    when dirty (mdadm's enough(); md's raid5_run: "cannot start dirty
  *    degraded array") unless forced, which records the array clean
@@ -60,6 +68,13 @@
  *    member was re-added to its old slot (saved_raid_disk >= 0).
  *  - A new device gets the smallest dev_number >= raid_disks that no
  *    attached device uses (bind_rdev_to_array); a re-added one keeps its.
+ *  - A replacement (md's want_replacement) gets a new dev_number too, the
+ *    slot's role in dev_roles (it is not In_sync: super_1_sync writes its
+ *    raid_disk), and in its own superblock MD_FEATURE_REPLACEMENT and
+ *    MD_FEATURE_RECOVERY_OFFSET with how far its copy has come.  When the
+ *    copy is done it takes the slot (raid5_spare_active marks the old
+ *    device faulty, raid5_remove_disk puts the replacement in its place
+ *    and clears the flag): the old device is no longer attached.
  *  - Re-add (md's add_new_disk with a bitmap; mdadm --re-add): allowed
  *    when the member's own superblock names this array and this slot, and
  *    its events are at least the bitmap's events_cleared (bits were never
@@ -109,6 +124,8 @@ enum md_fate {
   MD_FATE_DUPLICATE,          /* its slot is held by a fresher member */
   MD_FATE_FOREIGN,            /* another array, another geometry, or none */
   MD_FATE_ABSENT,             /* not given */
+  MD_FATE_REPLACEMENT,        /* the replacement of its slot's device,
+                               * copied below recovery_offset */
 };
 
 struct md_verdict {
@@ -150,6 +167,7 @@ struct md_assembly {
   int freshest;               /* device whose superblock is the array's */
   struct md_verdict dev[R5_MAX_MEMBERS];
   int owner[R5_MAX_MEMBERS];  /* device holding each slot, or -1 */
+  int repl[R5_MAX_MEMBERS];   /* each slot's replacement device, or -1 */
   unsigned raid_disks;
   unsigned in_sync, recovering, working;  /* working: what the freshest
                                            * superblock records */
@@ -211,6 +229,15 @@ enum md_slot_state {
   MD_SLOT_RECOVERING,         /* a device is being rebuilt into it */
 };
 
+/* A slot's replacement while it is copied (md's Replacement rdev). */
+struct md_live_repl {
+  bool attached;
+  uint32_t dev_number;
+  uint8_t device_uuid[16];
+  uint64_t data_size;         /* sectors */
+  uint64_t recovery_offset;   /* sectors copied */
+};
+
 struct md_live_slot {
   enum md_slot_state state;
   uint32_t dev_number;        /* of the attached device (not ABSENT) */
@@ -219,6 +246,7 @@ struct md_live_slot {
   uint64_t recovery_offset;   /* RECOVERING: sectors rebuilt */
   bool bitmap_recovery;       /* RECOVERING: re-added, bitmap-guided */
   uint32_t corrected_read;    /* sectors whose read error was corrected */
+  struct md_live_repl repl;   /* IN_SYNC: its replacement, if any */
 };
 
 struct md_live {
@@ -262,6 +290,17 @@ enum md_event_kind {
    * superblock for it, so it waits for the next write).
    */
   MD_EV_CORRECTED_READ,
+  /* Hot replace (md's want_replacement; mdadm --replace): REPLACE_ADD
+   * attaches a new device (device_uuid, data_size) to slot, in sync, as
+   * its replacement, copied from 0; REPLACE_CP records how far the copy
+   * is (sectors); REPLACE_DONE puts the replacement in the slot, the old
+   * device detached; REPLACE_DROP detaches the replacement (it failed,
+   * or it becomes the slot's rebuilt device by an ADD).
+   */
+  MD_EV_REPLACE_ADD,
+  MD_EV_REPLACE_CP,
+  MD_EV_REPLACE_DONE,
+  MD_EV_REPLACE_DROP,
 };
 
 struct md_event {
@@ -294,6 +333,10 @@ bool md_live_writes (const struct md_live *s, unsigned slot)
 /* The superblock slot's device must carry now. */
 void md_live_sb (const struct md_live *s, unsigned slot, struct md_sb *sb)
   __attribute__((nonnull));
+
+/* The superblock slot's replacement (attached) must carry now. */
+void md_live_sb_repl (const struct md_live *s, unsigned slot,
+                      struct md_sb *sb) __attribute__((nonnull));
 
 /* Is dev_number in use by a device attached to a slot other than
  * except?  (md refuses a device whose number is taken: -EBUSY.)

@@ -559,6 +559,96 @@ Test (live, rebuild_onto_a_new_device)
   cr_expect_eq (s.slot[0].dev_number, 4);
 }
 
+/* Hot replace of slot 1 (md's want_replacement): the replacement gets
+ * the next number, the slot's role in every superblock, REPLACEMENT and
+ * RECOVERY_OFFSET in its own; its copy point is recorded; at the end it
+ * holds the slot and the old device is gone from dev_roles.  Mid-way the
+ * superblocks assemble to the same state -- and without the old device
+ * the replacement holds the slot, rebuilt from its copy point.
+ */
+Test (live, replace_a_member)
+{
+  struct md_live s;
+  struct md_sb sb;
+  struct md_found f[R5_MAX_MEMBERS];
+  struct md_assembly as;
+
+  live_of (&s, 3, -1);
+  cr_expect (apply (&s, MD_EV_REPLACE_ADD, 1, 0));
+  cr_expect (s.slot[1].repl.attached);
+  cr_expect_eq (s.slot[1].repl.dev_number, 3);
+  md_live_sb_repl (&s, 1, &sb);
+  cr_expect_eq (sb.dev_number, 3);
+  cr_expect_eq (sb.device_uuid[0], 7);
+  cr_expect_eq (sb.feature_map & (MD_FEATURE_REPLACEMENT |
+                                  MD_FEATURE_RECOVERY_OFFSET),
+                MD_FEATURE_REPLACEMENT | MD_FEATURE_RECOVERY_OFFSET);
+  cr_expect_eq (sb.recovery_offset, 0);
+  cr_expect_eq (sb.dev_roles[3], 1);
+  cr_expect_eq (sb.dev_roles[1], 1);
+  md_live_sb (&s, 1, &sb);
+  cr_expect (!(sb.feature_map & (MD_FEATURE_REPLACEMENT |
+                                 MD_FEATURE_RECOVERY_OFFSET)));
+  cr_expect_eq (sb.dev_roles[3], 1, "every device records the replacement");
+  cr_expect (apply (&s, MD_EV_REPLACE_CP, 1, 4096));
+  /* What the four devices say now assembles to the same. */
+  memset (f, 0, sizeof f);
+  for (unsigned k = 0; k < 3; k++) {
+    f[k].present = f[k].has_sb = true;
+    md_live_sb (&s, k, &f[k].sb);
+  }
+  f[3].present = f[3].has_sb = true;
+  md_live_sb_repl (&s, 1, &f[3].sb);
+  cr_assert_eq (assemble (f, 4, false, false, &as), 0);
+  cr_expect_neq (as.freshest, 3, "a replacement is never the freshest");
+  expect_fate (&as, 1, MD_FATE_IN_SYNC);
+  expect_fate (&as, 3, MD_FATE_REPLACEMENT);
+  cr_expect_eq (as.owner[1], 1);
+  cr_expect_eq (as.repl[1], 3);
+  cr_expect_eq (as.dev[3].recovery_offset, 4096);
+  {
+    struct md_live t;
+
+    md_live_init (&t, f, &as);
+    cr_expect (t.slot[1].repl.attached);
+    cr_expect_eq (t.slot[1].repl.dev_number, 3);
+    cr_expect_eq (t.slot[1].repl.recovery_offset, 4096);
+  }
+  /* Without the old device: the replacement holds the slot. */
+  f[1].present = false;
+  cr_assert_eq (assemble (f, 4, false, true, &as), 0);
+  expect_fate (&as, 3, MD_FATE_RECOVERING);
+  cr_expect_eq (as.owner[1], 3);
+  cr_expect_eq (as.repl[1], -1);
+  cr_expect_eq (as.due, MD_DUE_RECOVERY);
+  cr_expect_eq (as.due_from, 4096);
+  /* The end: the replacement in the slot, the old device gone. */
+  cr_expect (apply (&s, MD_EV_REPLACE_DONE, 1, 0));
+  cr_expect (!s.slot[1].repl.attached);
+  md_live_sb (&s, 1, &sb);
+  cr_expect_eq (sb.dev_number, 3);
+  cr_expect_eq (sb.device_uuid[0], 7);
+  cr_expect (!(sb.feature_map & (MD_FEATURE_REPLACEMENT |
+                                 MD_FEATURE_RECOVERY_OFFSET)));
+  cr_expect_eq (sb.dev_roles[3], 1);
+  cr_expect_eq (sb.dev_roles[1], MD_ROLE_SPARE);
+  cr_expect_eq (s.common.events, E + 3);
+}
+
+/* A replacement that fails is let go; its number is free again. */
+Test (live, replacement_dropped)
+{
+  struct md_live s;
+  struct md_sb sb;
+
+  live_of (&s, 3, -1);
+  apply (&s, MD_EV_REPLACE_ADD, 2, 0);
+  cr_expect (apply (&s, MD_EV_REPLACE_DROP, 2, 0));
+  md_live_sb (&s, 0, &sb);
+  cr_expect_eq (sb.dev_roles[3], MD_ROLE_SPARE);
+  cr_expect_eq (md_live_new_dev_number (&s), 3);
+}
+
 /* Growing 3 -> 5 members: the new devices in sync in slots 3 and 4 with
  * the next device numbers, raid_disks and md's reshape fields in every
  * superblock, the position recorded as it moves, and at the end the data
