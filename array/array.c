@@ -177,7 +177,7 @@ raw_geometry (struct array *a, const struct array_config *cfg,
 static int
 probe_and_lock (struct array *a, struct array_err *err)
 {
-  for (unsigned s = 0; s < a->geom.members; s++) {
+  for (unsigned s = 0; s < ARRAY_MEMBERS; s++) {
     struct io_member *m = &a->members[s];
     uint32_t len = m->dio_align > 4096 ? m->dio_align : 4096;
     int r;
@@ -418,8 +418,9 @@ array_open (const struct array_config *cfg, array_log_fn log,
   a->member_timeout_ms = cfg->member_timeout_ms;
   a->tls = cfg->tls;
   health_init (&a->health);
-  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
+  for (unsigned i = 0; i < ARRAY_MEMBERS; i++)
     io_member_init (&a->members[i]);
+  a->replace.slot = -1;
   io_member_init (&a->spare);
   io_mapfile_init (&a->integrity.file);
   pthread_mutex_init (&a->pad_lock, NULL);
@@ -454,6 +455,8 @@ array_close (struct array *a)
   if (a->job.kind == R5_JOB_REBUILD &&
       meta_rebuild_progress (a, a->job.cursor, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+  if (a->job.kind == R5_JOB_REPLACE)
+    replace_checkpoint (a, true);
   if (meta_mark_clean (a, false, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
   if (a->integrity.on && array_flush (a, &err) < 0) {
@@ -465,10 +468,10 @@ array_close (struct array *a)
   ppl_free (a);
   job_destroy (a);
   io_member_close (&a->spare);
-  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++) {
+  for (unsigned i = 0; i < ARRAY_MEMBERS; i++)
     io_member_close (&a->members[i]);
+  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
     free (a->left_out[i]);
-  }
   if (a->zero)
     munmap (a->zero, a->geom.chunk);
   if (a->key_made) {

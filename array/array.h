@@ -252,6 +252,19 @@ int array_grow_start (struct array *a, const char *const *paths, unsigned n,
                       bool force, struct array_err *err)
   __attribute__((nonnull (1, 5), warn_unused_result));
 
+/* Replace the member in slot, which stays in service meanwhile, by the
+ * file or device at path (md's want_replacement; mdadm --replace --with):
+ * path is checked as a rebuild's (-EEXIST unless force), gets its
+ * superblock as the slot's replacement at once, and the job REPLACE
+ * copies the slot onto it (array_job_run carries it on offline), writes
+ * going to both; then it takes the slot and the old member is let go.
+ * Refused (err says why, nothing written) on a degraded or failed
+ * array, a running job, a grow, a replace under way.  0 or -errno.
+ */
+int array_replace_start (struct array *a, unsigned slot, const char *path,
+                         bool force, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 /* Take the member in slot out of service by hand (md's --fail). */
 int array_fail (struct array *a, unsigned slot, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));

@@ -245,6 +245,16 @@ place_members (struct array *a, const struct md_assembly *as,
     a->members[s] = opened[o];
     io_member_init (&opened[o]);
   }
+  /* A replacement being copied (one at a time here: others stay out). */
+  for (unsigned s = 0; s < as->raid_disks; s++) {
+    int o = as->repl[s];
+
+    if (o < 0 || a->replace.slot >= 0)
+      continue;
+    a->members[ARRAY_REPLACEMENT] = opened[o];
+    io_member_init (&opened[o]);
+    replace_attach (a, s, as->dev[o].recovery_offset);
+  }
   if (as->out < 0)
     return;
   if (as->owner[as->out] >= 0)

@@ -99,7 +99,9 @@ cmd_speed (struct array *a, char **w, unsigned n, FILE *out,
   return 0;
 }
 
-/* The words after a slot: PATH and, for rebuild, --force (either order). */
+/* The words after a slot: PATH and, for rebuild and replace, --force
+ * (either order).
+ */
 static int
 slot_words (char **w, unsigned n, const char **path, bool *force)
 {
@@ -107,7 +109,7 @@ slot_words (char **w, unsigned n, const char **path, bool *force)
   *force = false;
   for (unsigned i = 2; i < n; i++) {
     if (strcmp (w[i], "--force") == 0 && !*force &&
-        strcmp (w[0], "rebuild") == 0)
+        (strcmp (w[0], "rebuild") == 0 || strcmp (w[0], "replace") == 0))
       *force = true;
     else if (*path == NULL && strncmp (w[i], "--", 2) != 0)
       *path = w[i];
@@ -117,7 +119,9 @@ slot_words (char **w, unsigned n, const char **path, bool *force)
   return 0;
 }
 
-/* fail SLOT, rebuild SLOT [PATH] [--force], re-add SLOT [PATH]. */
+/* fail SLOT, rebuild SLOT [PATH] [--force], re-add SLOT [PATH],
+ * replace SLOT PATH [--force].
+ */
 static int
 cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
           struct array_err *err)
@@ -130,10 +134,14 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
   if (parse_num ("SLOT", w[1], 0, R5_MAX_MEMBERS - 1, &slot, err) < 0 ||
       slot_words (w, n, &path, &force) < 0)
     return -EINVAL;
+  if (strcmp (w[0], "replace") == 0 && path == NULL)
+    return -EINVAL;
   if (strcmp (w[0], "fail") == 0)
     r = array_fail (a, (unsigned) slot, err);
   else if (strcmp (w[0], "re-add") == 0)
     r = array_readd_start (a, (unsigned) slot, path, err);
+  else if (strcmp (w[0], "replace") == 0)
+    r = array_replace_start (a, (unsigned) slot, path, force, err);
   else
     r = array_rebuild_start (a, (unsigned) slot, path, force, err);
   if (r == 0)
@@ -141,6 +149,8 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
              strcmp (w[0], "fail") == 0 ? " failed"
              : strcmp (w[0], "re-add") == 0
              ? ": re-added, rebuilding what the bitmap marks"
+             : strcmp (w[0], "replace") == 0
+             ? ": replace started (the member stays in service)"
              : ": rebuild started");
   return r;
 }
@@ -231,6 +241,10 @@ const struct array_cmd array_cmds[] = {
   { "re-add", "bring back a member that missed writes (bitmap-guided)",
     "re-add SLOT [PATH]", 2, 3, ACMD_WAIT | ACMD_SLOT, 2,
     "[--wait] SLOT [PATH]", NULL, cmd_slot },
+  { "replace", "copy a member onto a new disk while it serves (md's "
+    "--replace)", "replace SLOT PATH [--force]", 3, 4,
+    ACMD_WAIT | ACMD_SLOT | ACMD_NEW | ACMD_FORCE, 2,
+    "[--wait] [--force] SLOT PATH", NULL, cmd_slot },
   { "grow", "add members and reshape the array onto them (resumable)",
     "grow [PATH...] [--force]", 1, MAX_WORDS,
     ACMD_WAIT | ACMD_ADD | ACMD_FORCE, 0,

@@ -497,6 +497,8 @@ flush_members (struct array *a, struct array_err *err)
       if (health_takes_writes (&a->health, m))
         ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = m };
     r = io_run (a->members, ops, n, 0);
+    if (r == 0)
+      replace_sync (a);       /* what it was given is durable too */
     if (r == 0 || (r = array_io_failed (a, ops, n, r, err)) < 0)
       return r;
   }

@@ -105,6 +105,12 @@ health_take_out (struct health *h, unsigned slot)
 }
 
 void
+health_member_replaced (struct health *h, unsigned slot)
+{
+  h->gen[slot]++;
+}
+
+void
 health_fail_array (struct health *h)
 {
   h->failed = true;

@@ -70,6 +70,12 @@ bool health_rebuilding (const struct health *h) __attribute__((nonnull));
 void health_set_out (struct health *h, unsigned slot, enum member_state st,
                      uint64_t from, bool bitmap) __attribute__((nonnull));
 
+/* A replacement took slot (in service, as its member was): a new member
+ * there (health_gen).
+ */
+void health_member_replaced (struct health *h, unsigned slot)
+  __attribute__((nonnull));
+
 /* The slot treated as absent for requests on stripes from first, or -1,
  * and in *limit the stripe a request must stop before (UINT64_MAX: none):
  * a rebuilding member is in service below the rebuilt mark only.

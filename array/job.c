@@ -38,6 +38,10 @@ job_init (struct array *a)
     j->kind = R5_JOB_RESHAPE;
     j->cursor = a->grow.safe / a->geom.stripe_data;
   }
+  else if (a->replace.slot >= 0 && health_out (&a->health) < 0) {
+    j->kind = R5_JOB_REPLACE;
+    j->cursor = a->replace.resume_from;
+  }
   else if (health_rebuilding (&a->health)) {
     uint64_t limit;
 
@@ -61,6 +65,7 @@ job_destroy (struct array *a)
   runner_close (a->job.runner);
   a->job.runner = NULL;
   grow_free (&a->grow);
+  replace_free (&a->replace);
   if (a->job.lock_made)
     pthread_mutex_destroy (&a->job.lock);
   a->job.lock_made = false;
@@ -105,9 +110,11 @@ job_begin (struct array *a, enum r5_job kind)
   struct job *j = &a->job;
 
   /* While a grow is under way the cursor is its line (grow.h): its
-   * reshape, begun again, goes on from there.
+   * reshape, begun again, goes on from there; a replace begins at the
+   * copy's point its caller set (replace.h: writes below it are
+   * mirrored).
    */
-  if (!(kind == R5_JOB_RESHAPE && a->grow.active))
+  if (!(kind == R5_JOB_RESHAPE && a->grow.active) && kind != R5_JOB_REPLACE)
     j->cursor = 0;
   j->tally.mismatches = 0;
   j->tally.stripes_bad = 0;
@@ -162,7 +169,8 @@ array_job_status (struct array *a, struct array_job_status *st)
 
   pthread_mutex_lock (&j->lock);
   *st = (struct array_job_status) {
-    .kind = j->kind, .paused = j->paused, .slot = job_slot (a),
+    .kind = j->kind, .paused = j->paused,
+    .slot = j->kind == R5_JOB_REPLACE ? a->replace.slot : job_slot (a),
     .done = j->cursor, .total = a->geom.stripes,
     .stripe_bytes = a->geom.chunk, .speed_kib = j->rate.kib,
     .speed_min = j->rate.min, .speed_max = j->rate.max,
@@ -212,6 +220,8 @@ finish_locked (struct array *a, enum r5_job kind, int r)
     r = meta_resync_done (a, &err);
   else if (kind == R5_JOB_RESHAPE && r == 0)
     r = grow_done (a, &err);
+  else if (kind == R5_JOB_REPLACE && r == 0)
+    r = replace_done (a, &err);
   else if (kind == R5_JOB_RESHAPE)
     array_log (a, ARRAY_LOG_ERROR, "the reshape stopped at array byte %"
                PRIu64 " (the superblocks say %" PRIu64 "): raid5ctl grow "
@@ -226,6 +236,14 @@ finish_locked (struct array *a, enum r5_job kind, int r)
   j->kind = R5_JOB_NONE;
   runner_close (j->runner);   /* the job's threads, buffers, mappings */
   j->runner = NULL;
+  if (kind == R5_JOB_REPLACE && r < 0)
+    replace_stopped (a, r);   /* may begin a rebuild */
+  /* A replace that waited for a rebuild (md recovers both together). */
+  if (kind == R5_JOB_REBUILD && r == 0 && a->replace.slot >= 0) {
+    j->cursor = a->replace.resume_from;
+    job_begin (a, R5_JOB_REPLACE);
+    return;
+  }
   /* A resync that waited for a whole array (md does recovery and
    * reshape first).
    */
@@ -252,6 +270,8 @@ checkpoint (struct array *a, enum r5_job kind, bool now)
 
   if (kind == R5_JOB_RESYNC)
     meta_set_resync_cp (a, a->job.cursor * a->geom.chunk / 512);
+  if (kind == R5_JOB_REPLACE)
+    replace_checkpoint (a, now);
   if (kind != R5_JOB_REBUILD ||
       (!now && t - a->job.checkpoint_ns < CHECKPOINT_NS))
     return;
@@ -312,6 +332,8 @@ step_once (struct array *a, bool online, const struct array_job_watch *watch)
     r = -ECANCELED;
   else if (kind == R5_JOB_RESHAPE)
     r = grow_step (a, pacing_reach (j, online), &err);
+  else if (kind == R5_JOB_REPLACE)
+    r = replace_step (a, pacing_reach (j, online), &err);
   else if ((r = runner_for (a, &err)) == 0)
     r = runner_step (j->runner, pacing_reach (j, online), watch, &err);
   if (r < 0 && r != -ENODEV && r != -ECANCELED)
@@ -374,8 +396,8 @@ array_stop_background (struct array *a)
   a->job.stop = true;
   pthread_join (a->job.thread, NULL);
   a->job.started = false;
-  if (a->job.kind == R5_JOB_REBUILD)
-    checkpoint (a, R5_JOB_REBUILD, true);
+  if (a->job.kind == R5_JOB_REBUILD || a->job.kind == R5_JOB_REPLACE)
+    checkpoint (a, a->job.kind, true);
 }
 
 

@@ -5,6 +5,8 @@
  *   runner.c   a job's long-lived runner (runner.h), scrub.c its parts
  *   pacing.c   how fast it goes (pacing.h)
  *   rebuild.c  a member put into a slot and rebuilt (array_rebuild_start)
+ *   replace.c  a member copied to its replacement (replace.h)
+ *   grow.c     the array grown by members (grow.h)
  *
  * Who calls what: array.c makes and ends the job state (job_init,
  * job_destroy); rebuild.c begins and preempts jobs (job_begin,
@@ -151,6 +153,14 @@ struct join_new {
 int join_open_new (struct array *a, const struct join_new *jn,
                    struct io_member *m, struct io_sig_list *sigs,
                    struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* job.lock held: m (open, checked; taken from *m) is rebuilt into the
+ * out slot, as a new member (rebuild.c; replace.c's replacement when the
+ * member it replaced failed).  0 or -errno.
+ */
+int rebuild_onto (struct array *a, unsigned slot, struct io_member *m,
+                  struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 /* The rebuild reached the end (rebuild.c); job.lock held. */

@@ -135,6 +135,34 @@ note_recorded (struct array *a)
                                                        (unsigned) out);
 }
 
+/* The replacement's superblock (if sb) and bitmap (md writes both to
+ * every device not faulty, a replacement too).
+ */
+static size_t
+queue_replacement (struct array *a, bool sb, struct md_sb *mine,
+                   struct io_op *ops)
+{
+  struct meta *m = &a->meta;
+  int slot = a->replace.slot;
+  size_t n = 0;
+
+  if (slot < 0 || a->replace.failed || !m->live.slot[slot].repl.attached ||
+      !io_member_is_open (&a->members[ARRAY_REPLACEMENT]))
+    return 0;
+  if (sb) {
+    md_live_sb_repl (&m->live, (unsigned) slot, mine);
+    md_sb_encode (mine, m->sb_buf[ARRAY_REPLACEMENT]);
+    ops[n++] = (struct io_op) { .kind = IO_WRITE, .member = ARRAY_REPLACEMENT,
+                                .buf = m->sb_buf[ARRAY_REPLACEMENT],
+                                .off = MD_SB_OFFSET, .len = MD_SB_BLOCK };
+  }
+  if (m->has_bitmap)
+    ops[n++] = (struct io_op) { .kind = IO_WRITE, .member = ARRAY_REPLACEMENT,
+                                .buf = m->bm_area, .off = m->bm_offset,
+                                .len = m->bm_area_bytes };
+  return n;
+}
+
 /* Queue the writes of the superblock (if sb) and the bitmap for every
  * member in service.
  */
@@ -162,6 +190,7 @@ queue_writes (struct array *a, bool sb, struct io_op *ops)
                                   .buf = m->bm_area, .off = m->bm_offset,
                                   .len = m->bm_area_bytes };
   }
+  n += queue_replacement (a, sb, mine, ops + n);
   free (mine);
   return n;
 }
@@ -175,7 +204,7 @@ static int
 write_out (struct array *a, bool sb, struct array_err *err)
 {
   struct meta *m = &a->meta;
-  struct io_op ops[2 * R5_MAX_MEMBERS];
+  struct io_op ops[2 * ARRAY_MEMBERS];
 
   for (;;) {
     size_t n;
@@ -194,6 +223,8 @@ write_out (struct array *a, bool sb, struct array_err *err)
       bits_durable (m);
       return 0;
     }
+    if (replace_took (a, ops, n))
+      continue;               /* written again, without the replacement */
     if ((r = array_take_out (a, ops, n, r, NULL, err)) < 0)
       return r;
     out = health_out (&a->health);
@@ -329,7 +360,11 @@ sync_members (struct array *a, struct array_err *err)
           health_state (&a->health, s) != MEMBER_FAULTY)
         ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = s };
     r = io_run (a->members, ops, n, 0);
-    if (r == 0 || (r = array_take_out (a, ops, n, r, NULL, err)) < 0)
+    if (r == 0) {
+      replace_sync (a);
+      return 0;
+    }
+    if ((r = array_take_out (a, ops, n, r, NULL, err)) < 0)
       return r;
   }
 }
@@ -409,6 +444,27 @@ meta_member_failed (struct array *a, unsigned slot, uint32_t gen,
     ? update (a, &(struct md_event) { .kind = MD_EV_FAIL, .slot = slot }, err)
     : 0;
   pthread_mutex_unlock (&a->meta.lock);
+  return r;
+}
+
+int
+meta_replace (struct array *a, unsigned slot, enum md_event_kind kind,
+              uint64_t sectors, struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  uint8_t uuid[16];
+  int r;
+
+  if (!m->enabled)
+    return 0;
+  meta_random_uuid (uuid);
+  pthread_mutex_lock (&m->lock);
+  r = update (a, &(struct md_event) {
+      .kind = kind, .slot = slot, .sectors = sectors, .device_uuid = uuid,
+      .data_size = a->members[ARRAY_REPLACEMENT].size / 512 -
+        m->live.common.data_offset,
+    }, err);
+  pthread_mutex_unlock (&m->lock);
   return r;
 }
 
@@ -689,7 +745,7 @@ meta_init (struct array *a, struct array_err *err)
    */
   note_recorded (a);
   /* Every slot's, not only the members': a grow adds members. */
-  for (unsigned s = 0; s < R5_MAX_MEMBERS; s++)
+  for (unsigned s = 0; s < ARRAY_MEMBERS; s++)
     if (posix_memalign (&m->sb_buf[s], 4096, MD_SB_BLOCK) != 0)
       goto nomem;
   if (pthread_mutex_init (&m->lock, NULL) != 0)
@@ -733,7 +789,7 @@ meta_free (struct meta *m)
     pthread_mutex_destroy (&m->lock);
     pthread_rwlock_destroy (&m->gate);
   }
-  for (unsigned s = 0; s < R5_MAX_MEMBERS; s++)
+  for (unsigned s = 0; s < ARRAY_MEMBERS; s++)
     free (m->sb_buf[s]);
   free (m->bm_area);
   free (m->bm_durable);

@@ -65,7 +65,8 @@ struct meta {
   uint64_t bm_area_bytes;
   uint64_t bm_offset;         /* bytes from the member start */
   uint8_t *resync_bits;       /* bits a pending resync must visit, or NULL */
-  void *sb_buf[R5_MAX_MEMBERS];   /* MD_SB_BLOCK aligned buffers */
+  void *sb_buf[R5_MAX_MEMBERS + 1];   /* MD_SB_BLOCK aligned buffers, a
+                                       * replacement's last */
 };
 
 struct array;
@@ -163,6 +164,15 @@ int meta_rebuild_done (struct array *a, unsigned slot, struct array_err *err)
  */
 int meta_apply (struct array *a, const struct md_event *ev,
                 struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* A replace's event (REPLACE_ADD, _CP, _DONE, _DROP: raid/mdstate.h) for
+ * slot, sectors for _CP, recorded in the superblocks (and the
+ * replacement's, a->members[ARRAY_REPLACEMENT], while it is attached).
+ * 0 or -errno; a no-op without superblocks.
+ */
+int meta_replace (struct array *a, unsigned slot, enum md_event_kind kind,
+                  uint64_t sectors, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 /* slot's device had sectors of read errors corrected: its

@@ -18,6 +18,7 @@
 #include "array/jobs.h"
 #include "array/meta.h"
 #include "array/ppl.h"
+#include "array/replace.h"
 #include "array/requests.h"
 #include "array/state.h"
 #include "array/stripe_lock.h"
@@ -33,9 +34,16 @@ struct array_counters {
   _Atomic uint64_t corrected[R5_MAX_MEMBERS];   /* sectors, read errors */
 };
 
+/* a->members: the slots, then a slot's replacement (replace.h). */
+#define ARRAY_MEMBERS (ARRAY_REPLACEMENT + 1)
+
 struct array {
   struct r5_geom geom;
-  struct io_member members[R5_MAX_MEMBERS];  /* read-only after open */
+  /* Changed only with the shape lock held exclusively (a grow adds, a
+   * replace swaps), or the requests that may use the entry waited out
+   * (epoch_quiesce: a rebuild, a replace's start and end).
+   */
+  struct io_member members[ARRAY_MEMBERS];
   struct health health;       /* who is in service (health.h) */
   /* Members left out at assembly that could return to the out slot (a
    * re-add without a path takes this one), and whether the bitmap covers
@@ -57,6 +65,7 @@ struct array {
   struct meta meta;           /* md superblocks, if the members have them */
   struct job job;
   struct grow grow;           /* the reshape, while one is under way */
+  struct replace replace;     /* a hot replace, while one is under way */
   struct io_member spare;     /* hot spare (spare=PATH), fd -1 if none */
   bool spare_force;           /* spare-force=true: overwrite what it holds */
   struct io_sig_list spare_sigs;  /* ... and that is what it held */

@@ -315,6 +315,18 @@ array_rebuild_start (struct array *a, unsigned slot, const char *path,
   return r;
 }
 
+int
+rebuild_onto (struct array *a, unsigned slot, struct io_member *m,
+              struct array_err *err)
+{
+  struct joining j = { .slot = slot, .m = m, .how = META_JOIN_NEW };
+  int r;
+
+  if ((r = check_slot (a, slot, err)) < 0)
+    return r;
+  return begin (a, &j, err);
+}
+
 /* The member to re-add into slot: path, else the one left out there at
  * assembly, else the one still in the slot (failed while serving).
  */

@@ -221,7 +221,7 @@ run_issued (struct array *a, struct io_op *ops, size_t n, unsigned flags,
     return 0;
   e = wp_issue (a, ops, n + noted);
   if (e == 0)
-    e = io_run (a->members, ops, n, flags);
+    e = wp_run_writes (a, ops, n, noted, flags);
   wp_issued (a);
   return e;
 }

@@ -276,6 +276,10 @@ print_text (struct array *a, const struct array_job_status *j,
       fprintf (out, "              read errors corrected: %" PRIu64
                " sectors (rewritten from the other members)\n",
                corrected (a, s));
+    if (a->replace.slot == (int) s)
+      fprintf (out, "              being replaced by %s (R): it takes the "
+               "slot when the copy is done\n",
+               a->members[ARRAY_REPLACEMENT].path);
     print_fault (a, &c, s, out);
     print_comeback (&c, s, out);
     if (a->one_behind[s])
@@ -384,6 +388,8 @@ json_members (struct array *a)
     put_u64 (m, "errors", f.errors);
     put_u64 (m, "reconnects", f.reconnects);
     put_u64 (m, "corrected_read_sectors", corrected (a, s));
+    put_str (m, "replacement", a->replace.slot == (int) s
+             ? a->members[ARRAY_REPLACEMENT].path : NULL);
     json_object_object_add (m, "fault", json_fault (a, s));
     json_object_object_add (m, "comeback", json_comeback (&c, s));
     json_object_object_add (m, "one_event_behind",

@@ -5,6 +5,10 @@
  */
 #include <config.h>
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "array/object.h"
 #include "array/writepath.h"
 
@@ -36,6 +40,15 @@ static bool
 growing (const struct array *a)
 {
   return a->grow.active;
+}
+
+/* A hot replace (replace.h): writes of the slot's member below the copy's
+ * point go to the replacement too.
+ */
+static bool
+replacing (const struct array *a)
+{
+  return a->replace.slot >= 0;
 }
 
 static bool
@@ -105,6 +118,8 @@ static const struct write_hook hooks[] = {
   { .name = "integrity record", .on = integrity_on, .pad = R5I_UNIT,
     .read_pad = R5I_UNIT, .issue = integrity_issue,
     .issued = integrity_writes_end, .verify = integrity_verify },
+  { .name = "replacement", .on = replacing, .mirror = replace_mirror,
+    .mirrored = replace_mirrored },
 };
 #define NHOOKS (sizeof hooks / sizeof hooks[0])
 
@@ -199,6 +214,34 @@ wp_issued (struct array *a)
   for (size_t i = NHOOKS; i-- > 0;)
     if (hooks[i].issued && hooks[i].on (a))
       hooks[i].issued (a);
+}
+
+int
+wp_run_writes (struct array *a, struct io_op *ops, size_t n, size_t also,
+               unsigned flags)
+{
+  struct io_op *extra;
+  int e;
+
+  if (!replacing (a))
+    return io_run (a->members, ops, n, flags);
+  if ((extra = malloc ((n + also + 1) * sizeof *extra)) == NULL)
+    return -ENOMEM;
+  /* The members' writes first, then their copies, each batch on its own:
+   * a copy that fails is the feature's (mirrored), never the request's.
+   */
+  e = io_run (a->members, ops, n, flags);
+  for (size_t i = 0; i < NHOOKS; i++) {
+    size_t k;
+
+    if (!hooks[i].mirror || !hooks[i].on (a) ||
+        (k = hooks[i].mirror (a, ops, n + also, extra)) == 0)
+      continue;
+    (void) !io_run (a->members, extra, k, flags);
+    hooks[i].mirrored (a, extra, k);
+  }
+  free (extra);
+  return e;
 }
 
 bool

@@ -30,6 +30,10 @@
  *            record them first (the record's checksums); a failure fails
  *            the writes.  issued follows every issue, whatever it
  *            returned, once the writes have run.
+ *   mirror   the writes about to run: a feature may add writes of its own
+ *            to other devices, run with them (a replacement's copy of its
+ *            slot's bytes); mirrored hands it their results (a failure of
+ *            these is the feature's, never the request's).
  *   verify   a read's bytes arrived: are they right?
  *   end      the request is done, whatever its result.
  *
@@ -73,6 +77,9 @@ struct write_hook {
   int (*run) (struct array *a, struct plan_run *x);
   int (*issue) (struct array *a, const struct io_op *ops, size_t n);
   void (*issued) (struct array *a);
+  size_t (*mirror) (struct array *a, const struct io_op *ops, size_t n,
+                    struct io_op *extra);
+  void (*mirrored) (struct array *a, const struct io_op *extra, size_t n);
   bool (*verify) (struct array *a, unsigned member, uint64_t off,
                   const void *buf, uint64_t len, struct integrity_bad *bad);
   void (*end) (struct array *a);
@@ -97,6 +104,13 @@ int wp_run (struct array *a, struct plan_run *x)
 int wp_issue (struct array *a, const struct io_op *ops, size_t n)
   __attribute__((nonnull (1), warn_unused_result));
 void wp_issued (struct array *a) __attribute__((nonnull));
+/* Run ops[0..n) with io_run's flags, and whatever the features mirror
+ * of ops[0..n+also) (also: writes made in a member's mapped pages);
+ * io_run's result for ops[0..n).
+ */
+int wp_run_writes (struct array *a, struct io_op *ops, size_t n,
+                   size_t also, unsigned flags)
+  __attribute__((nonnull (1), warn_unused_result));
 bool wp_verify (struct array *a, unsigned member, uint64_t off,
                 const void *buf, uint64_t len, struct integrity_bad *bad)
   __attribute__((nonnull (1, 4)));

@@ -11,7 +11,7 @@ static const char *const job_names[R5_JOB_KINDS] = {
   [R5_JOB_NONE] = "idle", [R5_JOB_RESYNC] = "resync",
   [R5_JOB_CHECK] = "check", [R5_JOB_REPAIR] = "repair",
   [R5_JOB_REBUILD] = "rebuild",
-  [R5_JOB_RESHAPE] = "reshape",
+  [R5_JOB_RESHAPE] = "reshape", [R5_JOB_REPLACE] = "replace",
 };
 
 const char *

@@ -47,8 +47,9 @@ enum r5_job {
   R5_JOB_REBUILD,             /* reconstruct a replaced member */
   R5_JOB_RESHAPE,             /* move the data to more members (grow:
                                * raid/reshape.h plans it) */
+  R5_JOB_REPLACE,             /* copy a member to its replacement */
 };
-#define R5_JOB_KINDS (R5_JOB_RESHAPE + 1)
+#define R5_JOB_KINDS (R5_JOB_REPLACE + 1)
 
 /* The job's name as md's sync_action says it ("idle", "resync",
  * "check", "repair", "rebuild"), or "unknown".

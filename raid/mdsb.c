@@ -251,7 +251,7 @@ static int
 check_features (const struct md_sb *sb, char *why, size_t wl)
 {
   const uint32_t refused = MD_FEATURE_BAD_BLOCKS
-    | MD_FEATURE_REPLACEMENT | MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL;
+    | MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL;
   const uint32_t ppl = MD_FEATURE_ANY_PPL;
 
   if (sb->feature_map & ~MD_FEATURE_ALL)
@@ -260,7 +260,7 @@ check_features (const struct md_sb *sb, char *why, size_t wl)
   if (sb->feature_map & refused)
     return le_bad (why, wl, -ENOTSUP, "uses md features not supported here "
                 "(feature_map %#" PRIx32 ": bad-block log, "
-                "replacement, journal or clustering)",
+                "journal or clustering)",
                 sb->feature_map & refused);
   /* md_p.h: PPL and MULTIPLE_PPLS are never both set; md.c's
    * super_1_validate refuses a bitmap with either.

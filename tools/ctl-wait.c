@@ -227,6 +227,8 @@ outcome (const struct ctl_wait *w, const struct job_view *v)
     return v->last_result;
   if (w->kind == R5_JOB_REBUILD)
     return strcmp (v->slot_state, "active") == 0 ? 0 : -EIO;
+  if (w->kind == R5_JOB_REPLACE)      /* a rebuild took over */
+    return -ENODEV;
   if (w->kind == R5_JOB_RESHAPE)
     return v->growing ? -EIO : 0;
   return 1;
@@ -238,9 +240,13 @@ why_stopped (const struct ctl_wait *w, int64_t r)
 {
   if (r == -ENODEV)
     return "the array became degraded";
+  if (r == -ENODEV && w->kind == R5_JOB_REPLACE)
+    return "the member being replaced failed: the new one is rebuilt into "
+      "its slot instead (see raid5ctl status)";
   if (r == -ECANCELED)
     return w->kind == R5_JOB_REBUILD ? "the new member failed"
-      : "a rebuild took over";
+      : w->kind == R5_JOB_REPLACE ? "the new member failed, or the "
+      "replace was cancelled: the old member stays" : "a rebuild took over";
   return strerror ((int) -r);
 }
 
@@ -282,8 +288,9 @@ report_grow (const struct job_view *v)
 static void
 report_rebuild (const struct ctl_wait *w, const struct job_view *v)
 {
-  printf ("rebuild: slot %u (%s) is %s; the array is %s %s%s\n", w->slot,
-          v->slot_path, v->slot_state, v->state, v->health,
+  printf ("%s: slot %u (%s) is %s; the array is %s %s%s\n",
+          r5_job_name (w->kind), w->slot, v->slot_path, v->slot_state,
+          v->state, v->health,
           strcmp (v->kind, "resync") == 0 ? " (a resync follows)" : "");
 }
 
@@ -313,7 +320,7 @@ ctl_wait (const struct ctl_wait *w)
   p.what = name;
   if ((r = result (w, &v, &p)) != TOOL_OK)
     return r;
-  if (w->kind == R5_JOB_REBUILD) {
+  if (w->kind == R5_JOB_REBUILD || w->kind == R5_JOB_REPLACE) {
     report_rebuild (w, &v);
     return TOOL_OK;
   }

@@ -227,7 +227,8 @@ job_of (const struct array_cmd *c)
 {
   return strcmp (c->name, "check") == 0 ? R5_JOB_CHECK
     : strcmp (c->name, "repair") == 0 ? R5_JOB_REPAIR
-    : strcmp (c->name, "grow") == 0 ? R5_JOB_RESHAPE : R5_JOB_REBUILD;
+    : strcmp (c->name, "grow") == 0 ? R5_JOB_RESHAPE
+    : strcmp (c->name, "replace") == 0 ? R5_JOB_REPLACE : R5_JOB_REBUILD;
 }
 
 int

@@ -30,6 +30,7 @@ static const struct tool_cmd commands[] = {
   { "repair", NULL, repair_main, true },
   { "rebuild", NULL, rebuild_main, true },
   { "re-add", NULL, readd_main, true },
+  { "replace", NULL, replace_main, true },
   { "grow", "add members and reshape the array onto them, as mdadm --grow",
     grow_main, true },
   { "layout", "draw which member holds each data and parity chunk",

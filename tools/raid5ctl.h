@@ -43,6 +43,7 @@ int repair_main (int argc, char **argv);
 int rebuild_main (int argc, char **argv);
 int readd_main (int argc, char **argv);
 int grow_main (int argc, char **argv);
+int replace_main (int argc, char **argv);
 int layout_main (int argc, char **argv);       /* teaching: teach.h */
 int map_main (int argc, char **argv);
 int explain_main (int argc, char **argv);

@@ -131,7 +131,7 @@ static const struct bound features[] = {
   ONE ("feature 0x80000000", 8, 4, 0x80000001, -EBADMSG, "0x80000000"),
   ONE ("reshape active, level 0", 8, 4, 1 | 4, -ENOTSUP, "other than growing"),
   ONE ("bad blocks", 8, 4, 1 | 8, -ENOTSUP, "not supported"),
-  ONE ("replacement", 8, 4, 1 | 16, -ENOTSUP, "not supported"),
+  ONE ("replacement", 8, 4, 1 | 16, 0, ""),   /* md's hot replace */
   /* Without RESHAPE_ACTIVE md ignores both (super_1_load). */
   ONE ("reshape backwards, no reshape", 8, 4, 1 | 32, 0, ""),
   ONE ("new offset, no reshape", 8, 4, 1 | 64, 0, ""),

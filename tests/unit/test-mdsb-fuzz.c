@@ -297,7 +297,7 @@ check_sb_bounds (const struct md_sb *sb, const uint8_t *b, uint64_t member)
   uint32_t allowed = MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_RECOVERY_OFFSET
     | MD_FEATURE_RECOVERY_BITMAP | MD_FEATURE_RAID0_LAYOUT | ppl
     | MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET
-    | MD_FEATURE_RESHAPE_BACKWARDS;
+    | MD_FEATURE_RESHAPE_BACKWARDS | MD_FEATURE_REPLACEMENT;
 
   CHECK (get (b, 4) == MD_SB_MAGIC && get (b + 4, 4) == 1, "magic, version");
   CHECK (get (b + 216, 4) == md_sb_csum (b), "checksum");

@@ -1,0 +1,456 @@
+/* array/replace.c -- hot replace (replace.h): its start, the copy, the
+ * writes mirrored to the replacement, and its end.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/guard.h"
+#include "array/jobs.h"
+#include "array/object.h"
+#include "array/replace.h"
+#include "array/requests.h"
+#include "array/runplan.h"
+#include "array/state.h"
+#include "raid/jobplan.h"
+
+/* A copy step moves at most this much of each member. */
+#define REPLACE_STEP_BYTES (1u << 20)
+
+static struct io_member *
+replacement (struct array *a)
+{
+  return &a->members[ARRAY_REPLACEMENT];
+}
+
+/* --- the start ------------------------------------------------------- */
+
+/* What a replace needs of the array as it is; job.lock held. */
+static int
+check_replaceable (struct array *a, unsigned slot, struct array_err *err)
+{
+  int out = health_out (&a->health);
+
+  if (slot >= a->geom.members)
+    array_set_err (err, "slot %u: the array has slots 0 to %u", slot,
+                   a->geom.members - 1);
+  else if (health_failed (&a->health))
+    array_set_err (err, "the array has failed");
+  else if (out == (int) slot)
+    array_set_err (err, "slot %u is out of service: rebuild it instead "
+                   "(raid5ctl rebuild)", slot);
+  else if (out >= 0)
+    array_set_err (err, "the array is degraded (slot %d out of service): "
+                   "rebuild that slot first", out);
+  else if (a->replace.slot >= 0)
+    array_set_err (err, "slot %d is being replaced already",
+                   (int) a->replace.slot);
+  else if (a->grow.active)
+    array_set_err (err, "the array is being grown: replace when the "
+                   "reshape is over");
+  else if (a->job.kind != R5_JOB_NONE)
+    array_set_err (err, "busy: a %s is running: let it end first",
+                   r5_job_name (a->job.kind));
+  else
+    return 0;
+  return -EINVAL;
+}
+
+/* The new device, checked as a rebuild's (guard.h) and wiped if forced,
+ * opened into ARRAY_REPLACEMENT.
+ */
+static int
+open_replacement (struct array *a, const char *path, bool force,
+                  struct array_err *err)
+{
+  struct join_new jn = {
+    .path = path, .need = a->geom.data_offset + a->geom.member_data,
+    .except = -1, .force = force,
+  };
+  struct io_sig_list sigs = { .n = 0 };
+  struct io_member *m = replacement (a);
+  int r;
+
+  if ((r = join_open_new (a, &jn, m, &sigs, err)) == 0 && sigs.n > 0)
+    r = array_guard_wipe (m, &sigs, a->meta.enabled ? MD_SB_OFFSET : 0,
+                          a->meta.enabled ? a->geom.data_offset : 0, err);
+  if (r < 0)
+    io_member_close (m);
+  return r;
+}
+
+int
+array_replace_start (struct array *a, unsigned slot, const char *path,
+                     bool force, struct array_err *err)
+{
+  int r;
+
+  pthread_mutex_lock (&a->job.lock);
+  if (a->replace.slot == (int) slot &&
+      io_member_named (replacement (a), path)) {
+    pthread_mutex_unlock (&a->job.lock);
+    return 0;                 /* asked again: it goes on (--wait follows) */
+  }
+  if ((r = check_replaceable (a, slot, err)) == 0 &&
+      (r = open_replacement (a, path, force, err)) == 0) {
+    a->job.cursor = 0;        /* nothing is mirrored below 0 */
+    a->replace.resume_from = 0;
+    a->replace.failed = false;
+    a->replace.slot = (int) slot;
+    if ((r = meta_replace (a, slot, MD_EV_REPLACE_ADD, 0, err)) < 0) {
+      a->replace.slot = -1;
+      epoch_quiesce (&a->epochs);
+      io_member_close (replacement (a));
+    }
+    else {
+      a->replace.checkpoint_ns = array_now_ns ();
+      job_begin (a, R5_JOB_REPLACE);
+      array_log (a, ARRAY_LOG_NOTICE, "slot %u (%s): being replaced by %s",
+                 slot, a->members[slot].path, replacement (a)->path);
+    }
+  }
+  pthread_mutex_unlock (&a->job.lock);
+  return r;
+}
+
+void
+replace_attach (struct array *a, unsigned slot, uint64_t sectors)
+{
+  a->replace.slot = (int) slot;
+  a->replace.resume_from = sectors == MD_MAX_SECTOR ? a->geom.stripes
+                                                    : sectors * 512 / a->geom.chunk;
+}
+
+/* --- the copy -------------------------------------------------------- */
+
+static int
+make_room (struct replace *rp, size_t len, struct array_err *err)
+{
+  if (rp->buf_len >= len)
+    return 0;
+  free (rp->buf);
+  rp->buf_len = 0;
+  if (posix_memalign ((void **) &rp->buf, 4096, len) != 0) {
+    rp->buf = NULL;
+    array_set_err (err, "out of memory for the replacement's copy");
+    return -ENOMEM;
+  }
+  rp->buf_len = len;
+  return 0;
+}
+
+/* Slot's chunk of stripe s computed from the rest of the row into dst
+ * (the slot's member could not be read there).  0, or -errno.
+ */
+static int
+compute_chunk (struct array *a, unsigned slot, uint64_t s, char *dst,
+               struct array_err *err)
+{
+  const struct r5_geom *g = &a->geom;
+  struct r5_job_span span = { .job = R5_JOB_REBUILD, .first = s, .n = 1,
+                              .len = g->chunk, .slot = slot };
+  struct replace *rp = &a->replace;
+  struct io_op ops[R5_MAX_MEMBERS + 1];
+  char *scratch = NULL;
+  struct plan_run x;
+  int r;
+
+  if (health_out (&a->health) >= 0) {
+    array_set_err (err, "stripe %" PRIu64 ": slot %u's member cannot be "
+                   "read there and slot %d is out of service: nothing to "
+                   "compute it from", s, slot, health_out (&a->health));
+    return -EIO;
+  }
+  if (!rp->plan_made) {
+    r5_plan_init (&rp->plan);
+    rp->plan_made = true;
+  }
+  r5_plan_reset (&rp->plan);
+  if ((r = r5_plan_job (&rp->plan, g, &span)) < 0 ||
+      posix_memalign ((void **) &scratch, 4096,
+                      (g->members + 1) * g->chunk) != 0) {
+    array_set_err (err, "stripe %" PRIu64 ": cannot plan its computation",
+                   s);
+    return r < 0 ? r : -ENOMEM;
+  }
+  x = (struct plan_run) { .plan = &rp->plan, .scratch = scratch,
+                          .zero = a->zero, .ops = ops };
+  if ((r = plan_run_prepare (a, &x)) == 0)
+    memcpy (dst, scratch + r5_job_column (g, 0, g->members, g->chunk),
+            g->chunk);
+  else
+    array_set_err (err, "stripe %" PRIu64 ": slot %u's member cannot be "
+                   "read there, nor the rest of its row", s, slot);
+  free (scratch);
+  return r < 0 ? -EIO : 0;
+}
+
+/* Stripes [first, first + n) of slot read into rp->buf: all at once, or
+ * (a read failed) one by one, each computed from its row if need be.
+ */
+static int
+read_slot (struct array *a, unsigned slot, uint64_t first, uint64_t n,
+           struct array_err *err)
+{
+  const struct r5_geom *g = &a->geom;
+  char *buf = a->replace.buf;
+  struct io_op op = { .kind = IO_READ, .member = slot, .buf = buf,
+                      .off = g->data_offset + first * g->chunk,
+                      .len = n * g->chunk };
+  int r = 0;
+
+  if (io_run (a->members, &op, 1, 0) == 0)
+    return 0;
+  for (uint64_t i = 0; i < n && r == 0; i++) {
+    op = (struct io_op) { .kind = IO_READ, .member = slot,
+                          .buf = buf + i * g->chunk,
+                          .off = g->data_offset + (first + i) * g->chunk,
+                          .len = g->chunk };
+    if (io_run (a->members, &op, 1, 0) < 0)
+      r = compute_chunk (a, slot, first + i, op.buf, err);
+  }
+  return r;
+}
+
+/* Copy stripes [first, first + n), their locks held. */
+static int
+copy (struct array *a, unsigned slot, uint64_t first, uint64_t n,
+      struct array_err *err)
+{
+  const struct r5_geom *g = &a->geom;
+  struct io_op w = { .kind = IO_WRITE, .member = ARRAY_REPLACEMENT,
+                     .buf = a->replace.buf,
+                     .off = g->data_offset + first * g->chunk,
+                     .len = n * g->chunk };
+  int r;
+
+  if ((r = read_slot (a, slot, first, n, err)) < 0)
+    return r;
+  if (io_run (a->members, &w, 1, 0) < 0) {
+    a->replace.failed = true;
+    array_set_err (err, "the replacement (%s): write at %" PRIu64 ": %s",
+                   replacement (a)->path, w.off, io_strerror (w.result));
+    return -ECANCELED;
+  }
+  return 0;
+}
+
+int
+replace_step (struct array *a, uint64_t reach, struct array_err *err)
+{
+  struct replace *rp = &a->replace;
+  const struct r5_geom *g = &a->geom;
+  uint64_t first = a->job.cursor, n;
+  unsigned slot = (unsigned) rp->slot;
+  struct stripe_range held;
+  int r;
+
+  if (rp->failed) {
+    array_set_err (err, "the replacement (%s) failed",
+                   replacement (a)->path);
+    return -ECANCELED;
+  }
+  if (health_out (&a->health) == (int) slot) {
+    array_set_err (err, "slot %u's member is out of service", slot);
+    return -ENODEV;
+  }
+  if (reach > REPLACE_STEP_BYTES)
+    reach = REPLACE_STEP_BYTES;
+  n = reach / g->chunk ? reach / g->chunk : 1;
+  if (n > g->stripes - first)
+    n = g->stripes - first;
+  if (n == 0)
+    return 0;
+  if ((r = make_room (rp, n * g->chunk, err)) < 0)
+    return r;
+  stripe_lock_range (&a->locks, first, first + n - 1, STRIPE_EXCLUSIVE,
+                     &held);
+  if ((r = copy (a, slot, first, n, err)) == 0)
+    a->job.cursor = first + n;
+  stripe_unlock_range (&a->locks, &held);
+  return r;
+}
+
+void
+replace_checkpoint (struct array *a, bool now)
+{
+  struct replace *rp = &a->replace;
+  struct array_err err;
+  uint64_t t = array_now_ns ();
+
+  if (rp->slot < 0 || (!now && t - rp->checkpoint_ns < REPLACE_CHECKPOINT_NS))
+    return;
+  rp->checkpoint_ns = t;
+  replace_sync (a);
+  if (!rp->failed &&
+      meta_replace (a, (unsigned) rp->slot, MD_EV_REPLACE_CP,
+                    a->job.cursor * a->geom.chunk / 512, &err) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "keeping the replace's progress: %s",
+               err.msg);
+}
+
+/* --- the end --------------------------------------------------------- */
+
+/* Stop mirroring, and wait out the requests that may still be (their
+ * epochs); slot is then no longer being replaced.  job.lock held.
+ */
+static unsigned
+stop_mirroring (struct array *a)
+{
+  unsigned slot = (unsigned) a->replace.slot;
+
+  a->replace.slot = -1;
+  epoch_quiesce (&a->epochs);
+  return slot;
+}
+
+int
+replace_done (struct array *a, struct array_err *err)
+{
+  struct replace *rp = &a->replace;
+  unsigned slot = (unsigned) rp->slot;
+  struct io_member old;
+  int r;
+
+  replace_sync (a);
+  if (rp->failed) {
+    array_set_err (err, "the replacement (%s) failed its last sync",
+                   replacement (a)->path);
+    return -ECANCELED;
+  }
+  /* With no request running, the replacement takes the slot. */
+  pthread_rwlock_wrlock (&a->shape_lock);
+  rp->slot = -1;
+  old = a->members[slot];
+  a->members[slot] = *replacement (a);
+  io_member_init (replacement (a));
+  health_member_replaced (&a->health, slot);
+  r = meta_replace (a, slot, MD_EV_REPLACE_DONE, 0, err);
+  pthread_rwlock_unlock (&a->shape_lock);
+  array_log (a, ARRAY_LOG_NOTICE, "slot %u: %s replaced by %s%s", slot,
+             old.path, a->members[slot].path,
+             r < 0 ? " (recording it in the superblocks failed)" : "");
+  io_member_close (&old);
+  return r;
+}
+
+void
+replace_stopped (struct array *a, int r)
+{
+  struct array_err err;
+  struct io_member m;
+  unsigned slot;
+
+  if (a->replace.slot < 0)
+    return;
+  slot = stop_mirroring (a);
+  m = *replacement (a);
+  io_member_init (replacement (a));
+  if (meta_replace (a, slot, MD_EV_REPLACE_DROP, 0, &err) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "dropping the replacement: %s", err.msg);
+  if (r == -ENODEV && health_out (&a->health) == (int) slot) {
+    array_log (a, ARRAY_LOG_ERROR, "slot %u's member failed while it was "
+               "being replaced: %s is rebuilt into the slot instead", slot,
+               m.path);
+    if (rebuild_onto (a, slot, &m, &err) < 0)
+      array_log (a, ARRAY_LOG_ERROR, "rebuilding slot %u onto %s: %s", slot,
+                 m.path, err.msg);
+  }
+  else
+    array_log (a, ARRAY_LOG_ERROR, "slot %u: the replace stopped; %s is "
+               "let go and slot %u's member stays in service", slot, m.path,
+               slot);
+  io_member_close (&m);
+}
+
+/* --- the write path -------------------------------------------------- */
+
+/* Stripes the replacement holds: the copy's point while it runs, what
+ * its superblock said while another job runs first (a rebuild).
+ */
+static uint64_t
+replace_copied (const struct array *a)
+{
+  return a->job.kind == R5_JOB_REPLACE ? a->job.cursor
+                                       : a->replace.resume_from;
+}
+
+size_t
+replace_mirror (struct array *a, const struct io_op *ops, size_t n,
+                struct io_op *extra)
+{
+  const struct r5_geom *g = &a->geom;
+  int slot = a->replace.slot;
+  uint64_t end = g->data_offset + replace_copied (a) * g->chunk;
+  size_t k = 0;
+
+  if (slot < 0 || a->replace.failed)
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct io_op *op = &ops[i];
+
+    if ((int) op->member != slot || op->kind == IO_READ ||
+        op->kind == IO_FSYNC || op->off >= end)
+      continue;
+    extra[k] = *op;
+    extra[k].member = ARRAY_REPLACEMENT;
+    extra[k].result = 0;
+    if (op->off + op->len > end)
+      extra[k].len = end - op->off;
+    k++;
+  }
+  return k;
+}
+
+void
+replace_mirrored (struct array *a, const struct io_op *extra, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (extra[i].result < 0 && !a->replace.failed) {
+      a->replace.failed = true;
+      array_log (a, ARRAY_LOG_ERROR, "the replacement (%s): write at %"
+                 PRIu64 ": %s: the replace stops", replacement (a)->path,
+                 extra[i].off, io_strerror (extra[i].result));
+    }
+}
+
+void
+replace_sync (struct array *a)
+{
+  struct io_op op = { .kind = IO_FSYNC, .member = ARRAY_REPLACEMENT };
+
+  if (a->replace.slot < 0 || a->replace.failed)
+    return;
+  if (io_run (a->members, &op, 1, 0) < 0)
+    replace_mirrored (a, &op, 1);
+}
+
+bool
+replace_took (struct array *a, const struct io_op *ops, size_t n)
+{
+  bool others = false;
+
+  for (size_t i = 0; i < n; i++) {
+    if (ops[i].result == 0 || ops[i].result == -ECANCELED)
+      continue;
+    if (ops[i].member == ARRAY_REPLACEMENT)
+      replace_mirrored (a, &ops[i], 1);
+    else
+      others = true;
+  }
+  return !others;
+}
+
+void
+replace_free (struct replace *rp)
+{
+  free (rp->buf);
+  rp->buf = NULL;
+  rp->buf_len = 0;
+  if (rp->plan_made)
+    r5_plan_free (&rp->plan);
+  rp->plan_made = false;
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# raid5ctl replace --control: slot 1 copied onto a new disk while it
+# serves, under a verified random workload over 4 connections (md's
+# want_replacement, mdadm --replace).  Mid-way: status says so (text and
+# JSON, the job "replace"), mdadm --examine calls the new disk
+# "Replacement device 1", and the array stays [UUU]; the server is
+# killed -9 and started again (the new disk given among the members): the
+# replace goes on from its recorded point; then slot 2 fails: the copy
+# goes on.  At the end slot 1 is the new disk, every read of the
+# workload was right, the old member is out of the array (mdadm agrees:
+# its events are behind), and member-check finds every byte where md
+# puts it, the new disk included.  Then a second replace whose member
+# fails mid-way: the new disk is rebuilt into the slot instead; and one
+# whose new disk is a second member's path: refused in one line.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
+[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+
+MB=24 CHUNK=65536
+m=()
+for i in 0 1 2; do
+  m+=("$tmpdir/r$i.img")
+  truncate -s ${MB}M "${m[$i]}"
+done
+new=$tmpdir/new1.img
+truncate -s ${MB}M "$new"
+"$RAID5CTL" create --chunk 64K --bitmap none "${m[@]}" >"$tmpdir/create.log" 2>&1 ||
+  { cat "$tmpdir/create.log" >&2; fail "create"; }
+md_geometry "${m[0]}"
+stripes=$(( (MB * 1048576 - MD_DOFF) / CHUNK ))
+speed=(sync-speed-min=2000 sync-speed-max=2000)
+
+echo "== replace slot 1 under a verified load"
+serve_ctl "$tmpdir/nbdkit.log" "${m[@]/#/disk=}" "${speed[@]}" || fail "serve"
+load_start "$tmpdir/model" 3
+sleep 0.5
+"$RAID5CTL" --control "$CTL_SOCK" replace 1 "$new" >"$tmpdir/rep.out" 2>&1 ||
+  { cat "$tmpdir/rep.out" >&2; fail "replace 1"; }
+cat "$tmpdir/rep.out"
+ctl_wait 's["job"]["kind"] == "replace" and s["job"]["done_stripes"] > 20' 30
+[ "$(ctl_get '"%s %s %s" % (s["health"], s["members"][1]["path"], s["members"][1]["replacement"])')" = \
+  "[UUU] ${m[1]} $new" ] ||
+  fail "status mid-replace: $(ctl_get 's["health"], s["members"][1]')"
+ctl status >"$tmpdir/status.txt"
+grep -q "being replaced by $new (R)" "$tmpdir/status.txt" ||
+  fail "status text: $(cat "$tmpdir/status.txt")"
+grep -Eq '^ +\[=*>\.*\] +replace = ' "$tmpdir/status.txt" ||
+  fail "no progress line: $(cat "$tmpdir/status.txt")"
+ctl_wait 's["job"]["done_stripes"] > 60' 30      # a checkpoint or two
+[ "$(md_field "$new" 'Device Role')" = "Replacement device 1" ] ||
+  fail "mdadm --examine the new disk: role '$(md_field "$new" 'Device Role')'"
+echo "   mdadm: $(md_field "$new" 'Device Role'), recovery offset $(md_field "$new" 'Recovery Offset')"
+
+echo "== kill -9 mid-replace, under writes, start again"
+load_stop
+next_seed
+"$RANDOM_IO" "$URI" auto --seed "$RIO_SEED" --ops 100000000 --crash-ok \
+  --chunk 64K --model-in "$tmpdir/model" --model-out "$tmpdir/model.crash" \
+  >"$tmpdir/rio.out" 2>&1 &
+rio=$!
+for (( i = 0; i < 300; i++ )); do
+  grep -q running "$tmpdir/rio.out" && break
+  sleep 0.02
+done
+sleep 0.5
+done_at=$(ctl_get 's["job"]["done_stripes"]')
+crash_server
+wait "$rio" || { cat "$tmpdir/rio.out" >&2; fail "random-io before the kill"; }
+grep -q 'server went away' "$tmpdir/rio.out" || fail "the writes ended before the kill"
+serve_ctl "$tmpdir/nbdkit.log" "${m[@]/#/disk=}" "disk=$new" "${speed[@]}" ||
+  fail "serve after the kill"
+[ "$(ctl_get '"%s %s" % (s["job"]["kind"], s["members"][1]["replacement"])')" = "replace $new" ] ||
+  fail "after the kill: $(ctl_get 's["job"], s["members"][1]')"
+resumed=$(ctl_get 's["job"]["done_stripes"]')
+echo "   killed at stripe $done_at, resumed at $resumed"
+[ "$resumed" -gt 0 ] || fail "the replace started over"
+# Every acknowledged write reads back; what was in flight at the kill is
+# learned as it reads.
+"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model.crash" \
+  --model-out "$tmpdir/model" >"$tmpdir/verify.out" 2>&1 ||
+  { cat "$tmpdir/verify.out" >&2; fail "the array after the kill"; }
+load_start "$tmpdir/model" 3
+
+echo "== slot 2 fails mid-replace: the copy goes on"
+ctl_ok fail 2
+[ "$(ctl_get '"%s %s" % (s["health"], s["job"]["kind"])')" = "[UU_] replace" ] ||
+  fail "after fail 2: $(ctl_get 's["health"], s["job"]')"
+timeout 120 "$RAID5CTL" --control "$CTL_SOCK" replace --wait 1 "$new" \
+  >"$tmpdir/wait.out" 2>&1 || { cat "$tmpdir/wait.out" >&2; fail "replace --wait"; }
+tail -n 1 "$tmpdir/wait.out"
+grep -qxF "replace: slot 1 ($new) is active; the array is degraded [UU_]" "$tmpdir/wait.out" ||
+  fail "replace --wait said: $(cat "$tmpdir/wait.out")"
+load_alive || fail "the load died during the replace"
+load_stop
+echo "== slot 2 back (rebuilt in place), then check"
+"$RAID5CTL" --control "$CTL_SOCK" rebuild --wait 2 "${m[2]}" >"$tmpdir/rb.out" 2>&1 ||
+  { cat "$tmpdir/rb.out" >&2; fail "rebuild 2"; }
+ctl speed --max 200000 >/dev/null
+ctl_wait 's["job"]["kind"] == "idle"' 120      # the resync the kill left
+"$RAID5CTL" --control "$CTL_SOCK" check --wait >"$tmpdir/check.out" 2>&1 ||
+  { cat "$tmpdir/check.out" >&2; fail "check"; }
+grep -q 'mismatch_cnt 0$' "$tmpdir/check.out" || fail "check: $(cat "$tmpdir/check.out")"
+"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
+  >"$tmpdir/verify.out" 2>&1 ||
+  { cat "$tmpdir/verify.out" >&2; fail "the array after the replace"; }
+stop_server
+now=("${m[0]}" "$new" "${m[2]}")
+md_expect clean AAA "${now[@]}"
+[ "$(md_events "${m[1]}")" -lt "$MD_EVENTS" ] ||
+  fail "the old member's events ($(md_events "${m[1]}")) are not behind ($MD_EVENTS)"
+member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset "$MD_DOFF" \
+  --model "$tmpdir/model" "${now[@]}"
+
+echo "== the member being replaced fails: the new disk is rebuilt instead"
+new2=$tmpdir/new2.img
+truncate -s ${MB}M "$new2"
+serve_ctl "$tmpdir/nbdkit.log" "${now[@]/#/disk=}" "${speed[@]}" || fail "serve"
+ctl_ok replace 0 "$new2"
+ctl_wait 's["job"]["done_stripes"] > 20' 30
+ctl_ok fail 0
+ctl_wait 's["job"]["kind"] == "rebuild"' 20
+[ "$(ctl_get '"%s %s" % (s["members"][0]["path"], s["members"][0]["state"])')" = "$new2 rebuilding" ] ||
+  fail "slot 0 after its member failed: $(ctl_get 's["members"][0]')"
+grep -q "is rebuilt into the slot instead" "$tmpdir/nbdkit.log" ||
+  fail "the log does not say the replacement is rebuilt"
+ctl speed --max 200000 >/dev/null
+ctl_wait 's["job"]["kind"] == "idle" and s["health"] == "[UUU]"' 60
+"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
+  >"$tmpdir/verify.out" 2>&1 ||
+  { cat "$tmpdir/verify.out" >&2; fail "the array after the replacement's rebuild"; }
+
+echo "== refused in one line"
+out=$("$RAID5CTL" --control "$CTL_SOCK" replace 2 "$new" 2>&1) &&
+  fail "replace onto a member was not refused"
+grep -q "is member 1 already" <<<"$out" || fail "refusal: $out"
+echo "   $out"
+out=$("$RAID5CTL" --control "$CTL_SOCK" replace 7 "$tmpdir/x.img" 2>&1) &&
+  fail "replace of slot 7 was not refused"
+echo "   $out"
+stop_server
+echo "test-replace: OK"
