@@ -1,0 +1,95 @@
+#!/bin/bash
+# tests/vm/test-md-replace.sh -- hot replace (md's want_replacement,
+# mdadm --replace), kernel md as the oracle, both ways.  Members: 48 MiB
+# image files, 64K chunks, one guest boot.
+#   A  here -> md: raid5ctl create 3, random data through the plugin,
+#      raid5ctl replace --slot 1 --with m3; md assembles the three current
+#      members (m3 in slot 1) and reads the data, check 0; given the old
+#      member too, md leaves it out (non-fresh).
+#   B  stopped here, finished by md: the same, the replace killed (-9)
+#      mid-way (m3's superblock: "Replacement device 1", a recovery offset
+#      between 0 and the end); md assembles all four, takes m3 as slot 1's
+#      replacement, goes on copying, and puts m3 in slot 1; the data reads
+#      back, check 0.
+#   C  stopped by md, finished here: in the guest mdadm --create 3, the
+#      pattern written, mdadm --add m3, mdadm --replace m1 --with m3
+#      slowed down, then mdadm --stop mid-way.  On the host raid5ctl
+#      replace goes on with it; m3 holds slot 1, member-check finds every
+#      byte where md puts it, raid5ctl check finds 0, the plugin serves the
+#      pattern.
+. "${0%/*}/lib.sh"
+need_plugin
+need_raid5ctl
+need_cmds nbdinfo nbdcopy cmp mdadm
+t0=$SECONDS
+MEMBER_CHECK=$(dirname "$RAID5CTL")/../tests/integration/member-check
+[[ -x $MEMBER_CHECK ]] || skip "member-check is not built ($MEMBER_CHECK)"
+fails=0
+bad () { echo "not ok $*"; fails=$((fails + 1)); }
+
+# mk CASE: four 48 MiB members CASE-m0..3, a 3-member array of the first
+# three with random data all over (CASE.pattern, the array's bytes).
+mk () {
+    local c=$1 i size
+    for i in 0 1 2 3; do truncate -s 48M "$W/$c-m$i"; done
+    "$RAID5CTL" create --chunk 64K --bitmap none "$W/$c-m"{0,1,2} >/dev/null 2>&1 ||
+        { bad "$c: raid5ctl create"; return 1; }
+    size=$(nbdkit -U - "$PLUGIN" disk="$W/$c-m"{0,1,2} --run 'nbdinfo --size "$uri"')
+    head -c "$size" /dev/urandom >"$W/$c.pattern"
+    nbdkit -U - "$PLUGIN" disk="$W/$c-m"{0,1,2} --run "nbdcopy '$W/$c.pattern' \"\$uri\"" ||
+        { bad "$c: writing through the plugin"; return 1; }
+}
+recovery_sectors () { { mdadm --examine "$1" 2>/dev/null || :; } | sed -n 's/^ *Recovery Offset : \([0-9]*\) sectors/\1/p'; }
+
+if mk A; then
+    "$RAID5CTL" replace --slot 1 --with "$W/A-m3" "$W/A-m"{0,1,2} >"$W/A.rep" 2>&1 ||
+        bad "A: raid5ctl replace: $(tail -n 1 "$W/A.rep")"
+fi
+if mk B; then
+    "$RAID5CTL" replace --slot 1 --with "$W/B-m3" --max-speed 4M "$W/B-m"{0,1,2} >"$W/B.rep" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 300; i++)); do
+        p=$(recovery_sectors "$W/B-m3")
+        [[ -n $p && $p -gt 16384 ]] && break
+        sleep 0.02
+    done
+    kill -9 $pid 2>/dev/null || :; wait $pid 2>/dev/null || :
+    p=$(recovery_sectors "$W/B-m3")
+    role=$(mdadm --examine "$W/B-m3" 2>/dev/null | sed -n 's/^ *Device Role : //p')
+    if [[ -n $p && $p -gt 0 && $role == "Replacement device 1" ]]; then
+        say "B: killed with the copy at sector $p ($role)"
+    else
+        bad "B: the replace was not stopped mid-way (recovery offset '${p:-none}', role '$role')"
+    fi
+fi
+for i in 0 1 2 3; do truncate -s 48M "$W/C-m$i"; done
+head -c $((96 * 1048576)) /dev/urandom >"$W/C.pattern"
+say "host, before: $((SECONDS - t0))s"; t0=$SECONDS
+vm_run "$VM_TESTS/guest-md-replace.sh" "$W"/{A,B,C}-m{0,1,2,3} || fails=$((fails + 1))
+say "guest: $((SECONDS - t0))s"; t0=$SECONDS
+
+# C: md's replace, stopped; go on with it here.
+p=$(recovery_sectors "$W/C-m3")
+role=$(mdadm --examine "$W/C-m3" 2>/dev/null | sed -n 's/^ *Device Role : //p')
+say "C: md stopped with the copy at sector ${p:-?} ($role)"
+if [[ $role != "Replacement device 1" || -z $p ]]; then
+    bad "C: md left no replace under way (role '$role')"
+elif ! "$RAID5CTL" replace "$W/C-m"{0,1,2,3} >"$W/C.rep" 2>&1; then
+    bad "C: raid5ctl replace did not finish md's replace: $(tail -n 1 "$W/C.rep")"
+else
+    grep -q "resumed at stripe [1-9]" "$W/C.rep" || bad "C: not resumed: $(cat "$W/C.rep")"
+    [[ $(mdadm --examine "$W/C-m3" | sed -n 's/^ *Device Role : //p') == "Active device 1" ]] ||
+        bad "C: m3 is not active device 1 after the replace"
+    doff=$(mdadm --examine "$W/C-m0" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors/\1/p')
+    "$MEMBER_CHECK" --chunk 64K --data-offset $((doff * 512)) "$W/C-m"{0,3,2} >"$W/C.mc" 2>&1 ||
+        bad "C: member-check: $(tail -n 2 "$W/C.mc")"
+    "$RAID5CTL" check "$W/C-m"{0,3,2} 2>/dev/null | grep -q "mismatch_cnt 0$" ||
+        bad "C: raid5ctl check after the replace"
+    nbdkit -U - "$PLUGIN" disk="$W/C-m"{0,3,2} --run "nbdcopy \"\$uri\" '$W/C.back'" ||
+        bad "C: serving the array"
+    n=$(( $(stat -c %s "$W/C.back") / 1048576 * 1048576 ))  # md's dd wrote whole MiB
+    cmp -n "$n" "$W/C.back" "$W/C.pattern" || bad "C: the plugin reads other data than md wrote"
+    say "C: finished here, $n bytes as md wrote them"
+fi
+say "host, after: $((SECONDS - t0))s"
+[[ $fails == 0 ]]
