@@ -245,7 +245,13 @@ place_members (struct array *a, const struct md_assembly *as,
     a->members[s] = opened[o];
     io_member_init (&opened[o]);
   }
-  /* A replacement being copied (one at a time here: others stay out). */
+  /* A replacement being copied (one at a time here: others stay out).
+   * After an unclean stop its copy starts over: a write reaches the
+   * slot's member before its replacement (wp_run_writes), so one in
+   * flight at the crash may be on the member only, below the recorded
+   * point -- which the array serves until the replacement takes the slot
+   * (meta_start records the new point).
+   */
   for (unsigned s = 0; s < as->raid_disks; s++) {
     int o = as->repl[s];
 
@@ -253,7 +259,11 @@ place_members (struct array *a, const struct md_assembly *as,
       continue;
     a->members[ARRAY_REPLACEMENT] = opened[o];
     io_member_init (&opened[o]);
-    replace_attach (a, s, as->dev[o].recovery_offset);
+    replace_attach (a, s, as->dirty ? 0 : as->dev[o].recovery_offset);
+    if (as->dirty && as->dev[o].recovery_offset != 0)
+      array_log (a, ARRAY_LOG_ERROR, "slot %u's replacement (%s): the "
+                 "array was not stopped cleanly, so its copy starts over",
+                 s, a->members[ARRAY_REPLACEMENT].path);
   }
   if (as->out < 0)
     return;

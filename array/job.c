@@ -244,10 +244,11 @@ finish_locked (struct array *a, enum r5_job kind, int r)
     job_begin (a, R5_JOB_REPLACE);
     return;
   }
-  /* A resync that waited for a whole array (md does recovery and
-   * reshape first).
+  /* A resync that waited for a whole array, or for a replace to end (md
+   * does recovery -- a replacement's copy too -- and reshape first).
    */
-  if ((kind == R5_JOB_REBUILD || kind == R5_JOB_RESHAPE) && r == 0 &&
+  if ((kind == R5_JOB_REBUILD || kind == R5_JOB_RESHAPE ||
+       kind == R5_JOB_REPLACE) && r == 0 &&
       meta_resync_due (a) && health_out (&a->health) < 0) {
     job_begin (a, R5_JOB_RESYNC);
     j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;

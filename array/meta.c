@@ -774,12 +774,22 @@ meta_init (struct array *a, struct array_err *err)
 int
 meta_start (struct array *a, struct array_err *err)
 {
+  int r = 0;
+
   /* Like mdadm --assemble --force: the array is recorded clean at once,
    * so the next start does not refuse it again.
    */
-  if (!a->meta.forced)
-    return 0;
-  return update_locked (a, MD_EV_FORCE_CLEAN, 0, 0, err);
+  if (a->meta.forced)
+    r = update_locked (a, MD_EV_FORCE_CLEAN, 0, 0, err);
+  /* A replacement whose copy starts over (assembly, after an unclean
+   * stop) says so before anything is written: writes past the copy's
+   * point do not reach it, so a later start must not go on from its old
+   * point.
+   */
+  if (r == 0 && a->replace.slot >= 0 && a->replace.resume_from == 0)
+    r = meta_replace (a, (unsigned) a->replace.slot, MD_EV_REPLACE_CP, 0,
+                      err);
+  return r;
 }
 
 void

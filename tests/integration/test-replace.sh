@@ -5,8 +5,10 @@
 # JSON, the job "replace"), mdadm --examine calls the new disk
 # "Replacement device 1", and the array stays [UUU]; the server is
 # killed -9 and started again (the new disk given among the members): the
-# replace goes on from its recorded point; then slot 2 fails: the copy
-# goes on.  At the end slot 1 is the new disk, every read of the
+# copy starts over (a write in flight at the kill may have reached the
+# old member and not the new disk: test-replace-crash), while stopped
+# cleanly and started again it goes on from its recorded point; then
+# slot 2 fails: the copy goes on.  At the end slot 1 is the new disk, every read of the
 # workload was right, the old member is out of the array (mdadm agrees:
 # its events are behind), and member-check finds every byte where md
 # puts it, the new disk included.  Then a second replace whose member
@@ -54,8 +56,19 @@ ctl_wait 's["job"]["done_stripes"] > 60' 30      # a checkpoint or two
   fail "mdadm --examine the new disk: role '$(md_field "$new" 'Device Role')'"
 echo "   mdadm: $(md_field "$new" 'Device Role'), recovery offset $(md_field "$new" 'Recovery Offset')"
 
-echo "== kill -9 mid-replace, under writes, start again"
+echo "== stopped cleanly mid-replace, started again: it goes on"
+ctl_ok pause                  # where it is now, while the load ends
 load_stop
+stop_server
+done_at=$(( $(md_field "$new" 'Recovery Offset' | cut -d' ' -f1) * 512 / CHUNK ))
+serve_ctl "$tmpdir/nbdkit.log" "${m[@]/#/disk=}" "disk=$new" "${speed[@]}" ||
+  fail "serve after the stop"
+resumed=$(ctl_get 's["job"]["done_stripes"] if s["job"]["kind"] == "replace" else -1')
+echo "   stopped with stripe $done_at recorded, resumed at $resumed"
+[ "$done_at" -gt 0 ] && [ "$resumed" -ge "$done_at" ] ||
+  fail "the replace did not go on from its recorded point"
+
+echo "== kill -9 mid-replace, under writes, start again"
 next_seed
 "$RANDOM_IO" "$URI" auto --seed "$RIO_SEED" --ops 100000000 --crash-ok \
   --chunk 64K --model-in "$tmpdir/model" --model-out "$tmpdir/model.crash" \
@@ -67,6 +80,7 @@ for (( i = 0; i < 300; i++ )); do
 done
 sleep 0.5
 done_at=$(ctl_get 's["job"]["done_stripes"]')
+rec0=$(md_field "$new" 'Recovery Offset' | cut -d' ' -f1)
 crash_server
 wait "$rio" || { cat "$tmpdir/rio.out" >&2; fail "random-io before the kill"; }
 grep -q 'server went away' "$tmpdir/rio.out" || fail "the writes ended before the kill"
@@ -74,14 +88,17 @@ serve_ctl "$tmpdir/nbdkit.log" "${m[@]/#/disk=}" "disk=$new" "${speed[@]}" ||
   fail "serve after the kill"
 [ "$(ctl_get '"%s %s" % (s["job"]["kind"], s["members"][1]["replacement"])')" = "replace $new" ] ||
   fail "after the kill: $(ctl_get 's["job"], s["members"][1]')"
-resumed=$(ctl_get 's["job"]["done_stripes"]')
-echo "   killed at stripe $done_at, resumed at $resumed"
-[ "$resumed" -gt 0 ] || fail "the replace started over"
+rec=$(md_field "$new" 'Recovery Offset' | cut -d' ' -f1)
+echo "   killed at stripe $done_at (${rec0} sectors recorded); the copy starts over (${rec} now)"
+[ "${rec:-0}" -lt "$rec0" ] || fail "after kill -9 the copy did not start over: ${rec} sectors recorded"
+grep -q "slot 1's replacement ($new): the array was not stopped cleanly, so its copy starts over" \
+  "$tmpdir/nbdkit.log" || fail "the log does not say the copy starts over"
 # Every acknowledged write reads back; what was in flight at the kill is
 # learned as it reads.
 "$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model.crash" \
   --model-out "$tmpdir/model" >"$tmpdir/verify.out" 2>&1 ||
   { cat "$tmpdir/verify.out" >&2; fail "the array after the kill"; }
+
 load_start "$tmpdir/model" 3
 
 echo "== slot 2 fails mid-replace: the copy goes on"
