@@ -22,6 +22,13 @@
  * holds, so it must read the same afterwards).  At the end the whole
  * export is read and compared, and the model is saved for member-check.
  *
+ * --power-loss (with --crash-ok): the server's death is a power cut, which
+ * keeps only what was flushed.  A write is durable once acknowledged with
+ * FUA, or once a flush sent after its reply has been acknowledged (NBD's
+ * rule); the ranges of the others are kept in a list, and at the cut they
+ * become unknown like the requests in flight.  The run starts with a flush
+ * so that what earlier runs wrote is durable.
+ *
  * Exit status: 0 all reads matched, 1 a mismatch or an NBD error, 2 usage.
  */
 
@@ -67,6 +74,7 @@ static bool no_trim, no_zero, no_flush, no_fua, read_only, no_learn, no_final;
 static bool verbose;
 static bool crash_ok;                 /* --crash-ok */
 static bool write_hole;               /* --write-hole */
+static bool power_loss;               /* --power-loss */
 
 /* Shared state.  lock guards the model, the in-flight table and the log. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -84,6 +92,13 @@ static volatile bool failed;
 static volatile bool disconnected;    /* --crash-ok: the server went away */
 static unsigned reports;              /* mismatch reports printed, under lock */
 static unsigned op_count[OP_TYPES];   /* under lock */
+/* --power-loss: writes not yet durable, in completion order (done: the
+ * completion's number), under lock.  A flush makes durable what completed
+ * before it was sent.
+ */
+static struct pending { uint64_t off, len, done; } *pending;
+static size_t npending, pending_cap;
+static uint64_t completions;          /* requests completed, under lock */
 static uint64_t final_known;          /* final read: known bytes compared */
 static uint64_t final_differ;         /* ... and how many of them differed */
 
@@ -94,6 +109,7 @@ struct thread {
   struct rng rng;
   unsigned char *buf;
   bool dead;                          /* connection lost (--crash-ok) */
+  uint64_t flush_sent;                /* completions when its flush went */
   bool can_fua, can_flush, can_trim, can_zero, can_fast_zero;
 };
 static struct thread threads[MAX_THREADS];
@@ -227,8 +243,60 @@ send_op (struct thread *t, enum op_type type, uint32_t flags,
   }
 }
 
+/* Forget [off, off+len) after a crash; degraded (--write-hole), its
+ * whole stripes: the missing member's chunks of them are computed from
+ * parity the crash may have left stale (the write hole).
+ */
+static void
+forget_crashed (uint64_t off, uint64_t len)
+{
+  if (write_hole) {
+    uint64_t sd = shape.chunk * (shape.disks - 1);
+    uint64_t end = (off + len + sd - 1) / sd * sd;
+
+    off = off / sd * sd;
+    len = (end < model.size ? end : model.size) - off;
+  }
+  model_forget (&model, off, len);
+}
+
+/* --power-loss: a write that completed without FUA is not durable yet.
+ * Called under lock.
+ */
+static void
+note_pending (uint64_t off, uint64_t len)
+{
+  if (npending == pending_cap) {
+    size_t cap = pending_cap ? pending_cap * 2 : 1024;
+    struct pending *p = realloc (pending, cap * sizeof *p);
+
+    if (p == NULL) {
+      perror ("random-io: realloc");
+      exit (1);
+    }
+    pending = p;
+    pending_cap = cap;
+  }
+  pending[npending++] = (struct pending) { off, len, completions };
+}
+
+/* A flush sent when completions was `before` has been acknowledged: what
+ * had completed by then is durable.  Called under lock.
+ */
+static void
+flushed (uint64_t before)
+{
+  size_t i, k = 0;
+
+  for (i = 0; i < npending; i++)
+    if (pending[i].done >= before)
+      pending[k++] = pending[i];
+  npending = k;
+}
+
 /* With --crash-ok, a request that failed because the server died is not
- * an error: whether it took effect is unknown, so its range is.
+ * an error: whether it took effect is unknown, so its range is; with
+ * --power-loss, so are the ranges of writes not yet durable.
  */
 static bool
 lost_connection (struct thread *t, enum op_type type, uint64_t off,
@@ -237,20 +305,21 @@ lost_connection (struct thread *t, enum op_type type, uint64_t off,
   if (!crash_ok ||
       (nbd_aio_is_dead (t->nbd) != 1 && nbd_aio_is_closed (t->nbd) != 1))
     return false;
-  if (type != OP_READ && type != OP_FLUSH && write_hole) {
-    /* Degraded: the missing member's chunks of these stripes are computed
-     * from parity the crash may have left stale (the write hole).
-     */
-    uint64_t sd = shape.chunk * (shape.disks - 1);
-    uint64_t end = (off + len + sd - 1) / sd * sd;
-
-    off = off / sd * sd;
-    len = (end < model.size ? end : model.size) - off;
-  }
   if (type != OP_READ && type != OP_FLUSH)
-    model_forget (&model, off, len);
+    forget_crashed (off, len);
   t->dead = disconnected = true;
   return true;
+}
+
+/* After a power cut (every thread has ended): what was not durable. */
+static void
+forget_pending (void)
+{
+  size_t i;
+
+  for (i = 0; i < npending; i++)
+    forget_crashed (pending[i].off, pending[i].len);
+  npending = 0;
 }
 
 /* Apply a completed request to the model and release its range. */
@@ -278,6 +347,14 @@ complete_op (struct thread *t, unsigned id, enum op_type type, uint32_t flags,
     model_zero (&model, off, len);
   else if (type == OP_TRIM)
     model_forget (&model, off, len);
+  if (power_loss && r == 0) {
+    if ((type == OP_WRITE || type == OP_ZERO) &&
+        !(flags & LIBNBD_CMD_FLAG_FUA))
+      note_pending (off, len);
+    else if (type == OP_FLUSH)
+      flushed (t->flush_sent);
+  }
+  completions++;
   log_op (t, id, type, flags, off, len);
   inflight[t->id].busy = false;
   pthread_mutex_unlock (&lock);
@@ -325,6 +402,11 @@ do_op (struct thread *t, unsigned id)
 
   if (type != OP_FLUSH)
     reserve_range (t, type, &off, &len);
+  else {
+    pthread_mutex_lock (&lock);
+    t->flush_sent = completions;
+    pthread_mutex_unlock (&lock);
+  }
   if (type == OP_WRITE)
     fill_pattern (&t->rng, t->buf, off, len, id);
   if (verbose)
@@ -516,6 +598,9 @@ usage (FILE *fp, int status)
 "                 range unknown, and the model is saved without a final read\n"
 "  --write-hole   with --crash-ok, on a degraded array: the whole stripes\n"
 "                 of requests in flight become unknown (the write hole)\n"
+"  --power-loss   with --crash-ok, the server's death loses what was not\n"
+"                 flushed: writes not yet durable become unknown too\n"
+"                 (the run starts with a flush)\n"
 "  -v, --verbose  print every request\n", MAX_THREADS);
   exit (status);
 }
@@ -550,7 +635,7 @@ parse_region (const char *s)
 enum { O_SEED = 256, O_OPS, O_THREADS, O_CHUNK, O_DISKS, O_MAX_LEN, O_REGION,
        O_MODEL_IN, O_INITIAL, O_MODEL_OUT, O_NO_TRIM, O_NO_ZERO, O_NO_FLUSH,
        O_NO_FUA, O_READ_ONLY, O_VERIFY_ONLY, O_NO_LEARN, O_NO_FINAL,
-       O_CRASH_OK, O_WRITE_HOLE };
+       O_CRASH_OK, O_WRITE_HOLE, O_POWER_LOSS };
 
 static const struct option long_options[] = {
   { "seed", 1, NULL, O_SEED }, { "ops", 1, NULL, O_OPS },
@@ -565,6 +650,7 @@ static const struct option long_options[] = {
   { "no-learn", 0, NULL, O_NO_LEARN }, { "no-final", 0, NULL, O_NO_FINAL },
   { "crash-ok", 0, NULL, O_CRASH_OK },
   { "write-hole", 0, NULL, O_WRITE_HOLE },
+  { "power-loss", 0, NULL, O_POWER_LOSS },
   { "verbose", 0, NULL, 'v' }, { "help", 0, NULL, 'h' },
   { NULL, 0, NULL, 0 },
 };
@@ -593,6 +679,7 @@ parse_option (int c, const char *arg)
   case O_NO_FINAL: no_final = true; break;
   case O_CRASH_OK: crash_ok = true; break;
   case O_WRITE_HOLE: write_hole = true; break;
+  case O_POWER_LOSS: power_loss = true; break;
   case 'v': verbose = true; break;
   case 'h': usage (stdout, 0); break;
   default: usage (stderr, 2);
@@ -612,6 +699,10 @@ parse_args (int argc, char *argv[])
   uri = argv[optind];
   if (strcmp (argv[optind + 1], "auto") != 0)
     want_size = size_arg ("SIZE", argv[optind + 1]);
+  if (power_loss && !crash_ok) {
+    fprintf (stderr, "random-io: --power-loss needs --crash-ok\n");
+    exit (2);
+  }
   if (nr_threads < 1 || nr_threads > MAX_THREADS || shape.disks < 3 ||
       shape.max_len < 1 || shape.max_len > MAX_LEN ||
       (shape.chunk & (shape.chunk - 1)) != 0) {
@@ -689,12 +780,22 @@ main (int argc, char *argv[])
   if (check_export (threads[0].nbd) == -1 ||
       setup_model () == -1 || setup_region () == -1)
     goto out;
+  if (power_loss && nbd_flush (threads[0].nbd, 0) == -1) {
+    fprintf (stderr, "random-io: the first flush: %s\n", nbd_get_error ());
+    goto out;
+  }
   if (crash_ok) {               /* tells a test when to start the kill timer */
     printf ("random-io: running\n");
     fflush (stdout);
   }
   if (run_threads () == -1)
     goto out;
+  if (disconnected && power_loss) {
+    printf ("random-io: the power went after %zu requests; %zu writes not "
+            "flushed and requests in flight then are unknown in the model\n",
+            oplog_len, npending);
+    forget_pending ();
+  }
   if (disconnected)
     printf ("random-io: the server went away after %zu requests; requests "
             "in flight then are unknown in the model\n", oplog_len);
@@ -715,5 +816,6 @@ main (int argc, char *argv[])
   for (i = 0; i < nr_threads; i++)
     disconnect_thread (&threads[i]);
   model_free (&model);
+  free (pending);
   return r;
 }
