@@ -18,9 +18,10 @@
 # repair has made parity whole again (FORCE_TORN; heal runs it), no member
 # fault is legal, nor a check (it would find the torn stripes).
 
-KINDS=(array-kill member-kill member-freeze link-cut read-eio write-error
-       bad-read bad-write pull re-add rebuild check repair grow replace)
-declare -A WEIGHT=([array-kill]=4 [member-kill]=3 [member-freeze]=3
+KINDS=(array-kill power-cut member-kill member-freeze link-cut read-eio
+       write-error bad-read bad-write pull re-add rebuild check repair grow
+       replace)
+declare -A WEIGHT=([array-kill]=4 [power-cut]=3 [member-kill]=3 [member-freeze]=3
   [link-cut]=3 [read-eio]=2 [write-error]=3 [bad-read]=2 [bad-write]=2
   [pull]=3 [re-add]=3 [rebuild]=3 [check]=1 [repair]=1 [grow]=3 [replace]=3)
 
@@ -60,6 +61,10 @@ legal ()
   [ "$S_CLASS" = healthy ] && [ "$S_JOB" = idle ] && [ "$S_META" != needs-resync ] && idle=1
   case $kind in
     array-kill) TARGETS=(-) ;;
+    power-cut)
+      # Every served disk up (a member out may be away for good).
+      for d in $(served_disks); do disk_available "$d" || return 1; done
+      [ -n "$(served_disks)" ] && TARGETS=(-) ;;
     member-*|link-cut|read-eio|write-error|bad-*|pull) member_targets "$kind" ;;
     re-add)
       d=${SLOT_DISK[$S_OUT]:--}
@@ -79,7 +84,7 @@ leads_to ()
 {
   LEAD=
   case $1 in
-    array-kill) [ "$S_NOUT" = 0 ] && LEAD=resyncing ;;
+    array-kill|power-cut) [ "$S_NOUT" = 0 ] && LEAD=resyncing ;;
     re-add) LEAD=re-adding ;;
     rebuild) LEAD=rebuilding ;;
     check|repair) LEAD=checking ;;
@@ -155,14 +160,19 @@ outcome ()
 
 # --- the faults ---------------------------------------------------------------
 
-# f_array-kill: kill -9 under a workload round of its own, then a restart.
-# Degraded, requests in flight leave their whole stripes unknown (the
-# write hole: random-io --write-hole).  Whole, one time in two as well:
-# then a member may be lost while the resync that follows runs (HOLE_OK),
-# since nothing known lies in a stripe the kill may have torn.
-f_array-kill ()
+# kill_under_load [power]: kill -9 of the array's server under a workload
+# round of its own; with power, of every member server too at the same
+# moment (a power cut: they lose what was not flushed, random-io
+# --power-loss), which are started again.  Then the array is.  Degraded,
+# requests in flight (and with power writes not flushed) leave their
+# whole stripes unknown (the write hole: random-io --write-hole).  Whole,
+# one time in two as well: then a member may be lost while the resync that
+# follows runs (HOLE_OK), since nothing known lies in a stripe the kill may
+# have torn.
+kill_under_load ()
 {
-  local hole=() st i
+  local hole=() power=() st i d what=killed
+  [ "${1:-}" = power ] && power=(--power-loss) what="power cut"
   load_stop
   rnd 2
   HOLE_OK=0
@@ -179,7 +189,8 @@ f_array-kill ()
   : >"$W/kill.out"
   timeout 120 "$RANDOM_IO" "$URI" auto --seed $(( SEED % 100000 * 100000 + EV_N * 100 + 99 )) \
     --ops 100000000 --threads 4 --chunk 64K --disks "$S_NDISKS" --max-len 2M --crash-ok \
-    "${hole[@]}" --no-final --model-in "$MODEL" --model-out "$MODEL" >"$W/kill.out" 2>&1 &
+    "${hole[@]}" "${power[@]}" --no-final --model-in "$MODEL" --model-out "$MODEL" \
+    >"$W/kill.out" 2>&1 &
   local rio=$! t0=$EPOCHREALTIME
   for (( i = 0; i < 600; i++ )); do
     grep -q running "$W/kill.out" && break
@@ -194,6 +205,9 @@ f_array-kill ()
   fi
   rnd 8; sleep "0.$(( R + 1 ))"
   kill_ours -KILL "$APID"
+  if [ ${#power[@]} -gt 0 ]; then
+    for d in $(served_disks); do kill_ours -KILL "${DPID[$d]}"; done
+  fi
   wait_gone "$APID" 100 || die "hang: the array's server outlived kill -9 for 10 s"
   APID=
   wait_gone "$rio" 300 || { kill_ours -KILL "$rio"; die "hang: random-io did not end after the kill"; }
@@ -202,8 +216,31 @@ f_array-kill ()
   [ "$st" = 0 ] && grep -q 'server went away' "$W/kill.out" ||
     { LOST=$(( LOST + $(lost_in "$W/kill.out") ))
       die "the workload before the kill failed: $(grep -m 2 -E 'MISMATCH|failed|FAILED' "$W/kill.out" | tr '\n' ' ')"; }
-  NOTE="killed ${hole[*]:+(in-flight stripes unknown) }at $(grep -o 'after [0-9]* requests' "$W/kill.out")"
+  NOTE="$what ${hole[*]:+(their stripes unknown) }$(grep -m 1 -o 'after [0-9]* requests' "$W/kill.out")"
+  if [ ${#power[@]} -gt 0 ]; then
+    NOTE+=" ($(sed -n 's/.*; \([0-9]*\) writes not flushed.*/\1/p' "$W/kill.out") writes not flushed)"
+    for d in $(served_disks); do
+      wait_gone "${DPID[$d]}" 50
+      server_start "$d" >/dev/null || die "disk $d's server does not start again"
+    done
+  fi
   restart_array
+}
+
+f_array-kill () { kill_under_load; }
+f_power-cut () { kill_under_load power; }
+
+# served_disks: the array's disks (and its replacement's) that an NBD
+# server serves, all of them up.
+served_disks ()
+{
+  local s d
+  for (( s = 0; s < NSLOTS; s++ )); do
+    d=${SLOT_DISK[$s]}
+    [ "$d" != - ] && [ "${DKIND[$d]}" != file ] && echo "$d"
+  done
+  [ "$REPL_DISK" != - ] && [ "${DKIND[$REPL_DISK]}" != file ] && echo "$REPL_DISK"
+  return 0
 }
 
 # restart_array: start the array again on its disks; a dirty array
