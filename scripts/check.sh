@@ -12,6 +12,10 @@
 #   5. vm          scripts/vm.sh test, when that script exists
 #   6. package     the Debian package from a fresh clone, lintian, installed
 #                  and used, removed (scripts/check-package.sh)
+#   7. soak        scripts/soak.sh on build/: 100 random faults under a
+#                  verified workload with a fixed seed, and 100 with a new
+#                  seed (printed); members NBD and local when root (network
+#                  namespaces), local files otherwise
 # Then a summary; the exit status is non-zero if anything failed.
 # --quick is the layer to run while working (under 3 minutes here): the
 # build, every unit test and a smoke of the data path (QUICK_SMOKE); the
@@ -26,12 +30,15 @@ usage: scripts/check.sh [options]
   --no-sanitize         skip the sanitizer build (layer 4)
   --no-install          never apt-get; only report missing packages
   --no-vm               skip scripts/vm.sh
+  --no-soak             skip scripts/soak.sh (layer 7)
   --no-sanitize-kernel  run only unit and integration tests under the sanitizers
   --reconf              force autoreconf -fi
   -h, --help            this text
 Environment (applied when stdin is not a terminal, as in CI):
 R5_CHECK_TIMEOUT (s, default 1500) bounds each make check,
-R5_VM_TIMEOUT (s, default 900) bounds scripts/vm.sh.
+R5_VM_TIMEOUT (s, default 900) bounds scripts/vm.sh,
+R5_SOAK_TIMEOUT (s, default 600) bounds each soak run.
+R5_SOAK_SEED (default 1) is the fixed seed; R5_SOAK_EVENTS (default 100).
 EOF
 }
 
@@ -41,10 +48,11 @@ cd "$top" || exit 1
 . "$top/scripts/lib-build.sh"
 . "$top/scripts/check-package.sh"
 
-quick=0 sanitize=1 no_install=0 vm=1 sanitize_kernel=1 reconf=
+quick=0 sanitize=1 no_install=0 vm=1 sanitize_kernel=1 reconf= soak=1
 while [ $# -gt 0 ]; do
     case $1 in
-        --quick) quick=1 sanitize=0 vm=0 ;;
+        --quick) quick=1 sanitize=0 vm=0 soak=0 ;;
+        --no-soak) soak=0 ;;
         --no-sanitize) sanitize=0 ;;
         --no-install) no_install=1 ;;
         --no-vm) vm=0 ;;
@@ -333,6 +341,33 @@ vm_layer ()
     esac
 }
 
+# soak_run LABEL ARGS...: one scripts/soak.sh run on build/, a summary row
+# from its last lines (the seed, the bytes verified, bytes lost).
+soak_run ()
+{
+    local label=$1 t0=$SECONDS status=0 log seed members=local
+    shift
+    log=$build/soak-$label.log
+    [ "$(id -u)" = 0 ] && command -v ip >/dev/null && members=mixed
+    with_timeout "${R5_SOAK_TIMEOUT:-600}" bash "$top/scripts/soak.sh" --build "$build" \
+        --members $members --events "${R5_SOAK_EVENTS:-100}" "$@" 2>&1 | tee "$log"
+    status=${PIPESTATUS[0]}
+    seed=$(sed -n 's/^soak: seed \([0-9]*\),.*/\1/p' "$log" | head -n 1)
+    case $status in
+        0) record "soak ($label)" PASS "seed $seed, $members, $(grep -m1 '^bytes verified' "$log" | cut -d' ' -f3) bytes verified, $(tail -n 1 "$log"), $(elapsed $t0)" ;;
+        77) record "soak ($label)" SKIP "$(grep -m1 'SKIP' "$log")" ;;
+        124) record "soak ($label)" FAIL "seed $seed: timed out after ${R5_SOAK_TIMEOUT:-600}s" ;;
+        *) record "soak ($label)" FAIL "seed $seed: $(grep -m1 '^soak: FAIL' "$log" | cut -c1-160); $(grep '^bytes lost' "$log" | tail -n 1)" ;;
+    esac
+}
+
+soak_layer ()
+{
+    banner "7. soak: scripts/soak.sh, ${R5_SOAK_EVENTS:-100} faults twice"
+    soak_run "fixed seed" --seed "${R5_SOAK_SEED:-1}"
+    soak_run "new seed"
+}
+
 # --- main -------------------------------------------------------------------
 
 banner "1. packages"
@@ -388,6 +423,14 @@ elif [ $built = 1 ]; then
     package_layer
 else
     record package SKIP "the main build failed"
+fi
+
+if [ $soak = 0 ]; then
+    record soak SKIP "$([ $quick = 1 ] && echo --quick || echo --no-soak)"
+elif [ $built = 1 ]; then
+    soak_layer
+else
+    record soak SKIP "the main build failed"
 fi
 
 banner "summary ($(elapsed $start))"
