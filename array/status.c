@@ -559,6 +559,9 @@ print_json (struct array *a, const struct array_job_status *j,
   strcat (h, "]");
   put_str (o, "state", array_state (a));
   put_str (o, "metadata", metadata_state (a));
+  /* "active" says writes may be in flight; whether a resync is due too. */
+  json_object_object_add (o, "resync_due", json_object_new_boolean (
+                            a->meta.enabled && meta_resync_due (a)));
   put_str (o, "health", h);
   put_u64 (o, "raid_disks", a->geom.members);
   put_u64 (o, "in_service", in_service (a));

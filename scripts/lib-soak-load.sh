@@ -33,14 +33,15 @@ load_start ()
   [ -n "$LOAD_PID" ] && return 0
   rm -f "$W/load.stop"
   : >"$W/load.out"
-  local nd=$S_NDISKS seed=$(( SEED % 100000 * 100000 + EV_N * 100 ))
+  local nd=$S_NDISKS seed=$(( SEED % 100000 * 100000 + EV_N * 100 )) learn=()
+  [ "$UNSTABLE" = 1 ] && learn=(--no-learn)
   (
     r=0 tries=0
     while [ ! -e "$W/load.stop" ] && (( r < 10000 && tries < 5 )); do
       model_fit
       timeout 300 "$RANDOM_IO" "$URI" auto --seed $(( seed + r )) --ops "$LOAD_OPS" \
         --threads 4 --chunk 64K --disks "$nd" --max-len 2M --crash-ok --no-final \
-        --model-in "$MODEL" --model-out "$MODEL" >"$W/round.out" 2>&1
+        "${learn[@]}" --model-in "$MODEL" --model-out "$MODEL" >"$W/round.out" 2>&1
       st=$?
       cat "$W/round.out" >>"$W/load.out"
       if [ $st != 0 ]; then
@@ -120,11 +121,12 @@ array_gone_why ()
 # unless WHY is final.
 verify ()
 {
-  local st=0 k d t0=$EPOCHREALTIME t1
+  local st=0 k d t0=$EPOCHREALTIME t1 learn=()
   load_stop
   t1=$EPOCHREALTIME
+  [ "$UNSTABLE" = 1 ] && learn=(--no-learn)
   model_fit || die "nbdinfo --size: the export does not answer"
-  timeout 300 "$RANDOM_IO" "$URI" auto --verify-only --model-in "$MODEL" \
+  timeout 300 "$RANDOM_IO" "$URI" auto --verify-only "${learn[@]}" --model-in "$MODEL" \
     --model-out "$MODEL" >"$W/verify.out" 2>&1 || st=$?
   log "verify after $1: the load stopped in $(elapsed "$t0" "$t1") s, read back in $(elapsed "$t1") s"
   read -r k d < <(sed -n 's/^random-io: verified \([0-9]*\) known bytes, \([0-9]*\) differ$/\1 \2/p' "$W/verify.out")
@@ -177,7 +179,7 @@ observe ()
   [ "$S_REPL_SLOT" -ge 0 ] && [ -n "${URI2D[$S_REPL_PATH]+x}" ] && REPL_DISK=${URI2D[$S_REPL_PATH]}
   [ "$S_CLASS" = failed ] && die "the array failed: $S_HEALTH (two members out)"
   # A crash's torn stripes are mended once no resync is due or running.
-  [ "$S_META" != needs-resync ] && [ "$S_JOB" != resync ] && TORN=0
+  [ "$S_RESYNC_DUE" = 0 ] && [ "$S_JOB" != resync ] && TORN=0 UNSTABLE=0
   if [ "$S_LAST_NUMBER" != "$LAST_JOB_SEEN" ]; then
     LAST_JOB_SEEN=$S_LAST_NUMBER
     log "job ended: $S_LAST_KIND result $S_LAST_RESULT mismatch $S_LAST_MISMATCH"

@@ -94,6 +94,7 @@ def state(sock):
         "S_CLASS": classify(s),
         "S_HEALTH": s["health"],
         "S_META": s["metadata"],
+        "S_RESYNC_DUE": 1 if s.get("resync_due") else 0,
         "S_JOB": s["job"]["kind"],
         "S_JOB_DONE": s["job"]["done_stripes"],
         "S_JOB_TOTAL": s["job"]["total_stripes"],
