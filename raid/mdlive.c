@@ -104,7 +104,7 @@ grow (struct md_live *s, const struct md_event *ev)
   unsigned first = c->raid_disks;
 
   assert (ev->add > 0 && first + ev->add <= R5_MAX_MEMBERS &&
-          ev->new_offset < 0 && !(c->feature_map & MD_FEATURE_RESHAPE_ACTIVE));
+          ev->new_offset <= 0 && !(c->feature_map & MD_FEATURE_RESHAPE_ACTIVE));
   for (unsigned i = 0; i < ev->add; i++) {
     struct md_live_slot *sl = &s->slot[first + i];
 
@@ -118,7 +118,11 @@ grow (struct md_live *s, const struct md_event *ev)
     sl->corrected_read = 0;
   }
   c->raid_disks = first + ev->add;
-  c->feature_map |= MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET;
+  /* A kept data offset (new_offset 0) has no NEW_OFFSET: mdadm's backup
+   * file kind of grow.
+   */
+  c->feature_map |= MD_FEATURE_RESHAPE_ACTIVE |
+    (ev->new_offset < 0 ? MD_FEATURE_NEW_OFFSET : 0);
   c->new_level = (uint32_t) c->level;
   c->new_layout = c->layout;
   c->new_chunk = c->chunksize;
@@ -132,7 +136,7 @@ static void
 reshape_done (struct md_live *s)
 {
   struct md_sb *c = &s->common;
-  uint64_t shift = (uint64_t) -(int64_t) c->new_offset;
+  uint64_t shift = (uint64_t) -(int64_t) md_sb_new_offset (c);
 
   assert (c->feature_map & MD_FEATURE_RESHAPE_ACTIVE);
   c->data_offset -= shift;

@@ -357,14 +357,18 @@ check_reshape (const struct md_sb *sb, char *why, size_t wl)
                    "here", sb->new_level, sb->new_layout, sb->new_chunk,
                    sb->delta_disks, sb->feature_map &
                    MD_FEATURE_RESHAPE_BACKWARDS ? ", backwards" : "");
-  if (!(sb->feature_map & MD_FEATURE_NEW_OFFSET) || sb->new_offset >= 0)
-    return le_bad (why, wl, -ENOTSUP, "a reshape that keeps its data offset "
-                   "(it needs mdadm's --backup-file) is not supported here");
+  /* Without NEW_OFFSET md ignores new_offset (super_1_load): the data
+   * offset is kept, and mdadm's backup file carries the critical section.
+   */
+  if ((sb->feature_map & MD_FEATURE_NEW_OFFSET) && sb->new_offset >= 0)
+    return le_bad (why, wl, -ENOTSUP, "a reshape that moves the data offset "
+                   "up (new_offset %" PRId32 ") is not supported here",
+                   sb->new_offset);
   if ((uint64_t) sb->delta_disks + R5_MIN_MEMBERS > sb->raid_disks)
     return le_bad (why, wl, -EBADMSG, "delta_disks %" PRId32 " leaves fewer "
                    "than %u of %" PRIu32 " raid disks", sb->delta_disks,
                    R5_MIN_MEMBERS, sb->raid_disks);
-  new_start = (int64_t) sb->data_offset + sb->new_offset;
+  new_start = (int64_t) sb->data_offset + md_sb_new_offset (sb);
   new_stripe = (uint64_t) sb->chunksize * (sb->raid_disks - 1);
   end = md_sb_reshape_end (sb);
   if (new_start < (int64_t) (MD_SB_SECTOR + MD_SB_BLOCK / 512))

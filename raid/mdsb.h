@@ -162,6 +162,16 @@ void md_sb_encode (const struct md_sb *sb, void *block)
  */
 unsigned md_sb_role (const struct md_sb *sb) __attribute__((nonnull));
 
+/* The data offset's move a reshape records, sectors: new_offset with
+ * feature NEW_OFFSET, else 0 (md ignores new_offset then: super_1_load;
+ * a grow that keeps its data offset, with mdadm's backup file).
+ */
+static inline int32_t
+md_sb_new_offset (const struct md_sb *sb)
+{
+  return sb->feature_map & MD_FEATURE_NEW_OFFSET ? sb->new_offset : 0;
+}
+
 /* UUID as md prints it ("a1b2c3d4:...", 35 characters plus NUL). */
 void md_uuid_format (const uint8_t uuid[16], char out[36])
   __attribute__((nonnull));

@@ -83,7 +83,7 @@ grow_step_behind (const struct md_sb *sb, const struct md_sb *fresh)
       sb->data_offset == fresh->data_offset;
   if (sb_grows && !fresh_grows)
     return sb->raid_disks == fresh->raid_disks &&
-      (int64_t) sb->data_offset + sb->new_offset ==
+      (int64_t) sb->data_offset + md_sb_new_offset (sb) ==
       (int64_t) fresh->data_offset;
   return false;
 }
