@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 
 #include "array/guard.h"
@@ -26,6 +27,23 @@ array_set_err (struct array_err *err, const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (err->msg, sizeof err->msg, fmt, ap);
   va_end (ap);
+}
+
+void
+array_test_crash (const char *point)
+{
+  static _Atomic unsigned passed;
+  const char *want = getenv ("RAID5_TEST_CRASH"), *at;
+  size_t n = strlen (point);
+  unsigned k = 1;
+
+  if (want == NULL || strncmp (want, point, n) != 0 ||
+      (want[n] != '\0' && want[n] != '@'))
+    return;
+  if (want[n] == '@' && (at = want + n + 1) && sscanf (at, "%u", &k) != 1)
+    k = 1;
+  if (++passed == k)
+    raise (SIGKILL);
 }
 
 void
@@ -415,6 +433,12 @@ array_open (const struct array_config *cfg, array_log_fn log,
   }
   a->log = log;
   a->manual_readd = cfg->manual_readd;
+  if (cfg->grow_backup &&
+      (a->grow.backup_path = strdup (cfg->grow_backup)) == NULL) {
+    free (a);
+    array_set_err (err, "out of memory");
+    return -ENOMEM;
+  }
   a->member_timeout_ms = cfg->member_timeout_ms;
   a->tls = cfg->tls;
   health_init (&a->health);
@@ -423,6 +447,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
   a->replace.slot = -1;
   io_member_init (&a->spare);
   io_mapfile_init (&a->integrity.file);
+  io_mapfile_init (&a->grow.backup);
   pthread_mutex_init (&a->pad_lock, NULL);
   pthread_mutex_init (&a->fault_lock, NULL);
   err->msg[0] = '\0';
@@ -433,7 +458,8 @@ array_open (const struct array_config *cfg, array_log_fn log,
       (r = alloc_runtime (a, err)) < 0 ||
       (r = start_logs (a, cfg, err)) < 0 ||
       (r = job_init (a)) < 0 ||
-      (r = meta_start (a, err)) < 0) {
+      (r = meta_start (a, err)) < 0 ||
+      (r = grow_backup_restore (a, err)) < 0) {
     if (r == -ENOMEM && err->msg[0] == '\0')
       array_set_err (err, "out of memory");
     array_close (a);

@@ -83,6 +83,11 @@ struct array_config {
                                * rebuild, re-add, grow) use them too */
   const char *integrity;      /* the integrity record's file (made if
                                * empty or absent), or NULL */
+  const char *grow_backup;    /* mdadm's --backup-file of a grow that keeps
+                               * its data offset (the members have no room
+                               * to move it): made by array_grow_start,
+                               * read to restore a grow stopped in its
+                               * critical section; or NULL */
   bool manual_readd;          /* a member that can come back by itself (an
                                * NBD export, io_member_can_return) is not
                                * re-added by itself (array/comeback.c) */
@@ -240,8 +245,10 @@ int array_readd_start (struct array *a, unsigned slot, const char *path,
  * --raid-devices=N+n): the devices at paths join in the slots after the
  * last, the superblocks record the grow at once, and the job RESHAPE
  * moves the data to the new shape (array_job_run carries it on offline).
- * The data offset moves down by mdadm's least (no backup file), so the
- * members need that much room before their data.  Each path is probed as
+ * The data offset moves down by mdadm's least (no backup file) where the
+ * members have that much room before their data; else, with a backup
+ * file (array_grow_backup_file, array_config.grow_backup), it is kept and
+ * the critical section goes through the file.  Each path is probed as
  * a rebuild's is (-EEXIST unless force).  Refused (err says why, nothing
  * written) on raw members, a degraded array, a running job, a bitmap,
  * PPL or integrity record, too little room.  Requests may run meanwhile
@@ -251,6 +258,14 @@ int array_readd_start (struct array *a, unsigned slot, const char *path,
 int array_grow_start (struct array *a, const char *const *paths, unsigned n,
                       bool force, struct array_err *err)
   __attribute__((nonnull (1, 5), warn_unused_result));
+
+/* The backup file a grow that keeps its data offset uses from now on
+ * (mdadm's --backup-file), made at path when one begins.  Refused
+ * (-EBUSY) while a grow is under way.  0 or -errno.
+ */
+int array_grow_backup_file (struct array *a, const char *path,
+                            struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
 
 /* Replace the member in slot, which stays in service meanwhile, by the
  * file or device at path (md's want_replacement; mdadm --replace --with):

@@ -115,6 +115,12 @@ array_sleep_ns (uint64_t ns)
   nanosleep (&ts, NULL);
 }
 
+/* Tests crash the process at a named point (RAID5_TEST_CRASH=POINT or
+ * POINT@K, the K-th time it is passed; 1 by default): it kills itself
+ * there with SIGKILL, as a crash would.  A no-op otherwise.
+ */
+void array_test_crash (const char *point) __attribute__((nonnull));
+
 /* Format one line into err (printf-style). */
 void array_set_err (struct array_err *err, const char *fmt, ...)
   __attribute__((format (printf, 2, 3)));

@@ -291,10 +291,13 @@ params_config (struct params *p, const char *key, const char *value)
     *dst = key[0] == 's' ? member_path (value) : nbdkit_absolute_path (value);
     return *dst ? 0 : -1;
   }
-  if (strcmp (key, "integrity") == 0) {
-    free ((char *) p->array.integrity);
-    p->array.integrity = nbdkit_absolute_path (value);
-    return p->array.integrity ? 0 : -1;
+  if (strcmp (key, "integrity") == 0 || strcmp (key, "backup-file") == 0) {
+    const char **dst = key[0] == 'i' ? &p->array.integrity
+                                     : &p->array.grow_backup;
+
+    free ((char *) *dst);
+    *dst = nbdkit_absolute_path (value);
+    return *dst ? 0 : -1;
   }
   if (strcmp (key, "re-add") == 0)
     return parse_readd (p, value);
@@ -356,6 +359,7 @@ params_free (struct params *p)
   free (p->control);
   free ((char *) p->array.spare);
   free ((char *) p->array.integrity);
+  free ((char *) p->array.grow_backup);
   free ((char *) p->array.tls.certificates);
   free ((char *) p->array.tls.psk_file);
   free ((char *) p->array.tls.username);
