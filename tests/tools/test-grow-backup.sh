@@ -84,4 +84,27 @@ check_refused 'critical section.*backup file' grow "${m[@]}" "$tmpdir/b.new"
 grep -q "restored the grow's critical section from $BK" "$tmpdir/resume.out" ||
   fail "the resume does not say it restored: $(cat "$tmpdir/resume.out")"
 grown
+echo "== served: grow --control --backup-file, the server crashed mid-window"
+fresh
+sock=$tmpdir/ctl
+RAID5_TEST_CRASH=grow-moved@2 "$NBDKIT" -f -U "$tmpdir/sock" "$PLUGIN" \
+  "${m[@]/#/disk=}" control="$sock" >"$tmpdir/nbdkit.log" 2>&1 &
+srv=$!
+for (( i = 0; i < 100; i++ )); do [ -S "$sock" ] && break; sleep 0.05; done
+"$RAID5CTL" --control "$sock" grow --add "$tmpdir/b.new" --backup-file "$BK" \
+  >"$tmpdir/grow.out" 2>&1 || { cat "$tmpdir/grow.out" >&2; fail "grow --control"; }
+st=0
+timeout 60 tail --pid=$srv -f /dev/null || :
+wait $srv || st=$?
+[ $st = 137 ] || fail "the server was not crashed (exit $st)"
+"$NBDKIT" -f -U "$tmpdir/sock" "$PLUGIN" "${m[@]/#/disk=}" "disk=$tmpdir/b.new" \
+  control="$sock" >"$tmpdir/nbdkit2.log" 2>&1 &&
+  fail "served without its backup file, the grow stopped in its critical section"
+grep -q "critical section.*backup file" "$tmpdir/nbdkit2.log" ||
+  fail "the refusal: $(cat "$tmpdir/nbdkit2.log")"
+"$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" "disk=$tmpdir/b.new" backup-file="$BK" \
+  control="$sock" --run "$RAID5CTL --control $sock grow --wait" >"$tmpdir/wait.out" 2>&1 ||
+  { cat "$tmpdir/wait.out" >&2; fail "the grow goes on, served with backup-file="; }
+grep -q "^grow: the array has 4 members" "$tmpdir/wait.out" || fail "$(cat "$tmpdir/wait.out")"
+grown
 echo "test-grow-backup: OK"
