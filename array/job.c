@@ -188,6 +188,30 @@ array_job_status (struct array *a, struct array_job_status *st)
   pthread_mutex_unlock (&j->lock);
 }
 
+/* What follows the job kind that ended with r; job.lock held. */
+static void
+begin_next (struct array *a, enum r5_job kind, int r)
+{
+  struct job *j = &a->job;
+
+  if (kind == R5_JOB_REPLACE && r < 0)
+    replace_stopped (a, r);   /* may begin a rebuild */
+  /* A replace that waited for a rebuild (md recovers both together). */
+  if (kind == R5_JOB_REBUILD && r == 0 && a->replace.slot >= 0) {
+    j->cursor = a->replace.resume_from;
+    job_begin (a, R5_JOB_REPLACE);
+    return;
+  }
+  /* A resync that waited for a whole array (md does recovery and
+   * reshape first).
+   */
+  if ((kind == R5_JOB_REBUILD || kind == R5_JOB_RESHAPE) && r == 0 &&
+      meta_resync_due (a) && health_out (&a->health) < 0) {
+    job_begin (a, R5_JOB_RESYNC);
+    j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
+  }
+}
+
 /* The job is over (r: 0, or why it stopped); job.lock held. */
 static void
 finish_locked (struct array *a, enum r5_job kind, int r)
@@ -236,22 +260,7 @@ finish_locked (struct array *a, enum r5_job kind, int r)
   j->kind = R5_JOB_NONE;
   runner_close (j->runner);   /* the job's threads, buffers, mappings */
   j->runner = NULL;
-  if (kind == R5_JOB_REPLACE && r < 0)
-    replace_stopped (a, r);   /* may begin a rebuild */
-  /* A replace that waited for a rebuild (md recovers both together). */
-  if (kind == R5_JOB_REBUILD && r == 0 && a->replace.slot >= 0) {
-    j->cursor = a->replace.resume_from;
-    job_begin (a, R5_JOB_REPLACE);
-    return;
-  }
-  /* A resync that waited for a whole array (md does recovery and
-   * reshape first).
-   */
-  if ((kind == R5_JOB_REBUILD || kind == R5_JOB_RESHAPE) && r == 0 &&
-      meta_resync_due (a) && health_out (&a->health) < 0) {
-    job_begin (a, R5_JOB_RESYNC);
-    j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
-  }
+  begin_next (a, kind, r);
 }
 
 void

@@ -247,6 +247,35 @@ print_grow (const struct array *a, FILE *out)
            (uint64_t) g->safe, g->r.to.capacity / 1024);
 }
 
+/* One slot's lines: its member, how it fares, what is done to it. */
+static void
+print_member (struct array *a, const struct comeback *c, unsigned s,
+              FILE *out)
+{
+  struct io_member_figures f;
+
+  io_member_get_stats (&a->members[s], &f);
+  fprintf (out, "      slot %u: %s (%s)\n", s, array_member_path (a, s),
+           member_state_name (a, s));
+  if (f.transport)
+    fprintf (out, "              %s, %" PRIu64 " us a batch, %" PRIu64
+             " errors, %" PRIu64 " reconnects\n", f.transport,
+             f.latency_us, f.errors, f.reconnects);
+  if (corrected (a, s) > 0)
+    fprintf (out, "              read errors corrected: %" PRIu64
+             " sectors (rewritten from the other members)\n",
+             corrected (a, s));
+  if (a->replace.slot == (int) s)
+    fprintf (out, "              being replaced by %s (R): it takes the "
+             "slot when the copy is done\n",
+             a->members[ARRAY_REPLACEMENT].path);
+  print_fault (a, c, s, out);
+  print_comeback (c, s, out);
+  if (a->one_behind[s])
+    fprintf (out, "              one event behind the others at start: "
+             "taken as current (md's rule; see the log)\n");
+}
+
 static void
 print_text (struct array *a, const struct array_job_status *j,
             const struct array_stats *st, FILE *out)
@@ -262,30 +291,8 @@ print_text (struct array *a, const struct array_job_status *j,
            " KiB\n", a->geom.members, a->geom.chunk / 1024,
            r5_layout_name (a->geom.layout), array_capacity (a) / 1024);
   print_grow (a, out);
-  for (unsigned s = 0; s < a->geom.members; s++) {
-    struct io_member_figures f;
-
-    io_member_get_stats (&a->members[s], &f);
-    fprintf (out, "      slot %u: %s (%s)\n", s, array_member_path (a, s),
-             member_state_name (a, s));
-    if (f.transport)
-      fprintf (out, "              %s, %" PRIu64 " us a batch, %" PRIu64
-               " errors, %" PRIu64 " reconnects\n", f.transport,
-               f.latency_us, f.errors, f.reconnects);
-    if (corrected (a, s) > 0)
-      fprintf (out, "              read errors corrected: %" PRIu64
-               " sectors (rewritten from the other members)\n",
-               corrected (a, s));
-    if (a->replace.slot == (int) s)
-      fprintf (out, "              being replaced by %s (R): it takes the "
-               "slot when the copy is done\n",
-               a->members[ARRAY_REPLACEMENT].path);
-    print_fault (a, &c, s, out);
-    print_comeback (&c, s, out);
-    if (a->one_behind[s])
-      fprintf (out, "              one event behind the others at start: "
-               "taken as current (md's rule; see the log)\n");
-  }
+  for (unsigned s = 0; s < a->geom.members; s++)
+    print_member (a, &c, s, out);
   print_left_out (a, out);
   print_policy (a, out);
   if (io_member_is_open (&a->spare))

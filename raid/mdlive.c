@@ -150,6 +150,76 @@ reshape_done (struct md_live *s)
   c->reshape_position = 0;
 }
 
+/* A rebuild's events (ADD, RE_ADD, RECOVERY_CP, RECOVERY_DONE). */
+static void
+change_recovery (struct md_live *s, const struct md_event *ev)
+{
+  struct md_live_slot *sl = &s->slot[ev->slot];
+
+  switch (ev->kind) {
+  case MD_EV_ADD:
+    assert (sl->state == MD_SLOT_ABSENT || sl->state == MD_SLOT_FAULTY);
+    sl->state = MD_SLOT_ABSENT;       /* the failed device is let go */
+    start_recovery (sl, md_live_new_dev_number (s), ev->data_size, false);
+    memcpy (sl->device_uuid, ev->device_uuid, 16);
+    sl->corrected_read = 0;       /* a new device's own count */
+    return;
+  case MD_EV_RE_ADD:
+    assert (sl->state == MD_SLOT_ABSENT || sl->state == MD_SLOT_FAULTY);
+    assert (!md_live_dev_number_taken (s, ev->dev_number, ev->slot));
+    start_recovery (sl, ev->dev_number, ev->data_size, ev->bitmap &&
+                    (s->common.feature_map & MD_FEATURE_BITMAP_OFFSET));
+    if (ev->device_uuid)
+      memcpy (sl->device_uuid, ev->device_uuid, 16);
+    return;
+  case MD_EV_RECOVERY_CP:
+    assert (sl->state == MD_SLOT_RECOVERING);
+    sl->recovery_offset = ev->sectors;
+    return;
+  default:                    /* MD_EV_RECOVERY_DONE */
+    assert (ev->kind == MD_EV_RECOVERY_DONE &&
+            sl->state == MD_SLOT_RECOVERING);
+    sl->state = MD_SLOT_IN_SYNC;
+    sl->recovery_offset = 0;
+    sl->bitmap_recovery = false;
+    return;
+  }
+}
+
+/* A replace's events (MD_EV_REPLACE_*): to the slot's replacement. */
+static void
+change_replacement (struct md_live *s, const struct md_event *ev)
+{
+  struct md_live_slot *sl = &s->slot[ev->slot];
+
+  switch (ev->kind) {
+  case MD_EV_REPLACE_ADD:
+    assert (sl->state == MD_SLOT_IN_SYNC && !sl->repl.attached);
+    sl->repl = (struct md_live_repl) {
+      .attached = true, .dev_number = md_live_new_dev_number (s),
+      .data_size = ev->data_size,
+    };
+    memcpy (sl->repl.device_uuid, ev->device_uuid, 16);
+    return;
+  case MD_EV_REPLACE_CP:
+    assert (sl->repl.attached);
+    sl->repl.recovery_offset = ev->sectors;
+    return;
+  case MD_EV_REPLACE_DONE:
+    assert (sl->state == MD_SLOT_IN_SYNC && sl->repl.attached);
+    sl->dev_number = sl->repl.dev_number;
+    memcpy (sl->device_uuid, sl->repl.device_uuid, 16);
+    sl->data_size = sl->repl.data_size;
+    sl->corrected_read = 0;
+    sl->repl.attached = false;
+    return;
+  default:                    /* MD_EV_REPLACE_DROP */
+    assert (ev->kind == MD_EV_REPLACE_DROP && sl->repl.attached);
+    sl->repl.attached = false;
+    return;
+  }
+}
+
 /* The changes of ev to s; false if they wait for the next write. */
 static bool
 change (struct md_live *s, const struct md_event *ev)
@@ -174,58 +244,17 @@ change (struct md_live *s, const struct md_event *ev)
     assert (sl->state == MD_SLOT_IN_SYNC || sl->state == MD_SLOT_RECOVERING);
     sl->state = MD_SLOT_FAULTY;
     return true;
-  case MD_EV_ADD:
-    assert (sl->state == MD_SLOT_ABSENT || sl->state == MD_SLOT_FAULTY);
-    sl->state = MD_SLOT_ABSENT;       /* the failed device is let go */
-    start_recovery (sl, md_live_new_dev_number (s), ev->data_size, false);
-    memcpy (sl->device_uuid, ev->device_uuid, 16);
-    sl->corrected_read = 0;       /* a new device's own count */
-    return true;
-  case MD_EV_RE_ADD:
-    assert (sl->state == MD_SLOT_ABSENT || sl->state == MD_SLOT_FAULTY);
-    assert (!md_live_dev_number_taken (s, ev->dev_number, ev->slot));
-    start_recovery (sl, ev->dev_number, ev->data_size, ev->bitmap &&
-                    (s->common.feature_map & MD_FEATURE_BITMAP_OFFSET));
-    if (ev->device_uuid)
-      memcpy (sl->device_uuid, ev->device_uuid, 16);
-    return true;
-  case MD_EV_RECOVERY_CP:
-    assert (sl->state == MD_SLOT_RECOVERING);
-    sl->recovery_offset = ev->sectors;
-    return true;
+  case MD_EV_ADD: case MD_EV_RE_ADD: case MD_EV_RECOVERY_CP:
   case MD_EV_RECOVERY_DONE:
-    assert (sl->state == MD_SLOT_RECOVERING);
-    sl->state = MD_SLOT_IN_SYNC;
-    sl->recovery_offset = 0;
-    sl->bitmap_recovery = false;
+    change_recovery (s, ev);
     return true;
   case MD_EV_RESYNC_CP: s->resync_cp = ev->sectors; return false;
   case MD_EV_CORRECTED_READ:
     sl->corrected_read += (uint32_t) ev->sectors;
     return false;
-  case MD_EV_REPLACE_ADD:
-    assert (sl->state == MD_SLOT_IN_SYNC && !sl->repl.attached);
-    sl->repl = (struct md_live_repl) {
-      .attached = true, .dev_number = md_live_new_dev_number (s),
-      .data_size = ev->data_size,
-    };
-    memcpy (sl->repl.device_uuid, ev->device_uuid, 16);
-    return true;
-  case MD_EV_REPLACE_CP:
-    assert (sl->repl.attached);
-    sl->repl.recovery_offset = ev->sectors;
-    return true;
-  case MD_EV_REPLACE_DONE:
-    assert (sl->state == MD_SLOT_IN_SYNC && sl->repl.attached);
-    sl->dev_number = sl->repl.dev_number;
-    memcpy (sl->device_uuid, sl->repl.device_uuid, 16);
-    sl->data_size = sl->repl.data_size;
-    sl->corrected_read = 0;
-    sl->repl.attached = false;
-    return true;
+  case MD_EV_REPLACE_ADD: case MD_EV_REPLACE_CP: case MD_EV_REPLACE_DONE:
   case MD_EV_REPLACE_DROP:
-    assert (sl->repl.attached);
-    sl->repl.attached = false;
+    change_replacement (s, ev);
     return true;
   case MD_EV_RESYNC_DONE: s->resync_cp = MD_MAX_SECTOR; return true;
   case MD_EV_GROW: grow (s, ev); return true;
