@@ -43,6 +43,11 @@ read_all (const struct array_config *cfg, const struct io_member *opened,
     snprintf (what, sizeof what, "member %u", i);
     if ((r = meta_read_sb (&opened[i], what, &f[i].sb, err)) < 0)
       return r;
+    if (r == 1 && (f[i].sb.feature_map & MD_FEATURE_BAD_BLOCKS)) {
+      array_set_err (err, "%s (%s): its md bad-block log has entries, which "
+                     "are not supported here yet", what, opened[i].path);
+      return -ENOTSUP;
+    }
     f[i].has_sb = r == 1;
     any |= r;
   }

@@ -189,6 +189,9 @@ judge_alone (struct exam *e, const uint8_t *block)
     return verdict (e, false, "no: %s", why);
   if (e->has_bitmap && e->bm_err < 0)
     return verdict (e, false, "no: md bitmap: %s", e->bm_why);
+  if (e->sb.feature_map & MD_FEATURE_BAD_BLOCKS)
+    return verdict (e, false, "no: its md bad-block log has entries, which "
+                    "are not supported here yet");
   e->valid = true;
 }
 

@@ -222,7 +222,9 @@ for sb in "$fixtures"/*/m*.sb; do
     [ "$want" = "$got" ] ||
       fail "${f#$fixtures/}: bitmap bits and set bits: mdadm '$want', ours '$got'"
   fi
-  grep -q 'raid5 plugin : yes' "$tmpdir/ours.txt" ||
+  want='raid5 plugin : yes'
+  ! grep -q 'bad blocks present' "$f.examine" || want='raid5 plugin : no'
+  grep -q "$want" "$tmpdir/ours.txt" ||
     fail "${f#$fixtures/}: $(grep 'raid5 plugin' "$tmpdir/ours.txt")"
   rm -f "$img"
   [ "$dir" = "$tmpdir" ] || rm -rf "$dir"
