@@ -242,7 +242,8 @@ md_asm_bitmap (struct md_assembly *as, const struct md_found *f,
       (fate == MD_FATE_STALE || fate == MD_FATE_REMOVED ||
        fate == MD_FATE_FAULTY) &&
       has_data_role (&f[i].sb) && f[i].sb.events >= events_cleared &&
-      f[i].sb.events <= f[as->freshest].sb.events;
+      f[i].sb.events <= f[as->freshest].sb.events &&
+      !(f[i].sb.feature_map & MD_FEATURE_BAD_BLOCKS);
   }
 }
 
@@ -423,6 +424,7 @@ md_live_init (struct md_live *s, const struct md_found *f,
     sl->data_size = f[o].sb.data_size;
     sl->recovery_offset = as->dev[o].recovery_offset;
     sl->bitmap_recovery = as->dev[o].bitmap_recovery;
+    sl->bad_blocks = (f[o].sb.feature_map & MD_FEATURE_BAD_BLOCKS) != 0;
   }
 }
 
@@ -465,6 +467,7 @@ start_recovery (struct md_live_slot *sl, uint32_t dev_number,
   sl->data_size = data_size;
   sl->recovery_offset = 0;
   sl->bitmap_recovery = bitmap;
+  sl->bad_blocks = false;     /* md_readd_check refuses a device with any */
 }
 
 /* GROW: ev->add devices take the slots after the last, in sync. */
@@ -486,6 +489,7 @@ grow (struct md_live *s, const struct md_event *ev)
     sl->data_size = ev->data_size;
     sl->recovery_offset = 0;
     sl->bitmap_recovery = false;
+    sl->bad_blocks = false;
   }
   c->raid_disks = first + ev->add;
   c->feature_map |= MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET;
@@ -627,7 +631,10 @@ md_live_sb (const struct md_live *s, unsigned slot, struct md_sb *sb)
   sb->resync_offset = s->dirty ? 0 : s->resync_cp;
   sb->feature_map &= ~(uint32_t) (MD_FEATURE_RECOVERY_OFFSET |
                                   MD_FEATURE_RECOVERY_BITMAP |
-                                  MD_FEATURE_REPLACEMENT);
+                                  MD_FEATURE_REPLACEMENT |
+                                  MD_FEATURE_BAD_BLOCKS);
+  if (sl->bad_blocks)
+    sb->feature_map |= MD_FEATURE_BAD_BLOCKS;
   sb->recovery_offset = 0;
   if (sl->state == MD_SLOT_RECOVERING) {
     sb->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
@@ -674,6 +681,9 @@ md_readd_check (const struct md_live *s, const struct md_readd *q,
   else if (md_live_dev_number_taken (s, dev->dev_number, slot))
     snprintf (why, len, "its device number %" PRIu32 " belongs to another "
               "member now: rebuild it instead", dev->dev_number);
+  else if (dev->feature_map & MD_FEATURE_BAD_BLOCKS)
+    snprintf (why, len, "its md bad-block log lists bad blocks, which a "
+              "re-add here would not read around: rebuild it instead");
   else if (!q->has_bitmap)
     snprintf (why, len, "the array has no write-intent bitmap to say what "
               "it missed: rebuild it instead");
