@@ -88,9 +88,10 @@ int md_bb_add (struct md_bb_table *t, uint64_t sector, uint64_t sectors)
 
 /* Sectors [sector, sector + sectors) are good again (a write to them
  * worked), as badblocks_clear does: the start rounded UP and the end
- * down to whole blocks, so a partly cleared block stays bad.  Returns 0,
- * or -ENOSPC when an entry would have to be split in a full table (md
- * drops the clear then; so does this: the table is unchanged).
+ * down to whole blocks, so a partly cleared block stays bad.  Returns 0
+ * (sectors 0: nothing), -EINVAL for a range past 2^64, or -ENOSPC when an
+ * entry would have to be split in a full table (md drops the clear then;
+ * so does this: the table is unchanged).
  */
 int md_bb_clear (struct md_bb_table *t, uint64_t sector, uint64_t sectors)
   __attribute__((nonnull, warn_unused_result));
