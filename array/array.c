@@ -490,6 +490,7 @@ array_close (struct array *a)
     a->integrity.on = false;  /* not settled: its marks stay */
   }
   integrity_close (a);
+  array_bb_free (a);
   meta_free (&a->meta);
   ppl_free (a);
   job_destroy (a);

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "raid/badblocks.h"
 #include "raid/geom.h"
 #include "raid/jobplan.h"
 #include "raid/plan.h"
@@ -91,6 +92,11 @@ struct array_config {
   bool manual_readd;          /* a member that can come back by itself (an
                                * NBD export, io_member_can_return) is not
                                * re-added by itself (array/comeback.c) */
+  bool bad_blocks_ok;         /* open an array whose members in service
+                               * list bad blocks in their md bad-block
+                               * logs; else it is refused: reads do not
+                               * go around them yet (nothing sets it but
+                               * tests of array_member_bad) */
 };
 
 enum array_log_level {
@@ -140,6 +146,20 @@ enum member_state array_member_state (const struct array *a, unsigned member)
   __attribute__((nonnull));
 const char *array_member_path (const struct array *a, unsigned member)
   __attribute__((nonnull));
+/* Is [offset, offset + len) of slot's member bad, by its md bad-block
+ * log?  BYTES from the member's start, its data offset included (md's
+ * table counts sectors of the device, raid/badblocks.h); a sector is bad
+ * or not as a whole.  MD_BB_NONE also for a member without a table (no
+ * log, raw members, or a member that took the slot after assembly).
+ * With MD_BB_SOME or MD_BB_ALL, *first_bad (if not NULL) is the byte
+ * offset of the first bad sector's start in the range (at least offset).
+ * Read-only: any thread, no lock.
+ */
+enum md_bb_hit array_member_bad (const struct array *a, unsigned slot,
+                                 uint64_t offset, uint64_t len,
+                                 uint64_t *first_bad)
+  __attribute__((nonnull (1)));
+
 /* The md array UUID as mdadm prints it; -ENOENT for raw members. */
 int array_md_uuid (const struct array *a, char out[36])
   __attribute__((nonnull, warn_unused_result));

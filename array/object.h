@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "array/array.h"
+#include "array/badblocks.h"
 #include "array/grow.h"
 #include "array/health.h"
 #include "array/integrity.h"
@@ -52,6 +53,8 @@ struct array {
   char *left_out[R5_MAX_MEMBERS];
   bool left_re_addable[R5_MAX_MEMBERS];
   bool one_behind[R5_MAX_MEMBERS];  /* taken one event behind at start */
+  struct array_bb bb;         /* each slot's md bad-block table, from
+                               * assembly on, read-only (badblocks.h) */
   struct stripe_locks locks;
   struct scratch_pool pool;   /* requests' scratch */
   struct scratch_pool small;  /* ... of requests needing little */

@@ -247,6 +247,9 @@ struct md_live_slot {
   bool bitmap_recovery;       /* RECOVERING: re-added, bitmap-guided */
   uint32_t corrected_read;    /* sectors whose read error was corrected */
   struct md_live_repl repl;   /* IN_SYNC: its replacement, if any */
+  bool bad_blocks;            /* its md bad-block table is not empty:
+                               * super_1_sync sets feature 0x8 in its own
+                               * superblock only (raid/badblocks.h) */
 };
 
 struct md_live {
@@ -359,8 +362,9 @@ struct md_readd {
 
 /* Can q->dev be re-added into q->slot of the live array s, bitmap-guided?
  * Not if it names another array or slot, is newer, records a member in
- * sync here as failed (written apart), its device number is taken, or the
- * bitmap cannot say what it missed.  Returns 0, or -EINVAL with the
+ * sync here as failed (written apart), its device number is taken, its
+ * bad-block log lists bad blocks (feature 0x8: nothing here reads around
+ * them yet), or the bitmap cannot say what it missed.  Returns 0, or -EINVAL with the
  * reason in why (len bytes).
  */
 int md_readd_check (const struct md_live *s, const struct md_readd *q,

@@ -1,0 +1,147 @@
+# tests/vm/guest-md-badblocks.sh -- in the guest: md's bad-block log between
+# kernel md and this project (run by tests/vm/test-md-badblocks.sh).
+#
+# Disks: vda vdb vdc (32 MiB, blank) = array A, made here by mdadm;
+#        vdd vde vdf = array B, made on the host by raid5ctl create;
+#        vdg vdh vdi (blank) = array C, mdadm --consistency-policy=ppl.
+# Env: PAT (4 MiB pattern), RAID5CTL, BB_PUT, PLUGIN.
+#
+# Both A and B: 64K chunks, left-symmetric, data offset 2048.  Sector 100
+# past the data offset of member 1 holds array sector 228 (stripe 0, data
+# chunk 1), sector 20 array sector 148.
+#
+# A  md -> here: mdadm --create; the pattern written; bad blocks added
+#    through sysfs (device sectors: 2148+8, 3048+600, 5048+1, 5049+3) and
+#    written out by md; sysfs's list saved; stopped.  mdadm
+#    --examine-badblocks and raid5ctl examine --badblocks of vdb must print
+#    the same; the plugin must refuse the array with one line naming vdb.
+#    Then vdb's sectors 2148..2155 (listed) and 2068 (not listed) are
+#    spoiled on the disk; md assembles again and must list the same, read
+#    array sectors 228..235 right (it reads around its bad blocks, counted
+#    from the disk's start) and 148 wrong (the control: spoiled and not
+#    listed).
+# B  here -> md: mdadm --assemble of raid5ctl's array, the pattern written,
+#    stopped; bb-put (raid/badblocks.c's encoder) writes the same ranges
+#    into vde's log; mdadm --examine-badblocks must print what raid5ctl
+#    examine --badblocks prints, and md, assembling it, must list them in
+#    sysfs and read around them as in A.
+# C  mdadm --create --consistency-policy=ppl --assume-clean, stopped (the
+#    host compares where mdadm put its bad-block log with raid5ctl's).
+
+. "${BASH_SOURCE[0]%/*}/guest-lib.sh"
+BB="2148 8
+3048 600
+5048 1
+5049 3"
+LISTED=2148 UNLISTED=2068 DOFF=2048
+
+# list_of DEV: mdadm --examine-badblocks DEV and raid5ctl examine
+# --badblocks DEV must print the same; LIST gets mdadm's list as
+# "SECTOR LEN" lines, in the order stored.
+list_of () {
+    local dev=$1 md ours
+    md=$(mdadm --examine-badblocks "$dev" 2>&1)
+    ours=$("$RAID5CTL" examine --badblocks "$dev" 2>&1)
+    if [[ $md == "$ours" ]]; then
+        ok "$dev: raid5ctl examine --badblocks prints what mdadm --examine-badblocks prints"
+    else
+        not_ok "$dev: raid5ctl examine --badblocks differs from mdadm:"
+        diff <(echo "$md") <(echo "$ours") | sed 's/^/#   /'
+    fi
+    LIST=$(sed -n 's/^ *\([0-9]*\) for \([0-9]*\) sectors$/\1 \2/p' <<<"$md")
+}
+
+# refused_by_plugin WHAT DISK...: nbdkit does not start, and says why in
+# a line naming member 1.
+refused_by_plugin () {
+    local what=$1 out; shift
+    if out=$(nbdkit -U - "$PLUGIN" "${@/#/disk=}" --run true 2>&1); then
+        not_ok "$what: the plugin served an array whose member lists bad blocks"
+    elif grep -q "member 1 ($2) lists 4 bad ranges (612 sectors, the first at sector $LISTED)" <<<"$out"; then
+        ok "$what: the plugin refuses it: $(grep -o 'member 1 .*sector [0-9]*)' <<<"$out")"
+    else
+        not_ok "$what: the plugin refused it, but said: $out"
+    fi
+}
+
+# spoil DEV SECTOR...: 512 bytes of 0x5a over each sector of DEV.
+spoil () {
+    local dev=$1 s; shift
+    for s; do
+        printf 'Z%.0s' {1..512} | dd of="$dev" bs=512 seek="$s" oflag=direct conv=notrunc status=none
+    done
+}
+
+# read_around WHAT MD DEV: md (assembled) lists $BB's table for DEV in
+# sysfs, reads array sectors 228..235 as the pattern and 148 not.
+read_around () {
+    local what=$1 md=$2 dev=$3 got want
+    got=$(sort -n /sys/block/$md/md/dev-${dev##*/}/bad_blocks)
+    [[ $got == "$(sort -n <<<"$WANT_SYSFS")" ]] && ok "$what: md loaded the list: $(echo $got)" ||
+        not_ok "$what: md's list is '$(echo $got)', want '$(echo $WANT_SYSFS)'"
+    if cmp -s <(dd if=/dev/$md bs=512 skip=228 count=8 iflag=direct status=none) \
+              <(dd if="$PAT" bs=512 skip=228 count=8 status=none); then
+        ok "$what: md reads the listed sectors from the rest of the row (device sectors, not data-relative)"
+    else
+        not_ok "$what: md returned the spoiled bytes of listed sectors"
+    fi
+    if cmp -s <(dd if=/dev/$md bs=512 skip=148 count=1 iflag=direct status=none) \
+              <(dd if="$PAT" bs=512 skip=148 count=1 status=none); then
+        not_ok "$what: control: the spoiled sector that is not listed read right (the test proves nothing)"
+    else
+        ok "$what: control: the spoiled sector that is not listed reads spoiled"
+    fi
+}
+
+# ---- A: md's list, read here ----
+log "A: mdadm --create, bad blocks through sysfs"
+run mdadm --create /dev/md1 --run --metadata=1.2 --level=5 --raid-devices=3 \
+    --chunk=64 --assume-clean --homehost=bb --name=a /dev/vda /dev/vdb /dev/vdc ||
+    { not_ok "A: mdadm --create"; exit 1; }
+run dd if="$PAT" of=/dev/md1 bs=1M oflag=direct status=none || not_ok "A: pattern"
+while read -r s l; do
+    echo "$s $l" >/sys/block/md1/md/dev-vdb/bad_blocks || not_ok "A: sysfs $s $l"
+done <<<"$BB"
+run dd if="$PAT" of=/dev/md1 bs=4096 count=1 oflag=direct status=none   # superblocks
+nap 1.5
+WANT_SYSFS=$(cat /sys/block/md1/md/dev-vdb/bad_blocks)
+md_stop md1
+list_of /dev/vdb
+[[ $LIST == "$WANT_SYSFS" ]] && ok "A: the log holds md's list: $(echo $LIST)" ||
+    not_ok "A: mdadm lists '$(echo $LIST)', md's sysfs said '$(echo $WANT_SYSFS)'"
+"$RAID5CTL" examine /dev/vda /dev/vdb /dev/vdc >"$VM_WORK/A.examine" 2>&1
+grep -q 'Bad Blocks : 4 ranges, 612 sectors' "$VM_WORK/A.examine" &&
+    ok "A: raid5ctl examine: $(grep -o 'Bad Blocks : .*sectors' "$VM_WORK/A.examine")" ||
+    not_ok "A: raid5ctl examine: $(grep 'Bad Blocks' "$VM_WORK/A.examine")"
+refused_by_plugin A /dev/vda /dev/vdb /dev/vdc
+spoil /dev/vdb $LISTED $((LISTED + 7)) $UNLISTED
+run mdadm --assemble /dev/md1 /dev/vda /dev/vdb /dev/vdc || not_ok "A: assemble again"
+read_around A md1 /dev/vdb
+md_stop md1
+
+# ---- B: our list, read by md ----
+log "B: raid5ctl's array, bb-put"
+run mdadm --assemble /dev/md2 /dev/vdd /dev/vde /dev/vdf || { not_ok "B: assemble"; exit 1; }
+run dd if="$PAT" of=/dev/md2 bs=1M oflag=direct status=none || not_ok "B: pattern"
+md_stop md2
+if run "$BB_PUT" /dev/vde $(sed 's/ /+/' <<<"$BB"); then
+    ok "B: bb-put wrote the list into vde's log"
+else
+    not_ok "B: bb-put"
+fi
+list_of /dev/vde
+[[ $LIST == "$WANT_OURS" ]] && ok "B: mdadm lists ours: $(echo $LIST)" ||
+    not_ok "B: mdadm lists '$(echo $LIST)', we wrote '$(echo $WANT_OURS)'"
+refused_by_plugin B /dev/vdd /dev/vde /dev/vdf
+spoil /dev/vde $LISTED $((LISTED + 7)) $UNLISTED
+WANT_SYSFS=$WANT_OURS
+run mdadm --assemble /dev/md2 /dev/vdd /dev/vde /dev/vdf || not_ok "B: assemble again"
+read_around B md2 /dev/vde
+md_stop md2
+
+# ---- C: where mdadm puts the log with a partial parity log ----
+run mdadm --create /dev/md3 --run --metadata=1.2 --level=5 --raid-devices=3 \
+    --chunk=64 --assume-clean --consistency-policy=ppl --homehost=bb --name=c \
+    /dev/vdg /dev/vdh /dev/vdi && md_stop md3 && ok "C: mdadm --create with ppl" ||
+    not_ok "C: mdadm --create --consistency-policy=ppl"
+exit $((GUEST_FAILS > 0))
