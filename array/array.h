@@ -92,11 +92,6 @@ struct array_config {
   bool manual_readd;          /* a member that can come back by itself (an
                                * NBD export, io_member_can_return) is not
                                * re-added by itself (array/comeback.c) */
-  bool bad_blocks_ok;         /* open an array whose members in service
-                               * list bad blocks in their md bad-block
-                               * logs; else it is refused: reads do not
-                               * go around them yet (nothing sets it but
-                               * tests of array_member_bad) */
 };
 
 enum array_log_level {
@@ -350,6 +345,10 @@ struct array_job_status {
   enum r5_job last_kind;  /* the last job that ended */
   int last_result;            /* 0 or -errno */
   uint64_t last_mismatches, last_stripes_bad;
+  /* Stripes skipped (a scrub) or not wholly rebuilt (a rebuild) for the
+   * bad blocks of their rows: the running job's, the last one's.
+   */
+  uint64_t bb_stripes, last_bb_stripes;
   uint64_t jobs_ended;        /* since open: a watcher tells one job's end
                                * from the next's by it */
 };

@@ -479,6 +479,62 @@ meta_note_corrected (struct array *a, unsigned slot, uint64_t sectors)
   pthread_mutex_unlock (&a->meta.lock);
 }
 
+/* Slot's bad-block log written from its table (md_update_sb writes the
+ * log of a device whose table changed beside its superblock); meta.lock
+ * held.
+ */
+static int
+write_bblog (struct array *a, unsigned slot, struct array_err *err)
+{
+  struct md_sb *sb = malloc (sizeof *sb);
+  unsigned ranges;
+  uint64_t sectors, at;
+  void *area = NULL;
+  size_t len;
+  struct io_op op;
+  int r;
+
+  if (sb == NULL)
+    return -ENOMEM;
+  md_live_sb (&a->meta.live, slot, sb);
+  r = array_bb_encode (a, slot, sb, &area, &len, &at);
+  free (sb);
+  if (r < 0) {
+    array_set_err (err, "member %u (%s): cannot encode its md bad-block "
+                   "log: %s", slot, array_member_path (a, slot),
+                   strerror (-r));
+    return r;
+  }
+  op = (struct io_op) { .kind = IO_WRITE, .member = slot, .buf = area,
+                        .off = at, .len = len };
+  r = io_run (a->members, &op, 1, IO_FUA);
+  free (area);
+  if (r < 0) {
+    array_set_err (err, "member %u (%s): write of its md bad-block log at "
+                   "offset %" PRIu64 ": %s", slot,
+                   array_member_path (a, slot), at, strerror (-r));
+    return r;
+  }
+  array_bb_count (a, slot, &ranges, &sectors);
+  return update (a, &(struct md_event) { .kind = MD_EV_BAD_BLOCKS,
+                                         .slot = slot,
+                                         .sectors = ranges > 0 }, err);
+}
+
+int
+meta_bb_write (struct array *a, unsigned slot, struct array_err *err)
+{
+  int r;
+
+  if (!a->meta.enabled)
+    return -ENOSPC;           /* no superblock, no log */
+  pthread_mutex_lock (&a->meta.lock);
+  r = md_live_writes (&a->meta.live, slot) ? write_bblog (a, slot, err)
+                                           : 0;
+  pthread_mutex_unlock (&a->meta.lock);
+  return r;
+}
+
 bool
 meta_resync_due (const struct array *a)
 {

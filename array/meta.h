@@ -182,6 +182,16 @@ int meta_replace (struct array *a, unsigned slot, enum md_event_kind kind,
 void meta_note_corrected (struct array *a, unsigned slot, uint64_t sectors)
   __attribute__((nonnull));
 
+/* Slot's md bad-block log written from its table (badblocks.h), then
+ * the superblocks, feature 0x8 in slot's while the table lists anything
+ * (md_update_sb after rdev_set_badblocks).  0; -ENOSPC without
+ * superblocks; -errno with err set when the log cannot be written (the
+ * caller fails the member) or the superblocks.  Any thread; takes
+ * meta.lock.
+ */
+int meta_bb_write (struct array *a, unsigned slot, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 /* A random device UUID, as mdadm gives each device. */
 void meta_random_uuid (uint8_t uuid[16]) __attribute__((nonnull));
 

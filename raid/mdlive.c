@@ -261,6 +261,10 @@ change (struct md_live *s, const struct md_event *ev)
     change_replacement (s, ev);
     return true;
   case MD_EV_RESYNC_DONE: s->resync_cp = MD_MAX_SECTOR; return true;
+  case MD_EV_BAD_BLOCKS:
+    assert (sl->state != MD_SLOT_ABSENT);
+    sl->bad_blocks = ev->sectors != 0;
+    return true;
   case MD_EV_GROW: grow (s, ev); return true;
   case MD_EV_RESHAPE_CP:
     assert (s->common.feature_map & MD_FEATURE_RESHAPE_ACTIVE);

@@ -304,6 +304,13 @@ enum md_event_kind {
   MD_EV_REPLACE_CP,
   MD_EV_REPLACE_DONE,
   MD_EV_REPLACE_DROP,
+  /* Slot's bad-block table changed (an entry recorded or cleared; md's
+   * rdev_set_badblocks / rdev_clear_badblocks, which set
+   * MD_SB_CHANGE_PENDING so that md_update_sb writes the log and the
+   * superblocks): sectors is 1 while the table lists anything, 0 when
+   * it is empty (feature 0x8 in that slot's superblock).
+   */
+  MD_EV_BAD_BLOCKS,
 };
 
 struct md_event {

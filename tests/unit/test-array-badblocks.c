@@ -1,11 +1,9 @@
 /* tests/unit/test-array-badblocks.c -- members' md bad-block logs through
- * assembly (arrayfx.h, members made by raid5ctl create, whose logs sit
- * where mdadm's do).  Asserts: an array whose member in service lists bad
- * blocks is refused with one line naming the member, how many and the
- * first, and nothing is written; opened with bad_blocks_ok, each slot
- * answers array_member_bad from its own table in device sectors (not
- * offset by the data offset), and superblock writes keep feature 0x8 on
- * that member alone; a member whose bit is set over an empty list is
+ * assembly and requests (arrayfx.h, members made by raid5ctl create,
+ * whose logs sit where mdadm's do).  Asserts: listed bytes are served
+ * from the rest of their row and rewritten where a member never failed
+ * a write, rows bad on two members fail only their requests (each test
+ * says what); a member whose bit is set over an empty list is
  * served and loses the bit at the next write (super_1_sync's rule); a
  * corrupt log refuses the array naming the member and the entry.
  */
@@ -75,29 +73,28 @@ has_bit (const char *path)
   return sb.feature_map & MD_FEATURE_BAD_BLOCKS;
 }
 
-Test (array_badblocks, listed_blocks_refused_then_loaded, .timeout = 120)
+/* Member 1's log lists two ranges, and its bytes there are stale (as
+ * after a write that failed): each slot answers array_member_bad from its
+ * own table in device sectors; the array reads right, served from the
+ * others; the reads rewrite the listed bytes and clear them (member 1
+ * never failed a write here), and the superblocks lose feature 0x8.
+ */
+Test (array_badblocks, listed_blocks_served_then_rewritten, .timeout = 120)
 {
-  unsigned char before[MD_SB_BLOCK], after[MD_SB_BLOCK];
   struct afx f;
-  struct array_err err;
-  struct md_sb sb;
   uint64_t first = 0;
 
   afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 7);
+  afx_close (&f);
   md_bb_init (&t, 0);
   cr_assert_eq (md_bb_add (&t, DOFF + 100, 8), 0);
   cr_assert_eq (md_bb_add (&t, DOFF + 5000, 700), 0);
   put_log (f.path[1], &t, false);
-  read_sb (f.path[1], &sb, before);
-  cr_assert_lt (afx_open (&f, &err), 0, "served with bad blocks");
-  cr_assert (strstr (err.msg, "member 1 (") && strstr (err.msg, f.path[1]) &&
-             strstr (err.msg, "lists 3 bad ranges (708 sectors, the first at "
-                     "sector 2148)"), "%s", err.msg);
-  read_sb (f.path[1], &sb, after);
-  cr_assert_eq (memcmp (before, after, sizeof before), 0,
-                "the refusal wrote a superblock");
-  f.cfg.bad_blocks_ok = true;
-  afx_open_ok (&f);
+  afx_flip (&f, 1, (DOFF + 100) * 512ULL + 7, 0xff);
+  afx_flip (&f, 1, (DOFF + 5600) * 512ULL, 0x01);
+  afx_reopen (&f);
   cr_expect_eq (array_member_bad (f.a, 1, (DOFF + 100) * 512ULL, 4096,
                                   &first), MD_BB_ALL);
   cr_expect_eq (first, (DOFF + 100) * 512ULL);
@@ -110,10 +107,58 @@ Test (array_badblocks, listed_blocks_refused_then_loaded, .timeout = 120)
                 MD_BB_NONE, "the table counts device sectors");
   cr_expect_eq (array_member_bad (f.a, 0, (DOFF + 100) * 512ULL, 4096, NULL),
                 MD_BB_NONE, "another slot's table");
-  afx_write (&f, 0, 65536, 3);      /* superblocks written twice */
+  cr_expect_eq (afx_member_status (&f, 1, "bad_blocks", "sectors"), 708);
+  afx_verify (&f);
+  cr_expect_eq (array_member_bad (f.a, 1, DOFF * 512ULL, 8 << 20, NULL),
+                MD_BB_NONE, "the listed bytes read were not rewritten");
+  cr_expect (strstr (afx_log (), "good again"), "%s", afx_log ());
   afx_close (&f);
-  cr_expect (has_bit (f.path[1]) && !has_bit (f.path[0]) &&
-             !has_bit (f.path[2]), "feature 0x8 on member 1 only");
+  cr_expect (!has_bit (f.path[0]) && !has_bit (f.path[1]) &&
+             !has_bit (f.path[2]), "feature 0x8 left after the rewrite");
+  afx_open_ok (&f);
+  afx_verify (&f);
+  afx_cleanup (&f);
+}
+
+/* Rows bad on two members: a read of a chunk bad there fails, naming the
+ * array bytes, and a write there too; a read of the row's chunk on the
+ * third member is served; the rest of the array reads right and nothing
+ * of those rows is rewritten.
+ */
+Test (array_badblocks, row_bad_on_two_members_is_lost, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  unsigned char buf[4096];
+  uint64_t row = 3;                   /* stripe 3: parity on member 2 */
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 9);
+  afx_close (&f);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + row * 128 + 16, 8), 0);
+  put_log (f.path[0], &t, false);
+  put_log (f.path[2], &t, false);
+  afx_reopen (&f);
+  /* left-symmetric, stripe 3: data 0 on member 0 (3 % 3 = 0: parity on
+   * member 2), data 1 on member 1.
+   */
+  cr_expect_lt (array_read (f.a, buf, 4096, row * 131072 + 8192, &err), 0,
+                "a read of the lost row of member 0 succeeded");
+  cr_expect (strstr (err.msg, "are lost") && strstr (err.msg, "members 0 "
+             "and 2"), "%s", err.msg);
+  cr_expect_eq (array_read (f.a, buf, 4096, row * 131072 + 65536 + 8192,
+                            &err), 0, "member 1's chunk: %s", err.msg);
+  cr_expect_eq (memcmp (buf, f.model + row * 131072 + 65536 + 8192, 4096), 0);
+  cr_expect_lt (array_write (f.a, buf, 4096, row * 131072 + 65536 + 8192, 0,
+                             &err), 0, "a write of the lost row succeeded");
+  cr_expect_eq (array_read (f.a, buf, 4096, row * 131072 + 4096, &err), 0,
+                "the page before the lost row: %s", err.msg);
+  cr_expect_eq (memcmp (buf, f.model + row * 131072 + 4096, 4096), 0);
+  cr_expect_eq (afx_status (&f, "counters", "lost_requests"), 2);
+  cr_expect (array_member_bad (f.a, 0, (DOFF + row * 128 + 16) * 512ULL, 512,
+                               NULL) != MD_BB_NONE, "cleared");
   afx_cleanup (&f);
 }
 
@@ -143,7 +188,6 @@ Test (array_badblocks, corrupt_log_refused, .timeout = 120)
   md_bb_init (&t, 0);
   cr_assert_eq (md_bb_add (&t, (8 << 11) - 4, 8), 0);   /* past the end */
   put_log (f.path[2], &t, false);
-  f.cfg.bad_blocks_ok = true;
   cr_assert_lt (afx_open (&f, &err), 0, "a corrupt log was taken");
   cr_assert (strstr (err.msg, "member 2 (") && strstr (err.msg, f.path[2]) &&
              strstr (err.msg, "past the end of the member"), "%s", err.msg);
@@ -161,11 +205,12 @@ Test (array_badblocks, new_member_has_no_table, .timeout = 120)
   FILE *fp;
 
   afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_close (&f);
   md_bb_init (&t, 0);
   cr_assert_eq (md_bb_add (&t, DOFF + 100, 8), 0);
   put_log (f.path[1], &t, false);
-  f.cfg.bad_blocks_ok = true;
-  afx_open_ok (&f);
+  afx_reopen (&f);
   cr_assert_eq (array_member_bad (f.a, 1, (DOFF + 100) * 512ULL, 512, NULL),
                 MD_BB_ALL);
   cr_assert_eq (array_fail (f.a, 1, &err), 0, "%s", err.msg);
