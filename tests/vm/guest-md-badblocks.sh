@@ -3,8 +3,10 @@
 #
 # Disks: vda vdb vdc (32 MiB, blank) = array A, made here by mdadm;
 #        vdd vde vdf = array B, made on the host by raid5ctl create;
-#        vdg vdh vdi (blank) = array C, mdadm --consistency-policy=ppl.
-# Env: PAT (4 MiB pattern), RAID5CTL, BB_PUT, PLUGIN.
+#        vdg vdh vdi (blank) = array C, mdadm --consistency-policy=ppl;
+#        vdj vdk vdl = array D, made and written on the host by the plugin
+#        with a sector of its member 1 that could not be written.
+# Env: PAT (4 MiB pattern), RAID5CTL, BB_PUT, PLUGIN, WANT_D (D's list).
 #
 # Both A and B: 64K chunks, left-symmetric, data offset 2048.  Sector 100
 # past the data offset of member 1 holds array sector 228 (stripe 0, data
@@ -14,9 +16,10 @@
 #    through sysfs (device sectors: 2148+8, 3048+600, 5048+1, 5049+3) and
 #    written out by md; sysfs's list saved; stopped.  mdadm
 #    --examine-badblocks and raid5ctl examine --badblocks of vdb must print
-#    the same; the plugin must refuse the array with one line naming vdb.
-#    Then vdb's sectors 2148..2155 (listed) and 2068 (not listed) are
-#    spoiled on the disk; md assembles again and must list the same, read
+#    the same.  Then vdb's sectors 2148..2155 (listed) and 2068 (not
+#    listed) are spoiled on the disk, and the three disks copied to
+#    $VM_WORK/A-vd?.img for the host to serve with the plugin; md
+#    assembles again and must list the same, read
 #    array sectors 228..235 right (it reads around its bad blocks, counted
 #    from the disk's start) and 148 wrong (the control: spoiled and not
 #    listed).
@@ -24,9 +27,13 @@
 #    stopped; bb-put (raid/badblocks.c's encoder) writes the same ranges
 #    into vde's log; mdadm --examine-badblocks must print what raid5ctl
 #    examine --badblocks prints, and md, assembling it, must list them in
-#    sysfs and read around them as in A.
+#    sysfs and read around them as in A (the disks copied first to
+#    $VM_WORK/B-vd?.img, as A's).
 # C  mdadm --create --consistency-policy=ppl --assume-clean, stopped (the
 #    host compares where mdadm put its bad-block log with raid5ctl's).
+# D  here -> md, the log written by the plugin while serving: md lists
+#    WANT_D for vdk, and reads the pattern's array sectors 224..239, whose
+#    bytes on vdk were never written, from the rest of their row.
 
 . "${BASH_SOURCE[0]%/*}/guest-lib.sh"
 BB="2148 8
@@ -51,17 +58,14 @@ list_of () {
     LIST=$(sed -n 's/^ *\([0-9]*\) for \([0-9]*\) sectors$/\1 \2/p' <<<"$md")
 }
 
-# refused_by_plugin WHAT DISK...: nbdkit does not start, and says why in
-# a line naming member 1.
-refused_by_plugin () {
-    local what=$1 out; shift
-    if out=$(nbdkit -U - "$PLUGIN" "${@/#/disk=}" --run true 2>&1); then
-        not_ok "$what: the plugin served an array whose member lists bad blocks"
-    elif grep -q "member 1 ($2) lists 4 bad ranges (612 sectors, the first at sector $LISTED)" <<<"$out"; then
-        ok "$what: the plugin refuses it: $(grep -o 'member 1 .*sector [0-9]*)' <<<"$out")"
-    else
-        not_ok "$what: the plugin refused it, but said: $out"
-    fi
+# keep_copies NAME DEV...: each DEV copied to $VM_WORK/NAME-DEV.img (the
+# host serves the copies with the plugin).
+keep_copies () {
+    local name=$1 dev; shift
+    for dev; do
+        dd if="$dev" of="$VM_WORK/$name-${dev##*/}.img" bs=1M status=none ||
+            not_ok "$name: copying $dev"
+    done
 }
 
 # spoil DEV SECTOR...: 512 bytes of 0x5a over each sector of DEV.
@@ -113,8 +117,8 @@ list_of /dev/vdb
 grep -q 'Bad Blocks : 4 ranges, 612 sectors' "$VM_WORK/A.examine" &&
     ok "A: raid5ctl examine: $(grep -o 'Bad Blocks : .*sectors' "$VM_WORK/A.examine")" ||
     not_ok "A: raid5ctl examine: $(grep 'Bad Blocks' "$VM_WORK/A.examine")"
-refused_by_plugin A /dev/vda /dev/vdb /dev/vdc
 spoil /dev/vdb $LISTED $((LISTED + 7)) $UNLISTED
+keep_copies A /dev/vda /dev/vdb /dev/vdc
 run mdadm --assemble /dev/md1 /dev/vda /dev/vdb /dev/vdc || not_ok "A: assemble again"
 read_around A md1 /dev/vdb
 md_stop md1
@@ -132,8 +136,8 @@ fi
 list_of /dev/vde
 [[ $LIST == "$WANT_OURS" ]] && ok "B: mdadm lists ours: $(echo $LIST)" ||
     not_ok "B: mdadm lists '$(echo $LIST)', we wrote '$(echo $WANT_OURS)'"
-refused_by_plugin B /dev/vdd /dev/vde /dev/vdf
 spoil /dev/vde $LISTED $((LISTED + 7)) $UNLISTED
+keep_copies B /dev/vdd /dev/vde /dev/vdf
 WANT_SYSFS=$WANT_OURS
 run mdadm --assemble /dev/md2 /dev/vdd /dev/vde /dev/vdf || not_ok "B: assemble again"
 read_around B md2 /dev/vde
@@ -144,4 +148,26 @@ run mdadm --create /dev/md3 --run --metadata=1.2 --level=5 --raid-devices=3 \
     --chunk=64 --assume-clean --consistency-policy=ppl --homehost=bb --name=c \
     /dev/vdg /dev/vdh /dev/vdi && md_stop md3 && ok "C: mdadm --create with ppl" ||
     not_ok "C: mdadm --create --consistency-policy=ppl"
+# ---- D: the log the plugin wrote while serving, read by md ----
+log "D: the plugin's recorded write error"
+list_of /dev/vdk
+[[ $LIST == "$WANT_D" ]] && ok "D: mdadm lists what the plugin recorded: $(echo $LIST)" ||
+    not_ok "D: mdadm lists '$(echo $LIST)', the plugin recorded '$(echo $WANT_D)'"
+run mdadm --assemble /dev/md4 /dev/vdj /dev/vdk /dev/vdl || { not_ok "D: assemble"; exit 1; }
+got=$(cat /sys/block/md4/md/dev-vdk/bad_blocks)
+[[ $got == "$WANT_D" ]] && ok "D: md loaded the plugin's list: $(echo $got)" ||
+    not_ok "D: md's list is '$(echo $got)', want '$(echo $WANT_D)'"
+if cmp -s <(dd if=/dev/md4 bs=512 skip=224 count=16 iflag=direct status=none) \
+          <(dd if="$PAT" bs=512 skip=224 count=16 status=none); then
+    ok "D: md reads the sectors the plugin recorded from the rest of their row"
+else
+    not_ok "D: md read array sectors 224..239 wrong"
+fi
+if cmp -s <(dd if=/dev/vdk bs=512 skip=2144 count=16 status=none) \
+          <(dd if="$PAT" bs=512 skip=224 count=16 status=none); then
+    not_ok "D: control: vdk holds the pattern there (the write did not fail: the test proves nothing)"
+else
+    ok "D: control: vdk's own bytes there are not the pattern's"
+fi
+md_stop md4
 exit $((GUEST_FAILS > 0))
