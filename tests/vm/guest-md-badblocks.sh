@@ -33,7 +33,8 @@
 #    host compares where mdadm put its bad-block log with raid5ctl's).
 # D  here -> md, the log written by the plugin while serving: md lists
 #    WANT_D for vdk, and reads the pattern's array sectors 224..239, whose
-#    bytes on vdk were never written, from the rest of their row.
+#    bytes on vdk were never written, from the rest of their row (and then
+#    rewrites them, as the plugin would: vdk never failed a write here).
 
 . "${BASH_SOURCE[0]%/*}/guest-lib.sh"
 BB="2148 8
@@ -153,6 +154,12 @@ log "D: the plugin's recorded write error"
 list_of /dev/vdk
 [[ $LIST == "$WANT_D" ]] && ok "D: mdadm lists what the plugin recorded: $(echo $LIST)" ||
     not_ok "D: mdadm lists '$(echo $LIST)', the plugin recorded '$(echo $WANT_D)'"
+if cmp -s <(dd if=/dev/vdk bs=512 skip=2144 count=16 status=none) \
+          <(dd if="$PAT" bs=512 skip=224 count=16 status=none); then
+    not_ok "D: control: vdk holds the pattern there (the write did not fail: the test proves nothing)"
+else
+    ok "D: control: before md reads them, vdk's own bytes there are not the pattern's"
+fi
 run mdadm --assemble /dev/md4 /dev/vdj /dev/vdk /dev/vdl || { not_ok "D: assemble"; exit 1; }
 got=$(cat /sys/block/md4/md/dev-vdk/bad_blocks)
 [[ $got == "$WANT_D" ]] && ok "D: md loaded the plugin's list: $(echo $got)" ||
@@ -162,12 +169,6 @@ if cmp -s <(dd if=/dev/md4 bs=512 skip=224 count=16 iflag=direct status=none) \
     ok "D: md reads the sectors the plugin recorded from the rest of their row"
 else
     not_ok "D: md read array sectors 224..239 wrong"
-fi
-if cmp -s <(dd if=/dev/vdk bs=512 skip=2144 count=16 status=none) \
-          <(dd if="$PAT" bs=512 skip=224 count=16 status=none); then
-    not_ok "D: control: vdk holds the pattern there (the write did not fail: the test proves nothing)"
-else
-    ok "D: control: vdk's own bytes there are not the pattern's"
 fi
 md_stop md4
 exit $((GUEST_FAILS > 0))

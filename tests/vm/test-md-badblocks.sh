@@ -32,7 +32,8 @@ BB_PUT=$(dirname "$RAID5CTL")/../tests/tools/bb-put
 [[ -x $BB_PUT ]] || skip "bb-put is not built ($BB_PUT: make check builds it)"
 BADSECTOR=$(dirname "$RAID5CTL")/../tests/integration/.libs/nbdkit-badsector-plugin.so
 [[ -f $BADSECTOR ]] || skip "the badsector plugin is not built ($BADSECTOR: make check builds it)"
-need_cmds python3 nbdkit nbdcopy
+need_cmds nbdkit nbdcopy
+/usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "python3-libnbd is not installed"
 
 for i in 0 1 2; do
     truncate -s 32M "$W/a$i.img" "$W/b$i.img" "$W/c$i.img" "$W/x$i.img" "$W/d$i.img"
@@ -59,7 +60,7 @@ nbdkit -U - "$PLUGIN" disk="$W/d0.img" disk="nbd+unix:///?socket=$W/d1.sock" \
     disk="$W/d2.img" --run "nbdcopy '$W/pattern' \"\$uri\"" >"$W/d.serve.log" 2>&1 ||
     { cat "$W/d.serve.log"; kill $bs_pid; fail "D: writing the pattern with a sector that fails writes"; }
 kill $bs_pid; wait $bs_pid 2>/dev/null || :
-grep -q '^write-error 2148 ' "$W/d.badlog" || fail "D: no write reached the bad sector: $(cat "$W/d.badlog")"
+grep -q '^write-error 2144 8$' "$W/d.badlog" || fail "D: the failed page was not written again alone: $(cat "$W/d.badlog")"
 grep -q 'recorded in its md bad-block log' "$W/d.serve.log" ||
     fail "D: the plugin did not say it recorded the bad block: $(cat "$W/d.serve.log")"
 want_d=$'2144 16'
@@ -93,7 +94,7 @@ for x in A B; do
     set -- "$W/$x"-vd?.img
     [[ $# == 3 ]] || fail "$x: the guest kept $# copies"
     nbdkit -U - "$PLUGIN" disk="$1" disk="$2" disk="$3" --run \
-        "python3 '$W/read-around.py' \"\$uri\" '$W/pattern'" >"$W/$x.serve.log" 2>&1 ||
+        "/usr/bin/python3 '$W/read-around.py' \"\$uri\" '$W/pattern'" >"$W/$x.serve.log" 2>&1 ||
         { cat "$W/$x.serve.log"; fail "$x: the plugin's reads around md's bad blocks"; }
     left=$(mdadm --examine-badblocks "$2" | sed -n 's/^ *\([0-9]*\) for \([0-9]*\) sectors$/\1 \2/p')
     grep -q '^2148 ' <<<"$left" && fail "$x: 2148 is still listed after the plugin rewrote it: $(echo $left)"
