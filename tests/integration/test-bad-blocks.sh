@@ -18,7 +18,11 @@
 #     status counts the lost requests; a check skips the stripe;
 #   - member 0 rebuilt onto a new disk with member 1's bad page listed:
 #     the rebuild completes, records the page it could not compute on the
-#     new member 0 and logs the array bytes lost; all else reads right.
+#     new member 0 and logs the array bytes lost; all else reads right;
+#   - slot 1 replaced (raid5ctl replace) while it lists that page and
+#     another, spoiled, one: the copy computes the spoiled one from the
+#     row, and lists the lost one on the replacement; all else reads
+#     right.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -183,29 +187,56 @@ ctl_progress rebuild 120 1
   fail "after the rebuild: $(ctl_get '(s["members"][0]["bad_blocks"], s["last_job"])')"
 grep -q "rebuild of slot 0: member bytes $row+4096 cannot be computed (member 1 lists them bad .*array bytes lost: $a0+4096, $a1+4096" \
   "$tmpdir/nbdkit.log" || fail "the log does not name the lost array bytes"
-/usr/bin/python3 - "$URI" "$tmpdir/model" "$a0" "$a1" "$size" <<'EOF' || fail "reads after the rebuild"
+cat >"$tmpdir/read-all.py" <<'EOF'
+# read-all.py URI MODEL SIZE LOST...: the array reads as MODEL but for
+# the 4 KiB at each LOST array offset, whose reads fail.
 import nbd, sys
 h = nbd.NBD(); h.connect_uri(sys.argv[1])
 model = open(sys.argv[2], 'rb').read()
-a0, a1, size = (int(x) for x in sys.argv[3:6])
-for a in (a0, a1):
+size = int(sys.argv[3])
+lost = [int(x) for x in sys.argv[4:]]
+for a in lost:
     try:
         h.pread(4096, a)
-        sys.exit("array bytes %d, lost in the rebuild, read" % a)
+        sys.exit("array bytes %d, lost, read" % a)
     except nbd.Error:
         pass
 step = 1 << 20
 for off in range(0, size, step):
-    lo, hi = off, min(off + step, size)
-    pieces = [(lo, hi)]
-    for a in (a0, a1):
+    pieces = [(off, min(off + step, size))]
+    for a in lost:
         pieces = [p for (x, y) in pieces
                   for p in ((x, min(y, a)), (max(x, a + 4096), y)) if p[0] < p[1]]
     for x, y in pieces:
         if h.pread(y - x, x) != model[x:y]:
-            sys.exit("array bytes %d..%d read wrong after the rebuild" % (x, y))
+            sys.exit("array bytes %d..%d read wrong" % (x, y))
 EOF
+/usr/bin/python3 "$tmpdir/read-all.py" "$URI" "$tmpdir/model" "$size" "$a0" "$a1" ||
+  fail "reads after the rebuild"
 stop_server
 [ "$(listed "$tmpdir/new0.img")" = "$sector 8" ] ||
   fail "the new member 0 lists '$(listed "$tmpdir/new0.img")'"
+
+echo "== slot 1 replaced: its listed page computed, the lost one listed on the replacement"
+# Stripe 9: parity on member 2 (2 - 9 % 3), data 1 on member 1.  Member
+# 1's page 5 there is spoiled and listed: the copy computes it.
+row2=$(( MD_DOFF + 9 * CHUNK + 5 * 4096 ))
+head -c 4096 /dev/urandom | dd of="${m[1]}" bs=4096 seek=$(( row2 / 4096 )) \
+  conv=notrunc status=none
+"$BB_PUT" "${m[1]}" "$sector+8" "$(( row2 / 512 ))+8" >/dev/null || fail "bb-put member 1"
+disks[0]="disk=$tmpdir/new0.img"
+serve
+truncate -s ${MB}M "$tmpdir/new1.img"
+ctl_ok replace 1 "$tmpdir/new1.img"
+ctl_progress replace 120 1
+[ "$(ctl_get '(s["health"], s["members"][1]["path"], s["members"][1]["bad_blocks"]["sectors"])')" = \
+  "('[UUU]', '$tmpdir/new1.img', 8)" ] ||
+  fail "after the replace: $(ctl_get '(s["health"], s["members"][1])')"
+grep -q "replace of slot 1: member bytes $row+4096 are bad on it and on member 0" \
+  "$tmpdir/nbdkit.log" || fail "the log does not name the page the replace could not copy"
+/usr/bin/python3 "$tmpdir/read-all.py" "$URI" "$tmpdir/model" "$size" "$a0" "$a1" ||
+  fail "reads after the replace"
+stop_server
+[ "$(listed "$tmpdir/new1.img")" = "$sector 8" ] ||
+  fail "the replacement lists '$(listed "$tmpdir/new1.img")'"
 echo "test-bad-blocks: OK"
