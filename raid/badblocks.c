@@ -370,3 +370,24 @@ md_bblog_place (struct md_sb *sb, int64_t room_offset, uint64_t room_sectors)
   else
     sb->bblog_offset = 0, sb->bblog_size = 0;
 }
+
+bool
+md_bblog_update (struct md_sb *sb, int64_t room_offset, uint64_t room_sectors)
+{
+  int64_t so = (int64_t) sb->super_offset, doff = (int64_t) sb->data_offset;
+  int64_t at = so + 8;
+
+  if (md_bblog_area (sb, NULL, NULL) || so >= doff)
+    return false;
+  if (room_sectors && room_offset > 0)
+    at = room_offset + (int64_t) room_sectors;
+  /* mdadm: "too close to bitmap, and room to grow" */
+  while (at < so + 8 + 32 * 2 && at + 8 + 8 <= doff)
+    at += 8;
+  if (at + MD_BB_LOG_SECTORS > doff || so + at + MD_BB_LOG_SECTORS > doff)
+    return false;
+  sb->bblog_offset = (int32_t) at;
+  sb->bblog_size = MD_BB_LOG_SECTORS;
+  sb->bblog_shift = 0;
+  return true;
+}

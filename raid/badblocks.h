@@ -202,4 +202,19 @@ void md_bblog_place (struct md_sb *sb, int64_t room_offset,
                      uint64_t room_sectors)
   __attribute__((nonnull));
 
+/* Where mdadm --update=bbl puts a log on a 1.1/1.2 member that has none
+ * (super1.c, UOPT_BBL): after the bitmap's area or the PPL's (room_offset
+ * and room_sectors from the superblock, room_sectors 0 for neither), and
+ * at least 8 + 64 sectors past the superblock's sector when the data
+ * leaves room; mdadm's arithmetic, which measures that offset against
+ * the data offset as if both counted from the disk's start.  Here the log
+ * must also end before the data (mdadm's test is 8 sectors laxer on 1.2).
+ * Returns true and sets bblog_offset, bblog_size (MD_BB_LOG_SECTORS) and
+ * bblog_shift (0) if it fits; false, sb unchanged, if not or if sb
+ * already has a log or its superblock follows the data (1.0).
+ */
+bool md_bblog_update (struct md_sb *sb, int64_t room_offset,
+                      uint64_t room_sectors)
+  __attribute__((nonnull));
+
 #endif /* RAID_BADBLOCKS_H */

@@ -433,3 +433,50 @@ Test (badblocks, random_against_model)
     }
   }
 }
+
+/* mdadm --update=bbl (super1.c UOPT_BBL) on a 1.2 member: after the
+ * bitmap or PPL, at least 80 sectors from the superblock, and (here) never
+ * over the data.
+ */
+Test (badblocks, update_bbl_where_mdadm_puts_it)
+{
+  static const struct {
+    uint64_t data_offset;
+    int64_t room_offset;
+    uint64_t room;
+    int32_t want;               /* 0: no log */
+  } cases[] = {
+    { 2048, 0, 0, 80 },         /* no bitmap: pushed to 8 + 64 past sb+8 */
+    { 2048, 8, 8, 80 },         /* a 4 KiB bitmap: the same */
+    { 2048, 8, 40, 80 },
+    { 2048, 8, 200, 208 },      /* after a large bitmap */
+    { 2048, 8, 248, 256 },      /* after a PPL of 248 sectors */
+    { 96, 0, 0, 80 },           /* just room: ends at the data */
+    { 95, 0, 0, 0 },            /* mdadm: 80, a sector over the data */
+    { 87, 0, 0, 0 },            /* mdadm's loop stops at 72: over the data */
+    { 24, 0, 0, 0 },            /* mdadm would put it over the data */
+    { 8, 0, 0, 0 },             /* data at the superblock: none */
+    { 264, 8, 248, 0 },         /* after the PPL no room */
+  };
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct md_sb sb = { .super_offset = 8,
+                        .data_offset = cases[i].data_offset };
+    bool ok = md_bblog_update (&sb, cases[i].room_offset, cases[i].room);
+
+    cr_assert_eq (ok, cases[i].want != 0, "case %zu: %d", i, ok);
+    cr_assert_eq (sb.bblog_offset, cases[i].want, "case %zu: offset %d", i,
+                  sb.bblog_offset);
+    cr_assert_eq (sb.bblog_size, ok ? MD_BB_LOG_SECTORS : 0, "case %zu", i);
+    if (ok)
+      cr_assert_leq (8 + sb.bblog_offset + sb.bblog_size, cases[i].data_offset,
+                     "case %zu: over the data", i);
+  }
+  {
+    struct md_sb sb = { .super_offset = 8, .data_offset = 2048,
+                        .bblog_offset = 16, .bblog_size = 8 };
+
+    cr_assert (!md_bblog_update (&sb, 0, 0), "a log is there already");
+    cr_assert_eq (sb.bblog_offset, 16);
+  }
+}
