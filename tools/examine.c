@@ -229,13 +229,17 @@ judge_in (struct exam *e, const struct md_assembly *as,
            as->raid_disks);
 }
 
-/* A member in service whose log lists bad blocks keeps the plugin from
- * serving the array (array/assemble.c): every member says so.
+/* The plugin serves bad blocks from the rest of their row, as md does,
+ * but not in the middle of a reshape (array/assemble.c
+ * check_bad_blocks): there a member in service whose log lists bad blocks
+ * keeps it from serving the array, and every member says so.
  */
 static void
 judge_bad_blocks (struct exam *ex, const unsigned *idx, unsigned k,
                   const struct md_assembly *as)
 {
+  if (!(ex[idx[as->freshest]].sb.feature_map & MD_FEATURE_RESHAPE_ACTIVE))
+    return;
   for (unsigned j = 0; j < k; j++) {
     const struct exam *b = &ex[idx[j]];
     enum md_fate fate = as->dev[j].fate;
@@ -246,7 +250,8 @@ judge_bad_blocks (struct exam *ex, const unsigned *idx, unsigned k,
     for (unsigned i = 0; i < k; i++)
       verdict (&ex[idx[i]], false, "no: %s%s has %" PRIu64 " bad range%s "
                "(%" PRIu64 " sectors) in its md bad-block log, and the "
-               "plugin does not yet read around bad blocks",
+               "array is being reshaped: the plugin does not serve a "
+               "reshape with bad blocks (let md finish it)",
                i == j ? "it" : "member ", i == j ? "" : b->path,
                b->bb_ranges, b->bb_ranges == 1 ? "" : "s", b->bb_sectors);
     return;

@@ -1,6 +1,8 @@
 /* tests/tools/bb-put.c -- write an md bad-block log with raid/badblocks.c,
  * for tests that hand it to mdadm and kernel md (tests/vm/test-md-
- * badblocks.sh): no raid5ctl command records bad blocks yet.
+ * badblocks.sh) or to the plugin (test-bad-blocks.sh): the plugin
+ * records bad blocks only where a member fails, so tests that want them
+ * at chosen places write the log themselves.
  *
  *   bb-put DISK [SECTOR+COUNT]...
  *
