@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 
 #include "array/guard.h"
@@ -26,6 +27,23 @@ array_set_err (struct array_err *err, const char *fmt, ...)
   va_start (ap, fmt);
   vsnprintf (err->msg, sizeof err->msg, fmt, ap);
   va_end (ap);
+}
+
+void
+array_test_crash (const char *point)
+{
+  static _Atomic unsigned passed;
+  const char *want = getenv ("RAID5_TEST_CRASH"), *at;
+  size_t n = strlen (point);
+  unsigned k = 1;
+
+  if (want == NULL || strncmp (want, point, n) != 0 ||
+      (want[n] != '\0' && want[n] != '@'))
+    return;
+  if (want[n] == '@' && (at = want + n + 1) && sscanf (at, "%u", &k) != 1)
+    k = 1;
+  if (++passed == k)
+    raise (SIGKILL);
 }
 
 void
@@ -381,6 +399,18 @@ shape_locks_init (struct array *a, struct array_err *err)
   return 0;
 }
 
+/* The lock of the members' bad-block tables (badblocks.h). */
+static int
+bb_lock_init (struct array *a, struct array_err *err)
+{
+  int r = array_bb_init (a);
+
+  if (r < 0)
+    array_set_err (err, "cannot create the bad-block tables' lock: %s",
+                   strerror (-r));
+  return r;
+}
+
 /* The partial parity log's recovery, then the integrity record -- judged
  * by md's events and dirty state as assembled, before the recovery
  * changes them.
@@ -415,6 +445,12 @@ array_open (const struct array_config *cfg, array_log_fn log,
   }
   a->log = log;
   a->manual_readd = cfg->manual_readd;
+  if (cfg->grow_backup &&
+      (a->grow.backup_path = strdup (cfg->grow_backup)) == NULL) {
+    free (a);
+    array_set_err (err, "out of memory");
+    return -ENOMEM;
+  }
   a->member_timeout_ms = cfg->member_timeout_ms;
   a->tls = cfg->tls;
   health_init (&a->health);
@@ -423,17 +459,20 @@ array_open (const struct array_config *cfg, array_log_fn log,
   a->replace.slot = -1;
   io_member_init (&a->spare);
   io_mapfile_init (&a->integrity.file);
+  io_mapfile_init (&a->grow.backup);
   pthread_mutex_init (&a->pad_lock, NULL);
   pthread_mutex_init (&a->fault_lock, NULL);
   err->msg[0] = '\0';
   if ((r = shape_locks_init (a, err)) < 0 ||
+      (r = bb_lock_init (a, err)) < 0 ||
       (r = open_members (a, cfg, err)) < 0 ||
       (r = open_spare (a, cfg, err)) < 0 ||
       (r = ppl_setup (a, err)) < 0 ||
       (r = alloc_runtime (a, err)) < 0 ||
       (r = start_logs (a, cfg, err)) < 0 ||
       (r = job_init (a)) < 0 ||
-      (r = meta_start (a, err)) < 0) {
+      (r = meta_start (a, err)) < 0 ||
+      (r = grow_backup_restore (a, err)) < 0) {
     if (r == -ENOMEM && err->msg[0] == '\0')
       array_set_err (err, "out of memory");
     array_close (a);
@@ -464,6 +503,7 @@ array_close (struct array *a)
     a->integrity.on = false;  /* not settled: its marks stay */
   }
   integrity_close (a);
+  array_bb_free (a);
   meta_free (&a->meta);
   ppl_free (a);
   job_destroy (a);

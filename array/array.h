@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "raid/badblocks.h"
 #include "raid/geom.h"
 #include "raid/jobplan.h"
 #include "raid/plan.h"
@@ -83,6 +84,11 @@ struct array_config {
                                * rebuild, re-add, grow) use them too */
   const char *integrity;      /* the integrity record's file (made if
                                * empty or absent), or NULL */
+  const char *grow_backup;    /* mdadm's --backup-file of a grow that keeps
+                               * its data offset (the members have no room
+                               * to move it): made by array_grow_start,
+                               * read to restore a grow stopped in its
+                               * critical section; or NULL */
   bool manual_readd;          /* a member that can come back by itself (an
                                * NBD export, io_member_can_return) is not
                                * re-added by itself (array/comeback.c) */
@@ -135,6 +141,20 @@ enum member_state array_member_state (const struct array *a, unsigned member)
   __attribute__((nonnull));
 const char *array_member_path (const struct array *a, unsigned member)
   __attribute__((nonnull));
+/* Is [offset, offset + len) of slot's member bad, by its md bad-block
+ * log?  BYTES from the member's start, its data offset included (md's
+ * table counts sectors of the device, raid/badblocks.h); a sector is bad
+ * or not as a whole.  MD_BB_NONE also for a member without a table (no
+ * log, raw members, or a member that took the slot after assembly).
+ * With MD_BB_SOME or MD_BB_ALL, *first_bad (if not NULL) is the byte
+ * offset of the first bad sector's start in the range (at least offset).
+ * Read-only: any thread, no lock.
+ */
+enum md_bb_hit array_member_bad (const struct array *a, unsigned slot,
+                                 uint64_t offset, uint64_t len,
+                                 uint64_t *first_bad)
+  __attribute__((nonnull (1)));
+
 /* The md array UUID as mdadm prints it; -ENOENT for raw members. */
 int array_md_uuid (const struct array *a, char out[36])
   __attribute__((nonnull, warn_unused_result));
@@ -240,8 +260,10 @@ int array_readd_start (struct array *a, unsigned slot, const char *path,
  * --raid-devices=N+n): the devices at paths join in the slots after the
  * last, the superblocks record the grow at once, and the job RESHAPE
  * moves the data to the new shape (array_job_run carries it on offline).
- * The data offset moves down by mdadm's least (no backup file), so the
- * members need that much room before their data.  Each path is probed as
+ * The data offset moves down by mdadm's least (no backup file) where the
+ * members have that much room before their data; else, with a backup
+ * file (array_grow_backup_file, array_config.grow_backup), it is kept and
+ * the critical section goes through the file.  Each path is probed as
  * a rebuild's is (-EEXIST unless force).  Refused (err says why, nothing
  * written) on raw members, a degraded array, a running job, a bitmap,
  * PPL or integrity record, too little room.  Requests may run meanwhile
@@ -251,6 +273,14 @@ int array_readd_start (struct array *a, unsigned slot, const char *path,
 int array_grow_start (struct array *a, const char *const *paths, unsigned n,
                       bool force, struct array_err *err)
   __attribute__((nonnull (1, 5), warn_unused_result));
+
+/* The backup file a grow that keeps its data offset uses from now on
+ * (mdadm's --backup-file), made at path when one begins.  Refused
+ * (-EBUSY) while a grow is under way.  0 or -errno.
+ */
+int array_grow_backup_file (struct array *a, const char *path,
+                            struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
 
 /* Replace the member in slot, which stays in service meanwhile, by the
  * file or device at path (md's want_replacement; mdadm --replace --with):
@@ -315,6 +345,10 @@ struct array_job_status {
   enum r5_job last_kind;  /* the last job that ended */
   int last_result;            /* 0 or -errno */
   uint64_t last_mismatches, last_stripes_bad;
+  /* Stripes skipped (a scrub) or not wholly rebuilt (a rebuild) for the
+   * bad blocks of their rows: the running job's, the last one's.
+   */
+  uint64_t bb_stripes, last_bb_stripes;
   uint64_t jobs_ended;        /* since open: a watcher tells one job's end
                                * from the next's by it */
 };

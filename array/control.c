@@ -155,8 +155,9 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
   return r;
 }
 
-/* grow [PATH...] [--force]: the paths join in new slots and the array is
- * reshaped onto them; without paths, a stopped reshape goes on.
+/* grow [PATH...] [--force] [--backup-file=FILE]: the paths join in new
+ * slots and the array is reshaped onto them; without paths, a stopped
+ * reshape goes on.
  */
 static int
 cmd_grow (struct array *a, char **w, unsigned n, FILE *out,
@@ -170,6 +171,10 @@ cmd_grow (struct array *a, char **w, unsigned n, FILE *out,
   for (unsigned i = 1; i < n; i++) {
     if (strcmp (w[i], "--force") == 0 && !force)
       force = true;
+    else if (strncmp (w[i], "--backup-file=", 14) == 0) {
+      if ((r = array_grow_backup_file (a, w[i] + 14, err)) < 0)
+        return r;
+    }
     else if (strncmp (w[i], "--", 2) == 0 || k == R5_MAX_MEMBERS)
       return -EINVAL;
     else
@@ -246,9 +251,10 @@ const struct array_cmd array_cmds[] = {
     ACMD_WAIT | ACMD_SLOT | ACMD_NEW | ACMD_FORCE, 2,
     "[--wait] [--force] SLOT PATH", NULL, cmd_slot },
   { "grow", "add members and reshape the array onto them (resumable)",
-    "grow [PATH...] [--force]", 1, MAX_WORDS,
-    ACMD_WAIT | ACMD_ADD | ACMD_FORCE, 0,
-    "[--wait] [--force] --add PATH [--add PATH...]", NULL, cmd_grow },
+    "grow [PATH...] [--force] [--backup-file=FILE]", 1, MAX_WORDS,
+    ACMD_WAIT | ACMD_ADD | ACMD_FORCE | ACMD_BACKUP, 0,
+    "[--wait] [--force] [--backup-file FILE] --add PATH [--add PATH...]",
+    NULL, cmd_grow },
   { "fail", "take a member of a served array out of service", "fail SLOT",
     2, 2, ACMD_SLOT, 1, "SLOT",
     "Take the member in SLOT out of service by hand (md's --fail): it is\n"

@@ -206,6 +206,8 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
   b->plan = &w->plan;
   b->geom = &a->geom;
   b->lock_reads = false;
+  b->bb_version = a->bb.version;
+  b->bb_member = -1;
   r5_plan_reset (&w->plan);
   if ((r = wp_shape (a, b, rq->err)) < 0)
     return r;
@@ -217,68 +219,97 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
   return r;
 }
 
+/* What a batch's try asks next: nothing (done), to be planned again, or
+ * a unit healed or a read error corrected first (with no stripe lock
+ * held), and then planned again.
+ */
+enum batch_next { BATCH_DONE, BATCH_AGAIN, BATCH_HEAL, BATCH_CORRECT };
+struct batch_fix {
+  struct integrity_bad bad;
+  struct read_error re;
+  unsigned records;           /* times its failed writes were recorded */
+};
+
+/* Plan the stripes starting at pos, lock them, and run them unless
+ * health (the rebuild cursor, the reshape line, the bad-block tables)
+ * changed meanwhile; a write failing on part of a member is recorded in
+ * its bad-block log, a member failing otherwise is taken out (the batch
+ * is then redone degraded); listed bytes met are rewritten after.
+ * *done: the bytes the batch covers; *r: 0 or the request's error.
+ */
+static enum batch_next
+try_batch (struct request *rq, uint64_t pos, uint64_t *done,
+           struct batch_fix *fix, int *r)
+{
+  struct array *a = rq->a;
+  const uint64_t sd = a->geom.stripe_data;
+  struct stripe_range range = { 0, 0, false };
+  struct r5_range planned;
+  struct wp_batch b = { .range = &planned };
+  uint64_t limit, limit2, bsd;
+  int out = health_missing_for (&a->health, pos / sd, &limit);
+  enum batch_next next = BATCH_DONE;
+  enum stripe_lock_mode mode;
+  size_t nops = 0;
+  bool lock;
+
+  if (health_failed (&a->health)) {
+    *r = array_mark_failed (a, rq->err, "two members are out of service", "");
+    return BATCH_DONE;
+  }
+  /* A write that leaves a member out is acknowledged only once the
+   * superblocks say it is out (md holds it while MD_SB_CHANGE_PENDING).
+   */
+  if ((out >= 0 && rq->op != R5_OP_READ &&
+       (*r = meta_record_out (a, rq->err)) < 0) ||
+      (*r = plan_batch (rq, pos, out, limit, &b, done)) < 0)
+    return BATCH_DONE;
+  mode = lock_mode (rq, &lock);
+  bsd = b.geom->stripe_data;
+  if (lock || b.lock_reads)
+    stripe_lock_range (&a->locks, pos / bsd, (pos + *done - 1) / bsd, mode,
+                       &range);
+  if (out != health_missing_for (&a->health, pos / sd, &limit2) ||
+      !wp_holds (a, &b))
+    next = BATCH_AGAIN;
+  else if ((*r = execute (rq, &nops, &fix->bad)) == -EBADMSG)
+    next = BATCH_HEAL;
+  else if (*r < 0 && array_read_error (a, rq->w->ops, nops, &fix->re))
+    next = BATCH_CORRECT;
+  else if (*r < 0 && fix->records < CORRECT_TRIES &&
+           array_bb_write_failed (a, rq->w->ops, nops, rq->err)) {
+    fix->records++;
+    next = BATCH_AGAIN;
+  }
+  else if (*r < 0 && (*r = handle_failure (rq, nops, *r)) == 0)
+    next = BATCH_AGAIN;
+  else if (*r == 0)
+    count_segments (a, &rq->w->plan);
+  stripe_unlock_range (&a->locks, &range);
+  if (next == BATCH_HEAL || next == BATCH_CORRECT || next == BATCH_AGAIN)
+    *r = 0;
+  else if (*r == 0 && b.bb_member >= 0)
+    bb_rewrite_met (a, &b);
+  return next;
+}
+
 /* Plan and run the stripes starting at pos, redoing them degraded if a
  * member fails.  Sets *done to the bytes finished.
  */
 static int
 run_batch (struct request *rq, uint64_t pos, uint64_t *done)
 {
-  struct array *a = rq->a;
-  const uint64_t sd = a->geom.stripe_data;
-  bool redo = true;
   unsigned heals = 0, corrections = 0;
+  enum batch_next next = BATCH_AGAIN;
+  struct batch_fix fix = { .records = 0 };
   int r = 0;
 
-  while (redo && r == 0) {
-    struct integrity_bad bad;
-    struct read_error re;
-    bool healing = false, correcting = false;
-    struct stripe_range range = { 0, 0, false };
-    struct r5_range planned;
-    struct wp_batch b = { .range = &planned };
-    uint64_t limit, limit2, bsd;
-    int out = health_missing_for (&a->health, pos / sd, &limit);
-    enum stripe_lock_mode mode;
-    size_t nops = 0;
-    bool lock;
-
-    if (health_failed (&a->health))
-      return array_mark_failed (a, rq->err, "two members are out of service",
-                                "");
-    /* A write that leaves a member out is acknowledged only once the
-     * superblocks say it is out (md holds it while MD_SB_CHANGE_PENDING).
-     */
-    if (out >= 0 && rq->op != R5_OP_READ &&
-        (r = meta_record_out (a, rq->err)) < 0)
-      return r;
-    if ((r = plan_batch (rq, pos, out, limit, &b, done)) < 0)
-      return r;
-    mode = lock_mode (rq, &lock);
-    bsd = b.geom->stripe_data;
-    if (lock || b.lock_reads)
-      stripe_lock_range (&a->locks, pos / bsd, (pos + *done - 1) / bsd,
-                         mode, &range);
-    /* Health (the rebuild cursor, the reshape line) changed while we
-     * planned?
-     */
-    redo = out != health_missing_for (&a->health, pos / sd, &limit2) ||
-      !wp_holds (a, &b);
-    if (!redo && (r = execute (rq, &nops, &bad)) == -EBADMSG)
-      healing = redo = true;
-    else if (!redo && r < 0 &&
-             array_read_error (a, rq->w->ops, nops, &re))
-      correcting = redo = true;
-    else if (!redo && r < 0) {
-      r = handle_failure (rq, nops, r);
-      redo = r == 0;
-    }
-    else if (!redo)
-      count_segments (a, &rq->w->plan);
-    stripe_unlock_range (&a->locks, &range);
-    if (healing)
-      r = heal (rq, &bad, &heals);
-    if (correcting)
-      r = correct (rq, &re, &corrections);
+  while (next != BATCH_DONE && r == 0) {
+    next = try_batch (rq, pos, done, &fix, &r);
+    if (next == BATCH_HEAL)
+      r = heal (rq, &fix.bad, &heals);
+    else if (next == BATCH_CORRECT)
+      r = correct (rq, &fix.re, &corrections);
   }
   return r;
 }

@@ -32,11 +32,12 @@ grow_resume (struct array *a, const struct md_sb *sb, struct array_err *err)
     .layout = (enum r5_layout) sb->layout, .data_offset = doff,
     .member_bytes = doff + sb->size * 512,
   };
+  uint64_t shift = (uint64_t) -(int64_t) md_sb_new_offset (sb) * 512;
   int r;
 
   if ((r = r5_geom_init (&from, &p)) < 0 ||
-      (r = r5_reshape_init (&g->r, &from, add,
-                            (uint64_t) -(int64_t) sb->new_offset * 512)) < 0) {
+      (r = shift ? r5_reshape_init (&g->r, &from, add, shift)
+                 : r5_reshape_init_kept (&g->r, &from, add)) < 0) {
     array_set_err (err, "the grow the md superblocks record (%u to %" PRIu32
                    " members, data offset moved by %" PRId32 " sectors) "
                    "cannot be carried on here: %s", p.members, sb->raid_disks,
@@ -99,13 +100,41 @@ window_memory (struct array *a, const struct r5_reshape *rs,
   return make_room (g, err);
 }
 
-/* Move the window at line; a member that fails is taken out of service
- * (recorded) and the window moved again without it.
+/* A critical window's bytes, as read for its move (in scratch from the
+ * `from` stripe holding line; zeroes past the old end), into the backup
+ * file before any of its writes.
  */
 static int
-move_locked (struct array *a, uint64_t line, struct array_err *err)
+back_up (struct array *a, uint64_t line, uint64_t len, struct array_err *err)
+{
+  const struct r5_geom *from = &a->grow.r.from;
+  uint64_t base = line / from->stripe_data * from->stripe_data;
+  uint64_t kept = line >= from->capacity ? 0
+    : from->capacity - line < len ? from->capacity - line : len;
+  char *data = a->grow.scratch + (line - base), *copy = NULL;
+  int r;
+
+  if (kept < len) {
+    if ((copy = calloc (1, len)) == NULL)
+      return -ENOMEM;
+    memcpy (copy, data, kept);
+    data = copy;
+  }
+  r = grow_backup_save (a, line, len, data, err);
+  free (copy);
+  return r;
+}
+
+/* Move the window at line (backed up first if critical); a member that
+ * fails is taken out of service (recorded) and the window moved again
+ * without it.
+ */
+static int
+move_locked (struct array *a, uint64_t line, bool critical,
+             struct array_err *err)
 {
   struct grow *g = &a->grow;
+  uint64_t len = r5_reshape_window_len (&g->r, line);
   int r;
 
   for (;;) {
@@ -122,8 +151,14 @@ move_locked (struct array *a, uint64_t line, struct array_err *err)
       return r;
     x.scratch = g->scratch;
     x.ops = g->ops;
-    if ((r = plan_run (a, &x)) == 0)
-      return 0;
+    if ((r = plan_run_prepare (a, &x)) == 0) {
+      if (critical && (r = back_up (a, line, len, err)) < 0)
+        return r;
+      if (critical)
+        array_test_crash ("grow-backed-up");
+      if ((r = plan_run_writes (a, &x, -1)) == 0)
+        return 0;
+    }
     if ((r = array_io_failed (a, x.ops, x.nops, r, err)) < 0)
       return r;
     if (health_out (&a->health) == out) {
@@ -135,6 +170,23 @@ move_locked (struct array *a, uint64_t line, struct array_err *err)
   }
 }
 
+/* A critical window moved: the line past it recorded, then its backup
+ * forgotten (grow-backup.c), before the line moves past it and anyone
+ * may write there.
+ */
+static int
+past_critical (struct array *a, uint64_t end, struct array_err *err)
+{
+  int r;
+
+  array_test_crash ("grow-moved");
+  if ((r = grow_record (a, end, err)) == 0) {
+    array_test_crash ("grow-recorded");
+    r = grow_backup_forget (a, err);
+  }
+  return r;
+}
+
 /* Move the window [line, line + len) holding its old stripes' locks
  * (requests ahead of the line take them, grow-line.c), and the line past
  * it before they are let go.
@@ -144,13 +196,15 @@ move_window (struct array *a, uint64_t line, uint64_t len,
              struct array_err *err)
 {
   const struct r5_geom *from = &a->grow.r.from;
+  bool critical = r5_reshape_critical (&a->grow.r, line);
   struct stripe_range held;
   int r;
 
   stripe_lock_range (&a->locks, line / from->stripe_data,
                      (line + len - 1) / from->stripe_data, STRIPE_EXCLUSIVE,
                      &held);
-  if ((r = move_locked (a, line, err)) == 0)
+  if ((r = move_locked (a, line, critical, err)) == 0 &&
+      (!critical || (r = past_critical (a, line + len, err)) == 0))
     a->job.cursor = (line + len) / a->grow.r.to.stripe_data;
   stripe_unlock_range (&a->locks, &held);
   return r;
@@ -194,6 +248,7 @@ grow_done (struct array *a, struct array_err *err)
     return r;
   g->active = false;
   g->safe = g->r.end;
+  grow_backup_close (a, true);
   array_log (a, ARRAY_LOG_NOTICE, "grown from %u to %u members: %" PRIu64
              " bytes (was %" PRIu64 "), data from byte %" PRIu64 " of each "
              "member", g->r.from.members, g->r.to.members, g->r.to.capacity,
@@ -204,6 +259,9 @@ grow_done (struct array *a, struct array_err *err)
 void
 grow_free (struct grow *g)
 {
+  io_mapfile_close (&g->backup);
+  free (g->backup_path);
+  g->backup_path = NULL;
   r5_plan_free (&g->plan);
   free (g->scratch);
   free (g->ops);
@@ -242,6 +300,11 @@ check_growable (struct array *a, unsigned n, bool force,
   else if (a->integrity.on)
     no = "the array keeps an integrity record: growing one is not "
          "supported here yet";
+  else if (a->bb.listed > 0)
+    no = "a member lists bad blocks in its md bad-block log (raid5ctl "
+         "status says which): replace it first (raid5ctl replace), or let "
+         "writes clear them -- a reshape here serves one shape's bad "
+         "blocks only";
   else if (n == 0 || a->geom.members + n > R5_MAX_MEMBERS)
     no = "at most 32 members in all";
   if (no == NULL)
@@ -261,18 +324,28 @@ new_shape (struct array *a, unsigned n, struct r5_reshape *rs,
   uint64_t room = a->geom.data_offset - (MD_SB_OFFSET + MD_SB_BLOCK);
   int r;
 
-  if (a->geom.data_offset < MD_SB_OFFSET + MD_SB_BLOCK || room < shift) {
+  bool no_room = a->geom.data_offset < MD_SB_OFFSET + MD_SB_BLOCK ||
+    room < shift;
+
+  if (no_room && a->grow.backup_path == NULL) {
     array_set_err (err, "cannot grow: the members have %" PRIu64 " KiB "
                    "before their data, and growing %u members by %u with "
                    "%" PRIu64 "K chunks moves it down by %" PRIu64 " KiB "
-                   "(mdadm's reshape without a backup file; a backup file "
-                   "is not supported here): make such arrays with a larger "
-                   "--data-offset", a->geom.data_offset > MD_SB_OFFSET +
-                   MD_SB_BLOCK ? room >> 10 : 0, a->geom.members, n,
+                   "(mdadm's reshape without a backup file): give a backup "
+                   "file (--backup-file) to grow it keeping its data offset",
+                   a->geom.data_offset > MD_SB_OFFSET + MD_SB_BLOCK
+                   ? room >> 10 : 0, a->geom.members, n,
                    a->geom.chunk >> 10, shift >> 10);
     return -ENOSPC;
   }
-  if ((r = r5_reshape_init (rs, &a->geom, n, shift)) < 0)
+  /* No room: md's grow with mdadm's backup file, the data offset kept
+   * and the critical section's windows through the file.
+   */
+  if (no_room &&
+      ((r = r5_reshape_init_kept (rs, &a->geom, n)) < 0 ||
+       (r = grow_backup_open (a, true, err)) < 0))
+    return r;
+  if (!no_room && (r = r5_reshape_init (rs, &a->geom, n, shift)) < 0)
     array_set_err (err, "cannot grow %u members by %u: %s", a->geom.members,
                    n, strerror (-r));
   return r;
@@ -362,9 +435,15 @@ begin_grow (struct array *a, unsigned n, const struct r5_reshape *rs,
   }
   a->grow.recorded_ns = array_now_ns ();
   job_begin (a, R5_JOB_RESHAPE);
-  array_log (a, ARRAY_LOG_NOTICE, "growing from %u to %u members: the data "
-             "moves down %" PRIu64 " KiB on each (no backup needed)", first,
-             first + n, (rs->from.data_offset - rs->to.data_offset) >> 10);
+  if (rs->from.data_offset == rs->to.data_offset)
+    array_log (a, ARRAY_LOG_NOTICE, "growing from %u to %u members, the data "
+               "offset kept: the critical section goes through the backup "
+               "file %s", first, first + n, a->grow.backup_path);
+  else
+    array_log (a, ARRAY_LOG_NOTICE, "growing from %u to %u members: the "
+               "data moves down %" PRIu64 " KiB on each (no backup needed)",
+               first, first + n,
+               (rs->from.data_offset - rs->to.data_offset) >> 10);
   return 0;
 }
 
@@ -389,6 +468,36 @@ go_on (struct array *a, struct array_err *err)
   }
   job_begin (a, R5_JOB_RESHAPE);
   return 0;
+}
+
+int
+array_grow_backup_file (struct array *a, const char *path,
+                        struct array_err *err)
+{
+  struct grow *g = &a->grow;
+  char *copy = strdup (path);
+  int r = 0;
+
+  pthread_mutex_lock (&a->job.lock);
+  if (copy == NULL) {
+    array_set_err (err, "out of memory");
+    r = -ENOMEM;
+  }
+  else if (g->active && (g->backup_path == NULL ||
+                         strcmp (g->backup_path, path) != 0)) {
+    array_set_err (err, "a grow is under way with %s%s: its backup file "
+                   "cannot change now", g->backup_path ? "the backup file "
+                   : "no backup file", g->backup_path ? g->backup_path : "");
+    r = -EBUSY;
+  }
+  else {
+    free (g->backup_path);
+    g->backup_path = copy;
+    copy = NULL;
+  }
+  pthread_mutex_unlock (&a->job.lock);
+  free (copy);
+  return r;
 }
 
 int

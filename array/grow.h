@@ -39,6 +39,7 @@
 
 #include "array/array.h"
 #include "array/runplan.h"
+#include "io/mapfile.h"
 #include "raid/mdsb.h"
 #include "raid/reshape.h"
 
@@ -58,6 +59,11 @@ struct grow {
   struct io_op *ops;
   size_t ops_cap;
   uint64_t windows;           /* moved since open */
+  /* A grow that keeps its data offset: mdadm's backup file of its
+   * critical windows (grow-backup.c), its path from the configuration.
+   */
+  char *backup_path;
+  struct io_mapfile backup;
 };
 
 /* Assembly found sb (the freshest) mid-grow: set a->geom to the new
@@ -83,6 +89,25 @@ int grow_done (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 void grow_free (struct grow *g) __attribute__((nonnull));
+
+/* The backup file (grow-backup.c): opened (made, if make); a critical
+ * window's bytes [line, line + len) saved in it, durably, header last;
+ * the header emptied once the window is moved and recorded past; at
+ * start (after meta_start), a grow whose recorded line is in its
+ * critical section restored from it -- its bytes written in the new
+ * shape, the line recorded past them -- or refused without it (err);
+ * closed, and removed when the grow is done.  0 or -errno.
+ */
+int grow_backup_open (struct array *a, bool make, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+int grow_backup_save (struct array *a, uint64_t line, uint64_t len,
+                      const void *data, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+int grow_backup_forget (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+int grow_backup_restore (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+void grow_backup_close (struct array *a, bool done) __attribute__((nonnull));
 
 /* The reshape line: array bytes below it are in the new shape. */
 uint64_t grow_line (const struct array *a) __attribute__((nonnull));

@@ -118,6 +118,7 @@ job_begin (struct array *a, enum r5_job kind)
     j->cursor = 0;
   j->tally.mismatches = 0;
   j->tally.stripes_bad = 0;
+  j->tally.bb_stripes = 0;
   j->tally.nfound = 0;
   j->paused = false;
   j->abort = false;
@@ -183,9 +184,35 @@ array_job_status (struct array *a, struct array_job_status *st)
     .last_result = j->last.result, .last_mismatches = j->last.mismatches,
     .jobs_ended = j->last.ended,
     .last_stripes_bad = j->last.stripes_bad,
+    .bb_stripes = j->tally.bb_stripes, .last_bb_stripes = j->last.bb_stripes,
   };
   memcpy (st->found, j->tally.found, j->tally.nfound * sizeof j->tally.found[0]);
   pthread_mutex_unlock (&j->lock);
+}
+
+/* What follows the job kind that ended with r; job.lock held. */
+static void
+begin_next (struct array *a, enum r5_job kind, int r)
+{
+  struct job *j = &a->job;
+
+  if (kind == R5_JOB_REPLACE && r < 0)
+    replace_stopped (a, r);   /* may begin a rebuild */
+  /* A replace that waited for a rebuild (md recovers both together). */
+  if (kind == R5_JOB_REBUILD && r == 0 && a->replace.slot >= 0) {
+    j->cursor = a->replace.resume_from;
+    job_begin (a, R5_JOB_REPLACE);
+    return;
+  }
+  /* A resync that waited for a whole array, or for a replace to end (md
+   * does recovery -- a replacement's copy too -- and reshape first).
+   */
+  if ((kind == R5_JOB_REBUILD || kind == R5_JOB_RESHAPE ||
+       kind == R5_JOB_REPLACE) && r == 0 &&
+      meta_resync_due (a) && health_out (&a->health) < 0) {
+    job_begin (a, R5_JOB_RESYNC);
+    j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
+  }
 }
 
 /* The job is over (r: 0, or why it stopped); job.lock held. */
@@ -200,6 +227,7 @@ finish_locked (struct array *a, enum r5_job kind, int r)
   j->last.ended++;
   j->last.mismatches = j->tally.mismatches;
   j->last.stripes_bad = j->tally.stripes_bad;
+  j->last.bb_stripes = j->tally.bb_stripes;
   snprintf (err.msg, sizeof err.msg, "%s",
             r == -ECANCELED ? "cancelled because its member failed or "
             "another job took over" : strerror (-r));
@@ -236,23 +264,7 @@ finish_locked (struct array *a, enum r5_job kind, int r)
   j->kind = R5_JOB_NONE;
   runner_close (j->runner);   /* the job's threads, buffers, mappings */
   j->runner = NULL;
-  if (kind == R5_JOB_REPLACE && r < 0)
-    replace_stopped (a, r);   /* may begin a rebuild */
-  /* A replace that waited for a rebuild (md recovers both together). */
-  if (kind == R5_JOB_REBUILD && r == 0 && a->replace.slot >= 0) {
-    j->cursor = a->replace.resume_from;
-    job_begin (a, R5_JOB_REPLACE);
-    return;
-  }
-  /* A resync that waited for a whole array, or for a replace to end (md
-   * does recovery -- a replacement's copy too -- and reshape first).
-   */
-  if ((kind == R5_JOB_REBUILD || kind == R5_JOB_RESHAPE ||
-       kind == R5_JOB_REPLACE) && r == 0 &&
-      meta_resync_due (a) && health_out (&a->health) < 0) {
-    job_begin (a, R5_JOB_RESYNC);
-    j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
-  }
+  begin_next (a, kind, r);
 }
 
 void

@@ -17,11 +17,12 @@ io_mapfile_init (struct io_mapfile *f)
   f->map_bytes = 0;
 }
 
-int
-io_mapfile_open (struct io_mapfile *f, const char *path, uint64_t *size)
+static int
+open_flags (struct io_mapfile *f, const char *path, int flags,
+            uint64_t *size)
 {
   struct stat st;
-  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  int fd = open (path, O_RDWR | O_CLOEXEC | flags, 0600);
 
   if (fd == -1)
     return -errno;
@@ -34,6 +35,25 @@ io_mapfile_open (struct io_mapfile *f, const char *path, uint64_t *size)
   f->fd = fd;
   *size = (uint64_t) st.st_size;
   return 0;
+}
+
+int
+io_mapfile_open (struct io_mapfile *f, const char *path, uint64_t *size)
+{
+  return open_flags (f, path, O_CREAT, size);
+}
+
+int
+io_mapfile_open_existing (struct io_mapfile *f, const char *path,
+                          uint64_t *size)
+{
+  return open_flags (f, path, 0, size);
+}
+
+int
+io_mapfile_remove (const char *path)
+{
+  return unlink (path) == 0 ? 0 : -errno;
 }
 
 int

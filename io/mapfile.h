@@ -29,6 +29,14 @@ void io_mapfile_init (struct io_mapfile *f) __attribute__((nonnull));
 int io_mapfile_open (struct io_mapfile *f, const char *path, uint64_t *size)
   __attribute__((nonnull, warn_unused_result));
 
+/* The same, but only a file that exists (-ENOENT otherwise). */
+int io_mapfile_open_existing (struct io_mapfile *f, const char *path,
+                              uint64_t *size)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Remove the file at path (a backup whose work is done); 0 or -errno. */
+int io_mapfile_remove (const char *path) __attribute__((nonnull));
+
 /* The first bytes of the file allocated, not sparse (a store into the
  * mapping must not fault on a full file system).
  */

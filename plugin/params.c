@@ -261,8 +261,9 @@ params_init (struct params *p)
   p->array.metadata = ARRAY_META_AUTO;
 }
 
-int
-params_config (struct params *p, const char *key, const char *value)
+/* The geometry's parameters; 1 if key is not one of them. */
+static int
+geometry_param (struct params *p, const char *key, const char *value)
 {
   if (strcmp (key, "disk") == 0)
     return add_disk (p, value);
@@ -278,42 +279,6 @@ params_config (struct params *p, const char *key, const char *value)
   }
   if (strcmp (key, "metadata") == 0)
     return parse_metadata (p, value);
-  if (strcmp (key, "direct") == 0)
-    return parse_bool (key, value, &p->array.direct);
-  if (strcmp (key, "force") == 0)
-    return parse_bool (key, value, &p->array.force);
-  if (strcmp (key, "spare-force") == 0)
-    return parse_bool (key, value, &p->array.spare_force);
-  if (strcmp (key, "control") == 0 || strcmp (key, "spare") == 0) {
-    char **dst = key[0] == 'c' ? &p->control : (char **) &p->array.spare;
-
-    free (*dst);
-    *dst = key[0] == 's' ? member_path (value) : nbdkit_absolute_path (value);
-    return *dst ? 0 : -1;
-  }
-  if (strcmp (key, "integrity") == 0) {
-    free ((char *) p->array.integrity);
-    p->array.integrity = nbdkit_absolute_path (value);
-    return p->array.integrity ? 0 : -1;
-  }
-  if (strcmp (key, "re-add") == 0)
-    return parse_readd (p, value);
-  if (strcmp (key, "tls") == 0)
-    return parse_tls (p, value);
-  if (strcmp (key, "tls-certificates") == 0)
-    return set_tls_string (key, value, &p->array.tls.certificates);
-  if (strcmp (key, "tls-psk") == 0)
-    return set_tls_string (key, value, &p->array.tls.psk_file);
-  if (strcmp (key, "tls-username") == 0)
-    return set_tls_string (key, value, &p->array.tls.username);
-  if (strcmp (key, "member-timeout") == 0)
-    return parse_timeout (key, value, &p->array.member_timeout_ms);
-  if (strcmp (key, "sync-speed-min") == 0)
-    return parse_speed (key, value, &p->sync_speed_min);
-  if (strcmp (key, "sync-speed-max") == 0)
-    return parse_speed (key, value, &p->sync_speed_max);
-  if (strcmp (key, "sync-latency-max") == 0)
-    return parse_latency (key, value, &p->sync_latency_max_us);
   if (strcmp (key, "layout") == 0) {
     p->array.given |= ARRAY_GIVEN_LAYOUT;
     if (r5_layout_parse (value, &p->array.layout) == 0)
@@ -322,6 +287,65 @@ params_config (struct params *p, const char *key, const char *value)
                   value);
     return -1;
   }
+  return 1;
+}
+
+/* The parameters naming files (made absolute: nbdkit changes to / when
+ * it forks) and TLS settings; 1 if key is not one of them.
+ */
+static int
+file_param (struct params *p, const char *key, const char *value)
+{
+  if (strcmp (key, "control") == 0 || strcmp (key, "spare") == 0) {
+    char **dst = key[0] == 'c' ? &p->control : (char **) &p->array.spare;
+
+    free (*dst);
+    *dst = key[0] == 's' ? member_path (value) : nbdkit_absolute_path (value);
+    return *dst ? 0 : -1;
+  }
+  if (strcmp (key, "integrity") == 0 || strcmp (key, "backup-file") == 0) {
+    const char **dst = key[0] == 'i' ? &p->array.integrity
+                                     : &p->array.grow_backup;
+
+    free ((char *) *dst);
+    *dst = nbdkit_absolute_path (value);
+    return *dst ? 0 : -1;
+  }
+  if (strcmp (key, "tls") == 0)
+    return parse_tls (p, value);
+  if (strcmp (key, "tls-certificates") == 0)
+    return set_tls_string (key, value, &p->array.tls.certificates);
+  if (strcmp (key, "tls-psk") == 0)
+    return set_tls_string (key, value, &p->array.tls.psk_file);
+  if (strcmp (key, "tls-username") == 0)
+    return set_tls_string (key, value, &p->array.tls.username);
+  return 1;
+}
+
+int
+params_config (struct params *p, const char *key, const char *value)
+{
+  int r;
+
+  if ((r = geometry_param (p, key, value)) != 1 ||
+      (r = file_param (p, key, value)) != 1)
+    return r;
+  if (strcmp (key, "direct") == 0)
+    return parse_bool (key, value, &p->array.direct);
+  if (strcmp (key, "force") == 0)
+    return parse_bool (key, value, &p->array.force);
+  if (strcmp (key, "spare-force") == 0)
+    return parse_bool (key, value, &p->array.spare_force);
+  if (strcmp (key, "re-add") == 0)
+    return parse_readd (p, value);
+  if (strcmp (key, "member-timeout") == 0)
+    return parse_timeout (key, value, &p->array.member_timeout_ms);
+  if (strcmp (key, "sync-speed-min") == 0)
+    return parse_speed (key, value, &p->sync_speed_min);
+  if (strcmp (key, "sync-speed-max") == 0)
+    return parse_speed (key, value, &p->sync_speed_max);
+  if (strcmp (key, "sync-latency-max") == 0)
+    return parse_latency (key, value, &p->sync_latency_max_us);
   nbdkit_error ("unknown parameter '%s' (see nbdkit raid5 --help)", key);
   return -1;
 }
@@ -356,6 +380,7 @@ params_free (struct params *p)
   free (p->control);
   free ((char *) p->array.spare);
   free ((char *) p->array.integrity);
+  free ((char *) p->array.grow_backup);
   free ((char *) p->array.tls.certificates);
   free ((char *) p->array.tls.psk_file);
   free ((char *) p->array.tls.username);

@@ -68,6 +68,8 @@ void params_free (struct params *p);
   "spare-force=BOOL   ... unless true: then a rebuild overwrites it.\n" \
   "integrity=PATH     A crc32c per 4 KiB of every member, kept in PATH\n" \
   "                   (made if absent): reads verify and heal.\n" \
+  "backup-file=PATH   mdadm's --backup-file of a grow that keeps its data\n" \
+  "                   offset (needed to go on with one stopped early).\n" \
   "member-timeout=SECONDS  An NBD member with requests in flight and\n" \
   "                   none completing this long is failed (default 5).\n" \
   "re-add=auto|manual auto (default): a failed NBD member is reached\n" \

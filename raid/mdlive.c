@@ -37,6 +37,7 @@ md_live_init (struct md_live *s, const struct md_found *f,
     sl->recovery_offset = as->dev[o].recovery_offset;
     sl->bitmap_recovery = as->dev[o].bitmap_recovery;
     sl->corrected_read = f[o].sb.cnt_corrected_read;
+    sl->bad_blocks = (f[o].sb.feature_map & MD_FEATURE_BAD_BLOCKS) != 0;
     if ((o = as->repl[k]) >= 0 && sl->state == MD_SLOT_IN_SYNC)
       sl->repl = (struct md_live_repl) {
         .attached = true, .dev_number = f[o].sb.dev_number,
@@ -94,6 +95,7 @@ start_recovery (struct md_live_slot *sl, uint32_t dev_number,
   sl->data_size = data_size;
   sl->recovery_offset = 0;
   sl->bitmap_recovery = bitmap;
+  sl->bad_blocks = false;     /* md_readd_check refuses a device with any */
 }
 
 /* GROW: ev->add devices take the slots after the last, in sync. */
@@ -104,7 +106,7 @@ grow (struct md_live *s, const struct md_event *ev)
   unsigned first = c->raid_disks;
 
   assert (ev->add > 0 && first + ev->add <= R5_MAX_MEMBERS &&
-          ev->new_offset < 0 && !(c->feature_map & MD_FEATURE_RESHAPE_ACTIVE));
+          ev->new_offset <= 0 && !(c->feature_map & MD_FEATURE_RESHAPE_ACTIVE));
   for (unsigned i = 0; i < ev->add; i++) {
     struct md_live_slot *sl = &s->slot[first + i];
 
@@ -116,9 +118,14 @@ grow (struct md_live *s, const struct md_event *ev)
     sl->recovery_offset = 0;
     sl->bitmap_recovery = false;
     sl->corrected_read = 0;
+    sl->bad_blocks = false;
   }
   c->raid_disks = first + ev->add;
-  c->feature_map |= MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET;
+  /* A kept data offset (new_offset 0) has no NEW_OFFSET: mdadm's backup
+   * file kind of grow.
+   */
+  c->feature_map |= MD_FEATURE_RESHAPE_ACTIVE |
+    (ev->new_offset < 0 ? MD_FEATURE_NEW_OFFSET : 0);
   c->new_level = (uint32_t) c->level;
   c->new_layout = c->layout;
   c->new_chunk = c->chunksize;
@@ -132,7 +139,7 @@ static void
 reshape_done (struct md_live *s)
 {
   struct md_sb *c = &s->common;
-  uint64_t shift = (uint64_t) -(int64_t) c->new_offset;
+  uint64_t shift = (uint64_t) -(int64_t) md_sb_new_offset (c);
 
   assert (c->feature_map & MD_FEATURE_RESHAPE_ACTIVE);
   c->data_offset -= shift;
@@ -144,6 +151,77 @@ reshape_done (struct md_live *s)
   c->delta_disks = 0;
   c->new_offset = 0;
   c->reshape_position = 0;
+}
+
+/* A rebuild's events (ADD, RE_ADD, RECOVERY_CP, RECOVERY_DONE). */
+static void
+change_recovery (struct md_live *s, const struct md_event *ev)
+{
+  struct md_live_slot *sl = &s->slot[ev->slot];
+
+  switch (ev->kind) {
+  case MD_EV_ADD:
+    assert (sl->state == MD_SLOT_ABSENT || sl->state == MD_SLOT_FAULTY);
+    sl->state = MD_SLOT_ABSENT;       /* the failed device is let go */
+    start_recovery (sl, md_live_new_dev_number (s), ev->data_size, false);
+    memcpy (sl->device_uuid, ev->device_uuid, 16);
+    sl->corrected_read = 0;       /* a new device's own count */
+    return;
+  case MD_EV_RE_ADD:
+    assert (sl->state == MD_SLOT_ABSENT || sl->state == MD_SLOT_FAULTY);
+    assert (!md_live_dev_number_taken (s, ev->dev_number, ev->slot));
+    start_recovery (sl, ev->dev_number, ev->data_size, ev->bitmap &&
+                    (s->common.feature_map & MD_FEATURE_BITMAP_OFFSET));
+    if (ev->device_uuid)
+      memcpy (sl->device_uuid, ev->device_uuid, 16);
+    return;
+  case MD_EV_RECOVERY_CP:
+    assert (sl->state == MD_SLOT_RECOVERING);
+    sl->recovery_offset = ev->sectors;
+    return;
+  default:                    /* MD_EV_RECOVERY_DONE */
+    assert (ev->kind == MD_EV_RECOVERY_DONE &&
+            sl->state == MD_SLOT_RECOVERING);
+    sl->state = MD_SLOT_IN_SYNC;
+    sl->recovery_offset = 0;
+    sl->bitmap_recovery = false;
+    return;
+  }
+}
+
+/* A replace's events (MD_EV_REPLACE_*): to the slot's replacement. */
+static void
+change_replacement (struct md_live *s, const struct md_event *ev)
+{
+  struct md_live_slot *sl = &s->slot[ev->slot];
+
+  switch (ev->kind) {
+  case MD_EV_REPLACE_ADD:
+    assert (sl->state == MD_SLOT_IN_SYNC && !sl->repl.attached);
+    sl->repl = (struct md_live_repl) {
+      .attached = true, .dev_number = md_live_new_dev_number (s),
+      .data_size = ev->data_size,
+    };
+    memcpy (sl->repl.device_uuid, ev->device_uuid, 16);
+    return;
+  case MD_EV_REPLACE_CP:
+    assert (sl->repl.attached);
+    sl->repl.recovery_offset = ev->sectors;
+    return;
+  case MD_EV_REPLACE_DONE:
+    assert (sl->state == MD_SLOT_IN_SYNC && sl->repl.attached);
+    sl->dev_number = sl->repl.dev_number;
+    memcpy (sl->device_uuid, sl->repl.device_uuid, 16);
+    sl->data_size = sl->repl.data_size;
+    sl->corrected_read = 0;
+    sl->bad_blocks = false;
+    sl->repl.attached = false;
+    return;
+  default:                    /* MD_EV_REPLACE_DROP */
+    assert (ev->kind == MD_EV_REPLACE_DROP && sl->repl.attached);
+    sl->repl.attached = false;
+    return;
+  }
 }
 
 /* The changes of ev to s; false if they wait for the next write. */
@@ -170,60 +248,23 @@ change (struct md_live *s, const struct md_event *ev)
     assert (sl->state == MD_SLOT_IN_SYNC || sl->state == MD_SLOT_RECOVERING);
     sl->state = MD_SLOT_FAULTY;
     return true;
-  case MD_EV_ADD:
-    assert (sl->state == MD_SLOT_ABSENT || sl->state == MD_SLOT_FAULTY);
-    sl->state = MD_SLOT_ABSENT;       /* the failed device is let go */
-    start_recovery (sl, md_live_new_dev_number (s), ev->data_size, false);
-    memcpy (sl->device_uuid, ev->device_uuid, 16);
-    sl->corrected_read = 0;       /* a new device's own count */
-    return true;
-  case MD_EV_RE_ADD:
-    assert (sl->state == MD_SLOT_ABSENT || sl->state == MD_SLOT_FAULTY);
-    assert (!md_live_dev_number_taken (s, ev->dev_number, ev->slot));
-    start_recovery (sl, ev->dev_number, ev->data_size, ev->bitmap &&
-                    (s->common.feature_map & MD_FEATURE_BITMAP_OFFSET));
-    if (ev->device_uuid)
-      memcpy (sl->device_uuid, ev->device_uuid, 16);
-    return true;
-  case MD_EV_RECOVERY_CP:
-    assert (sl->state == MD_SLOT_RECOVERING);
-    sl->recovery_offset = ev->sectors;
-    return true;
+  case MD_EV_ADD: case MD_EV_RE_ADD: case MD_EV_RECOVERY_CP:
   case MD_EV_RECOVERY_DONE:
-    assert (sl->state == MD_SLOT_RECOVERING);
-    sl->state = MD_SLOT_IN_SYNC;
-    sl->recovery_offset = 0;
-    sl->bitmap_recovery = false;
+    change_recovery (s, ev);
     return true;
   case MD_EV_RESYNC_CP: s->resync_cp = ev->sectors; return false;
   case MD_EV_CORRECTED_READ:
     sl->corrected_read += (uint32_t) ev->sectors;
     return false;
-  case MD_EV_REPLACE_ADD:
-    assert (sl->state == MD_SLOT_IN_SYNC && !sl->repl.attached);
-    sl->repl = (struct md_live_repl) {
-      .attached = true, .dev_number = md_live_new_dev_number (s),
-      .data_size = ev->data_size,
-    };
-    memcpy (sl->repl.device_uuid, ev->device_uuid, 16);
-    return true;
-  case MD_EV_REPLACE_CP:
-    assert (sl->repl.attached);
-    sl->repl.recovery_offset = ev->sectors;
-    return true;
-  case MD_EV_REPLACE_DONE:
-    assert (sl->state == MD_SLOT_IN_SYNC && sl->repl.attached);
-    sl->dev_number = sl->repl.dev_number;
-    memcpy (sl->device_uuid, sl->repl.device_uuid, 16);
-    sl->data_size = sl->repl.data_size;
-    sl->corrected_read = 0;
-    sl->repl.attached = false;
-    return true;
+  case MD_EV_REPLACE_ADD: case MD_EV_REPLACE_CP: case MD_EV_REPLACE_DONE:
   case MD_EV_REPLACE_DROP:
-    assert (sl->repl.attached);
-    sl->repl.attached = false;
+    change_replacement (s, ev);
     return true;
   case MD_EV_RESYNC_DONE: s->resync_cp = MD_MAX_SECTOR; return true;
+  case MD_EV_BAD_BLOCKS:
+    assert (sl->state != MD_SLOT_ABSENT);
+    sl->bad_blocks = ev->sectors != 0;
+    return true;
   case MD_EV_GROW: grow (s, ev); return true;
   case MD_EV_RESHAPE_CP:
     assert (s->common.feature_map & MD_FEATURE_RESHAPE_ACTIVE);
@@ -293,7 +334,10 @@ md_live_sb (const struct md_live *s, unsigned slot, struct md_sb *sb)
   sb->resync_offset = s->dirty ? 0 : s->resync_cp;
   sb->feature_map &= ~(uint32_t) (MD_FEATURE_RECOVERY_OFFSET |
                                   MD_FEATURE_RECOVERY_BITMAP |
-                                  MD_FEATURE_REPLACEMENT);
+                                  MD_FEATURE_REPLACEMENT |
+                                  MD_FEATURE_BAD_BLOCKS);
+  if (sl->bad_blocks)
+    sb->feature_map |= MD_FEATURE_BAD_BLOCKS;
   sb->recovery_offset = 0;
   if (sl->state == MD_SLOT_RECOVERING) {
     sb->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
@@ -317,7 +361,8 @@ md_live_sb_repl (const struct md_live *s, unsigned slot, struct md_sb *sb)
   sb->data_size = r->data_size;
   sb->cnt_corrected_read = 0;
   sb->feature_map |= MD_FEATURE_REPLACEMENT;
-  sb->feature_map &= ~(uint32_t) MD_FEATURE_RECOVERY_BITMAP;
+  sb->feature_map &= ~(uint32_t) (MD_FEATURE_RECOVERY_BITMAP |
+                                  MD_FEATURE_BAD_BLOCKS);
   if (r->recovery_offset != MD_MAX_SECTOR) {
     sb->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
     sb->recovery_offset = r->recovery_offset;
@@ -360,6 +405,9 @@ md_readd_check (const struct md_live *s, const struct md_readd *q,
   else if (md_live_dev_number_taken (s, dev->dev_number, slot))
     snprintf (why, len, "its device number %" PRIu32 " belongs to another "
               "member now: rebuild it instead", dev->dev_number);
+  else if (dev->feature_map & MD_FEATURE_BAD_BLOCKS)
+    snprintf (why, len, "its md bad-block log lists bad blocks, which a "
+              "re-add here would not read around: rebuild it instead");
   else if (!q->has_bitmap)
     snprintf (why, len, "the array has no write-intent bitmap to say what "
               "it missed: rebuild it instead");

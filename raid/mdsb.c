@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "raid/badblocks.h"
 #include "raid/geom.h"
 #include "raid/le.h"
 #include "raid/ppl.h"
@@ -244,14 +245,16 @@ check_placement (const struct md_sb *sb, uint64_t member_sectors,
   if (sb->dev_number >= sb->max_dev)
     return le_bad (why, wl, -EBADMSG, "dev_number %" PRIu32 " is not below "
                 "max_dev %" PRIu32, sb->dev_number, sb->max_dev);
-  return 0;
+  /* The bad-block log's place; its entries are read by whoever has the
+   * member (raid/badblocks.h).
+   */
+  return md_bblog_check (sb, member_sectors, why, wl);
 }
 
 static int
 check_features (const struct md_sb *sb, char *why, size_t wl)
 {
-  const uint32_t refused = MD_FEATURE_BAD_BLOCKS
-    | MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL;
+  const uint32_t refused = MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL;
   const uint32_t ppl = MD_FEATURE_ANY_PPL;
 
   if (sb->feature_map & ~MD_FEATURE_ALL)
@@ -259,8 +262,7 @@ check_features (const struct md_sb *sb, char *why, size_t wl)
                 sb->feature_map & ~MD_FEATURE_ALL);
   if (sb->feature_map & refused)
     return le_bad (why, wl, -ENOTSUP, "uses md features not supported here "
-                "(feature_map %#" PRIx32 ": bad-block log, "
-                "journal or clustering)",
+                "(feature_map %#" PRIx32 ": journal or clustering)",
                 sb->feature_map & refused);
   /* md_p.h: PPL and MULTIPLE_PPLS are never both set; md.c's
    * super_1_validate refuses a bitmap with either.
@@ -357,14 +359,18 @@ check_reshape (const struct md_sb *sb, char *why, size_t wl)
                    "here", sb->new_level, sb->new_layout, sb->new_chunk,
                    sb->delta_disks, sb->feature_map &
                    MD_FEATURE_RESHAPE_BACKWARDS ? ", backwards" : "");
-  if (!(sb->feature_map & MD_FEATURE_NEW_OFFSET) || sb->new_offset >= 0)
-    return le_bad (why, wl, -ENOTSUP, "a reshape that keeps its data offset "
-                   "(it needs mdadm's --backup-file) is not supported here");
+  /* Without NEW_OFFSET md ignores new_offset (super_1_load): the data
+   * offset is kept, and mdadm's backup file carries the critical section.
+   */
+  if ((sb->feature_map & MD_FEATURE_NEW_OFFSET) && sb->new_offset >= 0)
+    return le_bad (why, wl, -ENOTSUP, "a reshape that moves the data offset "
+                   "up (new_offset %" PRId32 ") is not supported here",
+                   sb->new_offset);
   if ((uint64_t) sb->delta_disks + R5_MIN_MEMBERS > sb->raid_disks)
     return le_bad (why, wl, -EBADMSG, "delta_disks %" PRId32 " leaves fewer "
                    "than %u of %" PRIu32 " raid disks", sb->delta_disks,
                    R5_MIN_MEMBERS, sb->raid_disks);
-  new_start = (int64_t) sb->data_offset + sb->new_offset;
+  new_start = (int64_t) sb->data_offset + md_sb_new_offset (sb);
   new_stripe = (uint64_t) sb->chunksize * (sb->raid_disks - 1);
   end = md_sb_reshape_end (sb);
   if (new_start < (int64_t) (MD_SB_SECTOR + MD_SB_BLOCK / 512))

@@ -16,7 +16,8 @@
  * Pure: no I/O, no allocation.  Errors: -EINVAL (not an md superblock:
  * wrong magic), -EBADMSG (an md superblock that is corrupt or
  * inconsistent), -ENOTSUP (valid, but uses something not supported);
- * why (if not NULL) gets one line of explanation.
+ * why (if not NULL) gets one line of explanation.  The bad-block log's
+ * place is checked here (md_bblog_check); its entries are not read.
  */
 #ifndef RAID_MDSB_H
 #define RAID_MDSB_H
@@ -161,6 +162,16 @@ void md_sb_encode (const struct md_sb *sb, void *block)
  * a member and so does array/ (it is left out, like a spare).
  */
 unsigned md_sb_role (const struct md_sb *sb) __attribute__((nonnull));
+
+/* The data offset's move a reshape records, sectors: new_offset with
+ * feature NEW_OFFSET, else 0 (md ignores new_offset then: super_1_load;
+ * a grow that keeps its data offset, with mdadm's backup file).
+ */
+static inline int32_t
+md_sb_new_offset (const struct md_sb *sb)
+{
+  return sb->feature_map & MD_FEATURE_NEW_OFFSET ? sb->new_offset : 0;
+}
 
 /* UUID as md prints it ("a1b2c3d4:...", 35 characters plus NUL). */
 void md_uuid_format (const uint8_t uuid[16], char out[36])

@@ -83,7 +83,7 @@ grow_step_behind (const struct md_sb *sb, const struct md_sb *fresh)
       sb->data_offset == fresh->data_offset;
   if (sb_grows && !fresh_grows)
     return sb->raid_disks == fresh->raid_disks &&
-      (int64_t) sb->data_offset + sb->new_offset ==
+      (int64_t) sb->data_offset + md_sb_new_offset (sb) ==
       (int64_t) fresh->data_offset;
   return false;
 }
@@ -293,7 +293,8 @@ md_asm_bitmap (struct md_assembly *as, const struct md_found *f,
       (fate == MD_FATE_STALE || fate == MD_FATE_REMOVED ||
        fate == MD_FATE_FAULTY) &&
       has_data_role (&f[i].sb) && f[i].sb.events >= events_cleared &&
-      f[i].sb.events <= f[as->freshest].sb.events;
+      f[i].sb.events <= f[as->freshest].sb.events &&
+      !(f[i].sb.feature_map & MD_FEATURE_BAD_BLOCKS);
   }
 }
 

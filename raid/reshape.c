@@ -36,9 +36,10 @@ r5_reshape_min_shift (const struct r5_geom *g, unsigned add)
     g->data_members;
 }
 
-int
-r5_reshape_init (struct r5_reshape *r, const struct r5_geom *from,
-                 unsigned add, uint64_t shift)
+/* The two shapes, the data offset moved down by shift (checked). */
+static int
+init_shapes (struct r5_reshape *r, const struct r5_geom *from, unsigned add,
+             uint64_t shift)
 {
   struct r5_geom to;
   struct r5_geom_params p = {
@@ -46,10 +47,6 @@ r5_reshape_init (struct r5_reshape *r, const struct r5_geom *from,
     .layout = from->layout,
   };
 
-  if (add == 0 || from->members + add > R5_MAX_MEMBERS || shift % 512)
-    return -EINVAL;
-  if (shift > from->data_offset || shift < r5_reshape_min_shift (from, add))
-    return -ENOSPC;
   p.data_offset = from->data_offset - shift;
   /* The same whole stripes per member: md keeps the component size. */
   p.member_bytes = p.data_offset + from->member_data;
@@ -60,6 +57,32 @@ r5_reshape_init (struct r5_reshape *r, const struct r5_geom *from,
   r->window = window_of (from->chunk, from->data_members, to.data_members);
   r->end = to.capacity;
   return 0;
+}
+
+int
+r5_reshape_init (struct r5_reshape *r, const struct r5_geom *from,
+                 unsigned add, uint64_t shift)
+{
+  if (add == 0 || from->members + add > R5_MAX_MEMBERS || shift % 512)
+    return -EINVAL;
+  if (shift > from->data_offset || shift < r5_reshape_min_shift (from, add))
+    return -ENOSPC;
+  return init_shapes (r, from, add, shift);
+}
+
+int
+r5_reshape_init_kept (struct r5_reshape *r, const struct r5_geom *from,
+                      unsigned add)
+{
+  if (add == 0 || from->members + add > R5_MAX_MEMBERS)
+    return -EINVAL;
+  return init_shapes (r, from, add, 0);
+}
+
+bool
+r5_reshape_critical (const struct r5_reshape *r, uint64_t line)
+{
+  return line < r->end && r5_reshape_must_record (r, line, line);
 }
 
 uint64_t

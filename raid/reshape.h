@@ -61,6 +61,26 @@ int r5_reshape_init (struct r5_reshape *r, const struct r5_geom *from,
                      unsigned add, uint64_t shift)
   __attribute__((nonnull, warn_unused_result));
 
+/* Fill *r for growing `from` by add members keeping the data offset
+ * (md's reshape with mdadm's --backup-file: no room to move it).  Its
+ * first windows are critical (below); the rest are made safe by
+ * recording.  0, -EINVAL; *r untouched on error.
+ */
+int r5_reshape_init_kept (struct r5_reshape *r, const struct r5_geom *from,
+                          unsigned add)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Is the window at line critical: would its writes reach `from` bytes at
+ * or past line even with line recorded -- its own bytes not moved yet?
+ * No record can make it safe then (raid5.c reshape_request: "If
+ * 'readpos' is then behind 'writepos', there is no way that we can
+ * ensure safety in the face of a crash - that must be done by userspace
+ * making a backup of the data"): its bytes must be in a backup first.
+ * Never with shift >= r5_reshape_min_shift.
+ */
+bool r5_reshape_critical (const struct r5_reshape *r, uint64_t line)
+  __attribute__((nonnull));
+
 /* The geometry array byte addr is in while the line is at `line`. */
 static inline const struct r5_geom *
 r5_reshape_geom_at (const struct r5_reshape *r, uint64_t line, uint64_t addr)

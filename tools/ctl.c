@@ -26,7 +26,7 @@
 /* raid5ctl's names of the ACMD_* options, by bit. */
 static const char *const opt_names[] = {
   "--json", "--wait", "--list", "--slot", "--new", "--min", "--max",
-  "--files", "--fs-offset", "--force", "", "--add",
+  "--files", "--fs-offset", "--force", "", "--add", "--backup-file",
 };
 
 /* What the command line said. */
@@ -38,6 +38,7 @@ struct ctl_args {
   const char *slot, *path;
   const char *add[R5_MAX_MEMBERS];  /* grow's --add */
   unsigned nadd;
+  const char *backup;         /* grow's --backup-file */
   unsigned slot_no;           /* slot, parsed */
   uint64_t min_kib, max_kib;
   uint64_t fs_off;            /* --fs-offset, or CHECK_FS_AUTO */
@@ -98,6 +99,7 @@ take_option (struct ctl_args *a, int c, const char *arg)
                          "members)", arg, R5_MAX_MEMBERS);
     a->add[a->nadd++] = arg;
     return TOOL_OK;
+  case 'b': a->given |= ACMD_BACKUP; a->backup = arg; return TOOL_OK;
   case 'o':
     a->given |= ACMD_FS_OFFSET;
     return check_parse_fs_offset (arg, &a->fs_off);
@@ -120,6 +122,7 @@ parse_options (int argc, char **argv, struct ctl_args *a)
     { "fs-offset", required_argument, NULL, 'o' },
     { "force", no_argument, NULL, 'F' },
     { "add", required_argument, NULL, 'a' },
+    { "backup-file", required_argument, NULL, 'b' },
     { NULL, 0, NULL, 0 },
   };
   unsigned bad;
@@ -193,6 +196,23 @@ server_path (const char *path, char *out, size_t len)
   return TOOL_OK;
 }
 
+/* A file the server makes or reads (not a member): absolute, one word. */
+static int
+server_file (const char *file, char *out, size_t len)
+{
+  char cwd[PATH_MAX];
+
+  if (strpbrk (file, " \t\r\n"))
+    return tool_error ("%s: the control protocol cannot carry white space "
+                       "in a path", file);
+  if (file[0] != '/' && getcwd (cwd, sizeof cwd) == NULL)
+    return tool_error ("%s: cannot make it absolute: %m", file);
+  if ((size_t) snprintf (out, len, "%s%s%s", file[0] == '/' ? "" : cwd,
+                         file[0] == '/' ? "" : "/", file) >= len)
+    return tool_error ("%s: path too long", file);
+  return TOOL_OK;
+}
+
 /* The command line the server understands. */
 static int
 compose (const struct ctl_args *a, char *line, size_t len)
@@ -206,6 +226,12 @@ compose (const struct ctl_args *a, char *line, size_t len)
     if (server_path (a->add[i], path, sizeof path) != TOOL_OK)
       return TOOL_FAIL;
     n += snprintf (line + n, len - (size_t) n, " %s", path);
+    path[0] = '\0';
+  }
+  if (a->backup) {
+    if (server_file (a->backup, path, sizeof path) != TOOL_OK)
+      return TOOL_FAIL;
+    n += snprintf (line + n, len - (size_t) n, " --backup-file=%s", path);
     path[0] = '\0';
   }
   if (a->json && !a->wait)

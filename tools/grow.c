@@ -32,6 +32,7 @@ struct grow_opts {
   unsigned nadd;
   const char *add[R5_MAX_MEMBERS];
   bool force;
+  const char *backup;         /* --backup-file */
   enum disk_cache_mode cache;
   uint64_t max_kib;           /* per member and second; 0: no limit */
   unsigned n;
@@ -48,10 +49,10 @@ usage (void)
 {
   printf (
 "usage: raid5ctl grow --add PATH [--add PATH...] [--force] [--max-speed SIZE]\n"
-"                     [--direct|--buffered] DISK...\n"
-"       raid5ctl grow [--max-speed SIZE] DISK...\n"
-"       raid5ctl grow --control SOCKET [--wait] [--force] --add PATH\n"
-"                     [--add PATH...]\n"
+"                     [--backup-file FILE] [--direct|--buffered] DISK...\n"
+"       raid5ctl grow [--max-speed SIZE] [--backup-file FILE] DISK...\n"
+"       raid5ctl grow --control SOCKET [--wait] [--force] [--backup-file FILE]\n"
+"                     --add PATH [--add PATH...]\n"
 "\n"
 "Grow an array whose members carry md superblocks by one member or more,\n"
 "offline (nothing may serve the members): mdadm --add, then mdadm --grow\n"
@@ -66,6 +67,11 @@ usage (void)
 "                    system, another array's md superblock or any signature\n"
 "                    libblkid knows (refused without it); they are wiped\n"
 "  --max-speed SIZE  at most SIZE per second of each member (bare: KiB)\n"
+"  --backup-file FILE  mdadm's: where members have no room before their\n"
+"                    data to move it, the data offset is kept and the\n"
+"                    first windows (the critical section) go through FILE,\n"
+"                    which is removed at the end; give it again to go on\n"
+"                    with a grow stopped in its critical section\n"
 "  --direct          member I/O with O_DIRECT, past the page cache: the\n"
 "                    default when every DISK (and PATH) is a block device\n"
 "  --buffered        member I/O through the page cache (image files' default)\n"
@@ -74,7 +80,8 @@ usage (void)
 "As mdadm does without a backup file, the data offset of every member\n"
 "moves down (by mdadm's least: raid5ctl explain grow shows it), so the\n"
 "members need that much room before their data; arrays made by raid5ctl\n"
-"create and mdadm --create have it.  The reshape's place is kept in the\n"
+"create and mdadm --create have it.  Members without it grow with\n"
+"--backup-file, as under mdadm.  The reshape's place is kept in the\n"
 "superblocks (md's reshape_position) as it goes: an interrupted grow goes\n"
 "on when rerun without --add, with every member, the new ones included.\n"
 "An array whose grow was interrupted under md goes on here the same way,\n"
@@ -112,6 +119,7 @@ take_option (struct grow_opts *o, int c, const char *arg)
   case 'd':
   case 'B': return disk_cache_option (&o->cache, c);
   case 'x': return tool_parse_speed ("--max-speed", arg, &o->max_kib);
+  case 'b': o->backup = arg; return TOOL_OK;
   default: return TOOL_FAIL;
   }
 }
@@ -126,6 +134,7 @@ parse (int argc, char **argv, struct grow_opts *o)
     { "max-speed", required_argument, NULL, 'x' },
     { "direct", no_argument, NULL, 'd' },
     { "buffered", no_argument, NULL, 'B' },
+    { "backup-file", required_argument, NULL, 'b' },
     { NULL, 0, NULL, 0 },
   };
   int c;
@@ -144,7 +153,8 @@ parse (int argc, char **argv, struct grow_opts *o)
 static int
 open_array (const struct grow_opts *o, struct array **a)
 {
-  struct array_config cfg = { .metadata = ARRAY_META_AUTO };
+  struct array_config cfg = { .metadata = ARRAY_META_AUTO,
+                              .grow_backup = o->backup };
   const char *all[2 * R5_MAX_MEMBERS];
   struct array_err err;
 

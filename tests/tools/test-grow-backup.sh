@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# raid5ctl grow on members with no room before their data to move it
+# (made with --data-offset 64K; growing 3 -> 4 with 64K chunks moves it
+# by 192 KiB): md's grow with mdadm's --backup-file, the data offset kept
+# and the critical section's windows through the file.
+#  - without --backup-file: refused in one line, nothing written;
+#  - with it, killed (a crash: RAID5_TEST_CRASH) at each step of a
+#    critical window's move -- its bytes backed up, its new stripes
+#    written, the line past it recorded -- in each critical window, then
+#    resumed: every byte where md puts it for 4 members (member-check at
+#    the same data offset), check 0, mdadm reads 4 devices; the backup
+#    file gone at the end;
+#  - a grow stopped with its new stripes written over old bytes and the
+#    line not yet past them: refused without the backup file (members
+#    untouched), restored from it (the log says so).
+. "${0%/*}/functions.sh"
+. "${0%/*}/../integration/md-functions.sh"
+requires_raid5ctl
+requires nbdcopy --version
+
+CHUNK=65536
+BK=$tmpdir/grow.backup
+
+# fresh: 3 members with little room, random data through the plugin.
+fresh ()
+{
+  local size
+  rm -f "$tmpdir"/b.* "$BK"
+  md_create b 3 24M --chunk 64K --bitmap none --data-offset 64K
+  m=("${MEMBERS[@]}")
+  truncate -s 24M "$tmpdir/b.new"
+  size=$("$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
+  head -c "$size" /dev/urandom >"$tmpdir/model"
+  "$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run "nbdcopy '$tmpdir/model' \"\$uri\"" ||
+    fail "filling the array"
+}
+
+# grown: 4 members, the data offset kept, every byte where md puts it.
+grown ()
+{
+  local all=("${m[@]}" "$tmpdir/b.new") stripes
+  stripes=$(( (24 * 1048576 - MD_DOFF) / CHUNK ))
+  truncate -s $(( stripes * 3 * CHUNK )) "$tmpdir/model"
+  member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset "$MD_DOFF" \
+    --stripes "$stripes" --model "$tmpdir/model" "${all[@]}"
+  "$RAID5CTL" check "${all[@]}" 2>/dev/null | grep -q "mismatch_cnt 0$" ||
+    fail "raid5ctl check after the grow"
+  md_expect clean AAAA "${all[@]}"
+  [ "$(md_field "${m[0]}" 'Raid Devices')" = 4 ] || fail "mdadm: not 4 devices"
+  [ ! -e "$BK" ] || fail "the backup file is left after the grow"
+}
+
+echo "== no room, no backup file: refused"
+fresh
+DISKS=("${m[@]}" "$tmpdir/b.new")
+check_refused 'give a backup file \(--backup-file\)' \
+  grow --add "$tmpdir/b.new" "${m[@]}"
+
+echo "== killed at each step of each critical window, resumed"
+for point in grow-backed-up grow-moved grow-recorded; do
+  for k in 1 2; do
+    fresh
+    st=0
+    RAID5_TEST_CRASH=$point@$k "$RAID5CTL" grow --add "$tmpdir/b.new" \
+      --backup-file "$BK" "${m[@]}" >"$tmpdir/grow.out" 2>&1 || st=$?
+    [ $st = 137 ] || { cat "$tmpdir/grow.out" >&2; fail "$point@$k: not killed (exit $st)"; }
+    pos=$(md_field "${m[0]}" "Reshape pos'n")
+    "$RAID5CTL" grow --backup-file "$BK" "${m[@]}" "$tmpdir/b.new" \
+      >"$tmpdir/resume.out" 2>&1 ||
+      { cat "$tmpdir/resume.out" >&2; fail "$point@$k: the resume"; }
+    echo "   $point@$k: killed with the reshape at ${pos:-?}; resumed$(grep -q 'restored the grow' "$tmpdir/resume.out" && echo ', the critical section restored from the backup')"
+    grown
+  done
+done
+
+echo "== stopped with old bytes overwritten: the backup file is needed"
+fresh
+RAID5_TEST_CRASH=grow-moved@1 "$RAID5CTL" grow --add "$tmpdir/b.new" \
+  --backup-file "$BK" "${m[@]}" >/dev/null 2>&1 && fail "not killed"
+DISKS=("${m[@]}" "$tmpdir/b.new")
+check_refused 'critical section.*backup file' grow "${m[@]}" "$tmpdir/b.new"
+"$RAID5CTL" grow --backup-file "$BK" "${m[@]}" "$tmpdir/b.new" \
+  >"$tmpdir/resume.out" 2>&1 || { cat "$tmpdir/resume.out" >&2; fail "the resume"; }
+grep -q "restored the grow's critical section from $BK" "$tmpdir/resume.out" ||
+  fail "the resume does not say it restored: $(cat "$tmpdir/resume.out")"
+grown
+echo "== served: grow --control --backup-file, the server crashed mid-window"
+fresh
+sock=$tmpdir/ctl
+RAID5_TEST_CRASH=grow-moved@2 "$NBDKIT" -f -U "$tmpdir/sock" "$PLUGIN" \
+  "${m[@]/#/disk=}" control="$sock" >"$tmpdir/nbdkit.log" 2>&1 &
+srv=$!
+for (( i = 0; i < 100; i++ )); do [ -S "$sock" ] && break; sleep 0.05; done
+"$RAID5CTL" --control "$sock" grow --add "$tmpdir/b.new" --backup-file "$BK" \
+  >"$tmpdir/grow.out" 2>&1 || { cat "$tmpdir/grow.out" >&2; fail "grow --control"; }
+st=0
+timeout 60 tail --pid=$srv -f /dev/null || :
+wait $srv || st=$?
+[ $st = 137 ] || fail "the server was not crashed (exit $st)"
+"$NBDKIT" -f -U "$tmpdir/sock" "$PLUGIN" "${m[@]/#/disk=}" "disk=$tmpdir/b.new" \
+  control="$sock" >"$tmpdir/nbdkit2.log" 2>&1 &&
+  fail "served without its backup file, the grow stopped in its critical section"
+grep -q "critical section.*backup file" "$tmpdir/nbdkit2.log" ||
+  fail "the refusal: $(cat "$tmpdir/nbdkit2.log")"
+CTL_PY=$abs_top_srcdir/tests/integration/ctl.py
+"$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" "disk=$tmpdir/b.new" backup-file="$BK" \
+  control="$sock" --run "/usr/bin/python3 $CTL_PY $sock wait \
+    's[\"grow\"] is None and s[\"job\"][\"kind\"] == \"idle\"' 60" \
+  >"$tmpdir/wait.out" 2>&1 ||
+  { cat "$tmpdir/wait.out" >&2; fail "the grow goes on, served with backup-file="; }
+grown
+echo "test-grow-backup: OK"
