@@ -26,7 +26,8 @@
  * keeps only what was flushed.  A write is durable once acknowledged with
  * FUA, or once a flush sent after its reply has been acknowledged (NBD's
  * rule); the ranges of the others are kept in a list, and at the cut they
- * become unknown like the requests in flight.  The run starts with a flush
+ * become unknown like the requests in flight.  Trims too: what a read of
+ * a trimmed range taught the model is not durable before the trim is.  The run starts with a flush
  * so that what earlier runs wrote is durable.
  *
  * Exit status: 0 all reads matched, 1 a mismatch or an NBD error, 2 usage.
@@ -260,8 +261,8 @@ forget_crashed (uint64_t off, uint64_t len)
   model_forget (&model, off, len);
 }
 
-/* --power-loss: a write that completed without FUA is not durable yet.
- * Called under lock.
+/* --power-loss: a write, zero or trim that completed without FUA is not
+ * durable yet.  Called under lock.
  */
 static void
 note_pending (uint64_t off, uint64_t len)
@@ -347,8 +348,12 @@ complete_op (struct thread *t, unsigned id, enum op_type type, uint32_t flags,
     model_zero (&model, off, len);
   else if (type == OP_TRIM)
     model_forget (&model, off, len);
+  /* A trim is a write too: until it is durable, the cut may bring back
+   * what it trimmed -- and a read of the trimmed range has taught the
+   * model what the trim left, which the cut may take away.
+   */
   if (power_loss && r == 0) {
-    if ((type == OP_WRITE || type == OP_ZERO) &&
+    if ((type == OP_WRITE || type == OP_ZERO || type == OP_TRIM) &&
         !(flags & LIBNBD_CMD_FLAG_FUA))
       note_pending (off, len);
     else if (type == OP_FLUSH)
@@ -599,7 +604,8 @@ usage (FILE *fp, int status)
 "  --write-hole   with --crash-ok, on a degraded array: the whole stripes\n"
 "                 of requests in flight become unknown (the write hole)\n"
 "  --power-loss   with --crash-ok, the server's death loses what was not\n"
-"                 flushed: writes not yet durable become unknown too\n"
+"                 flushed: writes, zeroes and trims not yet durable\n"
+"                 become unknown too\n"
 "                 (the run starts with a flush)\n"
 "  -v, --verbose  print every request\n", MAX_THREADS);
   exit (status);
