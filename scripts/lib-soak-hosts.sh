@@ -116,10 +116,14 @@ server_start ()
   # now and then when its client goes away mid-reply (connections.c:
   # raw_send_socket: Assertion `sock >= 0' failed) -- its bug, which
   # would take a second member out under the array.
+  # The cache's blocks are 4 KiB, the array's unit of correction: with
+  # its default 64 KiB, rewriting a read-bad sector's page read the rest of
+  # the block first, failed on the bad sectors, and listed the page in
+  # the member's bad-block log (seed 424242) -- a disk remaps on write.
   [ -n "${DNS[$d]}" ] && pre=(ip netns exec "${DNS[$d]}")
   "${pre[@]}" "$NBDKIT" -f -t 1 "${listen[@]}" -P "$img.pid" \
     --filter=error --filter=cache "$BADSECTOR" file="$img" bad="$img.bad" log="$img.badlog" \
-    cache=writeback \
+    cache=writeback cache-min-block-size=4K \
     error-pread=EIO error-pread-rate=100% error-pread-file="$img.rerr" \
     error-pwrite=$e error-pwrite-rate=100% error-pwrite-file="$img.werr" \
     error-zero=$e error-zero-rate=100% error-zero-file="$img.werr" \
