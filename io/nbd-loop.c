@@ -152,13 +152,19 @@ set_events (struct turn *t)
 /* Tell libnbd what the sockets are ready for: it reads replies (running
  * the callbacks) and sends what is queued.  A failure is kept in err.
  */
-static void
+static bool
 notify (struct turn *t)
 {
+  bool failed = false;
+
   for (unsigned i = 0; i < t->n; i++) {
     short ev = t->pfd[i].revents;
     int r = 0;
 
+    /* One event at a time: reading comes first (the reply is to an
+     * older command), and a read when the socket has nothing would
+     * leave libnbd waiting for a reply with a write half sent.
+     */
     deferred.on = true;
     if (ev & (POLLIN | POLLHUP | POLLERR | POLLNVAL))
       r = nbd_aio_notify_read (t->h[i]);
@@ -168,10 +174,11 @@ notify (struct turn *t)
     wake_deferred ();
     if (r == -1)
       t->err[i] = nbd_err ();
-    else if (ev && (nbd_aio_is_dead (t->h[i]) == 1 ||
-                    nbd_aio_is_closed (t->h[i]) == 1))
-      t->err[i] = -ECONNRESET;
+    else if (ev && nbd_aio_get_direction (t->h[i]) == 0)
+      t->err[i] = -ECONNRESET;      /* dead, or closed by the server */
+    failed |= t->err[i] < 0;
   }
+  return failed;
 }
 
 /* One turn; false when the loop is to end. */
@@ -194,12 +201,13 @@ turn (struct nbd_member *nm, struct turn *t)
   if (poll (t->pfd, t->n + 1, t->timeout_ms) > 0 &&
       (t->pfd[t->n].revents & POLLIN))
     (void) !read (nm->kick_fd, &spent, sizeof spent);
-  notify (t);
-  pthread_mutex_lock (&nm->lock);
-  for (unsigned i = 0; i < t->n; i++)
-    if (t->err[i] < 0)
-      nbd_conn_fail (nm, t->c[i], t->err[i]);
-  pthread_mutex_unlock (&nm->lock);
+  if (notify (t)) {
+    pthread_mutex_lock (&nm->lock);
+    for (unsigned i = 0; i < t->n; i++)
+      if (t->err[i] < 0)
+        nbd_conn_fail (nm, t->c[i], t->err[i]);
+    pthread_mutex_unlock (&nm->lock);
+  }
   return true;
 }
 

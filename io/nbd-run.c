@@ -284,24 +284,6 @@ batch_wait (struct batch *b)
 
 /* --- the batch ------------------------------------------------------------ */
 
-/* Member m ready for this batch's ops: its loop running, and no hang-up
- * found while it was idle (else that error, the link's, for all of them).
- */
-static int
-member_ready (struct nbd_member *nm)
-{
-  int r;
-
-  pthread_mutex_lock (&nm->lock);
-  r = nbd_loop_ensure (nm);
-  if (r == 0 && nm->lost < 0) {
-    r = nm->lost;
-    nm->lost = 0;
-  }
-  pthread_mutex_unlock (&nm->lock);
-  return r;
-}
-
 /* One member's part of the batch: its ops (indices into it), in batch
  * order, and the error that fails them all if it could not be reached.
  */
@@ -309,9 +291,29 @@ struct part {
   struct nbd_member *nm;
   size_t *idx, k;
   int err;
+  bool lost;                  /* err is the link's */
   struct io_op fl;            /* FUA's flush, if one is sent */
   struct track ft;
 };
+
+/* Part p's member ready for its ops: its loop running (else p->err: no
+ * thread), and no hang-up found while it was idle (else that error, the
+ * link's, for all of them).
+ */
+static void
+member_ready (struct part *p)
+{
+  struct nbd_member *nm = p->nm;
+
+  pthread_mutex_lock (&nm->lock);
+  p->err = nbd_loop_ensure (nm);
+  if (p->err == 0 && nm->lost < 0) {
+    p->err = nm->lost;
+    p->lost = true;
+    nm->lost = 0;
+  }
+  pthread_mutex_unlock (&nm->lock);
+}
 
 /* Cut the batch into one part per member, in member order. */
 static size_t
@@ -348,7 +350,8 @@ writes (const struct io_op *op)
 static void
 start_part (struct batch *b, struct part *p, struct track *t, unsigned flags)
 {
-  if ((p->err = member_ready (p->nm)) < 0)
+  member_ready (p);
+  if (p->err < 0)
     return;
   for (size_t j = 0; j < p->k; j++) {
     struct track *tj = &t[p->idx[j]];
@@ -399,7 +402,7 @@ results (struct part *parts, size_t np, struct track *t)
 
       if (parts[p].err < 0) {
         tj->err = parts[p].err;
-        tj->lost = true;      /* not reached: its loop, its link */
+        tj->lost = parts[p].lost;
       }
       tj->op->result = tj->err;
       tj->op->link_lost = tj->lost && tj->err < 0;

@@ -13,7 +13,7 @@
 /* Connections to a member whose server offers multi-conn (one
  * otherwise), each carrying the commands of every batch at once.
  */
-#define IO_NBD_CONNECTIONS_DEFAULT 4u
+#define IO_NBD_CONNECTIONS_DEFAULT 2u
 #define IO_NBD_CONNECTIONS_MAX 16u
 
 /* Connections to each NBD member opened from now on in this process

@@ -73,7 +73,7 @@ void params_free (struct params *p);
   "member-timeout=SECONDS  An NBD member with requests in flight and\n" \
   "                   none completing this long is failed (default 5).\n" \
   "member-connections=N  Connections to each NBD member whose server\n" \
-  "                   offers multi-conn, 1 to 16 (default 4); each\n" \
+  "                   offers multi-conn, 1 to 16 (default 2); each\n" \
   "                   carries many commands at once.\n" \
   "re-add=auto|manual auto (default): a failed NBD member is reached\n" \
   "                   again by itself and re-added when the bitmap\n" \
