@@ -399,6 +399,18 @@ shape_locks_init (struct array *a, struct array_err *err)
   return 0;
 }
 
+/* The lock of the members' bad-block tables (badblocks.h). */
+static int
+bb_lock_init (struct array *a, struct array_err *err)
+{
+  int r = array_bb_init (a);
+
+  if (r < 0)
+    array_set_err (err, "cannot create the bad-block tables' lock: %s",
+                   strerror (-r));
+  return r;
+}
+
 /* The partial parity log's recovery, then the integrity record -- judged
  * by md's events and dirty state as assembled, before the recovery
  * changes them.
@@ -452,6 +464,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
   pthread_mutex_init (&a->fault_lock, NULL);
   err->msg[0] = '\0';
   if ((r = shape_locks_init (a, err)) < 0 ||
+      (r = bb_lock_init (a, err)) < 0 ||
       (r = open_members (a, cfg, err)) < 0 ||
       (r = open_spare (a, cfg, err)) < 0 ||
       (r = ppl_setup (a, err)) < 0 ||
@@ -490,6 +503,7 @@ array_close (struct array *a)
     a->integrity.on = false;  /* not settled: its marks stay */
   }
   integrity_close (a);
+  array_bb_free (a);
   meta_free (&a->meta);
   ppl_free (a);
   job_destroy (a);

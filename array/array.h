@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "raid/badblocks.h"
 #include "raid/geom.h"
 #include "raid/jobplan.h"
 #include "raid/plan.h"
@@ -140,6 +141,20 @@ enum member_state array_member_state (const struct array *a, unsigned member)
   __attribute__((nonnull));
 const char *array_member_path (const struct array *a, unsigned member)
   __attribute__((nonnull));
+/* Is [offset, offset + len) of slot's member bad, by its md bad-block
+ * log?  BYTES from the member's start, its data offset included (md's
+ * table counts sectors of the device, raid/badblocks.h); a sector is bad
+ * or not as a whole.  MD_BB_NONE also for a member without a table (no
+ * log, raw members, or a member that took the slot after assembly).
+ * With MD_BB_SOME or MD_BB_ALL, *first_bad (if not NULL) is the byte
+ * offset of the first bad sector's start in the range (at least offset).
+ * Read-only: any thread, no lock.
+ */
+enum md_bb_hit array_member_bad (const struct array *a, unsigned slot,
+                                 uint64_t offset, uint64_t len,
+                                 uint64_t *first_bad)
+  __attribute__((nonnull (1)));
+
 /* The md array UUID as mdadm prints it; -ENOENT for raw members. */
 int array_md_uuid (const struct array *a, char out[36])
   __attribute__((nonnull, warn_unused_result));
@@ -330,6 +345,10 @@ struct array_job_status {
   enum r5_job last_kind;  /* the last job that ended */
   int last_result;            /* 0 or -errno */
   uint64_t last_mismatches, last_stripes_bad;
+  /* Stripes skipped (a scrub) or not wholly rebuilt (a rebuild) for the
+   * bad blocks of their rows: the running job's, the last one's.
+   */
+  uint64_t bb_stripes, last_bb_stripes;
   uint64_t jobs_ended;        /* since open: a watcher tells one job's end
                                * from the next's by it */
 };

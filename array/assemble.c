@@ -1,8 +1,8 @@
 /* array/assemble.c -- build the array from md v1.2 superblocks.  Who is
  * current, stale, faulty or rebuilding, and whether the array may start,
  * is decided by raid/mdstate.h (md's rules, cited there); this file reads
- * the superblocks, says what was decided in words, and puts the members
- * in their slots.
+ * the superblocks and bad-block logs, says what was decided in words, and
+ * puts the members (and their bad-block tables) in their slots.
  */
 #include <config.h>
 
@@ -24,12 +24,17 @@ struct gathered {
   unsigned n;
   struct md_found f[R5_MAX_MEMBERS];
   struct md_assembly as;
+  struct md_bb_table *bb[R5_MAX_MEMBERS];   /* owned until attached */
 };
 
+/* Every member's superblock and bad-block table (a corrupt log refuses
+ * the array, naming the member: md would not take it either).
+ */
 static int
-read_all (const struct array_config *cfg, const struct io_member *opened,
-          struct md_found *f, struct array_err *err)
+read_all (const struct array_config *cfg, struct gathered *g,
+          struct array_err *err)
 {
+  struct md_found *f = g->f;
   char what[32];
   int any = 0;
 
@@ -37,14 +42,17 @@ read_all (const struct array_config *cfg, const struct io_member *opened,
     int r;
 
     memset (&f[i], 0, sizeof f[i]);
-    f[i].present = io_member_is_open (&opened[i]);
+    f[i].present = io_member_is_open (&g->opened[i]);
     if (!f[i].present)
       continue;
     snprintf (what, sizeof what, "member %u", i);
-    if ((r = meta_read_sb (&opened[i], what, &f[i].sb, err)) < 0)
+    if ((r = meta_read_sb (&g->opened[i], what, &f[i].sb, err)) < 0)
       return r;
     f[i].has_sb = r == 1;
     any |= r;
+    if (r == 1 && (r = array_bb_read (&g->opened[i], &f[i].sb, what,
+                                      &g->bb[i], err)) < 0)
+      return r;
   }
   return any;
 }
@@ -132,6 +140,35 @@ refused (const struct gathered *g, struct array_err *err)
     break;
   }
   return -EINVAL;
+}
+
+/* A member in service whose log lists bad blocks, in an array whose
+ * reshape is under way: the bad-block row (bbpath.c) serves one shape,
+ * so such an array is not served here (md serves it; mdadm
+ * --examine-badblocks lists the blocks, and the reshape finished by md
+ * lets it be served here).
+ */
+static int
+check_bad_blocks (const struct gathered *g, const struct md_sb *sb,
+                  struct array_err *err)
+{
+  for (unsigned s = 0; s < g->as.raid_disks; s++) {
+    int o = g->as.owner[s];
+    const struct md_bb_table *t = o >= 0 ? g->bb[o] : NULL;
+
+    if (t == NULL || t->count == 0 ||
+        !(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE))
+      continue;
+    array_set_err (err, "member %d (%s) lists %u bad range%s (%" PRIu64
+                   " sectors, the first at sector %" PRIu64 ") in its md "
+                   "bad-block log, and the array is being reshaped: "
+                   "serving a reshape with bad blocks is not supported "
+                   "here (let md finish the reshape)", o,
+                   g->opened[o].path, t->count, t->count == 1 ? "" : "s",
+                   md_bb_sectors (t), t->r[0].start << t->shift);
+    return -ENOTSUP;
+  }
+  return 0;
 }
 
 /* Parameters given by the user must agree with the superblocks. */
@@ -267,6 +304,23 @@ place_members (struct array *a, const struct md_assembly *as,
                     false);
 }
 
+/* Each slot in service takes its member's bad-block table, and the state
+ * model learns which of them list bad blocks (feature 0x8 is per member).
+ */
+static void
+attach_tables (struct array *a, struct gathered *g)
+{
+  for (unsigned s = 0; s < g->as.raid_disks; s++) {
+    int o = g->as.owner[s];
+
+    if (o < 0)
+      continue;
+    a->meta.live.slot[s].bad_blocks = g->bb[o] != NULL && g->bb[o]->count;
+    array_bb_attach (a, s, g->bb[o]);
+    g->bb[o] = NULL;
+  }
+}
+
 /* One line per member left out (why, and what to do); a member that
  * could come back into the out slot is remembered for a re-add.
  */
@@ -345,40 +399,73 @@ log_degraded (struct array *a, const struct array_config *cfg,
                "%u of %u members", out, a->geom.members - 1, a->geom.members);
 }
 
-int
-meta_assemble (struct array *a, const struct array_config *cfg,
-               struct io_member *opened, struct array_err *err)
+static int
+assemble_from (struct array *a, const struct array_config *cfg,
+               struct gathered *g, struct array_err *err)
 {
-  struct gathered g = { .opened = opened, .n = cfg->members };
   struct md_asm_opts o = { .force = cfg->force, .run = cfg->run };
-  const struct md_assembly *as = &g.as;
+  const struct md_assembly *as = &g->as;
   int r, verdict;
 
-  if (cfg->metadata == ARRAY_META_NONE)
-    return 0;
-  if ((r = read_all (cfg, opened, g.f, err)) <= 0)
+  if ((r = read_all (cfg, g, err)) <= 0)
     return r;                 /* 0: raw members */
   for (unsigned i = 0; i < cfg->members; i++)
     o.run |= cfg->paths[i] == NULL;
-  verdict = md_assemble (g.f, g.n, &o, &g.as);
-  if (as->freshest >= 0 && (r = load_bitmap (a, &g, err)) < 0)
+  verdict = md_assemble (g->f, g->n, &o, &g->as);
+  if (as->freshest >= 0 && (r = load_bitmap (a, g, err)) < 0)
     return r;
   if ((as->freshest >= 0 &&
-       (r = check_reshape (&g.f[as->freshest].sb, err)) < 0) ||
-      (verdict < 0 && (r = refused (&g, err)) < 0) ||
-      (r = check_given (cfg, &g.f[as->freshest].sb, err)) < 0 ||
-      (r = set_shape (a, &g.f[as->freshest].sb, err)) < 0)
+       (r = check_reshape (&g->f[as->freshest].sb, err)) < 0) ||
+      (verdict < 0 && (r = refused (g, err)) < 0) ||
+      (r = check_bad_blocks (g, &g->f[as->freshest].sb, err)) < 0 ||
+      (r = check_given (cfg, &g->f[as->freshest].sb, err)) < 0 ||
+      (r = set_shape (a, &g->f[as->freshest].sb, err)) < 0)
     return r;
   a->meta.enabled = true;
   a->meta.forced = as->forced;
-  md_live_init (&a->meta.live, g.f, as);
-  place_members (a, as, opened);
-  log_one_behind (a, &g);
-  log_left_out (a, &g);
+  md_live_init (&a->meta.live, g->f, as);
+  place_members (a, as, g->opened);
+  attach_tables (a, g);
+  return 1;
+}
+
+/* The lines assembly owes: who was taken one behind, who was left out,
+ * that the array runs degraded or was forced.
+ */
+static void
+say_assembled (struct array *a, const struct array_config *cfg,
+               const struct gathered *g)
+{
+  const struct md_assembly *as = &g->as;
+
+  log_one_behind (a, g);
+  log_left_out (a, g);
   log_degraded (a, cfg, as);
   if (as->forced)
     array_log (a, ARRAY_LOG_ERROR, "starting a dirty and degraded array "
                "(force=true): data in stripes written at the crash may be "
                "wrong");
-  return 0;
 }
+
+int
+meta_assemble (struct array *a, const struct array_config *cfg,
+               struct io_member *opened, struct array_err *err)
+{
+  struct gathered *g;
+  int r;
+
+  if (cfg->metadata == ARRAY_META_NONE)
+    return 0;
+  if ((g = calloc (1, sizeof *g)) == NULL)
+    return -ENOMEM;
+  g->opened = opened;
+  g->n = cfg->members;
+  r = assemble_from (a, cfg, g, err);
+  for (unsigned i = 0; i < R5_MAX_MEMBERS; i++)
+    free (g->bb[i]);
+  if (r == 1)
+    say_assembled (a, cfg, g);
+  free (g);
+  return r < 0 ? r : 0;
+}
+

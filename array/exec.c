@@ -206,6 +206,8 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
   b->plan = &w->plan;
   b->geom = &a->geom;
   b->lock_reads = false;
+  b->bb_version = a->bb.version;
+  b->bb_member = -1;
   r5_plan_reset (&w->plan);
   if ((r = wp_shape (a, b, rq->err)) < 0)
     return r;
@@ -225,11 +227,14 @@ enum batch_next { BATCH_DONE, BATCH_AGAIN, BATCH_HEAL, BATCH_CORRECT };
 struct batch_fix {
   struct integrity_bad bad;
   struct read_error re;
+  unsigned records;           /* times its failed writes were recorded */
 };
 
 /* Plan the stripes starting at pos, lock them, and run them unless
- * health (the rebuild cursor, the reshape line) changed meanwhile; a
- * member failing is taken out (the batch is then redone degraded).
+ * health (the rebuild cursor, the reshape line, the bad-block tables)
+ * changed meanwhile; a write failing on part of a member is recorded in
+ * its bad-block log, a member failing otherwise is taken out (the batch
+ * is then redone degraded); listed bytes met are rewritten after.
  * *done: the bytes the batch covers; *r: 0 or the request's error.
  */
 static enum batch_next
@@ -271,13 +276,20 @@ try_batch (struct request *rq, uint64_t pos, uint64_t *done,
     next = BATCH_HEAL;
   else if (*r < 0 && array_read_error (a, rq->w->ops, nops, &fix->re))
     next = BATCH_CORRECT;
+  else if (*r < 0 && fix->records < CORRECT_TRIES &&
+           array_bb_write_failed (a, rq->w->ops, nops, rq->err)) {
+    fix->records++;
+    next = BATCH_AGAIN;
+  }
   else if (*r < 0 && (*r = handle_failure (rq, nops, *r)) == 0)
     next = BATCH_AGAIN;
   else if (*r == 0)
     count_segments (a, &rq->w->plan);
   stripe_unlock_range (&a->locks, &range);
-  if (next == BATCH_HEAL || next == BATCH_CORRECT)
+  if (next == BATCH_HEAL || next == BATCH_CORRECT || next == BATCH_AGAIN)
     *r = 0;
+  else if (*r == 0 && b.bb_member >= 0)
+    bb_rewrite_met (a, &b);
   return next;
 }
 
@@ -289,7 +301,7 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
 {
   unsigned heals = 0, corrections = 0;
   enum batch_next next = BATCH_AGAIN;
-  struct batch_fix fix;
+  struct batch_fix fix = { .records = 0 };
   int r = 0;
 
   while (next != BATCH_DONE && r == 0) {

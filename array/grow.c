@@ -300,6 +300,11 @@ check_growable (struct array *a, unsigned n, bool force,
   else if (a->integrity.on)
     no = "the array keeps an integrity record: growing one is not "
          "supported here yet";
+  else if (a->bb.listed > 0)
+    no = "a member lists bad blocks in its md bad-block log (raid5ctl "
+         "status says which): replace it first (raid5ctl replace), or let "
+         "writes clear them -- a reshape here serves one shape's bad "
+         "blocks only";
   else if (n == 0 || a->geom.members + n > R5_MAX_MEMBERS)
     no = "at most 32 members in all";
   if (no == NULL)

@@ -252,13 +252,13 @@ rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
 }
 
 /* The 4 KiB page of member m at off, its stripe locked exclusively: read
- * again alone (md retries a failed read page by page, R5_ReadNoMerge);
- * if that fails too, rewritten from the row.  1 rewritten, 0 it read
- * well, or -errno with *failed the op that failed.
+ * again alone (md retries a failed read page by page, R5_ReadNoMerge) if
+ * reread; if that fails too, or without reread, rewritten from the row.
+ * 1 rewritten, 0 it read well, or -errno with *failed the op that failed.
  */
 static int
 fix_page (struct array *a, unsigned m, uint64_t off, bool locked,
-          struct io_op *failed)
+          bool reread, struct io_op *failed)
 {
   const struct r5_geom *g = &a->geom;
   uint64_t stripe = (off - g->data_offset) / g->chunk;
@@ -274,7 +274,7 @@ fix_page (struct array *a, unsigned m, uint64_t off, bool locked,
       .kind = IO_READ, .member = m, .off = off, .len = 4096,
       .buf = h.scratch + r5_job_column (g, 0, m, 4096),
     };
-    if (io_run (a->members, failed, 1, 0) == 0)
+    if (reread && io_run (a->members, failed, 1, 0) == 0)
       e = 0;
     else if ((e = rewrite_piece (&h, m, off, failed)) == 0)
       e = 1;
@@ -297,9 +297,40 @@ rewrite_range (struct array *a, const struct read_error *re, bool locked,
 
   *pages = 0;
   for (; e >= 0 && off < re->off + re->len; off += 4096)
-    if ((e = fix_page (a, re->member, off, locked, failed)) > 0)
+    if ((e = fix_page (a, re->member, off, locked, true, failed)) > 0)
       ++*pages;
   return e < 0 ? e : 0;
+}
+
+/* A page that could not be corrected: recorded in its member's bad-block
+ * log (md: a failed R5_ReWrite or R5_ReRead sets the bad block,
+ * rdev_set_badblocks), under its stripe's lock; the member fails only
+ * when it cannot be recorded.
+ */
+static int
+record_uncorrected (struct array *a, const struct io_op *failed, bool locked,
+                    struct array_err *err)
+{
+  const struct r5_geom *g = &a->geom;
+  unsigned m = failed->member;
+  uint64_t stripe = (failed->off - g->data_offset) / g->chunk;
+  struct stripe_range held = { 0, 0, false };
+  int e = -ENOSPC;
+
+  if (failed->result != -ENOMEM && !failed->link_lost &&
+      array_bb_has_log (a, m)) {
+    if (!locked)
+      stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
+    e = array_bb_record (a, m, failed->off, failed->len, err);
+    stripe_unlock_range (&a->locks, &held);
+  }
+  if (e == 0) {
+    a->bb.write_error[m] = true;
+    return 0;
+  }
+  if (e != -ENOSPC)
+    array_log (a, ARRAY_LOG_ERROR, "%s", err->msg);
+  return array_io_failed (a, failed, 1, failed->result, err);
 }
 
 int
@@ -334,7 +365,7 @@ array_correct_read (struct array *a, const struct read_error *re,
                "from the other members failed", m, array_member_path (a, m),
                re->off, failed.kind == IO_WRITE ? "the rewrite"
                : "the read");
-    return array_io_failed (a, &failed, 1, failed.result, err);
+    return record_uncorrected (a, &failed, locked, err);
   }
   a->read_errors[m] = 0;
   if (pages == 0)
@@ -350,4 +381,13 @@ array_correct_read (struct array *a, const struct read_error *re,
              "rewritten from the other members and read back", m,
              array_member_path (a, m), sectors, re->off, re->len);
   return 0;
+}
+
+int
+array_rewrite_page (struct array *a, unsigned m, uint64_t off, bool locked)
+{
+  struct io_op failed;
+  int e = fix_page (a, m, off, locked, false, &failed);
+
+  return e < 0 ? e : 0;
 }

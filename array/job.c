@@ -118,6 +118,7 @@ job_begin (struct array *a, enum r5_job kind)
     j->cursor = 0;
   j->tally.mismatches = 0;
   j->tally.stripes_bad = 0;
+  j->tally.bb_stripes = 0;
   j->tally.nfound = 0;
   j->paused = false;
   j->abort = false;
@@ -183,6 +184,7 @@ array_job_status (struct array *a, struct array_job_status *st)
     .last_result = j->last.result, .last_mismatches = j->last.mismatches,
     .jobs_ended = j->last.ended,
     .last_stripes_bad = j->last.stripes_bad,
+    .bb_stripes = j->tally.bb_stripes, .last_bb_stripes = j->last.bb_stripes,
   };
   memcpy (st->found, j->tally.found, j->tally.nfound * sizeof j->tally.found[0]);
   pthread_mutex_unlock (&j->lock);
@@ -224,6 +226,7 @@ finish_locked (struct array *a, enum r5_job kind, int r)
   j->last.ended++;
   j->last.mismatches = j->tally.mismatches;
   j->last.stripes_bad = j->tally.stripes_bad;
+  j->last.bb_stripes = j->tally.bb_stripes;
   snprintf (err.msg, sizeof err.msg, "%s",
             r == -ECANCELED ? "cancelled because its member failed or "
             "another job took over" : strerror (-r));

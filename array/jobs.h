@@ -43,13 +43,18 @@ struct array;
 struct job_tally {
   _Atomic uint64_t mismatches;
   uint64_t stripes_bad;
+  /* Stripes a scrub skipped, or a rebuild could not compute all of, for
+   * the bad blocks their rows list (md's rule: a device bad in a stripe
+   * is failed for that stripe).
+   */
+  _Atomic uint64_t bb_stripes;
   unsigned nfound;
   struct array_mismatch found[ARRAY_FOUND_MAX];
 };
 struct job_last {
   enum r5_job kind;
   int result;
-  uint64_t mismatches, stripes_bad;
+  uint64_t mismatches, stripes_bad, bb_stripes;
   uint64_t ended;             /* jobs ended since open */
 };
 

@@ -95,8 +95,10 @@ int meta_load_bitmap (struct array *a, const struct io_member *src,
 int meta_init (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
-/* Once the members are locked: the first superblock write, if assembly
- * asked for one (force=true records the array clean, as mdadm --force).
+/* Once the members are locked: an md bad-block log reserved where the
+ * members have none (meta_bb_reserve), and the first superblock write if
+ * assembly asked for one (force=true records the array clean, as mdadm
+ * --force).
  */
 int meta_start (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
@@ -181,6 +183,26 @@ int meta_replace (struct array *a, unsigned slot, enum md_event_kind kind,
  */
 void meta_note_corrected (struct array *a, unsigned slot, uint64_t sectors)
   __attribute__((nonnull));
+
+/* Slot's md bad-block log written from its table (badblocks.h), then
+ * the superblocks, feature 0x8 in slot's while the table lists anything
+ * (md_update_sb after rdev_set_badblocks).  0; -ENOSPC without
+ * superblocks; -errno with err set when the log cannot be written (the
+ * caller fails the member) or the superblocks.  Any thread; takes
+ * meta.lock.
+ */
+int meta_bb_write (struct array *a, unsigned slot, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Members with no md bad-block log get one where mdadm --update=bbl puts
+ * it, if there is room before the data and no reshape runs (an empty log
+ * written first, then the superblocks), and empty tables (badblocks.h).
+ * Says what it did in the log.  0, or -errno when the superblocks could
+ * not be written (a member failed, as for any superblock write).  At
+ * start, before requests.
+ */
+int meta_bb_reserve (struct array *a)
+  __attribute__((nonnull, warn_unused_result));
 
 /* A random device UUID, as mdadm gives each device. */
 void meta_random_uuid (uint8_t uuid[16]) __attribute__((nonnull));

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "array/array.h"
+#include "array/badblocks.h"
 #include "array/grow.h"
 #include "array/health.h"
 #include "array/integrity.h"
@@ -32,6 +33,7 @@ struct array_counters {
   _Atomic uint64_t segs[R5_SEG_KINDS];
   _Atomic uint64_t member_failures;
   _Atomic uint64_t corrected[R5_MAX_MEMBERS];   /* sectors, read errors */
+  _Atomic uint64_t bb_lost;   /* requests failed: a row bad on two members */
 };
 
 /* a->members: the slots, then a slot's replacement (replace.h). */
@@ -52,6 +54,8 @@ struct array {
   char *left_out[R5_MAX_MEMBERS];
   bool left_re_addable[R5_MAX_MEMBERS];
   bool one_behind[R5_MAX_MEMBERS];  /* taken one event behind at start */
+  struct array_bb bb;         /* each slot's md bad-block table
+                               * (badblocks.h) */
   struct stripe_locks locks;
   struct scratch_pool pool;   /* requests' scratch */
   struct scratch_pool small;  /* ... of requests needing little */

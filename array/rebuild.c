@@ -279,6 +279,7 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
                  ignored.msg);
     return r;
   }
+  array_bb_new_member (a, slot);
   free (a->left_out[slot]);
   a->left_out[slot] = NULL;
   a->one_behind[slot] = false;

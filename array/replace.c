@@ -16,6 +16,7 @@
 #include "array/runplan.h"
 #include "array/state.h"
 #include "raid/jobplan.h"
+#include "raid/layout.h"
 
 /* A copy step moves at most this much of each member. */
 #define REPLACE_STEP_BYTES (1u << 20)
@@ -27,6 +28,14 @@ replacement (struct array *a)
 }
 
 /* --- the start ------------------------------------------------------- */
+
+static void
+forget_lost (struct replace *rp)
+{
+  free (rp->lost);
+  rp->lost = NULL;
+  rp->first_lost = UINT64_MAX;
+}
 
 /* What a replace needs of the array as it is; job.lock held. */
 static int
@@ -98,6 +107,7 @@ array_replace_start (struct array *a, unsigned slot, const char *path,
       (r = open_replacement (a, path, force, err)) == 0) {
     a->job.cursor = 0;        /* nothing is mirrored below 0 */
     a->replace.resume_from = 0;
+    forget_lost (&a->replace);
     a->replace.failed = false;
     a->replace.slot = (int) slot;
     if ((r = meta_replace (a, slot, MD_EV_REPLACE_ADD, 0, err)) < 0) {
@@ -119,6 +129,7 @@ array_replace_start (struct array *a, unsigned slot, const char *path,
 void
 replace_attach (struct array *a, unsigned slot, uint64_t sectors)
 {
+  forget_lost (&a->replace);
   a->replace.slot = (int) slot;
   a->replace.resume_from = sectors == MD_MAX_SECTOR ? a->geom.stripes
                                                     : sectors * 512 / a->geom.chunk;
@@ -139,6 +150,39 @@ make_room (struct replace *rp, size_t len, struct array_err *err)
     return -ENOMEM;
   }
   rp->buf_len = len;
+  return 0;
+}
+
+/* The pages of slot's chunk of stripe s that other members list bad: not
+ * computed right, kept for the replacement's table (md records them bad
+ * on a replacement, handle_failed_sync).  0, or -ENOMEM.
+ */
+static int
+note_lost (struct array *a, unsigned slot, uint64_t s, struct array_err *err)
+{
+  const struct r5_geom *g = &a->geom;
+  struct replace *rp = &a->replace;
+  uint64_t row = r5_stripe_member_off (g, s);
+
+  for (uint64_t co = 0; co < g->chunk; co += 4096) {
+    if (bb_row_listed (a, s, co, 4096, (int) slot) == 0)
+      continue;
+    if (rp->lost == NULL && (rp->lost = malloc (sizeof *rp->lost)) != NULL)
+      md_bb_init (rp->lost, a->meta.live.common.bblog_shift);
+    if (rp->lost == NULL || md_bb_add (rp->lost, (row + co) / 512, 8) < 0) {
+      array_set_err (err, "stripe %" PRIu64 ": slot %u's bytes there are "
+                     "bad on another member too, and the replacement's "
+                     "bad-block table cannot take them", s, slot);
+      return -ENOSPC;
+    }
+    if (rp->first_lost > s)
+      rp->first_lost = s;
+    array_log (a, ARRAY_LOG_ERROR, "replace of slot %u: member bytes %" PRIu64
+               "+4096 are bad on it and on member %u: not copied, recorded "
+               "bad on the replacement", slot, row + co,
+               (unsigned) __builtin_ctzll (bb_row_listed (a, s, co, 4096,
+                                                          (int) slot)));
+  }
   return 0;
 }
 
@@ -178,9 +222,11 @@ compute_chunk (struct array *a, unsigned slot, uint64_t s, char *dst,
   }
   x = (struct plan_run) { .plan = &rp->plan, .scratch = scratch,
                           .zero = a->zero, .ops = ops };
-  if ((r = plan_run_prepare (a, &x)) == 0)
+  if ((r = plan_run_prepare (a, &x)) == 0) {
     memcpy (dst, scratch + r5_job_column (g, 0, g->members, g->chunk),
             g->chunk);
+    r = note_lost (a, slot, s, err);
+  }
   else
     array_set_err (err, "stripe %" PRIu64 ": slot %u's member cannot be "
                    "read there, nor the rest of its row", s, slot);
@@ -189,7 +235,8 @@ compute_chunk (struct array *a, unsigned slot, uint64_t s, char *dst,
 }
 
 /* Stripes [first, first + n) of slot read into rp->buf: all at once, or
- * (a read failed) one by one, each computed from its row if need be.
+ * (a read failed, or the slot's member lists bad blocks there) one by
+ * one, each computed from its row if need be.
  */
 static int
 read_slot (struct array *a, unsigned slot, uint64_t first, uint64_t n,
@@ -202,14 +249,16 @@ read_slot (struct array *a, unsigned slot, uint64_t first, uint64_t n,
                       .len = n * g->chunk };
   int r = 0;
 
-  if (io_run (a->members, &op, 1, 0) == 0)
+  if (!array_member_bad (a, slot, op.off, op.len, NULL) &&
+      io_run (a->members, &op, 1, 0) == 0)
     return 0;
   for (uint64_t i = 0; i < n && r == 0; i++) {
     op = (struct io_op) { .kind = IO_READ, .member = slot,
                           .buf = buf + i * g->chunk,
                           .off = g->data_offset + (first + i) * g->chunk,
                           .len = g->chunk };
-    if (io_run (a->members, &op, 1, 0) < 0)
+    if (array_member_bad (a, slot, op.off, op.len, NULL) ||
+        io_run (a->members, &op, 1, 0) < 0)
       r = compute_chunk (a, slot, first + i, op.buf, err);
   }
   return r;
@@ -287,7 +336,9 @@ replace_checkpoint (struct array *a, bool now)
   replace_sync (a);
   if (!rp->failed &&
       meta_replace (a, (unsigned) rp->slot, MD_EV_REPLACE_CP,
-                    a->job.cursor * a->geom.chunk / 512, &err) < 0)
+                    (a->job.cursor < rp->first_lost ? a->job.cursor
+                                                    : rp->first_lost)
+                    * a->geom.chunk / 512, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "keeping the replace's progress: %s",
                err.msg);
 }
@@ -329,6 +380,14 @@ replace_done (struct array *a, struct array_err *err)
   io_member_init (replacement (a));
   health_member_replaced (&a->health, slot);
   r = meta_replace (a, slot, MD_EV_REPLACE_DONE, 0, err);
+  if (rp->lost != NULL) {
+    array_bb_attach (a, slot, rp->lost);
+    rp->lost = NULL;
+    if (r == 0)
+      r = meta_bb_write (a, slot, err);
+  }
+  else
+    array_bb_new_member (a, slot);
   pthread_rwlock_unlock (&a->shape_lock);
   array_log (a, ARRAY_LOG_NOTICE, "slot %u: %s replaced by %s%s", slot,
              old.path, a->members[slot].path,
@@ -447,6 +506,7 @@ replace_took (struct array *a, const struct io_op *ops, size_t n)
 void
 replace_free (struct replace *rp)
 {
+  forget_lost (rp);
   free (rp->buf);
   rp->buf = NULL;
   rp->buf_len = 0;

@@ -47,6 +47,7 @@
 
 #include "array/array.h"
 #include "io/batch.h"
+#include "raid/badblocks.h"
 #include "raid/plan.h"
 
 /* The replacement's index in a->members. */
@@ -65,6 +66,13 @@ struct replace {
   size_t buf_len;
   struct r5_plan plan;
   bool plan_made;
+  /* The slot's pages the copy could not compute (bad on the slot's
+   * member and another): the replacement's bad-block table when it takes
+   * the slot; NULL: none.  The first stripe holding one bounds what a
+   * checkpoint keeps, so that a restart copies it again and finds them.
+   */
+  struct md_bb_table *lost;
+  uint64_t first_lost;
 };
 
 /* Assembly found slot's replacement (opened into ARRAY_REPLACEMENT),

@@ -107,6 +107,17 @@ int array_correct_read (struct array *a, const struct read_error *re,
                         bool locked, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* Member m's 4 KiB page at member offset off (page-aligned within its
+ * chunk) computed from the other members of its row, written durably and
+ * read back (a listed bad block put right: bbpath.c), its stripe locked
+ * exclusively by the caller (locked) or here.  The caller sees that the
+ * others can compute it.  0, or -errno: the write or the read back
+ * failed (-EIO when it read back different), or no memory.
+ */
+int array_rewrite_page (struct array *a, unsigned m, uint64_t off,
+                        bool locked)
+  __attribute__((nonnull, warn_unused_result));
+
 /* Per-thread reusable memory for executing requests. */
 struct worker {
   struct r5_plan plan;

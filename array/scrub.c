@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "array/badblocks.h"
 #include "array/runplan.h"
 #include "array/scrub.h"
 #include "raid/jobplan.h"
@@ -165,6 +166,10 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
     /* A read error is corrected as a request's is (md does so in a
      * check too), the step's locks held, and the piece run again.
      */
+    if (tries < CORRECT_TRIES && p->kind == R5_JOB_REBUILD &&
+        bb_rebuild_read_failed (a, x.ops, x.nops, (unsigned) job_slot (a),
+                                &p->err))
+      return -EAGAIN;
     if (tries == CORRECT_TRIES || !array_read_error (a, x.ops, x.nops, &re))
       return failed (p, &x, r);
     if (array_correct_read (a, &re, true, &p->err) < 0)
@@ -186,7 +191,7 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
  * and only then the parity still wrong.
  */
 static int
-run_piece (struct part *p, struct r5_job_span span, char *scratch)
+run_plain (struct part *p, struct r5_job_span span, char *scratch)
 {
   int r;
 
@@ -198,6 +203,62 @@ run_piece (struct part *p, struct r5_job_span span, char *scratch)
       p->kind == R5_JOB_CHECK)
     return r;
   return run_plan (p, span, scratch, false, false);
+}
+
+/* The stripes of span one at a time around the bad blocks their rows
+ * list (badblocks.h; md fails a device for a stripe it is bad in): a
+ * scrub skips such a stripe (its parity cannot be judged: one of its
+ * units is not what the row holds), a rebuild runs it and records on the
+ * rebuilt member what it could not compute.
+ */
+static int
+run_listed (struct part *p, struct r5_job_span span, char *scratch)
+{
+  struct array *a = p->a;
+  bool rebuild = p->kind == R5_JOB_REBUILD;
+  int slot = rebuild ? job_slot (a) : -1, r = 0;
+
+  for (uint64_t s = span.first; r == 0 && s < span.first + span.n; s++) {
+    struct r5_job_span one = span;
+    uint64_t bad = bb_row_listed (a, s, span.chunk_off, span.len, slot);
+
+    one.first = s;
+    one.n = 1;
+    if (bad && (span.chunk_off == 0 ||
+                !bb_row_listed (a, s, 0, span.chunk_off, slot)))
+      a->job.tally.bb_stripes++;      /* once a stripe, in its first slice */
+    if (bad && !rebuild) {
+      array_log (a, ARRAY_LOG_NOTICE, "%s: stripe %" PRIu64 " skipped: "
+                 "member %u lists bad blocks in its row (md bad-block "
+                 "log), so its parity cannot be judged",
+                 r5_job_name (p->kind), s, (unsigned) __builtin_ctzll (bad));
+      continue;
+    }
+    if ((r = run_plain (p, one, scratch)) == 0 && bad)
+      r = bb_rebuild_lost (a, (unsigned) slot, s, span.chunk_off, span.len,
+                           &p->err);
+  }
+  return r;
+}
+
+/* A piece, around the bad blocks listed in it; a rebuild's read errors
+ * on the other members recorded as bad blocks and the piece run again.
+ */
+static int
+run_piece (struct part *p, struct r5_job_span span, char *scratch)
+{
+  int r = -EAGAIN;
+
+  for (unsigned tries = 0; r == -EAGAIN && tries <= CORRECT_TRIES; tries++)
+    r = p->a->bb.listed > 0 ? run_listed (p, span, scratch)
+                            : run_plain (p, span, scratch);
+  if (r == -EAGAIN) {
+    array_set_err (&p->err, "stripe %" PRIu64 ": read errors on the other "
+                   "members keep coming after %u records", span.first,
+                   CORRECT_TRIES + 1);
+    r = -EIO;
+  }
+  return r;
 }
 
 /* The part's next of count units (stripes, or a rebuild's slices) into

@@ -247,6 +247,23 @@ print_grow (const struct array *a, FILE *out)
            (uint64_t) g->safe, g->r.to.capacity / 1024);
 }
 
+/* Slot's md bad-block log, if it lists anything (badblocks.h). */
+static void
+print_bad_blocks (struct array *a, unsigned s, FILE *out)
+{
+  unsigned ranges;
+  uint64_t sectors;
+
+  array_bb_count (a, s, &ranges, &sectors);
+  if (ranges == 0)
+    return;
+  fprintf (out, "              bad blocks: %" PRIu64 " sectors in %u "
+           "range%s of its md bad-block log (served from the other "
+           "members; raid5ctl examine --badblocks lists them)%s\n", sectors,
+           ranges, ranges == 1 ? "" : "s",
+           a->bb.write_error[s] ? "; it failed a write since the start" : "");
+}
+
 /* One slot's lines: its member, how it fares, what is done to it. */
 static void
 print_member (struct array *a, const struct comeback *c, unsigned s,
@@ -265,6 +282,7 @@ print_member (struct array *a, const struct comeback *c, unsigned s,
     fprintf (out, "              read errors corrected: %" PRIu64
              " sectors (rewritten from the other members)\n",
              corrected (a, s));
+  print_bad_blocks (a, s, out);
   if (a->replace.slot == (int) s)
     fprintf (out, "              being replaced by %s (R): it takes the "
              "slot when the copy is done\n",
@@ -312,6 +330,11 @@ print_text (struct array *a, const struct array_job_status *j,
              " stripes)\n", r5_job_name (j->last_kind),
              j->last_result == 0 ? "done" : strerror (-j->last_result),
              j->last_mismatches, j->last_stripes_bad);
+  if (j->last_kind != R5_JOB_NONE && j->last_bb_stripes)
+    fprintf (out, "      last %s: %" PRIu64 " stripes %s for bad blocks in "
+             "their rows (the log says which)\n", r5_job_name (j->last_kind),
+             j->last_bb_stripes, j->last_kind == R5_JOB_REBUILD
+             ? "not wholly rebuilt" : "skipped");
   fprintf (out, "      requests: %" PRIu64 " reads, %" PRIu64 " writes, %"
            PRIu64 " zeroes, %" PRIu64 " trims, %" PRIu64 " flushes\n",
            st->reads, st->writes, st->zeroes, st->trims, st->flushes);
@@ -373,6 +396,25 @@ json_fault (struct array *a, unsigned slot)
   return o;
 }
 
+/* Slot's md bad-block log: null without one. */
+static json_object *
+json_bad_blocks (struct array *a, unsigned s)
+{
+  json_object *o;
+  unsigned ranges;
+  uint64_t sectors;
+
+  if (!array_bb_has_log (a, s))
+    return NULL;
+  array_bb_count (a, s, &ranges, &sectors);
+  o = json_object_new_object ();
+  put_u64 (o, "ranges", ranges);
+  put_u64 (o, "sectors", sectors);
+  json_object_object_add (o, "write_error_seen", json_object_new_boolean (
+                            a->bb.write_error[s]));
+  return o;
+}
+
 static json_object *
 json_members (struct array *a)
 {
@@ -395,6 +437,7 @@ json_members (struct array *a)
     put_u64 (m, "errors", f.errors);
     put_u64 (m, "reconnects", f.reconnects);
     put_u64 (m, "corrected_read_sectors", corrected (a, s));
+    json_object_object_add (m, "bad_blocks", json_bad_blocks (a, s));
     put_str (m, "replacement", a->replace.slot == (int) s
              ? a->members[ARRAY_REPLACEMENT].path : NULL);
     json_object_object_add (m, "fault", json_fault (a, s));
@@ -483,6 +526,7 @@ json_job (const struct array_job_status *j)
   put_u64 (o, "throttled_ms", j->throttled_ms);
   put_u64 (o, "mismatch_sectors", j->mismatches);
   put_u64 (o, "stripes_bad", j->stripes_bad);
+  put_u64 (o, "bad_block_stripes", j->bb_stripes);
   json_object_object_add (o, "found", json_found (j));
   return o;
 }
@@ -497,6 +541,7 @@ json_last_job (const struct array_job_status *j)
   put_u64 (o, "mismatch_sectors", j->last_mismatches);
   put_u64 (o, "number", j->jobs_ended);
   put_u64 (o, "stripes_bad", j->last_stripes_bad);
+  put_u64 (o, "bad_block_stripes", j->last_bb_stripes);
   return o;
 }
 
@@ -511,6 +556,7 @@ json_counters (struct array *a, const struct array_stats *st)
   put_u64 (o, "trims", st->trims);
   put_u64 (o, "flushes", st->flushes);
   put_u64 (o, "member_failures", st->member_failures);
+  put_u64 (o, "lost_requests", a->count.bb_lost);
   put_u64 (o, "checked_bytes",
            a->job.checked * a->geom.chunk * a->geom.members);
   put_u64 (o, "rebuilt_bytes", a->job.rebuilt * a->geom.chunk);

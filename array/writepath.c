@@ -105,13 +105,17 @@ integrity_issue (struct array *a, const struct io_op *ops, size_t n)
 
 /* The features, in the order their hooks run.  The bitmap comes first:
  * its bits are durable before anything else of the write happens; then
- * the reshape line, which says the geometry the others plan in.
+ * the reshape line, which says the geometry the others plan in; then the
+ * bad-block log, which says which member is missing (bbpath.c: a batch
+ * notes the tables' version, so the row is always on).
  */
 static const struct write_hook hooks[] = {
   { .name = "superblocks and bitmap", .on = always,
     .begin = meta_write_begin, .end = meta_write_end },
   { .name = "reshape line", .on = growing, .shape = grow_shape,
     .holds = grow_holds },
+  { .name = "bad-block log", .on = always, .shape = bb_shape,
+    .holds = bb_holds },
   { .name = "resync line", .on = always, .shape = resync_shape },
   { .name = "partial parity log", .on = ppl_on, .pad = 512,
     .shape = ppl_shape, .run = ppl_run_plan },

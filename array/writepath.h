@@ -1,8 +1,8 @@
 /* array/writepath.h -- the one table of the features that act on a
  * request as it passes through the executor (exec.c, runplan.c): the
  * superblocks' dirty mark and the bitmap, the resync line, the partial
- * parity log, the integrity record -- and next the bad-block log and the
- * reshape line.  The executor calls the stages below; each stage runs the
+ * parity log, the integrity record, the bad-block log, the reshape line,
+ * a hot replace's copy.  The executor calls the stages below; each stage runs the
  * hooks of the features that are on, in the table's order (writepath.c),
  * so what happens to a request, and in what order, is read in one place.
  *
@@ -64,6 +64,9 @@ struct wp_batch {
   struct r5_plan *plan;
   const struct r5_geom *geom;
   bool lock_reads;
+  uint64_t bb_version;        /* the bad-block tables it was planned with */
+  int bb_member;              /* treated as missing for its listed bytes,
+                               * to be rewritten after (bbpath.c); -1 */
 };
 
 struct write_hook {

@@ -37,6 +37,7 @@ md_live_init (struct md_live *s, const struct md_found *f,
     sl->recovery_offset = as->dev[o].recovery_offset;
     sl->bitmap_recovery = as->dev[o].bitmap_recovery;
     sl->corrected_read = f[o].sb.cnt_corrected_read;
+    sl->bad_blocks = (f[o].sb.feature_map & MD_FEATURE_BAD_BLOCKS) != 0;
     if ((o = as->repl[k]) >= 0 && sl->state == MD_SLOT_IN_SYNC)
       sl->repl = (struct md_live_repl) {
         .attached = true, .dev_number = f[o].sb.dev_number,
@@ -94,6 +95,7 @@ start_recovery (struct md_live_slot *sl, uint32_t dev_number,
   sl->data_size = data_size;
   sl->recovery_offset = 0;
   sl->bitmap_recovery = bitmap;
+  sl->bad_blocks = false;     /* md_readd_check refuses a device with any */
 }
 
 /* GROW: ev->add devices take the slots after the last, in sync. */
@@ -116,6 +118,7 @@ grow (struct md_live *s, const struct md_event *ev)
     sl->recovery_offset = 0;
     sl->bitmap_recovery = false;
     sl->corrected_read = 0;
+    sl->bad_blocks = false;
   }
   c->raid_disks = first + ev->add;
   /* A kept data offset (new_offset 0) has no NEW_OFFSET: mdadm's backup
@@ -211,6 +214,7 @@ change_replacement (struct md_live *s, const struct md_event *ev)
     memcpy (sl->device_uuid, sl->repl.device_uuid, 16);
     sl->data_size = sl->repl.data_size;
     sl->corrected_read = 0;
+    sl->bad_blocks = false;
     sl->repl.attached = false;
     return;
   default:                    /* MD_EV_REPLACE_DROP */
@@ -257,6 +261,10 @@ change (struct md_live *s, const struct md_event *ev)
     change_replacement (s, ev);
     return true;
   case MD_EV_RESYNC_DONE: s->resync_cp = MD_MAX_SECTOR; return true;
+  case MD_EV_BAD_BLOCKS:
+    assert (sl->state != MD_SLOT_ABSENT);
+    sl->bad_blocks = ev->sectors != 0;
+    return true;
   case MD_EV_GROW: grow (s, ev); return true;
   case MD_EV_RESHAPE_CP:
     assert (s->common.feature_map & MD_FEATURE_RESHAPE_ACTIVE);
@@ -326,7 +334,10 @@ md_live_sb (const struct md_live *s, unsigned slot, struct md_sb *sb)
   sb->resync_offset = s->dirty ? 0 : s->resync_cp;
   sb->feature_map &= ~(uint32_t) (MD_FEATURE_RECOVERY_OFFSET |
                                   MD_FEATURE_RECOVERY_BITMAP |
-                                  MD_FEATURE_REPLACEMENT);
+                                  MD_FEATURE_REPLACEMENT |
+                                  MD_FEATURE_BAD_BLOCKS);
+  if (sl->bad_blocks)
+    sb->feature_map |= MD_FEATURE_BAD_BLOCKS;
   sb->recovery_offset = 0;
   if (sl->state == MD_SLOT_RECOVERING) {
     sb->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
@@ -350,7 +361,8 @@ md_live_sb_repl (const struct md_live *s, unsigned slot, struct md_sb *sb)
   sb->data_size = r->data_size;
   sb->cnt_corrected_read = 0;
   sb->feature_map |= MD_FEATURE_REPLACEMENT;
-  sb->feature_map &= ~(uint32_t) MD_FEATURE_RECOVERY_BITMAP;
+  sb->feature_map &= ~(uint32_t) (MD_FEATURE_RECOVERY_BITMAP |
+                                  MD_FEATURE_BAD_BLOCKS);
   if (r->recovery_offset != MD_MAX_SECTOR) {
     sb->feature_map |= MD_FEATURE_RECOVERY_OFFSET;
     sb->recovery_offset = r->recovery_offset;
@@ -393,6 +405,9 @@ md_readd_check (const struct md_live *s, const struct md_readd *q,
   else if (md_live_dev_number_taken (s, dev->dev_number, slot))
     snprintf (why, len, "its device number %" PRIu32 " belongs to another "
               "member now: rebuild it instead", dev->dev_number);
+  else if (dev->feature_map & MD_FEATURE_BAD_BLOCKS)
+    snprintf (why, len, "its md bad-block log lists bad blocks, which a "
+              "re-add here would not read around: rebuild it instead");
   else if (!q->has_bitmap)
     snprintf (why, len, "the array has no write-intent bitmap to say what "
               "it missed: rebuild it instead");

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "raid/badblocks.h"
 #include "raid/geom.h"
 #include "raid/le.h"
 #include "raid/ppl.h"
@@ -244,14 +245,16 @@ check_placement (const struct md_sb *sb, uint64_t member_sectors,
   if (sb->dev_number >= sb->max_dev)
     return le_bad (why, wl, -EBADMSG, "dev_number %" PRIu32 " is not below "
                 "max_dev %" PRIu32, sb->dev_number, sb->max_dev);
-  return 0;
+  /* The bad-block log's place; its entries are read by whoever has the
+   * member (raid/badblocks.h).
+   */
+  return md_bblog_check (sb, member_sectors, why, wl);
 }
 
 static int
 check_features (const struct md_sb *sb, char *why, size_t wl)
 {
-  const uint32_t refused = MD_FEATURE_BAD_BLOCKS
-    | MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL;
+  const uint32_t refused = MD_FEATURE_CLUSTERED | MD_FEATURE_JOURNAL;
   const uint32_t ppl = MD_FEATURE_ANY_PPL;
 
   if (sb->feature_map & ~MD_FEATURE_ALL)
@@ -259,8 +262,7 @@ check_features (const struct md_sb *sb, char *why, size_t wl)
                 sb->feature_map & ~MD_FEATURE_ALL);
   if (sb->feature_map & refused)
     return le_bad (why, wl, -ENOTSUP, "uses md features not supported here "
-                "(feature_map %#" PRIx32 ": bad-block log, "
-                "journal or clustering)",
+                "(feature_map %#" PRIx32 ": journal or clustering)",
                 sb->feature_map & refused);
   /* md_p.h: PPL and MULTIPLE_PPLS are never both set; md.c's
    * super_1_validate refuses a bitmap with either.

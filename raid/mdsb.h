@@ -16,7 +16,8 @@
  * Pure: no I/O, no allocation.  Errors: -EINVAL (not an md superblock:
  * wrong magic), -EBADMSG (an md superblock that is corrupt or
  * inconsistent), -ENOTSUP (valid, but uses something not supported);
- * why (if not NULL) gets one line of explanation.
+ * why (if not NULL) gets one line of explanation.  The bad-block log's
+ * place is checked here (md_bblog_check); its entries are not read.
  */
 #ifndef RAID_MDSB_H
 #define RAID_MDSB_H

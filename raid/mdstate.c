@@ -293,7 +293,8 @@ md_asm_bitmap (struct md_assembly *as, const struct md_found *f,
       (fate == MD_FATE_STALE || fate == MD_FATE_REMOVED ||
        fate == MD_FATE_FAULTY) &&
       has_data_role (&f[i].sb) && f[i].sb.events >= events_cleared &&
-      f[i].sb.events <= f[as->freshest].sb.events;
+      f[i].sb.events <= f[as->freshest].sb.events &&
+      !(f[i].sb.feature_map & MD_FEATURE_BAD_BLOCKS);
   }
 }
 

@@ -247,6 +247,9 @@ struct md_live_slot {
   bool bitmap_recovery;       /* RECOVERING: re-added, bitmap-guided */
   uint32_t corrected_read;    /* sectors whose read error was corrected */
   struct md_live_repl repl;   /* IN_SYNC: its replacement, if any */
+  bool bad_blocks;            /* its md bad-block table is not empty:
+                               * super_1_sync sets feature 0x8 in its own
+                               * superblock only (raid/badblocks.h) */
 };
 
 struct md_live {
@@ -301,6 +304,13 @@ enum md_event_kind {
   MD_EV_REPLACE_CP,
   MD_EV_REPLACE_DONE,
   MD_EV_REPLACE_DROP,
+  /* Slot's bad-block table changed (an entry recorded or cleared; md's
+   * rdev_set_badblocks / rdev_clear_badblocks, which set
+   * MD_SB_CHANGE_PENDING so that md_update_sb writes the log and the
+   * superblocks): sectors is 1 while the table lists anything, 0 when
+   * it is empty (feature 0x8 in that slot's superblock).
+   */
+  MD_EV_BAD_BLOCKS,
 };
 
 struct md_event {
@@ -359,8 +369,9 @@ struct md_readd {
 
 /* Can q->dev be re-added into q->slot of the live array s, bitmap-guided?
  * Not if it names another array or slot, is newer, records a member in
- * sync here as failed (written apart), its device number is taken, or the
- * bitmap cannot say what it missed.  Returns 0, or -EINVAL with the
+ * sync here as failed (written apart), its device number is taken, its
+ * bad-block log lists bad blocks (feature 0x8: nothing here reads around
+ * them yet), or the bitmap cannot say what it missed.  Returns 0, or -EINVAL with the
  * reason in why (len bytes).
  */
 int md_readd_check (const struct md_live *s, const struct md_readd *q,

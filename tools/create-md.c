@@ -1,7 +1,9 @@
-/* tools/create-md.c -- raid5ctl create: the md v1.2 superblocks and
- * bitmap of a new array, as mdadm's init_super1/write_init_super1 and
- * add_internal_bitmap1/write_bitmap1 make them (see create.h; departures
- * from mdadm are listed in create.c).
+/* tools/create-md.c -- raid5ctl create: the md v1.2 superblocks (with
+ * the bad-block log's place) and bitmap of a new array, as mdadm's
+ * init_super1/write_init_super1 and add_internal_bitmap1/write_bitmap1
+ * make them (see create.h; departures from mdadm are listed in create.c).
+ * The log's area is left as it was, as mdadm leaves it: md reads it only
+ * once a member's superblock says it holds entries.
  */
 #include <config.h>
 
@@ -15,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "raid/badblocks.h"
 #include "raid/layout.h"
 #include "raid/mdstate.h"
 #include "raid/ppl.h"
@@ -114,6 +117,24 @@ max_dev (unsigned devices)
   return (bytes - 256) / 2;
 }
 
+/* The bad-block log where mdadm's write_init_super1 puts it: after the
+ * bitmap's area, the PPL's, or else the room choose_bm_space keeps for a
+ * bitmap (of the component size), if 8 sectors fit there before the data.
+ * mdadm sizes a bitmap's area from its bits rounded down (calc_bitmap_size)
+ * where md and this file round up (md_bitmap_area_bytes); the two differ
+ * only where mdadm's log would overlap the bitmap's last sector, so the
+ * log follows the area as written here.
+ */
+static void
+place_bblog (struct create_plan *p)
+{
+  uint64_t room = p->bitmap ? p->bm_bytes / 512
+    : p->ppl ? PPL_AREA_SECTORS : md_bitmap_room (p->size);
+
+  md_bblog_place (&p->sb, p->ppl ? PPL_OFFSET_V12 : CREATE_BITMAP_SECTORS,
+                  room);
+}
+
 int
 create_fill_sb (struct create_plan *p)
 {
@@ -150,6 +171,7 @@ create_fill_sb (struct create_plan *p)
     sb->ppl_offset = PPL_OFFSET_V12;
     sb->ppl_size = PPL_AREA_SECTORS;
   }
+  place_bblog (p);
   return 0;
 }
 

@@ -15,8 +15,10 @@
  *    then resynced here, instead of mdadm's degraded array + spare whose
  *    recovery the kernel runs; without --assume-clean the array is clean
  *    and consistent when create returns;
- *  - no bad-block log is reserved (bblog_offset/size 0): nothing here
- *    records bad blocks, so md fails a member instead, as the plugin does;
+ *  - the bad-block log follows the bitmap's area as md sizes it (its
+ *    bits rounded up); mdadm counts the bits rounded down, and where the
+ *    two differ by a 4 KiB page its log would overlap the bitmap's last
+ *    sector (create-md.c place_bblog);
  *  - the default name is the first disk's file name without its
  *    extension (mdadm uses the md device number, which we do not have);
  *  - the bitmap area after the last bit is zero (mdadm fills it with 1s;

@@ -66,6 +66,38 @@ json_bitmap (struct json *j, const struct exam *e)
   tool_json_close (j, '{');
 }
 
+/* The bad-block log: where, and with feature 0x8 its words as stored
+ * ("list", mdadm --examine-badblocks's order) and the table they make.
+ */
+static void
+json_bad_blocks (struct json *j, const struct exam *e)
+{
+  const struct md_sb *sb = &e->sb;
+
+  if (!e->has_bblog) {
+    tool_json_null (j, "bad_blocks");
+    return;
+  }
+  tool_json_open (j, "bad_blocks", '{');
+  tool_json_i64 (j, "offset_sectors", sb->bblog_offset);
+  tool_json_u64 (j, "size_sectors", sb->bblog_size);
+  tool_json_u64 (j, "shift", sb->bblog_shift);
+  tool_json_u64 (j, "entries_available", sb->bblog_size * 512u / 8);
+  tool_json_bool (j, "present", sb->feature_map & MD_FEATURE_BAD_BLOCKS);
+  tool_json_str (j, "error", e->bb_err < 0 ? e->bb_why : NULL);
+  tool_json_u64 (j, "ranges", e->bb_ranges);
+  tool_json_u64 (j, "sectors", e->bb_sectors);
+  tool_json_open (j, "list", '[');
+  for (unsigned i = 0; i < e->bb_words; i++) {
+    tool_json_open (j, NULL, '{');
+    tool_json_u64 (j, "sector", e->bb_list[i].sector);
+    tool_json_u64 (j, "sectors", e->bb_list[i].sectors);
+    tool_json_close (j, '{');
+  }
+  tool_json_close (j, '[');
+  tool_json_close (j, '{');
+}
+
 static void
 json_sizes (struct json *j, const struct exam *e)
 {
@@ -110,6 +142,7 @@ json_state (struct json *j, const struct exam *e)
   uuid (j, "device_uuid", sb->device_uuid);
   tool_json_u64 (j, "update_time", sb->utime & 0xffffffffffULL);
   json_bitmap (j, e);
+  json_bad_blocks (j, e);
   json_policy (j, sb);
   tool_json_u64 (j, "checksum", e->csum);
   tool_json_u64 (j, "checksum_expected", e->csum_expected);

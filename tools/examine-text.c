@@ -290,7 +290,23 @@ print_role (const struct md_sb *sb)
           "replacing)\n", state);
 }
 
-/* raid5ctl's own lines: the bitmap's contents and the verdict. */
+/* raid5ctl's line on the bad-block log, when it lists bad blocks or
+ * cannot be used.
+ */
+static void
+print_bad_blocks (const struct exam *e)
+{
+  if (e->bb_err < 0)
+    printf ("     Bad Blocks : unusable: %s\n", e->bb_why);
+  else if (e->bb_ranges > 0)
+    printf ("     Bad Blocks : %" PRIu64 " range%s, %" PRIu64 " sectors "
+            "(raid5ctl examine --badblocks lists them)\n", e->bb_ranges,
+            e->bb_ranges == 1 ? "" : "s", e->bb_sectors);
+}
+
+/* raid5ctl's own lines: the bitmap's contents, the bad blocks and the
+ * verdict.
+ */
 static void
 print_ours (const struct exam *e)
 {
@@ -302,6 +318,7 @@ print_ours (const struct exam *e)
             e->bm.chunksize / 1024, e->bm_set,
             e->bm_bits ? 100.0 * (double) e->bm_set / (double) e->bm_bits
                        : 0.0, e->bm.events);
+  print_bad_blocks (e);
   printf ("   raid5 plugin : %s\n", e->verdict);
 }
 

@@ -26,32 +26,39 @@ static void
 usage (FILE *fp)
 {
   fprintf (fp,
-"usage: raid5ctl examine [--json] DISK...\n"
+"usage: raid5ctl examine [--json | --badblocks] DISK...\n"
 "\n"
 "Show the md v1.2 superblock of each disk (file or block device) in the\n"
 "words of mdadm --examine, then whether the raid5 plugin can serve it and,\n"
 "if not, why.  Nothing is written, so members in service can be examined.\n"
 "\n"
 "  --json       print a JSON array, one object per disk (stable keys,\n"
-"               md's units in the key names, numbers as numbers)\n"
+"               md's units in the key names, numbers as numbers; the\n"
+"               bad-block list under \"bad_blocks\")\n"
+"  --badblocks  list each disk's md bad-block log as mdadm\n"
+"               --examine-badblocks does (sectors of the disk)\n"
 "  -h, --help   this text\n"
 "\n"
 "Exit status: 0 if at least one disk holds an md superblock and every disk\n"
 "could be read; 1 otherwise.\n");
 }
 
+enum shown { SHOW_TEXT, SHOW_JSON, SHOW_BADBLOCKS };
+
 /* Returns 0 to go on, -1 when done (help printed: exit 0), or TOOL_FAIL. */
 static int
-parse_args (int argc, char **argv, bool *json)
+parse_args (int argc, char **argv, enum shown *how)
 {
   static const struct option longopts[] = {
     { "json", no_argument, NULL, 'j' },
+    { "badblocks", no_argument, NULL, 'b' },
+    { "examine-badblocks", no_argument, NULL, 'b' },   /* mdadm's name */
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   int c;
 
-  *json = false;
+  *how = SHOW_TEXT;
   while ((c = tool_getopt (argc, argv, "h", longopts)) != -1) {
     if (c == 'h') {
       usage (stdout);
@@ -60,7 +67,10 @@ parse_args (int argc, char **argv, bool *json)
     }
     if (c == '?')
       return TOOL_FAIL;
-    *json = true;
+    if (*how != SHOW_TEXT)
+      return tool_error ("--json and --badblocks go alone (see raid5ctl "
+                         "examine --help)");
+    *how = c == 'j' ? SHOW_JSON : SHOW_BADBLOCKS;
   }
   if (optind >= argc)
     return tool_error ("no disk given (see raid5ctl examine --help)");
@@ -190,6 +200,8 @@ judge_alone (struct exam *e, const uint8_t *block)
     return verdict (e, false, "no: %s", why);
   if (e->has_bitmap && e->bm_err < 0)
     return verdict (e, false, "no: md bitmap: %s", e->bm_why);
+  if (e->bb_err < 0)
+    return verdict (e, false, "no: %s", e->bb_why);
   e->valid = true;
 }
 
@@ -215,6 +227,35 @@ judge_in (struct exam *e, const struct md_assembly *as,
                     e->sb.resync_offset);
   verdict (e, true, "yes, as slot %d of %u (clean)", v->slot,
            as->raid_disks);
+}
+
+/* The plugin serves bad blocks from the rest of their row, as md does,
+ * but not in the middle of a reshape (array/assemble.c
+ * check_bad_blocks): there a member in service whose log lists bad blocks
+ * keeps it from serving the array, and every member says so.
+ */
+static void
+judge_bad_blocks (struct exam *ex, const unsigned *idx, unsigned k,
+                  const struct md_assembly *as)
+{
+  if (!(ex[idx[as->freshest]].sb.feature_map & MD_FEATURE_RESHAPE_ACTIVE))
+    return;
+  for (unsigned j = 0; j < k; j++) {
+    const struct exam *b = &ex[idx[j]];
+    enum md_fate fate = as->dev[j].fate;
+
+    if (b->bb_ranges == 0 ||
+        (fate != MD_FATE_IN_SYNC && fate != MD_FATE_RECOVERING))
+      continue;
+    for (unsigned i = 0; i < k; i++)
+      verdict (&ex[idx[i]], false, "no: %s%s has %" PRIu64 " bad range%s "
+               "(%" PRIu64 " sectors) in its md bad-block log, and the "
+               "array is being reshaped: the plugin does not serve a "
+               "reshape with bad blocks (let md finish it)",
+               i == j ? "it" : "member ", i == j ? "" : b->path,
+               b->bb_ranges, b->bb_ranges == 1 ? "" : "s", b->bb_sectors);
+    return;
+  }
 }
 
 /* The disks given that belong to the array of ex[first] and decode,
@@ -246,6 +287,7 @@ judge_array (struct exam *ex, unsigned n, unsigned first)
       md_asm_bitmap (&as, f, k, ex[idx[as.freshest]].bm.events_cleared);
     for (unsigned j = 0; j < k; j++)
       judge_in (&ex[idx[j]], &as, f, j);
+    judge_bad_blocks (ex, idx, k, &as);
   }
   free (f);
 }
@@ -298,9 +340,21 @@ examine_one (struct exam *e, const char *path, uint8_t *block)
     decode_for_display (e, block);
     if (e->sb.feature_map & MD_FEATURE_BITMAP_OFFSET)
       read_bitmap (e, &d);
+    examine_read_bblog (e, &d);
     judge_alone (e, block);
   }
   io_member_close (&d);
+}
+
+/* A log mdadm would list but that could not be read: say why. */
+static bool
+unread_bblog (const struct exam *e)
+{
+  if (!e->has_bblog || !(e->sb.feature_map & MD_FEATURE_BAD_BLOCKS) ||
+      e->bb_list != NULL)
+    return false;
+  tool_error ("%s: bad-block log: %s", e->path, e->bb_why);
+  return true;
 }
 
 int
@@ -309,10 +363,10 @@ examine_main (int argc, char **argv)
   struct exam *ex;
   uint8_t *block;
   unsigned n, found = 0, failed = 0;
-  bool json;
+  enum shown how;
   int r;
 
-  if ((r = parse_args (argc, argv, &json)) != 0)
+  if ((r = parse_args (argc, argv, &how)) != 0)
     return r < 0 ? TOOL_OK : r;
   n = (unsigned) (argc - optind);
   ex = calloc (n, sizeof *ex);
@@ -330,11 +384,14 @@ examine_main (int argc, char **argv)
   for (unsigned i = 0; i < n; i++)
     if (ex[i].valid && !ex[i].judged)
       judge_array (ex, n, i);
-  if (json)
+  if (how == SHOW_JSON)
     examine_print_json (ex, n);
   else
     for (unsigned i = 0; i < n; i++)
-      examine_print_text (&ex[i]);
+      if (how == SHOW_TEXT)
+        examine_print_text (&ex[i]);
+      else if (ex[i].has_sb)
+        examine_print_badblocks (&ex[i]);
   for (unsigned i = 0; i < n; i++)
     if (ex[i].err < 0)
       tool_error ("%s: %s: %s", ex[i].path, ex[i].err_what,
@@ -345,6 +402,11 @@ examine_main (int argc, char **argv)
   else if (found == 0 && failed == 0)
     tool_error ("no md v1.2 superblock on %s", n == 1 ? argv[optind]
                                                     : "any of the disks");
+  for (unsigned i = 0; i < n; i++) {
+    if (how == SHOW_BADBLOCKS && unread_bblog (&ex[i]))
+      failed++;
+    free (ex[i].bb_list);
+  }
   free (ex);
   free (block);
   return found > 0 && failed == 0 ? TOOL_OK : TOOL_FAIL;

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/member.h"
+#include "raid/badblocks.h"
 #include "raid/mdbitmap.h"
 #include "raid/mdsb.h"
 
@@ -36,6 +38,17 @@ struct exam {
   char bm_why[160];
   struct md_bitmap_sb bm;
   uint64_t bm_bits, bm_set;
+  /* Bad-block log (examine-bb.c): whether mdadm sees one configured;
+   * with feature 0x8 its words as stored (bb_list, bb_words: what mdadm
+   * --examine-badblocks lists) and the table they make (ranges, bad
+   * sectors), or why they cannot be used (bb_err, bb_why).
+   */
+  bool has_bblog;
+  int bb_err;
+  char bb_why[200];
+  struct md_bb_entry *bb_list;        /* owned: free with the exam */
+  unsigned bb_words;
+  uint64_t bb_ranges, bb_sectors;
   /* The superblock passes md_sb_decode() (and its bitmap, if any, is
    * usable): the plugin's assembly would consider it.
    */
@@ -61,6 +74,12 @@ void examine_array_state (const struct md_sb *sb, char *out, size_t len);
  */
 bool examine_unused_space (const struct exam *e, uint64_t *before,
                            int64_t *after);
+
+/* Read and judge e's bad-block log from d (after e->sb is read). */
+void examine_read_bblog (struct exam *e, const struct io_member *d);
+
+/* e's bad-block list in mdadm --examine-badblocks's words, on stdout. */
+void examine_print_badblocks (const struct exam *e);
 
 /* One disk in mdadm --examine's words, then ours, on stdout. */
 void examine_print_text (const struct exam *e);

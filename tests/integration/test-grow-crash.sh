@@ -16,6 +16,7 @@
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
 requires_jobs
+requires nbdinfo --version
 RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
 [ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
 
@@ -43,9 +44,22 @@ serve_array ()
     fail "serve ($(tail -n 3 "$tmpdir/nbdkit.log"))"
 }
 
+# extend_model: the model as big as the export (a grow that ended since:
+# the new space known zeroes).
+extend_model ()
+{
+  local old new
+  old=$(stat -c %s "$model")
+  new=$(nbdinfo --size "$URI")
+  [ "$new" -gt "$old" ] || return 0
+  truncate -s "$new" "$model"
+  head -c $(( (new - old) / 8 )) /dev/zero | tr '\0' '\377' >>"$model.known"
+}
+
 # load: random-io until the server goes away, continuing the model.
 load ()
 {
+  [ -z "$1" ] || extend_model
   next_seed
   "$RANDOM_IO" "$URI" auto --seed "$RIO_SEED" --ops 100000000 --threads 4 \
     --chunk 64K --disks 3 --crash-ok ${1:+--model-in "$model"} \
@@ -119,10 +133,8 @@ ctl_wait 's["job"]["kind"] == "idle"' 60
 "$RAID5CTL" --control "$CTL_SOCK" check --wait >"$tmpdir/check.out" 2>&1 ||
   { cat "$tmpdir/check.out" >&2; fail "check after the grow"; }
 grep -q 'mismatch_cnt 0$' "$tmpdir/check.out" || fail "check: $(cat "$tmpdir/check.out")"
-old=$(stat -c %s "$model")
+extend_model
 new=$(( stripes * 3 * CHUNK ))
-truncate -s "$new" "$model"
-head -c $(( (new - old) / 8 )) /dev/zero | tr '\0' '\377' >>"$model.known"
 "$RANDOM_IO" "$URI" "$new" --verify-only --model-in "$model" --model-out "$model" \
   >"$tmpdir/verify.out" 2>&1 ||
   { cat "$tmpdir/verify.out" >&2; fail "acknowledged writes lost across the kills"; }

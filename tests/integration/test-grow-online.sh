@@ -101,12 +101,12 @@ for n in 3 4; do
   b=$(ctl_get 's["job"]["done_stripes"]')
   [ "$a" = "$b" ] || fail "the reshape went on while paused ($a -> $b stripes)"
   [ "$(ctl_get 's["job"]["paused"]')" = True ] || fail "status does not say paused"
-  ctl_ok resume
   truncate -s ${MB}M "$tmpdir/another.img"
   "$RAID5CTL" --control "$CTL_SOCK" grow --add "$tmpdir/another.img" \
     >"$tmpdir/again.out" 2>&1 && fail "a second grow while one runs was not refused"
   grep -q 'cannot grow: the array is being grown already' "$tmpdir/again.out" ||
     fail "second grow: $(cat "$tmpdir/again.out")"
+  ctl_ok resume
   # Without --add, --wait follows the grow under way to its end.
   timeout 120 "$RAID5CTL" --control "$CTL_SOCK" grow --wait >"$tmpdir/wait.out" 2>&1 ||
     { cat "$tmpdir/wait.out" >&2; fail "grow --wait"; }

@@ -49,7 +49,7 @@ r1=$(ctl_get "s['members'][1]['reconnects']")
 [ "$r1" = "$r0" ] || fail "a member failed for I/O errors was reached again: $r0 then $r1 reconnects"
 [ "$(ctl_get "s['members'][1]['fault']['kind']")" = io-error ] ||
   fail "JSON fault: $(ctl_get "s['members'][1]['fault']")"
-line=$(ctl status | grep -A2 "slot 1:" | grep "I/O error: ") ||
+line=$(ctl status | grep -A3 "slot 1:" | grep "I/O error: ") ||
   { ctl status >&2; fail "status does not say I/O error"; }
 grep -q "stays out until re-added" <<<"$line" || fail "status: $line"
 echo "   still out after 5 s, $r1 reconnects: $(sed 's/^ *//' <<<"$line")"

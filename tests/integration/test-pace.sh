@@ -67,8 +67,13 @@ busy_check ()
 
 echo "== a target every request meets (10s): the job climbs to max"
 busy_check 10s 4k
-(( RATE * 10 >= MAX * 8 )) ||
-  fail "with a 10 s target the check ran at $RATE KiB/s, not near max ($MAX): paced as md paces (min $MIN)"
+# The pacer's rate is the decision; the speed reached also depends on the
+# machine (a sanitizer build under 16-deep fio may not do MAX): below
+# 0.8 x MAX it passes only if the job never waited for its limit.
+(( PACED * 10 >= MAX * 8 )) ||
+  fail "with a 10 s target the pacer is at $PACED KiB/s, not near max ($MAX): paced as md paces (min $MIN)"
+(( RATE * 10 >= MAX * 8 || WAITED < 5 )) ||
+  fail "with a 10 s target the check ran at $RATE KiB/s, not near max ($MAX), and waited for its limit $WAITED% of the time"
 (( CUTS == 0 )) || fail "$CUTS windows were over a 10 s target"
 
 echo "== a target no request meets (50us, 64K requests): cut back to min"

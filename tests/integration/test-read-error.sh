@@ -11,8 +11,11 @@
 #     it too, and finds no wrong parity; the count reaches the superblock (md's
 #     cnt_corrected_read) with the next superblock write and is there
 #     after a restart;
-#   - an unwritable sector: its rewrite fails, so member 1 is taken out
-#     of service (md's rule without a bad-block log), and every byte still
+#   - an unwritable sector: its rewrite fails, so the page is recorded in
+#     member 1's md bad-block log (md's rule: rdev_set_badblocks) and the
+#     member stays in service; every byte reads right; status shows the
+#     bad block; a member without a log (raw members, metadata=none: no
+#     superblock) is taken out of service instead, and every byte still
 #     reads right, degraded.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
@@ -104,14 +107,43 @@ serve_ctl "$tmpdir/nbdkit.log" "${disks[@]}" || fail "serve again"
   fail "the corrected count ($c1) did not survive a restart: $(ctl_get 's["members"][1]')"
 echo "   $c1 sectors corrected, kept across a restart"
 
-echo "== an unwritable sector: member 1 out of service, the data right"
+echo "== an unwritable sector: recorded in member 1's bad-block log"
 sw=$(pick_stripe 60 data)
 echo "write $(( $(sector_of "$sw") )) 8" >"$BAD"
 nbdcopy "$URI" "$tmpdir/back" || fail "reading the array with member 1 failing"
 cmp "$tmpdir/model" "$tmpdir/back" || fail "wrong bytes with member 1 failing"
-[ "$(ctl_get '"%s %s" % (s["health"], s["members"][1]["state"])')" = "[U_U] faulty" ] ||
+[ "$(ctl_get '"%s %s" % (s["health"], s["members"][1]["state"])')" = "[UUU] active" ] ||
   fail "member 1: $(ctl_get 's["health"], s["members"][1]["state"]')"
 grep -q "NOT corrected" "$tmpdir/nbdkit.log" || fail "the log does not say NOT corrected"
+grep -q "member 1 .*: 4096 bytes at member offset $(( $(sector_of "$sw") * 512 )) recorded in its md bad-block log" \
+  "$tmpdir/nbdkit.log" || fail "the log does not say the page was recorded"
 grep -q '^write-error' "$LOG" || fail "no write was tried on the bad sector"
+[ "$(ctl_get 's["members"][1]["bad_blocks"]["sectors"]')" = 8 ] ||
+  fail "status: $(ctl_get 's["members"][1]["bad_blocks"]')"
+ctl status | grep 'bad blocks:'
+stop_server
+
+echo "== the same without a bad-block log (raw members): member 1 out"
+r=()
+for i in 0 1 2; do
+  r+=("$tmpdir/r$i.img")
+  truncate -s ${MB}M "${r[$i]}"
+done
+: >"$BAD"
+sockr=$tmpdir/r1.nsock
+"$NBDKIT" -f -U "$sockr" "$BADSECTOR" file="${r[1]}" bad="$BAD" \
+  log="$tmpdir/r.log" >"$tmpdir/r1.nlog" 2>&1 &
+cleanup_fn "kill_ours -9 $!"
+for (( i = 0; i < 100; i++ )); do [ -S "$sockr" ] && break; sleep 0.05; done
+serve_ctl "$tmpdir/raw.log" metadata=none chunk=64K "disk=${r[0]}" \
+  "disk=nbd+unix:///?socket=$sockr" "disk=${r[2]}" || fail "serve raw"
+size=$(ctl_get 's["size_bytes"]')
+head -c "$size" /dev/urandom >"$tmpdir/model"
+nbdcopy "$tmpdir/model" "$URI" || fail "filling the raw array"
+echo "write $(( sw * CHUNK / 512 )) 8" >"$BAD"      # data offset 0
+nbdcopy "$URI" "$tmpdir/back" || fail "reading the raw array with member 1 failing"
+cmp "$tmpdir/model" "$tmpdir/back" || fail "wrong bytes with member 1 failing (raw)"
+[ "$(ctl_get '"%s %s" % (s["health"], s["members"][1]["state"])')" = "[U_U] faulty" ] ||
+  fail "raw member 1: $(ctl_get 's["health"], s["members"][1]["state"]')"
 stop_server
 echo "test-read-error: OK"

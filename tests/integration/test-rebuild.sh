@@ -72,7 +72,9 @@ rebuild_case ()
   ctl_refused "busy" check
   if [ "$how" = refail ]; then
     ctl_wait "s['job']['done_stripes'] > 0" 20
+    ctl_ok pause                # a loaded machine: not done before the fail
     ctl_ok fail "$slot"
+    ctl_ok resume
     ctl_wait "s['job']['kind'] == 'idle' and s['last_job']['kind'] == 'rebuild'" 20
     [ "$(ctl_get '(s["last_job"]["result"], s["members"]['"$slot"']["state"], s["state"])')" = "(-125, 'faulty', 'degraded')" ] ||
       fail "after failing the member being rebuilt: $(ctl_get '(s["last_job"], s["members"]['"$slot"'], s["state"])')"

@@ -55,6 +55,9 @@ ctl_wait 's["job"]["done_stripes"] > 60' 30      # a checkpoint or two
 echo "   mdadm: $(md_field "$new" 'Device Role'), recovery offset $(md_field "$new" 'Recovery Offset')"
 
 echo "== kill -9 mid-replace, under writes, start again"
+# Held while the load's model is read back, so that the replace still
+# runs at the kill however slow the machine is.
+ctl_ok pause
 load_stop
 next_seed
 "$RANDOM_IO" "$URI" auto --seed "$RIO_SEED" --ops 100000000 --crash-ok \
@@ -65,13 +68,16 @@ for (( i = 0; i < 300; i++ )); do
   grep -q running "$tmpdir/rio.out" && break
   sleep 0.02
 done
+ctl_ok resume
 sleep 0.5
 done_at=$(ctl_get 's["job"]["done_stripes"]')
+[ "$(ctl_get 's["job"]["kind"]')" = replace ] || fail "the replace ended before the kill"
 crash_server
 wait "$rio" || { cat "$tmpdir/rio.out" >&2; fail "random-io before the kill"; }
 grep -q 'server went away' "$tmpdir/rio.out" || fail "the writes ended before the kill"
 serve_ctl "$tmpdir/nbdkit.log" "${m[@]/#/disk=}" "disk=$new" "${speed[@]}" ||
   fail "serve after the kill"
+ctl_ok pause                  # held until slot 2 fails, below
 [ "$(ctl_get '"%s %s" % (s["job"]["kind"], s["members"][1]["replacement"])')" = "replace $new" ] ||
   fail "after the kill: $(ctl_get 's["job"], s["members"][1]')"
 resumed=$(ctl_get 's["job"]["done_stripes"]')
@@ -88,6 +94,7 @@ echo "== slot 2 fails mid-replace: the copy goes on"
 ctl_ok fail 2
 [ "$(ctl_get '"%s %s" % (s["health"], s["job"]["kind"])')" = "[UU_] replace" ] ||
   fail "after fail 2: $(ctl_get 's["health"], s["job"]')"
+ctl_ok resume
 timeout 120 "$RAID5CTL" --control "$CTL_SOCK" replace --wait 1 "$new" \
   >"$tmpdir/wait.out" 2>&1 || { cat "$tmpdir/wait.out" >&2; fail "replace --wait"; }
 tail -n 1 "$tmpdir/wait.out"
@@ -120,7 +127,9 @@ truncate -s ${MB}M "$new2"
 serve_ctl "$tmpdir/nbdkit.log" "${now[@]/#/disk=}" "${speed[@]}" || fail "serve"
 ctl_ok replace 0 "$new2"
 ctl_wait 's["job"]["done_stripes"] > 20' 30
+ctl_ok pause
 ctl_ok fail 0
+ctl_ok resume
 ctl_wait 's["job"]["kind"] == "rebuild"' 20
 [ "$(ctl_get '"%s %s" % (s["members"][0]["path"], s["members"][0]["state"])')" = "$new2 rebuilding" ] ||
   fail "slot 0 after its member failed: $(ctl_get 's["members"][0]')"

@@ -3,6 +3,9 @@
 # prints, the JSON holds the same values field by field, on a healthy
 # array and on superblocks the plugin refuses (bad checksum, RAID-6).  Then
 # the verdict line, disks without a superblock, errors and exit statuses.
+# examine --badblocks against mdadm --examine-badblocks: the same text on
+# every fixture (kernel md's bad-block log among them) and on logs made
+# here, corrupt ones too, with the JSON and the verdicts they give.
 
 . "${0%/*}/functions.sh"
 requires_raid5ctl
@@ -92,6 +95,34 @@ examine_both ()
   md_lines_agree "$tmpdir/md.txt" "$tmpdir/ours.txt"
   python3 "$tmpdir/compare.py" "$tmpdir/md.txt" "$tmpdir/all.json" "$2" \
     "${@:3}" || fail "JSON of $1 differs from mdadm --examine"
+}
+
+# badblocks_agree DISK WHAT: raid5ctl examine --badblocks prints what
+# mdadm --examine-badblocks prints about DISK.
+badblocks_agree ()
+{
+  mdadm --examine-badblocks "$1" >"$tmpdir/md-bb.txt" 2>&1 || :
+  "$RAID5CTL" examine --badblocks "$1" >"$tmpdir/ours-bb.txt" ||
+    fail "$2: examine --badblocks"
+  cmp -s "$tmpdir/md-bb.txt" "$tmpdir/ours-bb.txt" ||
+    fail "$2: examine --badblocks differs from mdadm --examine-badblocks:
+$(diff "$tmpdir/md-bb.txt" "$tmpdir/ours-bb.txt")"
+}
+
+# put_bblog DISK WORD...: the bad-block log of DISK (at its superblock's
+# bblog_offset) holds these 64-bit words, then all-ones; feature 0x8 set.
+put_bblog ()
+{
+  python3 - "$@" <<'EOF'
+import struct, sys
+path, words = sys.argv[1], [int(w, 0) & (2**64 - 1) for w in sys.argv[2:]]
+with open(path, 'r+b') as f:
+    f.seek(4096)
+    off = struct.unpack_from('<i', f.read(256), 188)[0]
+    f.seek((8 + off) * 512)
+    f.write(b''.join(struct.pack('<Q', w) for w in words).ljust(4096, b'\xff'))
+EOF
+  patch_sb "$1" "struct.pack_into('<I', sb, 8, struct.unpack_from('<I', sb, 8)[0] | 8)"
 }
 
 json_get ()
@@ -211,6 +242,12 @@ for sb in "$fixtures"/*/m*.sb; do
   dd if="$sb" of="$img" bs=4096 seek=1 conv=notrunc status=none
   [ ! -f "$f.bm" ] ||
     dd if="$f.bm" of="$img" bs=4096 seek=2 conv=notrunc status=none
+  if [ -f "$f.bblog" ]; then
+    off=$(sed -n 's/.* at offset \([0-9]*\) sectors.*/\1/p' "$f.examine")
+    dd if="$f.bblog" of="$img" bs=512 seek=$(( 8 + off )) conv=notrunc \
+       status=none
+  fi
+  badblocks_agree "$img" "${f#$fixtures/}"
   mdadm --examine "$img" >"$tmpdir/md.txt" 2>&1 || :
   "$RAID5CTL" examine "$img" >"$tmpdir/ours.txt" || fail "examine ${f#$fixtures/}"
   md_lines_agree "$tmpdir/md.txt" "$tmpdir/ours.txt"
@@ -222,7 +259,9 @@ for sb in "$fixtures"/*/m*.sb; do
     [ "$want" = "$got" ] ||
       fail "${f#$fixtures/}: bitmap bits and set bits: mdadm '$want', ours '$got'"
   fi
-  grep -q 'raid5 plugin : yes' "$tmpdir/ours.txt" ||
+  # Bad blocks are served (from the rest of their row), as md serves them.
+  want='raid5 plugin : yes'
+  grep -q "$want" "$tmpdir/ours.txt" ||
     fail "${f#$fixtures/}: $(grep 'raid5 plugin' "$tmpdir/ours.txt")"
   rm -f "$img"
   [ "$dir" = "$tmpdir" ] || rm -rf "$dir"
@@ -233,6 +272,69 @@ if [ $seen -gt 0 ]; then
 else
   echo "mdadm-made superblocks: no fixtures in $fixtures; not compared"
 fi
+
+# --- Bad-block logs made here ------------------------------------------
+# raid5ctl create reserves the log mdadm would (+16, 8 sectors), empty.
+make_members bb 3 32M
+BB=("${MEMBERS[@]}")
+"$RAID5CTL" create --assume-clean --chunk 64K "${BB[@]}" >/dev/null ||
+  fail "create bb"
+badblocks_agree "${BB[0]}" "empty log"
+grep -q '^Bad-blocks list is empty in ' "$tmpdir/ours-bb.txt" ||
+  fail "empty log: $(cat "$tmpdir/ours-bb.txt")"
+# Entries, a zero word among them (mdadm lists it; md skips it), one of
+# 1023 sectors (two ranges in md's table), then a word past the end.
+put_bblog "${BB[1]}" $(( 2100 << 10 | 8 )) 0 $(( 40000 << 10 | 1023 )) \
+  $(( 2108 << 10 | 4 )) -1 $(( 9 << 10 | 1 ))
+badblocks_agree "${BB[1]}" "entries"
+[ "$(grep -c ' for ' "$tmpdir/ours-bb.txt")" = 4 ] ||
+  fail "entries: $(cat "$tmpdir/ours-bb.txt")"
+"$RAID5CTL" examine "${BB[@]}" >"$tmpdir/ours.txt" || fail "examine bb"
+grep -q 'Bad Blocks : 3 ranges, 1035 sectors' "$tmpdir/ours.txt" ||
+  fail "entries: $(grep 'Bad Blocks' "$tmpdir/ours.txt")"
+[ "$(grep -c "raid5 plugin : yes, as slot" "$tmpdir/ours.txt")" = 3 ] ||
+  fail "entries: verdicts:
+$(grep 'raid5 plugin' "$tmpdir/ours.txt")"
+"$RAID5CTL" examine --json "${BB[@]}" >"$tmpdir/all.json" || fail "json bb"
+python3 - "$tmpdir/all.json" <<'EOF' || fail "entries: JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+b0, b = d[0]['bad_blocks'], d[1]['bad_blocks']
+assert b0['present'] is False and b0['list'] == [] and b0['ranges'] == 0, b0
+assert b['offset_sectors'] == 16 and b['size_sectors'] == 8, b
+assert b['entries_available'] == 512 and b['present'] is True, b
+assert b['ranges'] == 3 and b['sectors'] == 1035 and b['error'] is None, b
+assert [(e['sector'], e['sectors']) for e in b['list']] == \
+    [(2100, 8), (0, 0), (40000, 1023), (2108, 4)], b['list']
+assert d[0]['servable'] and d[1]['servable'], d
+EOF
+# A shift of 2: entries count blocks of 4 sectors.
+patch_sb "${BB[1]}" "sb[185] = 2"
+badblocks_agree "${BB[1]}" "shift 2"
+grep -q '^ *8400 for 32 sectors$' "$tmpdir/ours-bb.txt" ||
+  fail "shift 2: $(cat "$tmpdir/ours-bb.txt")"
+patch_sb "${BB[1]}" "sb[185] = 0"
+# Corrupt entries: listed as mdadm lists them, refused with the reason.
+put_bblog "${BB[1]}" $(( 2100 << 10 | 8 )) $(( 77 << 10 ))
+badblocks_agree "${BB[1]}" "length 0"
+"$RAID5CTL" examine "${BB[1]}" >"$tmpdir/ours.txt" || fail "examine bb"
+grep -q 'Bad Blocks : unusable: bad-block log entry 1 (0x13400) has length 0' \
+  "$tmpdir/ours.txt" && grep -q 'raid5 plugin : no: bad-block log entry 1' \
+  "$tmpdir/ours.txt" || fail "length 0: $(tail -n 3 "$tmpdir/ours.txt")"
+put_bblog "${BB[1]}" $(( 65530 << 10 | 8 ))
+badblocks_agree "${BB[1]}" "past the end"
+"$RAID5CTL" examine --json "${BB[1]}" >"$tmpdir/all.json" || fail "json"
+[ "$(json_get "$tmpdir/all.json" 0 verdict)" = "no: bad-block log entry 0 \
+(sector 65530, 8 sectors) lies past the end of the member (65536 sectors)" ] ||
+  fail "past the end: $(json_get "$tmpdir/all.json" 0 verdict)"
+# No log at all (offset 0): mdadm's words, JSON null.
+patch_sb "${BB[2]}" "struct.pack_into('<i', sb, 188, 0)"
+badblocks_agree "${BB[2]}" "no log"
+grep -q '^No bad-blocks list configured on ' "$tmpdir/ours-bb.txt" ||
+  fail "no log: $(cat "$tmpdir/ours-bb.txt")"
+"$RAID5CTL" examine --json "${BB[2]}" >"$tmpdir/all.json" || fail "json"
+[ "$(json_get "$tmpdir/all.json" 0 bad_blocks)" = None ] || fail "no log: JSON"
+echo "bad-block logs: examine --badblocks lists what mdadm lists; JSON, verdicts"
 
 # --- No superblock, errors, exit statuses ------------------------------
 head -c 1M /dev/urandom >"$tmpdir/plain"

@@ -111,6 +111,16 @@ afx_open_ok (struct afx *f)
 }
 
 void
+afx_reopen (struct afx *f)
+{
+  struct array_err err;
+
+  cr_assert_eq (array_open (&f->cfg, on_log, &f->a, &err), 0,
+                "array_open: %s", err.msg);
+  cr_assert_eq (array_capacity (f->a), f->cap, "the capacity changed");
+}
+
+void
 afx_close (struct afx *f)
 {
   array_close (f->a);
@@ -148,26 +158,60 @@ afx_verify (struct afx *f)
   free (got);
 }
 
-uint64_t
-afx_status (struct afx *f, const char *section, const char *key)
+/* The array's status, parsed (the caller puts it). */
+static json_object *
+status_json (struct afx *f)
 {
   char *text = NULL;
   size_t len = 0;
   FILE *out = open_memstream (&text, &len);
-  json_object *root, *sec, *val;
-  uint64_t v = UINT64_MAX;
+  json_object *root;
 
   cr_assert_not_null (out);
   array_status_print (f->a, true, out);
   fclose (out);
   root = json_tokener_parse (text);
   cr_assert_not_null (root, "status is not JSON: %s", text);
-  if (json_object_object_get_ex (root, section, &sec) &&
-      json_object_object_get_ex (sec, key, &val))
-    v = (uint64_t) json_object_get_int64 (val);
-  json_object_put (root);
   free (text);
+  return root;
+}
+
+/* A number at o.section.key (section NULL: o.key), or UINT64_MAX. */
+static uint64_t
+number_at (json_object *o, const char *section, const char *key)
+{
+  json_object *val;
+
+  if (section && !json_object_object_get_ex (o, section, &o))
+    return UINT64_MAX;
+  return json_object_object_get_ex (o, key, &val)
+    ? (uint64_t) json_object_get_int64 (val) : UINT64_MAX;
+}
+
+uint64_t
+afx_status (struct afx *f, const char *section, const char *key)
+{
+  json_object *root = status_json (f);
+  uint64_t v = number_at (root, section, key);
+
+  json_object_put (root);
   cr_assert_neq (v, UINT64_MAX, "status has no %s.%s", section, key);
+  return v;
+}
+
+uint64_t
+afx_member_status (struct afx *f, unsigned slot, const char *object,
+                   const char *key)
+{
+  json_object *root = status_json (f), *ms;
+  uint64_t v = UINT64_MAX;
+
+  if (json_object_object_get_ex (root, "members", &ms) &&
+      slot < json_object_array_length (ms))
+    v = number_at (json_object_array_get_idx (ms, slot), object, key);
+  json_object_put (root);
+  cr_assert_neq (v, UINT64_MAX, "status has no members[%u].%s.%s", slot,
+                 object ? object : "", key);
   return v;
 }
 

@@ -37,6 +37,8 @@ void afx_make (struct afx *f, unsigned n, uint64_t bytes,
  */
 int afx_open (struct afx *f, struct array_err *err);
 void afx_open_ok (struct afx *f);
+/* Open it again, its model kept (nothing read). */
+void afx_reopen (struct afx *f);
 void afx_close (struct afx *f);
 
 /* Write len bytes from seed's pseudo-random stream at off, and keep them
@@ -51,6 +53,12 @@ void afx_verify (struct afx *f);
  * "integrity", "job") and key.
  */
 uint64_t afx_status (struct afx *f, const char *section, const char *key);
+
+/* A number in slot's entry of the status' "members": object.key (object
+ * NULL: key).
+ */
+uint64_t afx_member_status (struct afx *f, unsigned slot, const char *object,
+                            const char *key);
 
 /* Byte at member offset off of member file i, xor mask, written back. */
 void afx_flip (struct afx *f, unsigned i, uint64_t off, unsigned char mask);

@@ -99,13 +99,17 @@ static const struct bound frame[] = {
 static const struct bound placement[] = {
   ONE ("super_offset 0", 144, 8, 0, -EBADMSG, "at sector 0"),
   ONE ("super_offset 16", 144, 8, 16, -EBADMSG, "at sector 16"),
-  { "data_offset 9 (bitmap off)", { F (128, 8, 9), F (8, 4, 0) }, 0, "" },
-  { "data_offset 8", { F (128, 8, 8), F (8, 4, 0) }, -EBADMSG,
-    "data offset 8 overlaps" },
+  /* (bitmap and bad-block log off: they would lie in the data) */
+  { "data_offset 9 (bitmap off)", { F (128, 8, 9), F (8, 4, 0),
+    F (188, 4, 0) }, 0, "" },
+  { "data_offset 9, the log in the data", { F (128, 8, 9), F (8, 4, 0) },
+    -EBADMSG, "bad-block log at sector 24 overlaps the data" },
+  { "data_offset 8", { F (128, 8, 8), F (8, 4, 0), F (188, 4, 0) },
+    -EBADMSG, "data offset 8 overlaps" },
   { "data_offset 9 with max_dev 129", { F (128, 8, 9), F (8, 4, 0),
-    F (220, 4, 129) }, -EBADMSG, "data offset 9 overlaps" },
+    F (220, 4, 129), F (188, 4, 0) }, -EBADMSG, "data offset 9 overlaps" },
   { "data_offset 10 with max_dev 129", { F (128, 8, 10), F (8, 4, 0),
-    F (220, 4, 129) }, 0, "" },
+    F (220, 4, 129), F (188, 4, 0) }, 0, "" },
   ONE ("data_size 9", 136, 8, 9, -EBADMSG, "does not fit the member"),
   ONE ("data_size 10", 136, 8, 10, -EBADMSG, "component size"),
   ONE ("data_size one past the member", 136, 8, 129025, -EBADMSG,
@@ -130,7 +134,21 @@ static const struct bound features[] = {
   ONE ("feature 0x2000", 8, 4, 0x2001, -EBADMSG, "unknown feature bits 0x2000"),
   ONE ("feature 0x80000000", 8, 4, 0x80000001, -EBADMSG, "0x80000000"),
   ONE ("reshape active, level 0", 8, 4, 1 | 4, -ENOTSUP, "other than growing"),
-  ONE ("bad blocks", 8, 4, 1 | 8, -ENOTSUP, "not supported"),
+  /* The bad-block log: its place is checked here, its entries by
+   * raid/badblocks.c (test-badblocks-log).
+   */
+  ONE ("bad blocks", 8, 4, 1 | 8, 0, ""),
+  { "bad blocks, no log", { F (8, 4, 1 | 8), F (188, 4, 0) }, -EBADMSG,
+    "no log" },
+  ONE ("log of 9 sectors", 186, 2, 9, -EBADMSG, "at most 8"),
+  ONE ("log before the member", 188, 4, (uint32_t) -9, -EBADMSG,
+       "outside the member"),
+  ONE ("log on the superblock", 188, 4, (uint32_t) -1, -EBADMSG,
+       "overlaps the superblock"),
+  ONE ("log into the data", 188, 4, 2036, -EBADMSG, "overlaps the data"),
+  ONE ("log just before the data", 188, 4, 2032, 0, ""),
+  ONE ("log shift 17", 185, 1, 17, -EBADMSG, "shift 17"),
+  ONE ("log of 0 sectors: none", 186, 2, 0, 0, ""),
   ONE ("replacement", 8, 4, 1 | 16, 0, ""),   /* md's hot replace */
   /* Without RESHAPE_ACTIVE md ignores both (super_1_load). */
   ONE ("reshape backwards, no reshape", 8, 4, 1 | 32, 0, ""),

@@ -297,7 +297,8 @@ check_sb_bounds (const struct md_sb *sb, const uint8_t *b, uint64_t member)
   uint32_t allowed = MD_FEATURE_BITMAP_OFFSET | MD_FEATURE_RECOVERY_OFFSET
     | MD_FEATURE_RECOVERY_BITMAP | MD_FEATURE_RAID0_LAYOUT | ppl
     | MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET
-    | MD_FEATURE_RESHAPE_BACKWARDS | MD_FEATURE_REPLACEMENT;
+    | MD_FEATURE_RESHAPE_BACKWARDS | MD_FEATURE_REPLACEMENT
+    | MD_FEATURE_BAD_BLOCKS;
 
   CHECK (get (b, 4) == MD_SB_MAGIC && get (b + 4, 4) == 1, "magic, version");
   CHECK (get (b + 216, 4) == md_sb_csum (b), "checksum");
@@ -328,6 +329,23 @@ check_sb_bounds (const struct md_sb *sb, const uint8_t *b, uint64_t member)
            "reshape %#x delta %d new_offset %d at %" PRIu64, sb->feature_map,
            sb->delta_disks, sb->new_offset, sb->reshape_position);
   }
+  /* A bad-block log: there with the bit, at most a page, on the member
+   * outside the superblock and the data (raid/badblocks.h).
+   */
+  if (sb->bblog_offset != 0 && sb->bblog_size != 0) {
+    int64_t start = (int64_t) MD_SB_SECTOR + sb->bblog_offset;
+
+    CHECK (start >= MD_SB_SECTOR + (int64_t) sb_sectors &&
+           (uint64_t) start + sb->bblog_size <= member &&
+           sb->bblog_size <= 8 && sb->bblog_shift <= 16 &&
+           ((uint64_t) start + sb->bblog_size <= sb->data_offset ||
+            (uint64_t) start >= sb->data_offset + sb->data_size),
+           "bad-block log [%" PRId64 ", +%u) shift %u with data [%" PRIu64
+           ", +%" PRIu64 ") on %" PRIu64 " sectors", start, sb->bblog_size,
+           sb->bblog_shift, sb->data_offset, sb->data_size, member);
+  }
+  else
+    CHECK (!(sb->feature_map & MD_FEATURE_BAD_BLOCKS), "bad blocks, no log");
   /* A partial parity log: one flavour, no bitmap, its area on the member
    * outside the superblock and the data (md's ppl_validate_rdev).
    */

@@ -880,6 +880,57 @@ Test (live, readd_check)
   cr_expect (!md_live_dev_number_taken (&s, 2, 2));
 }
 
+/* Feature 0x8 is each device's own (super_1_sync): only the member whose
+ * table lists bad blocks says so, and a device that joins the slot
+ * (rebuild, re-add) starts without; a device that lists bad blocks is
+ * neither re-added nor counted re-addable by the bitmap.
+ */
+Test (live, bad_blocks_bit_is_per_device)
+{
+  struct md_found f[R5_MAX_MEMBERS];
+  struct md_assembly as;
+  struct md_live s;
+  struct md_sb sb, dev;
+  char why[200];
+
+  healthy (f, 3, E);
+  f[0].sb.feature_map |= MD_FEATURE_BAD_BLOCKS;   /* the freshest's */
+  f[0].sb.events = E + 1;
+  cr_assert_eq (assemble (f, 3, false, false, &as), 0);
+  cr_assert_eq (as.freshest, 0);
+  md_live_init (&s, f, &as);
+  for (unsigned k = 0; k < 3; k++) {
+    md_live_sb (&s, k, &sb);
+    cr_expect_eq ((sb.feature_map & MD_FEATURE_BAD_BLOCKS) != 0, k == 0,
+                  "slot %u: feature_map %#x", k, sb.feature_map);
+  }
+  s.slot[0].bad_blocks = false;                   /* its table emptied */
+  s.slot[2].bad_blocks = true;
+  md_live_sb (&s, 0, &sb);
+  cr_expect_eq (sb.feature_map & MD_FEATURE_BAD_BLOCKS, 0);
+  apply (&s, MD_EV_FAIL, 2, 0);
+  apply (&s, MD_EV_ADD, 2, 0);
+  md_live_sb (&s, 2, &sb);
+  cr_expect_eq (sb.feature_map & MD_FEATURE_BAD_BLOCKS, 0, "new device");
+  live_of (&s, 3, 1);
+  apply (&s, MD_EV_DIRTY, 0, 0);
+  apply (&s, MD_EV_CLEAN, 0, 0);
+  dev = member_sb (3, 1, E);
+  dev.feature_map |= MD_FEATURE_BAD_BLOCKS;
+  cr_expect_eq (md_readd_check (&s, &(struct md_readd) { &dev, 1, true, E },
+                                why, sizeof why), -EINVAL);
+  cr_expect (strstr (why, "bad-block log"), "%s", why);
+  healthy (f, 3, E);
+  moved_on (f, 3, 1, 2, false, MD_ROLE_FAULTY);
+  f[1].sb.feature_map |= MD_FEATURE_BAD_BLOCKS;
+  cr_assert_eq (assemble (f, 3, false, true, &as), 0);
+  md_asm_bitmap (&as, f, 3, E);
+  cr_expect (!as.dev[1].re_addable);
+  f[1].sb.feature_map &= ~MD_FEATURE_BAD_BLOCKS;
+  md_asm_bitmap (&as, f, 3, E);
+  cr_expect (as.dev[1].re_addable);
+}
+
 /* ---- the property: a random walk over the array's life ----
  *
  * Devices 0..n-1 start as slots 0..n-1.  Each keeps the last superblock

@@ -1,0 +1,324 @@
+/* array/bbpath.c -- requests and the members' bad-block tables
+ * (badblocks.h): the write path's "bad-block log" row, the recording of
+ * a write that fails on part of a member, and the rewrite of listed bytes
+ * after a request met them.
+ *
+ * md's rules (raid5.c analyse_stripe, handle_stripe; md.c
+ * rdev_set_badblocks): a device whose table lists bytes of a stripe is
+ * treated as failed for that stripe alone; a stripe with more failed
+ * devices than parity fails its requests (handle_failed_stripe), except
+ * a read of a data chunk whose device is not bad there, which md serves
+ * straight from it (raid5_read_one_chunk).  A write that fails is
+ * recorded (R5_WriteError -> rdev_set_badblocks) and the device marked
+ * WriteErrorSeen; md_error fails it only when the table cannot take the
+ * entry.  A device that never failed a write has its listed blocks of a
+ * stripe it handles treated as read errors to correct (R5_ReadError):
+ * rewritten from the others, then cleared when they read back.
+ *
+ * Granularity: a batch whose first stripe has one bad member is that
+ * stripe alone, the member missing; a stripe with two is cut into 4 KiB
+ * rows (md's stripe_head is a page).  Why it is safe to plan with the
+ * tables unlocked: a batch notes their version when it is planned and is
+ * planned again if they changed before its stripes were locked (holds);
+ * a table changes only under the stripe locks of the bytes it names
+ * (a failed write's, a rewrite's), or for bytes nobody reads (a new
+ * member's).
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "array/badblocks.h"
+#include "array/object.h"
+#include "array/requests.h"
+#include "array/writepath.h"
+#include "raid/layout.h"
+
+#define PAGE 4096u
+
+/* The members (a mask) whose tables list part of member bytes [off, off +
+ * len) of a row, but for skip.
+ */
+static uint64_t
+listed_in (const struct array *a, uint64_t off, uint64_t len, int skip)
+{
+  uint64_t mask = 0;
+
+  for (unsigned m = 0; m < a->geom.members; m++)
+    if ((int) m != skip && array_member_bad (a, m, off, len, NULL))
+      mask |= UINT64_C (1) << m;
+  return mask;
+}
+
+static uint64_t
+listed_in_stripe (const struct array *a, uint64_t stripe, int skip)
+{
+  return listed_in (a, r5_stripe_member_off (&a->geom, stripe),
+                    a->geom.chunk, skip);
+}
+
+/* Two or more bad in the 4 KiB rows of the batch's first stripe (the
+ * health's missing member counted): pages of one chunk with the same bad
+ * members make one batch; a read of a chunk not bad there is read
+ * straight; anything else is lost.
+ */
+static int
+shape_rows (struct array *a, struct wp_batch *b, struct array_err *err)
+{
+  const struct r5_geom *g = &a->geom;
+  struct r5_range *rg = b->range;
+  struct r5_loc loc;
+  uint64_t out = rg->missing >= 0 ? UINT64_C (1) << rg->missing : 0;
+  uint64_t page, end, row, bad;
+
+  if (r5_map (g, rg->off, &loc) < 0)
+    return -EINVAL;           /* cannot happen: the request was checked */
+  page = loc.chunk_off / PAGE * PAGE;
+  row = r5_stripe_member_off (g, loc.stripe);
+  bad = listed_in (a, row + page, PAGE, rg->missing) | out;
+  end = page + PAGE;
+  while (end < g->chunk && end - loc.chunk_off < rg->len &&
+         (listed_in (a, row + end, PAGE, rg->missing) | out) == bad)
+    end += PAGE;
+  if (rg->len > end - loc.chunk_off)
+    rg->len = end - loc.chunk_off;
+  if (__builtin_popcountll (bad) <= 1) {
+    if (bad != out) {
+      rg->missing = __builtin_ctzll (bad);
+      b->bb_member = rg->missing;
+    }
+    return 0;
+  }
+  if (rg->op == R5_OP_READ && !(bad >> loc.member & 1)) {
+    if (rg->missing < 0)
+      rg->missing = __builtin_ctzll (bad);
+    return 0;
+  }
+  a->count.bb_lost++;
+  array_set_err (err, "array bytes %" PRIu64 "+%" PRIu64 " are lost: "
+                 "their row (member offset %" PRIu64 ") is bad on members "
+                 "%u and %u (md bad-block logs%s), and RAID-5 rebuilds "
+                 "only one", rg->off, rg->len, row + loc.chunk_off,
+                 (unsigned) __builtin_ctzll (bad),
+                 63 - (unsigned) __builtin_clzll (bad),
+                 out ? ", or out of service" : "");
+  array_log (a, ARRAY_LOG_ERROR, "%s", err->msg);
+  return -EIO;
+}
+
+int
+bb_shape (struct array *a, struct wp_batch *b, struct array_err *err)
+{
+  struct r5_range *rg = b->range;
+  const uint64_t sd = a->geom.stripe_data;
+  uint64_t first = rg->off / sd, last = (rg->off + rg->len - 1) / sd;
+  uint64_t bad;
+
+  if (a->bb.listed == 0 || b->geom != &a->geom)
+    return 0;
+  bad = listed_in_stripe (a, first, rg->missing);
+  if (bad == 0) {
+    for (uint64_t s = first + 1; s <= last; s++)
+      if (listed_in_stripe (a, s, rg->missing) != 0) {
+        rg->len = s * sd - rg->off;
+        break;
+      }
+    return 0;
+  }
+  if (__builtin_popcountll (bad) == 1 && rg->missing < 0) {
+    rg->missing = __builtin_ctzll (bad);
+    b->bb_member = rg->missing;
+    if (rg->len > (first + 1) * sd - rg->off)
+      rg->len = (first + 1) * sd - rg->off;
+    return 0;
+  }
+  return shape_rows (a, b, err);
+}
+
+bool
+bb_holds (const struct array *a, const struct wp_batch *b)
+{
+  return b->bb_version == a->bb.version;
+}
+
+/* --- a write that failed on part of a member ---------------------- */
+
+/* Can op's failure be recorded rather than fail its member (a write; a
+ * read when reads)?
+ */
+static bool
+recordable (const struct array *a, const struct io_op *op, bool reads)
+{
+  return (op->kind == IO_WRITE || op->kind == IO_ZERO ||
+          (reads && op->kind == IO_READ)) && !op->link_lost &&
+    op->result != -ENOMEM && op->member < a->geom.members &&
+    op->off >= a->geom.data_offset && !a->grow.active &&
+    array_bb_has_log (a, op->member);
+}
+
+/* op run again a page at a time (md's bios are pages: it knows which
+ * failed); each page that fails again recorded, and a member that failed
+ * a write so marked.  0, or -errno: a record could not be made (err).
+ */
+static int
+record_pages (struct array *a, const struct io_op *op, struct array_err *err)
+{
+  uint64_t end = op->off + op->len;
+  int e = 0;
+
+  for (uint64_t off = op->off; e == 0 && off < end;) {
+    uint64_t next = (off / PAGE + 1) * PAGE;
+    struct io_op piece = *op;
+
+    piece.off = off;
+    piece.len = (next < end ? next : end) - off;
+    piece.result = 0;
+    if (op->buf != NULL)
+      piece.buf = (char *) op->buf + (off - op->off);
+    if (io_run (a->members, &piece, 1, op->kind == IO_READ ? 0 : IO_FUA) < 0 &&
+        (e = array_bb_record (a, op->member, piece.off, piece.len,
+                              err)) == 0 && op->kind != IO_READ)
+      a->bb.write_error[op->member] = true;
+    off += piece.len;
+  }
+  return e;
+}
+
+/* Every failed op of ops[0..n) recorded (record_pages), if each can be
+ * (recordable).
+ */
+static bool
+record_failed (struct array *a, const struct io_op *ops, size_t n,
+               bool reads, struct array_err *err)
+{
+  bool any = false;
+
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].result < 0 && ops[i].result != -ECANCELED) {
+      if (!recordable (a, &ops[i], reads))
+        return false;
+      any = true;
+    }
+  for (size_t i = 0; any && i < n; i++)
+    if (ops[i].result < 0 && ops[i].result != -ECANCELED &&
+        record_pages (a, &ops[i], err) < 0) {
+      array_log (a, ARRAY_LOG_ERROR, "%s", err->msg);
+      return false;
+    }
+  return any;
+}
+
+bool
+array_bb_write_failed (struct array *a, const struct io_op *ops, size_t n,
+                       struct array_err *err)
+{
+  return record_failed (a, ops, n, false, err);
+}
+
+bool
+bb_rebuild_read_failed (struct array *a, const struct io_op *ops, size_t n,
+                        unsigned slot, struct array_err *err)
+{
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].result < 0 && ops[i].result != -ECANCELED &&
+        ops[i].member == slot)
+      return false;
+  return record_failed (a, ops, n, true, err);
+}
+
+uint64_t
+bb_row_listed (const struct array *a, uint64_t stripe, uint64_t chunk_off,
+               uint64_t len, int skip)
+{
+  return a->bb.listed == 0 ? 0
+    : listed_in (a, r5_stripe_member_off (&a->geom, stripe) + chunk_off, len,
+                 skip);
+}
+
+/* The array bytes of member m's page at chunk offset co of stripe into
+ * *at (false: m holds the stripe's parity).
+ */
+static bool
+array_bytes_of (const struct r5_geom *g, uint64_t stripe, unsigned m,
+                uint64_t co, uint64_t *at)
+{
+  int dd = r5_data_index (g, stripe, m);
+
+  if (dd < 0)
+    return false;
+  *at = r5_stripe_array_off (g, stripe) + (uint64_t) dd * g->chunk + co;
+  return true;
+}
+
+int
+bb_rebuild_lost (struct array *a, unsigned slot, uint64_t stripe,
+                 uint64_t chunk_off, uint64_t len, struct array_err *err)
+{
+  const struct r5_geom *g = &a->geom;
+  uint64_t row = r5_stripe_member_off (g, stripe);
+
+  for (uint64_t co = chunk_off / PAGE * PAGE; co < chunk_off + len;
+       co += PAGE) {
+    uint64_t bad = listed_in (a, row + co, PAGE, (int) slot), at;
+    char lost[160];
+    size_t k = 0;
+    int e;
+
+    if (bad == 0)
+      continue;
+    lost[0] = '\0';
+    for (unsigned m = 0; m < g->members; m++)
+      if ((m == slot || (bad >> m & 1)) &&
+          array_bytes_of (g, stripe, m, co, &at) && k < sizeof lost)
+        k += (size_t) snprintf (lost + k, sizeof lost - k, "%s%" PRIu64
+                                "+4096", k ? ", " : "", at);
+    if ((e = array_bb_record (a, slot, row + co, PAGE, err)) < 0)
+      return e;
+    array_log (a, ARRAY_LOG_ERROR, "rebuild of slot %u: member bytes %"
+               PRIu64 "+4096 cannot be computed (member %u lists them bad "
+               "in its md bad-block log): recorded bad on slot %u; array "
+               "bytes lost: %s", slot, row + co,
+               (unsigned) __builtin_ctzll (bad), slot,
+               k ? lost : "none (parity only)");
+  }
+  return 0;
+}
+
+/* --- listed bytes rewritten ---------------------------------------- */
+
+void
+bb_rewrite_met (struct array *a, const struct wp_batch *b)
+{
+  const struct r5_geom *g = &a->geom;
+  unsigned m = (unsigned) b->bb_member;
+  uint64_t stripe = b->range->off / g->stripe_data;
+  uint64_t row = r5_stripe_member_off (g, stripe);
+  bool mirror = a->replace.slot == (int) m && b->range->op != R5_OP_READ;
+  struct array_err err;
+
+  if (health_out (&a->health) >= 0 || (a->bb.write_error[m] && !mirror))
+    return;
+  for (uint64_t page = row; page < row + g->chunk; page += PAGE) {
+    int e;
+
+    if (!array_member_bad (a, m, page, PAGE, NULL) ||
+        listed_in (a, page, PAGE, (int) m) != 0)
+      continue;
+    if ((e = array_rewrite_page (a, m, page, false)) == 0) {
+      if (array_bb_clear (a, m, page, PAGE, &err) < 0)
+        array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+      continue;
+    }
+    if (!a->bb.write_error[m])
+      array_log (a, ARRAY_LOG_ERROR, "member %u (%s): its listed bad block "
+                 "at member offset %" PRIu64 " cannot be rewritten (%s): it "
+                 "stays listed, and no more are tried", m,
+                 array_member_path (a, m), page, strerror (-e));
+    a->bb.write_error[m] = true;
+    if (e == -ENOMEM || !mirror)
+      return;
+  }
+}

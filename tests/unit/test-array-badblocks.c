@@ -1,0 +1,231 @@
+/* tests/unit/test-array-badblocks.c -- members' md bad-block logs through
+ * assembly and requests (arrayfx.h, members made by raid5ctl create,
+ * whose logs sit where mdadm's do).  Asserts: listed bytes are served
+ * from the rest of their row and rewritten where a member never failed
+ * a write, rows bad on two members fail only their requests (each test
+ * says what); a member whose bit is set over an empty list is
+ * served and loses the bit at the next write (super_1_sync's rule); a
+ * corrupt log refuses the array naming the member and the entry.
+ */
+#include <config.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "raid/badblocks.h"
+#include "raid/mdsb.h"
+#include "tests/unit/arrayfx.h"
+
+#define ARGS "--chunk 64K --bitmap none --assume-clean"
+#define DOFF 2048u                    /* raid5ctl's data offset for 8 MiB */
+
+static struct md_bb_table t;          /* 8 KiB: not on Criterion's stack */
+
+static void
+read_sb (const char *path, struct md_sb *sb, unsigned char *block)
+{
+  int fd = open (path, O_RDONLY);
+
+  cr_assert_geq (fd, 0, "%s", path);
+  cr_assert_eq (pread (fd, block, MD_SB_BLOCK, MD_SB_OFFSET),
+                (ssize_t) MD_SB_BLOCK);
+  close (fd);
+  md_sb_peek (block, sb, NULL);
+}
+
+/* Member path's log holds t (or, if empty_bit, nothing but the bit). */
+static void
+put_log (const char *path, const struct md_bb_table *tb, bool empty_bit)
+{
+  unsigned char block[MD_SB_BLOCK], area[4096];
+  uint64_t sector;
+  struct md_sb sb;
+  int fd;
+
+  read_sb (path, &sb, block);
+  cr_assert (md_bblog_area (&sb, &sector, NULL), "%s: no log", path);
+  cr_assert_eq (md_bblog_encode (&sb, tb, area), 0);
+  cr_assert_eq (md_bblog_feature (&sb, tb, &sb.feature_map), 0);
+  if (empty_bit)
+    sb.feature_map |= MD_FEATURE_BAD_BLOCKS;
+  md_sb_encode (&sb, block);
+  fd = open (path, O_RDWR);
+  cr_assert_geq (fd, 0, "%s", path);
+  cr_assert_eq (pwrite (fd, area, sb.bblog_size * 512u, sector * 512),
+                (ssize_t) (sb.bblog_size * 512u));
+  cr_assert_eq (pwrite (fd, block, MD_SB_BLOCK, MD_SB_OFFSET),
+                (ssize_t) MD_SB_BLOCK);
+  close (fd);
+}
+
+static bool
+has_bit (const char *path)
+{
+  unsigned char block[MD_SB_BLOCK];
+  struct md_sb sb;
+
+  read_sb (path, &sb, block);
+  return sb.feature_map & MD_FEATURE_BAD_BLOCKS;
+}
+
+/* Member 1's log lists two ranges, and its bytes there are stale (as
+ * after a write that failed): each slot answers array_member_bad from its
+ * own table in device sectors; the array reads right, served from the
+ * others; the reads rewrite the listed bytes and clear them (member 1
+ * never failed a write here), and the superblocks lose feature 0x8.
+ */
+Test (array_badblocks, listed_blocks_served_then_rewritten, .timeout = 120)
+{
+  struct afx f;
+  uint64_t first = 0;
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 7);
+  afx_close (&f);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 100, 8), 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 5000, 700), 0);
+  put_log (f.path[1], &t, false);
+  afx_flip (&f, 1, (DOFF + 100) * 512ULL + 7, 0xff);
+  afx_flip (&f, 1, (DOFF + 5600) * 512ULL, 0x01);
+  afx_reopen (&f);
+  cr_expect_eq (array_member_bad (f.a, 1, (DOFF + 100) * 512ULL, 4096,
+                                  &first), MD_BB_ALL);
+  cr_expect_eq (first, (DOFF + 100) * 512ULL);
+  cr_expect_eq (array_member_bad (f.a, 1, (DOFF + 99) * 512ULL + 100, 1024,
+                                  &first), MD_BB_SOME);
+  cr_expect_eq (first, (DOFF + 100) * 512ULL);
+  cr_expect_eq (array_member_bad (f.a, 1, (DOFF + 108) * 512ULL, 4096, NULL),
+                MD_BB_NONE);
+  cr_expect_eq (array_member_bad (f.a, 1, 100 * 512ULL, 4096, NULL),
+                MD_BB_NONE, "the table counts device sectors");
+  cr_expect_eq (array_member_bad (f.a, 0, (DOFF + 100) * 512ULL, 4096, NULL),
+                MD_BB_NONE, "another slot's table");
+  cr_expect_eq (afx_member_status (&f, 1, "bad_blocks", "sectors"), 708);
+  afx_verify (&f);
+  cr_expect_eq (array_member_bad (f.a, 1, DOFF * 512ULL, 8 << 20, NULL),
+                MD_BB_NONE, "the listed bytes read were not rewritten");
+  cr_expect (strstr (afx_log (), "good again"), "%s", afx_log ());
+  afx_close (&f);
+  cr_expect (!has_bit (f.path[0]) && !has_bit (f.path[1]) &&
+             !has_bit (f.path[2]), "feature 0x8 left after the rewrite");
+  afx_open_ok (&f);
+  afx_verify (&f);
+  afx_cleanup (&f);
+}
+
+/* Rows bad on two members: a read of a chunk bad there fails, naming the
+ * array bytes, and a write there too; a read of the row's chunk on the
+ * third member is served; the rest of the array reads right and nothing
+ * of those rows is rewritten.
+ */
+Test (array_badblocks, row_bad_on_two_members_is_lost, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  unsigned char buf[4096];
+  uint64_t row = 3;                   /* stripe 3: parity on member 2 */
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 9);
+  afx_close (&f);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + row * 128 + 16, 8), 0);
+  put_log (f.path[0], &t, false);
+  put_log (f.path[2], &t, false);
+  afx_reopen (&f);
+  /* left-symmetric, stripe 3: data 0 on member 0 (3 % 3 = 0: parity on
+   * member 2), data 1 on member 1.
+   */
+  cr_expect_lt (array_read (f.a, buf, 4096, row * 131072 + 8192, &err), 0,
+                "a read of the lost row of member 0 succeeded");
+  cr_expect (strstr (err.msg, "are lost") && strstr (err.msg, "members 0 "
+             "and 2"), "%s", err.msg);
+  cr_expect_eq (array_read (f.a, buf, 4096, row * 131072 + 65536 + 8192,
+                            &err), 0, "member 1's chunk: %s", err.msg);
+  cr_expect_eq (memcmp (buf, f.model + row * 131072 + 65536 + 8192, 4096), 0);
+  cr_expect_lt (array_write (f.a, buf, 4096, row * 131072 + 65536 + 8192, 0,
+                             &err), 0, "a write of the lost row succeeded");
+  cr_expect_eq (array_read (f.a, buf, 4096, row * 131072 + 4096, &err), 0,
+                "the page before the lost row: %s", err.msg);
+  cr_expect_eq (memcmp (buf, f.model + row * 131072 + 4096, 4096), 0);
+  cr_expect_eq (afx_status (&f, "counters", "lost_requests"), 2);
+  cr_expect (array_member_bad (f.a, 0, (DOFF + row * 128 + 16) * 512ULL, 512,
+                               NULL) != MD_BB_NONE, "cleared");
+  afx_cleanup (&f);
+}
+
+Test (array_badblocks, bit_over_an_empty_list_is_dropped, .timeout = 120)
+{
+  struct afx f;
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  md_bb_init (&t, 0);
+  put_log (f.path[0], &t, true);
+  cr_assert (has_bit (f.path[0]));
+  afx_open_ok (&f);
+  cr_expect_eq (array_member_bad (f.a, 0, 0, 8 << 20, NULL), MD_BB_NONE);
+  afx_write (&f, 0, 65536, 5);
+  afx_close (&f);
+  for (unsigned i = 0; i < 3; i++)
+    cr_expect (!has_bit (f.path[i]), "member %u keeps feature 0x8", i);
+  afx_cleanup (&f);
+}
+
+Test (array_badblocks, corrupt_log_refused, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, (8 << 11) - 4, 8), 0);   /* past the end */
+  put_log (f.path[2], &t, false);
+  cr_assert_lt (afx_open (&f, &err), 0, "a corrupt log was taken");
+  cr_assert (strstr (err.msg, "member 2 (") && strstr (err.msg, f.path[2]) &&
+             strstr (err.msg, "past the end of the member"), "%s", err.msg);
+  afx_cleanup (&f);
+}
+
+/* A new member rebuilt into the slot is another device: no bad blocks of
+ * the old one's, and no feature 0x8 in its superblock.
+ */
+Test (array_badblocks, new_member_has_no_table, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  char fresh[PATH_MAX + 16];
+  FILE *fp;
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_close (&f);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 100, 8), 0);
+  put_log (f.path[1], &t, false);
+  afx_reopen (&f);
+  cr_assert_eq (array_member_bad (f.a, 1, (DOFF + 100) * 512ULL, 512, NULL),
+                MD_BB_ALL);
+  cr_assert_eq (array_fail (f.a, 1, &err), 0, "%s", err.msg);
+  snprintf (fresh, sizeof fresh, "%s/new.img", f.dir);
+  cr_assert_not_null (fp = fopen (fresh, "w"));
+  cr_assert_eq (ftruncate (fileno (fp), 8 << 20), 0);
+  fclose (fp);
+  cr_assert_eq (array_rebuild_start (f.a, 1, fresh, false, &err), 0, "%s",
+                err.msg);
+  cr_expect_eq (array_member_bad (f.a, 1, (DOFF + 100) * 512ULL, 512, NULL),
+                MD_BB_NONE, "the old member's table answers for the new");
+  cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                err.msg);
+  afx_close (&f);
+  cr_expect (!has_bit (fresh), "the new member says it has bad blocks");
+  unlink (fresh);
+  afx_cleanup (&f);
+}
