@@ -176,10 +176,15 @@ void nbd_loop_stop (struct nbd_member *nm) __attribute__((nonnull));
 /* Sleep while *word is val (a futex; may return early: check again). */
 void nbd_sleep (_Atomic uint32_t *word, uint32_t val) __attribute__((nonnull));
 
-/* Wake whoever sleeps on word: at once, or, from a callback the loop
- * runs, once libnbd has let go of the handle's lock (the thread woken
- * would otherwise often find it held).  word may be gone by then: a
- * futex wake on it is harmless (sleepers check again).
+/* What nbd_wake leaves in the word it wakes. */
+#define NBD_WOKEN UINT32_MAX
+
+/* Set *word to NBD_WOKEN and wake whoever sleeps on it, at once or, from
+ * a callback the loop runs, once libnbd has let go of the handle's lock
+ * (the thread woken would otherwise often find it held).  The kernel
+ * sets the word and wakes in one step (FUTEX_WAKE_OP), so a sleeper that
+ * waits for NBD_WOKEN may free the word as soon as it sees it: the
+ * caller does not touch it again.
  */
 void nbd_wake (_Atomic uint32_t *word) __attribute__((nonnull));
 

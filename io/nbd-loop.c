@@ -38,10 +38,17 @@ nbd_sleep (_Atomic uint32_t *word, uint32_t val)
   (void) syscall (SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
+/* *word = NBD_WOKEN (-1 in FUTEX_OP's 12-bit argument) and wake one
+ * sleeper on it, both under the kernel's futex lock: nothing of ours
+ * touches the word after the store that lets its owner free it.  The
+ * second wake (of sleepers on the same word) is off: its test, old value
+ * != 0, fails, as the word was 0.
+ */
 static void
 wake_now (_Atomic uint32_t *word)
 {
-  (void) syscall (SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  (void) syscall (SYS_futex, word, FUTEX_WAKE_OP_PRIVATE, 1, (void *) 0,
+                  word, FUTEX_OP (FUTEX_OP_SET, -1, FUTEX_OP_CMP_NE, 0));
 }
 
 void

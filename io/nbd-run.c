@@ -8,7 +8,10 @@
  * its completion callback (the server's answer) and, exactly once, to its
  * free callback -- also when the command was refused, or dropped with its
  * connection -- where the command is counted finished and the batch's
- * thread woken by the last one.
+ * thread woken by the last one.  The batch lives on its thread's stack:
+ * that thread returns only once the last wake has been done (the wake
+ * itself marks the batch woken, see batch_wait), so no callback touches
+ * a batch that is gone.
  *
  * Flush order: a flush is sent only once every write, zero and punch
  * issued on the member before it has finished, on whichever connection:
@@ -42,7 +45,9 @@ struct track {
 
 /* A batch's ops' tracks are written under their member's nm->lock. */
 struct batch {
-  _Atomic uint32_t pending;   /* commands not yet finished (a futex) */
+  _Atomic uint32_t pending;   /* a futex: commands not yet finished, +1
+                               * while its thread issues; NBD_WOKEN once
+                               * the last one has woken it */
   struct cmd *cmds;           /* room for every command of the batch */
   size_t used;
 };
@@ -150,7 +155,7 @@ cmd_free (void *user_data)
   nbd_conn_done (nm, k->c);
   pthread_mutex_unlock (&nm->lock);
   if (atomic_fetch_sub (&b->pending, 1) == 1)
-    nbd_wake (&b->pending);   /* k and b are not ours from here on */
+    nbd_wake (&b->pending);   /* sets NBD_WOKEN; k and b are not ours */
 }
 
 /* --- issuing ------------------------------------------------------------- */
@@ -273,13 +278,23 @@ issue_op (struct batch *b, struct track *t, struct nbd_member *nm,
   pthread_mutex_unlock (&nm->lock);
 }
 
+/* Wait until every command issued since the last wait has finished and
+ * its free callback has let go of b.  The thread's own hold (the +1)
+ * goes first: if it was the last, nothing is in flight and nobody owes a
+ * wake; else the last command's nbd_wake will set NBD_WOKEN, and only
+ * that lets us go -- pending's 0 would not: that wake may still be on its
+ * way (put off by the loop) and must not find b gone.  Then the hold is
+ * taken again for the next round's commands.
+ */
 static void
 batch_wait (struct batch *b)
 {
   uint32_t v;
 
-  while ((v = atomic_load (&b->pending)) != 0)
-    nbd_sleep (&b->pending, v);
+  if (atomic_fetch_sub (&b->pending, 1) != 1)
+    while ((v = atomic_load (&b->pending)) != NBD_WOKEN)
+      nbd_sleep (&b->pending, v);
+  atomic_store (&b->pending, 1);
 }
 
 /* --- the batch ------------------------------------------------------------ */
@@ -443,7 +458,7 @@ nbd_run (const struct io_member *members, struct io_op *ops, size_t n,
 {
   struct mem m = { NULL };
   void *block = batch_alloc (members, ops, n, &m);
-  struct batch b = { .cmds = m.cmds };
+  struct batch b = { .pending = 1, .cmds = m.cmds };
   size_t np;
 
   if (block == NULL) {
