@@ -230,14 +230,18 @@ record_parts (struct array *a, struct part *parts, unsigned k,
 }
 
 
-/* Members in memory are read in place where that pays (r->map), and a
- * rebuilt one written in place where it is allocated already (a spare
- * zeroed beforehand, a member rebuilt again): XOR computes into its
- * pages, a copy fewer than a write from a buffer.  Its holes are written
- * with pwrite, which allocates as it copies: filling them first would
- * zero pages only to overwrite them (Xeon, 512 MiB members: onto a new
- * sparse file 0.21 s written against 0.30 s mapped; onto a zeroed one
- * 0.19 s against 0.16 s).  r->base[m]: the bytes of stripes
+/* Members in memory are read in place where that pays (r->map), and
+ * then a rebuilt one is written in place too where it is allocated
+ * already (a spare zeroed beforehand, a member rebuilt again): XOR
+ * computes into its pages, a copy fewer than a write from a buffer.
+ * Its holes are written with pwrite, which allocates as it copies:
+ * filling them first would zero pages only to overwrite them (Xeon, 512
+ * MiB members: onto a new sparse file 0.21 s written against 0.30 s
+ * mapped; onto a zeroed one 0.19 s against 0.16 s).  Where mapping does
+ * not pay, the rebuilt member is not mapped either: a page written
+ * through a fresh mapping costs what one read does (AMD EPYC VM, 512
+ * MiB onto a zeroed spare, survivors read: 2.0 s with the new member
+ * mapped, 0.15 s with pwrite).  r->base[m]: the bytes of stripes
  * [first, first+n) of member m mapped through the runner's views, or
  * NULL to read or write them.
  */
@@ -250,7 +254,7 @@ view_members (struct job_runner *r, uint64_t first, unsigned n)
   uint64_t len = (uint64_t) n * a->geom.chunk;
 
   for (unsigned m = 0; m < a->geom.members; m++)
-    if (((int) m != slot && !r->map) ||
+    if (!r->map ||
         io_view_get (&r->views[m], &a->members[m], off, len,
                      (int) m == slot ? IO_VIEW_WRITE_DENSE : IO_VIEW_READ,
                      &r->base[m]) < 0)
@@ -328,10 +332,11 @@ time_read (const struct array *a, const struct io_member *m, uint64_t off,
  * unmap stops every thread of the process to flush its TLB, under the
  * clients' requests), and where the two are close reading won the whole
  * check (Xeon, 512 MiB tmpfs members, the probe within 5%: 0.17 s read
- * against 0.19 s mapped).  A rebuild maps the member it writes where
- * that is allocated anyway (view_members), and then mapped survivors
- * won where the probe was as close (0.16 s against 0.18 s): it reads
- * into buffers only if that wins by a fifth.
+ * against 0.19 s mapped).  A rebuild that maps also writes the new
+ * member in place where it is allocated anyway (view_members), and then
+ * mapped members won where the probe was as close (0.16 s against 0.18
+ * s): it reads and writes through buffers only if reading wins by a
+ * fifth.
  */
 static bool
 mapping_pays (struct job_runner *r)
