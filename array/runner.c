@@ -562,6 +562,9 @@ runner_open (struct array *a, struct job_runner **out, struct array_err *err)
       crew_start (r) < 0)
     goto nomem;
   r->map = r->slice && access_mapped (r);
+  if (r->kind != R5_JOB_REBUILD)     /* measured now, not in a part */
+    array_log (a, ARRAY_LOG_DEBUG, "%s: parity compared by %s",
+               r5_job_name (r->kind), r5_xor_check_way ());
   *out = r;
   return 0;
 
