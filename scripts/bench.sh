@@ -339,6 +339,10 @@ part_align ()
 # --- results --------------------------------------------------------------------
 
 med () { b_median "$@"; }
+# medr PART CASE SERVER WORKLOAD: the median with its rounds' spread.
+medr () { local m; m=$(b_median "$@"); echo "$m$(b_spread_note "$m" "$(b_range "$@")")"; }
+# processor: what the run was measured on (older CSVs: from "machine").
+processor () { local p; p=$(setting processor); echo "${p:-$(setting machine)}"; }
 # part_seconds: "part 1 190 s, part 5 20 s, ..." from the CSV (older CSVs
 # have none).
 part_seconds ()
@@ -351,7 +355,7 @@ part_seconds ()
 # setting NAME: a setting of the measuring run, from the CSV.
 setting () { awk -F, -v k="$1" '$1 == "meta" && $4 == k { v = $6 } END { print v }' "$csv"; }
 
-declare -A ratio=()
+declare -A ratio=() spread=()   # spread[KEY]: "MIN MAX" of ratio[KEY]'s rounds
 # srv CASE: the server of part 1's case healthy or degraded.
 srv () { if [ "$1" = healthy ]; then echo raid5; else echo degraded; fi; }
 main_rows=("seqread healthy" "seqwrite healthy" "randread healthy" "randwrite healthy"
@@ -362,7 +366,7 @@ ratios ()
     local row w k
     for row in "${main_rows[@]}"; do
         read -r w k <<< "$row"
-        ratio[$w-$k]=$(b_paired_ratio main "$k" "$(srv "$k")" "$w" ceiling file)
+        b_pair "$w-$k" main "$k" "$(srv "$k")" "$w" ceiling file
     done
     ratios_net
     ratios_policy
@@ -370,9 +374,9 @@ ratios ()
     ratios_load
     ratios_disk
     ratios_guest
-    ratio[check]=$(b_paired_ratio jobs check raid5ctl check raw dd read)
-    ratio[rebuild]=$(b_paired_ratio jobs rebuild raid5ctl rebuild raw dd read)
-    ratio[grow]=$(b_paired_ratio jobs grow raid5ctl grow raw dd read)
+    b_pair check jobs check raid5ctl check raw dd read
+    b_pair rebuild jobs rebuild raid5ctl rebuild raw dd read
+    b_pair grow jobs grow raid5ctl grow raw dd read
     for w in "${rss_names[@]}"; do
         ratio[rss-$w]=$(mib "$(med rss "qd128x4-$w" rss vmhwm)")
         ratio[rssfile-$w]=$(mib "$(med rss "qd128x4-$w" rssfile vmhwm)")
@@ -389,12 +393,22 @@ ratios ()
 # mib KIB: MiB with one decimal (empty for empty).
 mib () { awk -v k="$1" 'BEGIN { if (k != "") printf "%.1f\n", k / 1024 }'; }
 
-t_row () { echo "| $1 | $2 $3 | $4 | $(b_pass "$4" "$2" "$3") |"; }
+# t_row LABEL OP GOAL VALUE [KEY]: a target's row; with KEY, the rounds'
+# spread (spread[KEY]) beside the value, and "noisy" when it is.
+t_row ()
+{
+    local lo='' hi='' n=''
+    [ -z "${5:-}" ] || read -r lo hi <<< "${spread[$5]:-}" || true
+    [ -z "$lo" ] || n=$(b_noisy "$4" "$lo" "$hi")
+    echo "| $1 | $2 $3 | $4${lo:+ ($lo-$hi)} | $(b_pass "$4" "$2" "$3")${n:+, $n} |"
+}
 
 report ()
 {
     local row w k l c g n bs off line s
     echo "# nbdkit-raid5 benchmark results"
+    echo
+    echo "**Processor: $(processor).**"
     echo
     echo "Made by \`scripts/bench.sh$([ "$(setting quick)" = 1 ] && echo " --quick")\`"
     echo "on $(setting date), commit $(setting commit): $(setting machine)."
@@ -405,20 +419,22 @@ report ()
     echo "$(setting elapsed) s, with the build ($(part_seconds)).  The machine may be shared with other"
     echo "jobs: figures move by 10-20% from run to run, so read the ratios,"
     echo "not the MiB/s, and compare more than one run before believing a change."
+    echo "Beside a median: the lowest and highest of its rounds; *noisy* marks"
+    echo "a figure whose rounds spread over more than a fifth of it."
     [ "$(setting quick)" = 0 ] || echo "**A --quick smoke run: these figures mean little.**"
     echo
     echo "## Targets (DESIGN.md)"
     echo
     echo "| target | goal | measured | result |"
     echo "|---|---|---|---|"
-    t_row "seq read 1M QD32 / file plugin" ">=" 0.90 "${ratio[seqread-healthy]}"
-    t_row "seq write 1M QD32 / file plugin" ">=" 0.60 "${ratio[seqwrite-healthy]}"
-    t_row "4K random read QD32 / file plugin" ">=" 0.85 "${ratio[randread-healthy]}"
-    t_row "4K random write QD32 / file plugin" ">=" 0.35 "${ratio[randwrite-healthy]}"
-    t_row "degraded seq read 1M QD32 / file plugin" ">=" 0.50 "${ratio[seqread-degraded]}"
-    t_row "check / raw parallel read, per member" ">=" 0.80 "${ratio[check]}"
-    t_row "rebuild / raw parallel read, per member" ">=" 0.80 "${ratio[rebuild]}"
-    t_row "grow 3 -> 4 / raw parallel read, per member" ">=" 0.50 "${ratio[grow]}"
+    t_row "seq read 1M QD32 / file plugin" ">=" 0.90 "${ratio[seqread-healthy]}" seqread-healthy
+    t_row "seq write 1M QD32 / file plugin" ">=" 0.60 "${ratio[seqwrite-healthy]}" seqwrite-healthy
+    t_row "4K random read QD32 / file plugin" ">=" 0.85 "${ratio[randread-healthy]}" randread-healthy
+    t_row "4K random write QD32 / file plugin" ">=" 0.35 "${ratio[randwrite-healthy]}" randwrite-healthy
+    t_row "degraded seq read 1M QD32 / file plugin" ">=" 0.50 "${ratio[seqread-degraded]}" seqread-degraded
+    t_row "check / raw parallel read, per member" ">=" 0.95 "${ratio[check]}" check
+    t_row "rebuild / raw parallel read, per member" ">=" 0.90 "${ratio[rebuild]}" rebuild
+    t_row "grow 3 -> 4 / raw parallel read, per member" ">=" 0.50 "${ratio[grow]}" grow
     t_row "plugin peak RSS (MiB), 4 connections x QD128, 4K random" "<=" 64 "${ratio[rss-4k]}"
     t_row "plugin peak RSS (MiB), 4 connections x QD128, 64K random" "<=" 64 "${ratio[rss-64k]}"
     t_row "plugin peak RSS over the file plugin's (MiB), 4 x QD128, 1M/4K random" "<=" 64 "${ratio[rssown-1m-4k]}"
@@ -438,7 +454,7 @@ report ()
         read -r w k <<< "$row"
         l=${wl_label[$w]}
         [ "$k" = healthy ] || l="degraded $l"
-        echo "| $l QD32 | $(med main ceiling file "$w") | $(med main "$k" "$(srv "$k")" "$w") | ${ratio[$w-$k]} |"
+        echo "| $l QD32 | $(medr main ceiling file "$w") | $(medr main "$k" "$(srv "$k")" "$w") | ${ratio[$w-$k]}$(b_spread_note "${ratio[$w-$k]}" "${spread[$w-$k]}") |"
     done
     echo
     echo "## 2. Offline check and rebuild (3 x $(setting job_mib) MiB, 512K chunk, md superblocks)"
@@ -449,9 +465,9 @@ report ()
     echo
     echo "| job | job MiB/s per member | raw MiB/s per member | ratio |"
     echo "|---|---|---|---|"
-    echo "| check | $(med jobs check raid5ctl check) | $(med jobs raw dd read) | ${ratio[check]} |"
-    echo "| rebuild (reads 2, writes 1) | $(med jobs rebuild raid5ctl rebuild) | $(med jobs raw dd read) | ${ratio[rebuild]} |"
-    echo "| grow 3 -> 4 (reads 3, writes 4) | $(med jobs grow raid5ctl grow) | $(med jobs raw dd read) | ${ratio[grow]} |"
+    echo "| check | $(medr jobs check raid5ctl check) | $(medr jobs raw dd read) | ${ratio[check]}$(b_spread_note "${ratio[check]}" "${spread[check]}") |"
+    echo "| rebuild (reads 2, writes 1) | $(medr jobs rebuild raid5ctl rebuild) | $(medr jobs raw dd read) | ${ratio[rebuild]}$(b_spread_note "${ratio[rebuild]}" "${spread[rebuild]}") |"
+    echo "| grow 3 -> 4 (reads 3, writes 4) | $(medr jobs grow raid5ctl grow) | $(medr jobs raw dd read) | ${ratio[grow]}$(b_spread_note "${ratio[grow]}" "${spread[grow]}") |"
     echo
     echo "The new member of a rebuild has its blocks already (written zeros), as"
     echo "a disk would: allocating tmpfs pages is not what the ratio measures."
@@ -542,8 +558,8 @@ plot_data ()
             esac
             echo "\"$l\" ${ratio[$w-$k]:--} $tg"
         done
-        echo "\"check\" ${ratio[check]:--} 0.80"
-        echo "\"rebuild\" ${ratio[rebuild]:--} 0.80"
+        echo "\"check\" ${ratio[check]:--} 0.95"
+        echo "\"rebuild\" ${ratio[rebuild]:--} 0.90"
     } > "$work/throughput.dat"
     plot_data_load
     plot_data_disk
@@ -707,6 +723,7 @@ else
     free_mib=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
     [ "$free_mib" -ge "$need_mib" ] ||
         b_die "/dev/shm has $free_mib MiB free, the benchmark needs $need_mib MiB"
+    b_say "processor: $(b_processor)"
     build
     echo "part,case,server,workload,sample,value,unit" > "$csv"
     part_no=(main jobs sweep align rss net policy integrity load disk guest)
@@ -722,7 +739,7 @@ else
               "job_reps=$job_reps" "main_mib=$main_mib" "job_mib=$job_mib" \
               "sweep_mib=$sweep_mib" "align_write=$align_write" \
               "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \
-              "commit=$built_from" \
+              "commit=$built_from" "processor=$(b_processor)" \
               "machine=$(nproc) CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo | tr -d ,)); Linux $(uname -r); $(nbdkit --version 2>/dev/null | head -n 1); $(fio --version)" \
               "elapsed=$((SECONDS - b_start))"; do
         b_record meta setting - "${kv%%=*}" 1 "${kv#*=}" -
@@ -735,4 +752,5 @@ ratios
 report > "$out/results.md"
 plots
 b_say "done in $((SECONDS - b_start)) s: $out/results.md"
+echo "Processor: $(processor)"
 sed -n '/^## Targets/,/^## 1/p' "$out/results.md" | sed '$d'
