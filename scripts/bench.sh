@@ -34,7 +34,7 @@
 # builds the plugin out of tree first.
 #
 #   scripts/bench.sh [--quick] [--runtime SECS] [--out DIR] [--parts LIST]
-#                    [--builddir DIR] [--no-install] [--replot]
+#                    [--builddir DIR] [--no-install] [--settle SECS] [--replot]
 #
 #   --quick         a smoke run: small members, 1 s per run, one repetition,
 #                   three chunk sizes
@@ -45,6 +45,9 @@
 #                   working on one part; the other tables say n/a
 #   --builddir DIR  the build folder (default build-bench)
 #   --no-install    do not apt-get anything
+#   --settle SECS   part 2: before each timed sample wait up to SECS for
+#                   the processors to be 90% idle over half a second (on
+#                   a machine shared with other jobs; default 0: no wait)
 #   --replot        measure nothing: remake results.md and the plots from
 #                   OUT/bench.csv (after editing the tables or plots)
 #
@@ -54,6 +57,7 @@
 set -eu -o pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 quick=0 runtime='' out=$top/docs/bench builddir=$top/build-bench no_install=0 replot=0
+settle=0
 all_parts=1,2,3,4,5,6,7,8,9,10,11
 parts=$all_parts
 
@@ -61,24 +65,26 @@ usage_die () { echo "bench.sh: $* (try --help)" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=1 ;;
-        --runtime|--out|--builddir|--parts)
+        --runtime|--out|--builddir|--parts|--settle)
             [ $# -ge 2 ] || usage_die "$1 needs a value"
             case $1 in
                 --runtime) runtime=$2 ;;
                 --parts) parts=$2 ;;
                 --out) out=$2 ;;
                 --builddir) builddir=$2 ;;
+                --settle) settle=$2 ;;
             esac
             shift ;;
         --no-install) no_install=1 ;;
         --replot) replot=1 ;;
-        -h|--help) sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,55p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) usage_die "unknown option $1" ;;
     esac
     shift
 done
 [ -z "$runtime" ] || [[ $runtime =~ ^[1-9][0-9]*$ ]] ||
     usage_die "--runtime takes whole seconds, not '$runtime'"
+[[ $settle =~ ^[0-9]+$ ]] || usage_die "--settle takes whole seconds, not '$settle'"
 
 # Sizes (MiB per member) and repetitions.
 if [ "$quick" = 1 ]; then
@@ -226,9 +232,66 @@ part_rss ()
 
 # --- 2. offline check and rebuild against raw parallel reads ------------------
 
+# The cases of part 2, run in b_rounds order (raw first in odd rounds,
+# last in even ones) with the state they share: the members j, the spare.
+# shellcheck disable=SC2034  # b_rounds takes them by name
+jobs_cases=(raw check rebuild grow) jobs_one=(offline)
+jobs_run ()
+{
+    local r=$3 v
+    b_settle
+    case $1 in
+        raw)
+            v=$(b_raw_read "${j[@]}")
+            b_record jobs raw dd read "$r" "$v" MiB/s/member
+            b_say "  raw parallel read #$r: $v MiB/s per member" ;;
+        check)
+            "$raid5ctl" check "${j[@]}" > "$work/check.log" 2>&1 ||
+                b_die "raid5ctl check failed: $(tail -n 1 "$work/check.log")"
+            v=$(b_job_speed "$work/check.log")
+            b_record jobs check raid5ctl check "$r" "$v" MiB/s/member
+            b_say "  check #$r: $v MiB/s per member" ;;
+        rebuild) jobs_rebuild "$r" ;;
+        grow) jobs_grow "$r" ;;
+    esac
+}
+
+# Slot 1 onto the spare (written zeros); the old member becomes the next
+# round's spare.
+jobs_rebuild ()
+{
+    local v t
+    b_zero_files "$job_mib" "$spare"
+    b_settle
+    "$raid5ctl" rebuild --slot 1 --new "$spare" "${j[0]}" "${j[2]}" \
+        > "$work/rebuild.log" 2>&1 ||
+        b_die "raid5ctl rebuild failed: $(tail -n 1 "$work/rebuild.log")"
+    v=$(b_job_speed "$work/rebuild.log")
+    b_record jobs rebuild raid5ctl rebuild "$1" "$v" MiB/s/member
+    b_say "  rebuild #$1: $v MiB/s per member"
+    t=${j[1]}; j[1]=$spare; spare=$t
+}
+
+# Grow a copy of the three by a fourth (written zeros): reads 3, writes
+# 4, the whole array moved.
+jobs_grow ()
+{
+    local v t
+    for t in 0 1 2; do cp "${j[t]}" "$work/g$t.img"; done
+    b_zero_files "$job_mib" "$work/g3.img"
+    b_settle
+    "$raid5ctl" grow --add "$work/g3.img" "$work"/g{0,1,2}.img \
+        > "$work/grow.log" 2>&1 ||
+        b_die "raid5ctl grow failed: $(tail -n 1 "$work/grow.log")"
+    v=$(grep 'reshape:' "$work/grow.log" > "$work/grow.speed"; b_job_speed "$work/grow.speed")
+    b_record jobs grow raid5ctl grow "$1" "$v" MiB/s/member
+    b_say "  grow 3 -> 4 #$1: $v MiB/s per member"
+    rm -f "$work"/g?.img
+}
+
 part_jobs ()
 {
-    local j=("$work/j0.img" "$work/j1.img" "$work/j2.img") spare=$work/j3.img r v t
+    j=("$work/j0.img" "$work/j1.img" "$work/j2.img") spare=$work/j3.img
     b_say "2. check and rebuild (3 x $job_mib MiB of written data) against raw reads, $job_reps rounds"
     b_zero_files "$job_mib" "${j[@]}" "$spare"
     "$raid5ctl" create --assume-clean --chunk 512K "${j[@]}" > "$work/create.log" 2>&1 ||
@@ -236,37 +299,7 @@ part_jobs ()
     b_serve jobs "$plugin" disk="${j[0]}" disk="${j[1]}" disk="${j[2]}"
     b_fill jobs
     b_stop jobs
-    for (( r = 1; r <= job_reps; r++ )); do
-        v=$(b_raw_read "${j[@]}")
-        b_record jobs raw dd read "$r" "$v" MiB/s/member
-        b_say "  raw parallel read #$r: $v MiB/s per member"
-        "$raid5ctl" check "${j[@]}" > "$work/check.log" 2>&1 ||
-            b_die "raid5ctl check failed: $(tail -n 1 "$work/check.log")"
-        v=$(b_job_speed "$work/check.log")
-        b_record jobs check raid5ctl check "$r" "$v" MiB/s/member
-        b_say "  check #$r: $v MiB/s per member"
-        # Slot 1 onto the spare (written zeros); the old member becomes
-        # the next round's spare.
-        b_zero_files "$job_mib" "$spare"
-        "$raid5ctl" rebuild --slot 1 --new "$spare" "${j[0]}" "${j[2]}" \
-            > "$work/rebuild.log" 2>&1 ||
-            b_die "raid5ctl rebuild failed: $(tail -n 1 "$work/rebuild.log")"
-        v=$(b_job_speed "$work/rebuild.log")
-        b_record jobs rebuild raid5ctl rebuild "$r" "$v" MiB/s/member
-        b_say "  rebuild #$r: $v MiB/s per member"
-        t=${j[1]}; j[1]=$spare; spare=$t
-        # Grow a copy of the three by a fourth (written zeros): reads 3,
-        # writes 4, the whole array moved.
-        for t in 0 1 2; do cp "${j[t]}" "$work/g$t.img"; done
-        b_zero_files "$job_mib" "$work/g3.img"
-        "$raid5ctl" grow --add "$work/g3.img" "$work"/g{0,1,2}.img \
-            > "$work/grow.log" 2>&1 ||
-            b_die "raid5ctl grow failed: $(tail -n 1 "$work/grow.log")"
-        v=$(grep 'reshape:' "$work/grow.log" > "$work/grow.speed"; b_job_speed "$work/grow.speed")
-        b_record jobs grow raid5ctl grow "$r" "$v" MiB/s/member
-        b_say "  grow 3 -> 4 #$r: $v MiB/s per member"
-        rm -f "$work"/g?.img
-    done
+    b_rounds "$job_reps" jobs_one jobs_cases jobs_run
     "$raid5ctl" check "${j[@]}" > "$work/check.log" 2>&1 ||
         b_die "the rebuilt array does not check clean: $(tail -n 1 "$work/check.log")"
     rm -f "${j[@]}" "$spare"
@@ -460,8 +493,13 @@ report ()
     echo "## 2. Offline check and rebuild (3 x $(setting job_mib) MiB, 512K chunk, md superblocks)"
     echo
     echo "Raw: the three members read at once by three \`dd bs=1M\`; the jobs'"
-    echo "figures are raid5ctl's own \"per member\" speeds.  Medians of $(setting job_reps) rounds;"
-    echo "the ratio is the median of each round's job / raw."
+    echo "figures are raid5ctl's own \"per member\" speeds.  Medians of $(setting job_reps) rounds,"
+    echo "raw first in odd rounds and last in even ones; the ratio is the median"
+    echo "of each round's job / raw."
+    if [ "$(setting settle)" -gt 0 ] 2>/dev/null; then
+        echo "Each sample waited for idle processors first (--settle: up to"
+        echo "$(setting settle) s; $(setting unsettled) waits ran out)."
+    fi
     echo
     echo "| job | job MiB/s per member | raw MiB/s per member | ratio |"
     echo "|---|---|---|---|"
@@ -737,6 +775,7 @@ else
     for kv in "quick=$quick" "cpus=$(nproc)" "runtime=$runtime" "reps=$reps" "sweep_rt=$sweep_rt" \
               "integ_reps=$integ_reps" "net_reps=$net_reps" "pol_reps=$pol_reps" \
               "job_reps=$job_reps" "main_mib=$main_mib" "job_mib=$job_mib" \
+              "settle=$settle" "unsettled=$b_unsettled" \
               "sweep_mib=$sweep_mib" "align_write=$align_write" \
               "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \
               "commit=$built_from" "processor=$(b_processor)" \

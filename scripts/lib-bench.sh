@@ -196,6 +196,21 @@ b_runq_ns ()
 # b_cpu_ticks: "busy idle" jiffies of all processors (/proc/stat).
 b_cpu_ticks () { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
 
+# b_settle: wait up to $settle seconds (the caller's; 0: no wait) until
+# the processors were at least 90% idle over half a second, so that a
+# timed sample does not share them with another job's burst.  Counts the
+# waits that ran out in b_unsettled.
+b_unsettled=0
+b_settle ()
+{
+    local t a b
+    for (( t = 0; t < ${settle:-0} * 2; t++ )); do
+        a=$(b_cpu_ticks); sleep 0.5; b=$(b_cpu_ticks)
+        [ "$(b_cpu_busy "$a" "$b")" -gt 10 ] || return 0
+    done
+    [ "${settle:-0}" = 0 ] || b_unsettled=$((b_unsettled + 1))
+}
+
 # b_cpu_busy BEFORE AFTER: percent of the processors busy between two
 # b_cpu_ticks readings (each "busy idle", quoted).
 b_cpu_busy ()
