@@ -90,7 +90,7 @@ ratios_net ()
     local c w
     for c in tcp tcp2ms tcp10ms; do
         for w in "${wl_names[@]}"; do
-            ratio[net-$c-$w]=$(b_paired_ratio net "$c" "net-$c" "$w" local net-local)
+            b_pair "net-$c-$w" net "$c" "net-$c" "$w" local net-local
         done
     done
 }
@@ -100,7 +100,7 @@ targets_net ()
 {
     local w
     for w in "${wl_names[@]}"; do
-        t_row "${wl_label[$w]} QD32, members over TCP / local files" ">=" 0.80 "${ratio[net-tcp-$w]}"
+        t_row "${wl_label[$w]} QD32, members over TCP / local files" ">=" 0.80 "${ratio[net-tcp-$w]}" "net-tcp-$w"
     done
 }
 
