@@ -320,7 +320,7 @@ sanitizer_layer ()
     tests=$(tr ' ' '\n' <<<"$tests" | grep -vE "/$skip_san" | tr '\n' ' ')
     TESTS_RUN=$tests PATH=$sbuild/asan-bin:$PATH \
     PPL_ROUNDS=${PPL_ROUNDS:-15} HOLE_ROUNDS=${HOLE_ROUNDS:-4} OPS=${OPS:-600} \
-    KILLS=${KILLS:-8} \
+    KILLS=${KILLS:-8} GROW_KILLS=${GROW_KILLS:-8} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
         run_check "$sbuild" " (asan+ubsan)" TESTS="$tests" NBDKIT="$sbuild/asan-bin/nbdkit"
 }
