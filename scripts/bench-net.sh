@@ -85,29 +85,12 @@ part_net ()
 # net_run CASE WORKLOAD ROUND: one run (b_rounds).
 net_run () { run_wl net "$1" "net-$1" "$2" "$3" "$net_rt"; }
 
-# net_ratio_range CASE WORKLOAD: "MIN-MAX" of the ratios of the runs
-# made next to each other (CASE over local files).
-net_ratio_range ()
-{
-    awk -F, -v c="$1" -v w="$2" '
-        $1 == "net" && $3 == "net-" c && $4 == w { a[$5] = $6 + 0 }
-        $1 == "net" && $3 == "net-local" && $4 == w { b[$5] = $6 + 0 }
-        END {
-            for (k in a) if ((k in b) && b[k] > 0) {
-                r = a[k] / b[k]
-                if (!n++ || r < lo) lo = r
-                if (n == 1 || r > hi) hi = r
-            }
-            if (n) printf "%.2f-%.2f\n", lo, hi
-        }' "$csv"
-}
-
 ratios_net ()
 {
     local c w
     for c in tcp tcp2ms tcp10ms; do
         for w in "${wl_names[@]}"; do
-            ratio[net-$c-$w]=$(b_paired_ratio net "$c" "net-$c" "$w" local net-local)
+            b_pair "net-$c-$w" net "$c" "net-$c" "$w" local net-local
         done
     done
 }
@@ -120,7 +103,7 @@ targets_net ()
     for w in "${wl_names[@]}"; do
         goal=0.80
         [ "${wl_bs[$w]}" = 4k ] && goal=0.60
-        t_row "${wl_label[$w]} QD32, members over TCP / local files" ">=" "$goal" "${ratio[net-tcp-$w]}"
+        t_row "${wl_label[$w]} QD32, members over TCP / local files" ">=" "$goal" "${ratio[net-tcp-$w]}" "net-tcp-$w"
     done
 }
 
@@ -153,7 +136,7 @@ report_net ()
     for w in "${wl_names[@]}"; do
         line="| ${wl_label[$w]} QD32 | $(med net local net-local "$w")"
         for c in tcp tcp2ms tcp10ms; do
-            line="$line | $(med net "$c" "net-$c" "$w") | ${ratio[net-$c-$w]} ($(net_ratio_range "$c" "$w"))"
+            line="$line | $(med net "$c" "net-$c" "$w") | ${ratio[net-$c-$w]} (${spread[net-$c-$w]/ /-})"
         done
         echo "$line |"
     done
