@@ -36,9 +36,11 @@
  */
 #define STEP_BUFFER (16u << 20)
 
-/* Bytes of a member in memory read each way, twice, to tell whether its
- * mapped pages beat reads into a reused buffer (mapping_pays).
+/* Bytes of a member in memory read each way, once, to tell whether its
+ * mapped pages beat reads into a reused buffer (mapping_pays); and if
+ * neither way is twice as fast as the other, more of them, twice.
  */
+#define PROBE_FIRST (1u << 20)
 #define PROBE_BYTES (4u << 20)
 
 /* The part threads: each waits for the next step (gen moves on), runs
@@ -230,14 +232,18 @@ record_parts (struct array *a, struct part *parts, unsigned k,
 }
 
 
-/* Members in memory are read in place where that pays (r->map), and a
- * rebuilt one written in place where it is allocated already (a spare
- * zeroed beforehand, a member rebuilt again): XOR computes into its
- * pages, a copy fewer than a write from a buffer.  Its holes are written
- * with pwrite, which allocates as it copies: filling them first would
- * zero pages only to overwrite them (Xeon, 512 MiB members: onto a new
- * sparse file 0.21 s written against 0.30 s mapped; onto a zeroed one
- * 0.19 s against 0.16 s).  r->base[m]: the bytes of stripes
+/* Members in memory are read in place where that pays (r->map), and
+ * then a rebuilt one is written in place too where it is allocated
+ * already (a spare zeroed beforehand, a member rebuilt again): XOR
+ * computes into its pages, a copy fewer than a write from a buffer.
+ * Its holes are written with pwrite, which allocates as it copies:
+ * filling them first would zero pages only to overwrite them (Xeon, 512
+ * MiB members: onto a new sparse file 0.21 s written against 0.30 s
+ * mapped; onto a zeroed one 0.19 s against 0.16 s).  Where mapping does
+ * not pay, the rebuilt member is not mapped either: a page written
+ * through a fresh mapping costs what one read does (AMD EPYC VM, 512
+ * MiB onto a zeroed spare, survivors read: 2.0 s with the new member
+ * mapped, 0.15 s with pwrite).  r->base[m]: the bytes of stripes
  * [first, first+n) of member m mapped through the runner's views, or
  * NULL to read or write them.
  */
@@ -250,7 +256,7 @@ view_members (struct job_runner *r, uint64_t first, unsigned n)
   uint64_t len = (uint64_t) n * a->geom.chunk;
 
   for (unsigned m = 0; m < a->geom.members; m++)
-    if (((int) m != slot && !r->map) ||
+    if (!r->map ||
         io_view_get (&r->views[m], &a->members[m], off, len,
                      (int) m == slot ? IO_VIEW_WRITE_DENSE : IO_VIEW_READ,
                      &r->base[m]) < 0)
@@ -316,6 +322,41 @@ time_read (const struct array *a, const struct io_member *m, uint64_t off,
   return array_now_ns () - t;
 }
 
+/* Each way's best time over len bytes of m at the start of its data,
+ * over rounds, alternately.
+ */
+struct probe { uint64_t map, read, len; };
+
+static struct probe
+probe_ways (const struct job_runner *r, const struct io_member *m,
+            uint64_t len, int rounds)
+{
+  const struct array *a = r->a;
+  uint64_t off = r5_stripe_member_off (&a->geom, 0);
+  char *scratch = r->buf + cols_bytes (a);
+  struct probe p = { UINT64_MAX, UINT64_MAX, len };
+
+  for (int i = 0; i < rounds; i++) {
+    uint64_t tm = time_mapped (a, m, off, len, scratch);
+    uint64_t tr = time_read (a, m, off, len, scratch);
+
+    p.map = tm < p.map ? tm : p.map;
+    p.read = tr < p.read ? tr : p.read;
+  }
+  return p;
+}
+
+/* Reads twice as fast as the mapping: no need to look closer.  (Not the
+ * other way round: a mapping chosen wrongly costs the most, 10x on the
+ * EPYC, and one round of reads held up by another process could pass
+ * for it.)
+ */
+static bool
+reads_win_clearly (struct probe p)
+{
+  return p.map / 2 > p.read;
+}
+
 /* Members in memory: do their mapped pages beat reads into a reused
  * buffer, on this machine?  It differs by machine more than by anything
  * else: touching freshly mapped pages costs a page fault every 16 pages,
@@ -323,25 +364,25 @@ time_read (const struct array *a, const struct io_member *m, uint64_t off,
  * VM: a tmpfs file read at 1.5 GiB/s through mmap, 8.0 GiB/s with pread
  * into one reused buffer; on an Intel Xeon VM 2.5-5.5 against 4.5).  So
  * the runner measures, on the data of the first member in service, each
- * way twice, alternately, and keeps the better of each.  For a scrub
- * mapping must win by a fifth: it has costs this does not see (every
- * unmap stops every thread of the process to flush its TLB, under the
- * clients' requests), and where the two are close reading won the whole
+ * way on 1 MiB; unless reading is twice as fast (the EPYC: the probe
+ * then costs 2 ms, not 10), on 4 MiB twice, alternately, keeping the
+ * better of each.  For a scrub mapping must win by a fifth: it has
+ * costs this does not see (every unmap stops every thread of the
+ * process to flush its TLB, under the clients' requests), and where the two are close reading won the whole
  * check (Xeon, 512 MiB tmpfs members, the probe within 5%: 0.17 s read
- * against 0.19 s mapped).  A rebuild maps the member it writes where
- * that is allocated anyway (view_members), and then mapped survivors
- * won where the probe was as close (0.16 s against 0.18 s): it reads
- * into buffers only if that wins by a fifth.
+ * against 0.19 s mapped).  A rebuild that maps also writes the new
+ * member in place where it is allocated anyway (view_members), and then
+ * mapped members won where the probe was as close (0.16 s against 0.18
+ * s): it reads and writes through buffers only if reading wins by a
+ * fifth.
  */
 static bool
 mapping_pays (struct job_runner *r)
 {
   const struct array *a = r->a;
-  uint64_t off = r5_stripe_member_off (&a->geom, 0);
-  char *scratch = r->buf + cols_bytes (a);
   uint64_t len = a->geom.stripes * a->geom.chunk;
-  uint64_t best_map = UINT64_MAX, best_read = UINT64_MAX;
   const struct io_member *m = NULL;
+  struct probe p;
   bool map;
 
   for (unsigned k = 0; k < a->geom.members && m == NULL; k++)
@@ -350,20 +391,21 @@ mapping_pays (struct job_runner *r)
   if (m == NULL)
     return false;
   len = len < PROBE_BYTES ? len : PROBE_BYTES;
-  for (int i = 0; i < 2; i++) {
-    uint64_t tm = time_mapped (a, m, off, len, scratch);
-    uint64_t tr = time_read (a, m, off, len, scratch);
-
-    best_map = tm < best_map ? tm : best_map;
-    best_read = tr < best_read ? tr : best_read;
-  }
-  map = r->kind == R5_JOB_REBUILD ? best_read >= best_map - best_map / 5
-                                  : best_map < best_read - best_read / 5;
-  array_log (a, ARRAY_LOG_DEBUG, "%s: members in memory %s (%" PRIu64 " MiB "
+  /* Its pages touched first, as the job's first part would anyway: a
+   * first touch of 256 KiB took 1 ms on the EPYC, against 0.25 ms to
+   * read 1 MiB.
+   */
+  memset (r->buf + cols_bytes (a), 0, 2 * PROBE_PIECE);
+  p = probe_ways (r, m, len < PROBE_FIRST ? len : PROBE_FIRST, 1);
+  if (!reads_win_clearly (p))
+    p = probe_ways (r, m, len, 2);
+  map = r->kind == R5_JOB_REBUILD ? p.read >= p.map - p.map / 5
+                                  : p.map < p.read - p.read / 5;
+  array_log (a, ARRAY_LOG_DEBUG, "%s: members in memory %s (%" PRIu64 " KiB "
              "of %s: mapped in %" PRIu64 " us, read in %" PRIu64 " us)",
              r5_job_name (r->kind), map ? "read in place"
-             : "read into a buffer", len >> 20, m->path, best_map / 1000,
-             best_read / 1000);
+             : "read into a buffer", p.len >> 10, m->path, p.map / 1000,
+             p.read / 1000);
   return map;
 }
 
@@ -557,6 +599,9 @@ runner_open (struct array *a, struct job_runner **out, struct array_err *err)
       crew_start (r) < 0)
     goto nomem;
   r->map = r->slice && access_mapped (r);
+  if (r->kind != R5_JOB_REBUILD)     /* measured now, not in a part */
+    array_log (a, ARRAY_LOG_DEBUG, "%s: parity compared by %s",
+               r5_job_name (r->kind), r5_xor_check_way ());
   *out = r;
   return 0;
 

@@ -10,6 +10,7 @@
 #include <nbdkit-plugin.h>
 
 #include "io/member.h"
+#include "io/nbd.h"
 #include "io/tls.h"
 #include "plugin/params.h"
 #include "raid/layout.h"
@@ -130,6 +131,23 @@ parse_speed (const char *key, const char *value, uint64_t *kib)
     return 0;
   nbdkit_error ("%s=%s: expected KiB/s from 1 to %" PRIu64, key, value,
                 ARRAY_SYNC_SPEED_LIMIT);
+  return -1;
+}
+
+/* member-connections=N: connections to each NBD member whose server
+ * offers multi-conn -- io/'s setting for every NBD member this process
+ * opens (io/nbd.h), as nbdkit runs one array.
+ */
+static int
+parse_connections (const char *key, const char *value)
+{
+  uint64_t n;
+
+  if (r5_parse_uint (value, 1, IO_NBD_CONNECTIONS_MAX, &n) == 0 &&
+      io_nbd_set_connections ((unsigned) n) == 0)
+    return 0;
+  nbdkit_error ("%s=%s: expected a number of connections from 1 to %u",
+                key, value, IO_NBD_CONNECTIONS_MAX);
   return -1;
 }
 
@@ -340,6 +358,8 @@ params_config (struct params *p, const char *key, const char *value)
     return parse_readd (p, value);
   if (strcmp (key, "member-timeout") == 0)
     return parse_timeout (key, value, &p->array.member_timeout_ms);
+  if (strcmp (key, "member-connections") == 0)
+    return parse_connections (key, value);
   if (strcmp (key, "sync-speed-min") == 0)
     return parse_speed (key, value, &p->sync_speed_min);
   if (strcmp (key, "sync-speed-max") == 0)

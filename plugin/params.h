@@ -72,6 +72,9 @@ void params_free (struct params *p);
   "                   offset (needed to go on with one stopped early).\n" \
   "member-timeout=SECONDS  An NBD member with requests in flight and\n" \
   "                   none completing this long is failed (default 5).\n" \
+  "member-connections=N  Connections to each NBD member whose server\n" \
+  "                   offers multi-conn, 1 to 16 (default 2); each\n" \
+  "                   carries many commands at once.\n" \
   "re-add=auto|manual auto (default): a failed NBD member is reached\n" \
   "                   again by itself and re-added when the bitmap\n" \
   "                   covers what it missed; manual: by hand only."

@@ -165,17 +165,17 @@ ratios_disk ()
         ratio[disk-raw-$w]=$(b_ratio "$(med disk raid5-direct "$w" mibs)" "$(med disk raw "$w" mibs)")
     done
     # the median of the rounds' own ratios (each against its dd)
-    ratio[disk-check]=$(b_paired_ratio disk check raid5ctl mibs raw dd-direct)
-    ratio[disk-rebuild]=$(b_paired_ratio disk rebuild raid5ctl mibs raw dd-before-rebuild)
+    b_pair disk-check disk check raid5ctl mibs raw dd-direct
+    b_pair disk-rebuild disk rebuild raid5ctl mibs raw dd-before-rebuild
     [ -n "${ratio[disk-rebuild]}" ] ||    # a CSV from before the rounds
-        ratio[disk-rebuild]=$(b_paired_ratio disk rebuild raid5ctl mibs raw dd-direct)
+        b_pair disk-rebuild disk rebuild raid5ctl mibs raw dd-direct
 }
 
 targets_disk ()
 {
     t_row "disk, direct=true: 4K rand read QD32 / the members' own (fio, O_DIRECT)" ">=" 0.80 "${ratio[disk-raw-randread]}"
-    t_row "disk: check --direct / parallel dd iflag=direct, per member" ">=" 0.95 "${ratio[disk-check]}"
-    t_row "disk: rebuild --direct / parallel dd iflag=direct, per member" ">=" 0.90 "${ratio[disk-rebuild]}"
+    t_row "disk: check --direct / parallel dd iflag=direct, per member" ">=" 0.95 "${ratio[disk-check]}" disk-check
+    t_row "disk: rebuild --direct / parallel dd iflag=direct, per member" ">=" 0.90 "${ratio[disk-rebuild]}" disk-rebuild
 }
 
 report_disk ()
@@ -233,10 +233,10 @@ report_disk ()
     echo
     echo "| job | MiB/s per member | dd iflag=direct | ratio |"
     echo "|---|---|---|---|"
-    echo "| check | $(med disk check raid5ctl mibs) | $(med disk raw dd-direct mibs) | ${ratio[disk-check]} |"
+    echo "| check | $(med disk check raid5ctl mibs) | $(med disk raw dd-direct mibs) | ${ratio[disk-check]}$(b_spread_note "${ratio[disk-check]}" "${spread[disk-check]}") |"
     local ddr
     ddr=$(med disk raw dd-before-rebuild mibs)
-    echo "| rebuild (reads 2, writes 1) | $(med disk rebuild raid5ctl mibs) | ${ddr:-$(med disk raw dd-direct mibs)} | ${ratio[disk-rebuild]} |"
+    echo "| rebuild (reads 2, writes 1) | $(med disk rebuild raid5ctl mibs) | ${ddr:-$(med disk raw dd-direct mibs)} | ${ratio[disk-rebuild]}$(b_spread_note "${ratio[disk-rebuild]}" "${spread[disk-rebuild]}") |"
 }
 
 # disk.dat: per workload, MiB/s of each case.

@@ -54,7 +54,7 @@ ratios_integrity ()
 {
     local w
     for w in "${integ_wls[@]}"; do
-        ratio[int-$w]=$(b_paired_ratio integrity integrity int-integrity "$w" plain int-plain)
+        b_pair "int-$w" integrity integrity int-integrity "$w" plain int-plain
     done
 }
 
@@ -74,7 +74,7 @@ report_integrity ()
     echo "| workload | without MiB/s | with MiB/s | ratio |"
     echo "|---|---|---|---|"
     for w in "${integ_wls[@]}"; do
-        echo "| ${integ_label[$w]} QD32 | $(med integrity plain int-plain "$w") | $(med integrity integrity int-integrity "$w") | ${ratio[int-$w]} |"
+        echo "| ${integ_label[$w]} QD32 | $(med integrity plain int-plain "$w") | $(med integrity integrity int-integrity "$w") | ${ratio[int-$w]}$(b_spread_note "${ratio[int-$w]}" "${spread[int-$w]}") |"
     done
     echo
 }

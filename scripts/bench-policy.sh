@@ -55,7 +55,7 @@ ratios_policy ()
     local p w
     for p in bitmap ppl; do
         for w in "${pol_wls[@]}"; do
-            ratio[pol-$p-$w]=$(b_paired_ratio policy "$p" "pol-$p" "$w" resync pol-resync)
+            b_pair "pol-$p-$w" policy "$p" "pol-$p" "$w" resync pol-resync
         done
     done
 }
@@ -67,9 +67,9 @@ targets_policy ()
 {
     local w
     for w in "${pol_wls[@]}"; do
-        t_row "${pol_label[$w]} QD32, ppl / resync" ">=" 0.70 "${ratio[pol-ppl-$w]}"
+        t_row "${pol_label[$w]} QD32, ppl / resync" ">=" 0.70 "${ratio[pol-ppl-$w]}" "pol-ppl-$w"
     done
-    t_row "4K rand write QD32, bitmap / resync" ">=" 0.90 "${ratio[pol-bitmap-randwrite]}"
+    t_row "4K rand write QD32, bitmap / resync" ">=" 0.90 "${ratio[pol-bitmap-randwrite]}" pol-bitmap-randwrite
 }
 
 report_policy ()

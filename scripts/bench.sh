@@ -34,7 +34,7 @@
 # builds the plugin out of tree first.
 #
 #   scripts/bench.sh [--quick] [--runtime SECS] [--out DIR] [--parts LIST]
-#                    [--builddir DIR] [--no-install] [--replot]
+#                    [--builddir DIR] [--no-install] [--settle SECS] [--replot]
 #
 #   --quick         a smoke run: small members, 1 s per run, one repetition,
 #                   three chunk sizes
@@ -45,6 +45,9 @@
 #                   working on one part; the other tables say n/a
 #   --builddir DIR  the build folder (default build-bench)
 #   --no-install    do not apt-get anything
+#   --settle SECS   part 2: before each timed sample wait up to SECS for
+#                   the processors to be 90% idle over half a second (on
+#                   a machine shared with other jobs; default 0: no wait)
 #   --replot        measure nothing: remake results.md and the plots from
 #                   OUT/bench.csv (after editing the tables or plots)
 #
@@ -54,6 +57,7 @@
 set -eu -o pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 quick=0 runtime='' out=$top/docs/bench builddir=$top/build-bench no_install=0 replot=0
+settle=0
 all_parts=1,2,3,4,5,6,7,8,9,10,11
 parts=$all_parts
 
@@ -61,24 +65,26 @@ usage_die () { echo "bench.sh: $* (try --help)" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=1 ;;
-        --runtime|--out|--builddir|--parts)
+        --runtime|--out|--builddir|--parts|--settle)
             [ $# -ge 2 ] || usage_die "$1 needs a value"
             case $1 in
                 --runtime) runtime=$2 ;;
                 --parts) parts=$2 ;;
                 --out) out=$2 ;;
                 --builddir) builddir=$2 ;;
+                --settle) settle=$2 ;;
             esac
             shift ;;
         --no-install) no_install=1 ;;
         --replot) replot=1 ;;
-        -h|--help) sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,55p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) usage_die "unknown option $1" ;;
     esac
     shift
 done
 [ -z "$runtime" ] || [[ $runtime =~ ^[1-9][0-9]*$ ]] ||
     usage_die "--runtime takes whole seconds, not '$runtime'"
+[[ $settle =~ ^[0-9]+$ ]] || usage_die "--settle takes whole seconds, not '$settle'"
 
 # Sizes (MiB per member) and repetitions.
 if [ "$quick" = 1 ]; then
@@ -226,9 +232,66 @@ part_rss ()
 
 # --- 2. offline check and rebuild against raw parallel reads ------------------
 
+# The cases of part 2, run in b_rounds order (raw first in odd rounds,
+# last in even ones) with the state they share: the members j, the spare.
+# shellcheck disable=SC2034  # b_rounds takes them by name
+jobs_cases=(raw check rebuild grow) jobs_one=(offline)
+jobs_run ()
+{
+    local r=$3 v
+    b_settle
+    case $1 in
+        raw)
+            v=$(b_raw_read "${j[@]}")
+            b_record jobs raw dd read "$r" "$v" MiB/s/member
+            b_say "  raw parallel read #$r: $v MiB/s per member" ;;
+        check)
+            "$raid5ctl" check "${j[@]}" > "$work/check.log" 2>&1 ||
+                b_die "raid5ctl check failed: $(tail -n 1 "$work/check.log")"
+            v=$(b_job_speed "$work/check.log")
+            b_record jobs check raid5ctl check "$r" "$v" MiB/s/member
+            b_say "  check #$r: $v MiB/s per member" ;;
+        rebuild) jobs_rebuild "$r" ;;
+        grow) jobs_grow "$r" ;;
+    esac
+}
+
+# Slot 1 onto the spare (written zeros); the old member becomes the next
+# round's spare.
+jobs_rebuild ()
+{
+    local v t
+    b_zero_files "$job_mib" "$spare"
+    b_settle
+    "$raid5ctl" rebuild --slot 1 --new "$spare" "${j[0]}" "${j[2]}" \
+        > "$work/rebuild.log" 2>&1 ||
+        b_die "raid5ctl rebuild failed: $(tail -n 1 "$work/rebuild.log")"
+    v=$(b_job_speed "$work/rebuild.log")
+    b_record jobs rebuild raid5ctl rebuild "$1" "$v" MiB/s/member
+    b_say "  rebuild #$1: $v MiB/s per member"
+    t=${j[1]}; j[1]=$spare; spare=$t
+}
+
+# Grow a copy of the three by a fourth (written zeros): reads 3, writes
+# 4, the whole array moved.
+jobs_grow ()
+{
+    local v t
+    for t in 0 1 2; do cp "${j[t]}" "$work/g$t.img"; done
+    b_zero_files "$job_mib" "$work/g3.img"
+    b_settle
+    "$raid5ctl" grow --add "$work/g3.img" "$work"/g{0,1,2}.img \
+        > "$work/grow.log" 2>&1 ||
+        b_die "raid5ctl grow failed: $(tail -n 1 "$work/grow.log")"
+    v=$(grep 'reshape:' "$work/grow.log" > "$work/grow.speed"; b_job_speed "$work/grow.speed")
+    b_record jobs grow raid5ctl grow "$1" "$v" MiB/s/member
+    b_say "  grow 3 -> 4 #$1: $v MiB/s per member"
+    rm -f "$work"/g?.img
+}
+
 part_jobs ()
 {
-    local j=("$work/j0.img" "$work/j1.img" "$work/j2.img") spare=$work/j3.img r v t
+    j=("$work/j0.img" "$work/j1.img" "$work/j2.img") spare=$work/j3.img
     b_say "2. check and rebuild (3 x $job_mib MiB of written data) against raw reads, $job_reps rounds"
     b_zero_files "$job_mib" "${j[@]}" "$spare"
     "$raid5ctl" create --assume-clean --chunk 512K "${j[@]}" > "$work/create.log" 2>&1 ||
@@ -236,37 +299,7 @@ part_jobs ()
     b_serve jobs "$plugin" disk="${j[0]}" disk="${j[1]}" disk="${j[2]}"
     b_fill jobs
     b_stop jobs
-    for (( r = 1; r <= job_reps; r++ )); do
-        v=$(b_raw_read "${j[@]}")
-        b_record jobs raw dd read "$r" "$v" MiB/s/member
-        b_say "  raw parallel read #$r: $v MiB/s per member"
-        "$raid5ctl" check "${j[@]}" > "$work/check.log" 2>&1 ||
-            b_die "raid5ctl check failed: $(tail -n 1 "$work/check.log")"
-        v=$(b_job_speed "$work/check.log")
-        b_record jobs check raid5ctl check "$r" "$v" MiB/s/member
-        b_say "  check #$r: $v MiB/s per member"
-        # Slot 1 onto the spare (written zeros); the old member becomes
-        # the next round's spare.
-        b_zero_files "$job_mib" "$spare"
-        "$raid5ctl" rebuild --slot 1 --new "$spare" "${j[0]}" "${j[2]}" \
-            > "$work/rebuild.log" 2>&1 ||
-            b_die "raid5ctl rebuild failed: $(tail -n 1 "$work/rebuild.log")"
-        v=$(b_job_speed "$work/rebuild.log")
-        b_record jobs rebuild raid5ctl rebuild "$r" "$v" MiB/s/member
-        b_say "  rebuild #$r: $v MiB/s per member"
-        t=${j[1]}; j[1]=$spare; spare=$t
-        # Grow a copy of the three by a fourth (written zeros): reads 3,
-        # writes 4, the whole array moved.
-        for t in 0 1 2; do cp "${j[t]}" "$work/g$t.img"; done
-        b_zero_files "$job_mib" "$work/g3.img"
-        "$raid5ctl" grow --add "$work/g3.img" "$work"/g{0,1,2}.img \
-            > "$work/grow.log" 2>&1 ||
-            b_die "raid5ctl grow failed: $(tail -n 1 "$work/grow.log")"
-        v=$(grep 'reshape:' "$work/grow.log" > "$work/grow.speed"; b_job_speed "$work/grow.speed")
-        b_record jobs grow raid5ctl grow "$r" "$v" MiB/s/member
-        b_say "  grow 3 -> 4 #$r: $v MiB/s per member"
-        rm -f "$work"/g?.img
-    done
+    b_rounds "$job_reps" jobs_one jobs_cases jobs_run
     "$raid5ctl" check "${j[@]}" > "$work/check.log" 2>&1 ||
         b_die "the rebuilt array does not check clean: $(tail -n 1 "$work/check.log")"
     rm -f "${j[@]}" "$spare"
@@ -339,6 +372,10 @@ part_align ()
 # --- results --------------------------------------------------------------------
 
 med () { b_median "$@"; }
+# medr PART CASE SERVER WORKLOAD: the median with its rounds' spread.
+medr () { local m; m=$(b_median "$@"); echo "$m$(b_spread_note "$m" "$(b_range "$@")")"; }
+# processor: what the run was measured on (older CSVs: from "machine").
+processor () { local p; p=$(setting processor); echo "${p:-$(setting machine)}"; }
 # part_seconds: "part 1 190 s, part 5 20 s, ..." from the CSV (older CSVs
 # have none).
 part_seconds ()
@@ -351,7 +388,7 @@ part_seconds ()
 # setting NAME: a setting of the measuring run, from the CSV.
 setting () { awk -F, -v k="$1" '$1 == "meta" && $4 == k { v = $6 } END { print v }' "$csv"; }
 
-declare -A ratio=()
+declare -A ratio=() spread=()   # spread[KEY]: "MIN MAX" of ratio[KEY]'s rounds
 # srv CASE: the server of part 1's case healthy or degraded.
 srv () { if [ "$1" = healthy ]; then echo raid5; else echo degraded; fi; }
 main_rows=("seqread healthy" "seqwrite healthy" "randread healthy" "randwrite healthy"
@@ -362,7 +399,7 @@ ratios ()
     local row w k
     for row in "${main_rows[@]}"; do
         read -r w k <<< "$row"
-        ratio[$w-$k]=$(b_paired_ratio main "$k" "$(srv "$k")" "$w" ceiling file)
+        b_pair "$w-$k" main "$k" "$(srv "$k")" "$w" ceiling file
     done
     ratios_net
     ratios_policy
@@ -370,9 +407,9 @@ ratios ()
     ratios_load
     ratios_disk
     ratios_guest
-    ratio[check]=$(b_paired_ratio jobs check raid5ctl check raw dd read)
-    ratio[rebuild]=$(b_paired_ratio jobs rebuild raid5ctl rebuild raw dd read)
-    ratio[grow]=$(b_paired_ratio jobs grow raid5ctl grow raw dd read)
+    b_pair check jobs check raid5ctl check raw dd read
+    b_pair rebuild jobs rebuild raid5ctl rebuild raw dd read
+    b_pair grow jobs grow raid5ctl grow raw dd read
     for w in "${rss_names[@]}"; do
         ratio[rss-$w]=$(mib "$(med rss "qd128x4-$w" rss vmhwm)")
         ratio[rssfile-$w]=$(mib "$(med rss "qd128x4-$w" rssfile vmhwm)")
@@ -389,12 +426,22 @@ ratios ()
 # mib KIB: MiB with one decimal (empty for empty).
 mib () { awk -v k="$1" 'BEGIN { if (k != "") printf "%.1f\n", k / 1024 }'; }
 
-t_row () { echo "| $1 | $2 $3 | $4 | $(b_pass "$4" "$2" "$3") |"; }
+# t_row LABEL OP GOAL VALUE [KEY]: a target's row; with KEY, the rounds'
+# spread (spread[KEY]) beside the value, and "noisy" when it is.
+t_row ()
+{
+    local lo='' hi='' n=''
+    [ -z "${5:-}" ] || read -r lo hi <<< "${spread[$5]:-}" || true
+    [ -z "$lo" ] || n=$(b_noisy "$4" "$lo" "$hi")
+    echo "| $1 | $2 $3 | $4${lo:+ ($lo-$hi)} | $(b_pass "$4" "$2" "$3")${n:+, $n} |"
+}
 
 report ()
 {
     local row w k l c g n bs off line s
     echo "# nbdkit-raid5 benchmark results"
+    echo
+    echo "**Processor: $(processor).**"
     echo
     echo "Made by \`scripts/bench.sh$([ "$(setting quick)" = 1 ] && echo " --quick")\`"
     echo "on $(setting date), commit $(setting commit): $(setting machine)."
@@ -405,20 +452,22 @@ report ()
     echo "$(setting elapsed) s, with the build ($(part_seconds)).  The machine may be shared with other"
     echo "jobs: figures move by 10-20% from run to run, so read the ratios,"
     echo "not the MiB/s, and compare more than one run before believing a change."
+    echo "Beside a median: the lowest and highest of its rounds; *noisy* marks"
+    echo "a figure whose rounds spread over more than a fifth of it."
     [ "$(setting quick)" = 0 ] || echo "**A --quick smoke run: these figures mean little.**"
     echo
     echo "## Targets (DESIGN.md)"
     echo
     echo "| target | goal | measured | result |"
     echo "|---|---|---|---|"
-    t_row "seq read 1M QD32 / file plugin" ">=" 0.90 "${ratio[seqread-healthy]}"
-    t_row "seq write 1M QD32 / file plugin" ">=" 0.60 "${ratio[seqwrite-healthy]}"
-    t_row "4K random read QD32 / file plugin" ">=" 0.85 "${ratio[randread-healthy]}"
-    t_row "4K random write QD32 / file plugin" ">=" 0.35 "${ratio[randwrite-healthy]}"
-    t_row "degraded seq read 1M QD32 / file plugin" ">=" 0.50 "${ratio[seqread-degraded]}"
-    t_row "check / raw parallel read, per member" ">=" 0.80 "${ratio[check]}"
-    t_row "rebuild / raw parallel read, per member" ">=" 0.80 "${ratio[rebuild]}"
-    t_row "grow 3 -> 4 / raw parallel read, per member" ">=" 0.50 "${ratio[grow]}"
+    t_row "seq read 1M QD32 / file plugin" ">=" 0.90 "${ratio[seqread-healthy]}" seqread-healthy
+    t_row "seq write 1M QD32 / file plugin" ">=" 0.60 "${ratio[seqwrite-healthy]}" seqwrite-healthy
+    t_row "4K random read QD32 / file plugin" ">=" 0.85 "${ratio[randread-healthy]}" randread-healthy
+    t_row "4K random write QD32 / file plugin" ">=" 0.35 "${ratio[randwrite-healthy]}" randwrite-healthy
+    t_row "degraded seq read 1M QD32 / file plugin" ">=" 0.50 "${ratio[seqread-degraded]}" seqread-degraded
+    t_row "check / raw parallel read, per member" ">=" 0.95 "${ratio[check]}" check
+    t_row "rebuild / raw parallel read, per member" ">=" 0.90 "${ratio[rebuild]}" rebuild
+    t_row "grow 3 -> 4 / raw parallel read, per member" ">=" 0.50 "${ratio[grow]}" grow
     t_row "plugin peak RSS (MiB), 4 connections x QD128, 4K random" "<=" 64 "${ratio[rss-4k]}"
     t_row "plugin peak RSS (MiB), 4 connections x QD128, 64K random" "<=" 64 "${ratio[rss-64k]}"
     t_row "plugin peak RSS over the file plugin's (MiB), 4 x QD128, 1M/4K random" "<=" 64 "${ratio[rssown-1m-4k]}"
@@ -438,20 +487,25 @@ report ()
         read -r w k <<< "$row"
         l=${wl_label[$w]}
         [ "$k" = healthy ] || l="degraded $l"
-        echo "| $l QD32 | $(med main ceiling file "$w") | $(med main "$k" "$(srv "$k")" "$w") | ${ratio[$w-$k]} |"
+        echo "| $l QD32 | $(medr main ceiling file "$w") | $(medr main "$k" "$(srv "$k")" "$w") | ${ratio[$w-$k]}$(b_spread_note "${ratio[$w-$k]}" "${spread[$w-$k]}") |"
     done
     echo
     echo "## 2. Offline check and rebuild (3 x $(setting job_mib) MiB, 512K chunk, md superblocks)"
     echo
     echo "Raw: the three members read at once by three \`dd bs=1M\`; the jobs'"
-    echo "figures are raid5ctl's own \"per member\" speeds.  Medians of $(setting job_reps) rounds;"
-    echo "the ratio is the median of each round's job / raw."
+    echo "figures are raid5ctl's own \"per member\" speeds.  Medians of $(setting job_reps) rounds,"
+    echo "raw first in odd rounds and last in even ones; the ratio is the median"
+    echo "of each round's job / raw."
+    if [ "$(setting settle)" -gt 0 ] 2>/dev/null; then
+        echo "Each sample waited for idle processors first (--settle: up to"
+        echo "$(setting settle) s; $(setting unsettled) waits ran out)."
+    fi
     echo
     echo "| job | job MiB/s per member | raw MiB/s per member | ratio |"
     echo "|---|---|---|---|"
-    echo "| check | $(med jobs check raid5ctl check) | $(med jobs raw dd read) | ${ratio[check]} |"
-    echo "| rebuild (reads 2, writes 1) | $(med jobs rebuild raid5ctl rebuild) | $(med jobs raw dd read) | ${ratio[rebuild]} |"
-    echo "| grow 3 -> 4 (reads 3, writes 4) | $(med jobs grow raid5ctl grow) | $(med jobs raw dd read) | ${ratio[grow]} |"
+    echo "| check | $(medr jobs check raid5ctl check) | $(medr jobs raw dd read) | ${ratio[check]}$(b_spread_note "${ratio[check]}" "${spread[check]}") |"
+    echo "| rebuild (reads 2, writes 1) | $(medr jobs rebuild raid5ctl rebuild) | $(medr jobs raw dd read) | ${ratio[rebuild]}$(b_spread_note "${ratio[rebuild]}" "${spread[rebuild]}") |"
+    echo "| grow 3 -> 4 (reads 3, writes 4) | $(medr jobs grow raid5ctl grow) | $(medr jobs raw dd read) | ${ratio[grow]}$(b_spread_note "${ratio[grow]}" "${spread[grow]}") |"
     echo
     echo "The new member of a rebuild has its blocks already (written zeros), as"
     echo "a disk would: allocating tmpfs pages is not what the ratio measures."
@@ -542,8 +596,8 @@ plot_data ()
             esac
             echo "\"$l\" ${ratio[$w-$k]:--} $tg"
         done
-        echo "\"check\" ${ratio[check]:--} 0.80"
-        echo "\"rebuild\" ${ratio[rebuild]:--} 0.80"
+        echo "\"check\" ${ratio[check]:--} 0.95"
+        echo "\"rebuild\" ${ratio[rebuild]:--} 0.90"
     } > "$work/throughput.dat"
     plot_data_load
     plot_data_disk
@@ -707,6 +761,7 @@ else
     free_mib=$(df -Pm "$work" | awk 'NR == 2 { print $4 }')
     [ "$free_mib" -ge "$need_mib" ] ||
         b_die "/dev/shm has $free_mib MiB free, the benchmark needs $need_mib MiB"
+    b_say "processor: $(b_processor)"
     build
     echo "part,case,server,workload,sample,value,unit" > "$csv"
     part_no=(main jobs sweep align rss net policy integrity load disk guest)
@@ -720,9 +775,10 @@ else
     for kv in "quick=$quick" "cpus=$(nproc)" "runtime=$runtime" "reps=$reps" "sweep_rt=$sweep_rt" \
               "integ_reps=$integ_reps" "net_reps=$net_reps" "pol_reps=$pol_reps" \
               "job_reps=$job_reps" "main_mib=$main_mib" "job_mib=$job_mib" \
+              "settle=$settle" "unsettled=$b_unsettled" \
               "sweep_mib=$sweep_mib" "align_write=$align_write" \
               "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \
-              "commit=$built_from" \
+              "commit=$built_from" "processor=$(b_processor)" \
               "machine=$(nproc) CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo | tr -d ,)); Linux $(uname -r); $(nbdkit --version 2>/dev/null | head -n 1); $(fio --version)" \
               "elapsed=$((SECONDS - b_start))"; do
         b_record meta setting - "${kv%%=*}" 1 "${kv#*=}" -
@@ -735,4 +791,5 @@ ratios
 report > "$out/results.md"
 plots
 b_say "done in $((SECONDS - b_start)) s: $out/results.md"
+echo "Processor: $(processor)"
 sed -n '/^## Targets/,/^## 1/p' "$out/results.md" | sed '$d'

@@ -196,6 +196,21 @@ b_runq_ns ()
 # b_cpu_ticks: "busy idle" jiffies of all processors (/proc/stat).
 b_cpu_ticks () { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
 
+# b_settle: wait up to $settle seconds (the caller's; 0: no wait) until
+# the processors were at least 90% idle over half a second, so that a
+# timed sample does not share them with another job's burst.  Counts the
+# waits that ran out in b_unsettled.
+b_unsettled=0
+b_settle ()
+{
+    local t a b
+    for (( t = 0; t < ${settle:-0} * 2; t++ )); do
+        a=$(b_cpu_ticks); sleep 0.5; b=$(b_cpu_ticks)
+        [ "$(b_cpu_busy "$a" "$b")" -gt 10 ] || return 0
+    done
+    [ "${settle:-0}" = 0 ] || b_unsettled=$((b_unsettled + 1))
+}
+
 # b_cpu_busy BEFORE AFTER: percent of the processors busy between two
 # b_cpu_ticks readings (each "busy idle", quoted).
 b_cpu_busy ()
@@ -273,12 +288,13 @@ b_median ()
         }' "$csv"
 }
 
-# b_paired_ratio PART CASE SERVER WORKLOAD BASE_CASE BASE_SERVER
-# [BASE_WORKLOAD]: the median over samples of (this sample / the base's
-# sample of the same number), two decimals.  Runs with the same number ran
-# next to each other, so the machine's drift (other jobs come and go)
-# cancels out of each ratio, which a ratio of two medians would not do.
-b_paired_ratio ()
+# b_paired_stats PART CASE SERVER WORKLOAD BASE_CASE BASE_SERVER
+# [BASE_WORKLOAD]: "MEDIAN MIN MAX" over samples of (this sample / the
+# base's sample of the same number), two decimals each (empty without
+# any).  Runs with the same number ran next to each other, so the
+# machine's drift (other jobs come and go) cancels out of each ratio,
+# which a ratio of two medians would not do.
+b_paired_stats ()
 {
     awk -F, -v p="$1" -v c="$2" -v s="$3" -v w="$4" -v bc="$5" -v bs="$6" \
         -v bw="${7:-$4}" '
@@ -290,8 +306,65 @@ b_paired_ratio ()
             for (i = 2; i <= n; i++)
                 for (j = i; j > 1 && r[j - 1] > r[j]; j--) {
                     t = r[j]; r[j] = r[j - 1]; r[j - 1] = t }
-            printf "%.2f\n", n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+            printf "%.2f %.2f %.2f\n", n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2,
+                   r[1], r[n]
         }' "$csv"
+}
+
+# b_paired_ratio (as b_paired_stats): the median alone.
+b_paired_ratio () { b_paired_stats "$@" | awk '{ print $1 }'; }
+
+# b_pair KEY (as b_paired_stats): ratio[KEY], the median, and
+# spread[KEY], "MIN MAX", in the caller's arrays ratio and spread.
+b_pair ()
+{
+    local key=$1 m lo hi; shift
+    read -r m lo hi <<< "$(b_paired_stats "$@")" || true
+    # shellcheck disable=SC2034,SC2004  # the caller's associative arrays
+    ratio[$key]=${m:-}
+    # shellcheck disable=SC2034,SC2004
+
+    spread[$key]=${lo:+$lo $hi}
+}
+
+# b_range PART CASE SERVER WORKLOAD [UNIT]: "MIN MAX" of the matching
+# samples (empty if there are none).
+b_range ()
+{
+    awk -F, -v p="$1" -v c="$2" -v s="$3" -v w="$4" -v u="${5:-}" '
+        $1 == p && $2 == c && $3 == s && $4 == w && (u == "" || $7 == u) {
+            v = $6 + 0; if (!n++ || v < lo) lo = v; if (n == 1 || v > hi) hi = v }
+        END { if (n) printf "%.1f %.1f\n", lo, hi }' "$csv"
+}
+
+# b_noisy MEDIAN MIN MAX: "noisy" when the rounds spread over more than
+# a fifth of their median (nothing otherwise).
+b_noisy ()
+{
+    awk -v m="$1" -v lo="$2" -v hi="$3" 'BEGIN {
+        if (m + 0 > 0 && lo != "" && (hi - lo) > 0.2 * m) print "noisy" }'
+}
+
+# b_spread_note MEDIAN "MIN MAX": " (MIN-MAX)", with ", noisy" when it
+# is: what a table puts beside a median (nothing without a spread).
+b_spread_note ()
+{
+    local lo hi n
+    read -r lo hi <<< "$2" || true
+    [ -n "${lo:-}" ] || return 0
+    n=$(b_noisy "$1" "$lo" "$hi")
+    echo " ($lo-$hi${n:+, $n})"
+}
+
+# b_processor: "MODEL (N cores; widest SIMD)" of this machine (no comma:
+# it goes into the CSV).
+b_processor ()
+{
+    local simd=SSE2
+    grep -qw avx2 /proc/cpuinfo && simd=AVX2
+    grep -qw avx512f /proc/cpuinfo && simd=AVX-512
+    grep -qw asimd /proc/cpuinfo && simd=NEON
+    echo "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo | tr -d ,) ($(nproc) cores; $simd)"
 }
 
 # b_ratio A B: A / B with two decimals (empty if either is missing or B is 0).

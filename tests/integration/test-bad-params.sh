@@ -78,6 +78,9 @@ expect_error 'chunk=64K :'    "$d0" "$d1" "$d2" "chunk=64K "
 expect_error 'member-timeout=0x10:' "$d0" "$d1" "$d2" member-timeout=0x10
 expect_error 'member-timeout=1e1:' "$d0" "$d1" "$d2" member-timeout=1e1
 expect_error 'member-timeout= 5:' "$d0" "$d1" "$d2" "member-timeout= 5"
+expect_error 'member-connections=0:.*1 to 16' "$d0" "$d1" "$d2" member-connections=0
+expect_error 'member-connections=17:' "$d0" "$d1" "$d2" member-connections=17
+expect_error 'member-connections=0x2:' "$d0" "$d1" "$d2" member-connections=0x2
 expect_error 'sync-latency-max=0x10ms:' "$d0" "$d1" "$d2" sync-latency-max=0x10ms
 expect_error 'nonexistent'   "$d0" "$d1" "disk=$tmpdir/nonexistent"
 expect_error 'nodir'         "$d0" "$d1" "disk=$tmpdir/nodir/member"

@@ -5,9 +5,10 @@
 #    array (without --force), a resync due (killed after a write),
 #    nothing to grow, a served array;
 #  - 3 -> 4 members with the whole array holding random data, the grow
-#    killed (-9) at 20 points or more spread over its length (the first
-#    right after it is recorded, at line 0) and each time resumed from
-#    what the superblocks say, the recorded line never going back; afterwards member-check (md's layout written
+#    killed (-9) at GROW_KILLS - 4 points or more (default 24: 20) spread
+#    over its length (the first right after it is recorded, at line 0)
+#    and each time resumed from what the superblocks say, the recorded
+#    line never going back; afterwards member-check (md's layout written
 #    out independently) finds every byte of the old array where md puts
 #    it for 4 members at the new data offset, the new space zero, parity
 #    right; raid5ctl check says 0; mdadm --examine says 4 devices, clean,
@@ -122,7 +123,8 @@ kills=0 last=-1
 # Each run is killed a random 0-0.3 s after the superblocks record a new
 # line (at most 4 s after its start), so the kills fall all along the
 # reshape, the first right after the grow is recorded at line 0.
-for (( k = 0; k < 24; k++ )); do
+KILLS=${GROW_KILLS:-24}
+for (( k = 0; k < KILLS; k++ )); do
   before=$(reshape_kib "${m[0]}")
   "$RAID5CTL" grow --max-speed 1200K "${args[@]}" >/dev/null 2>"$tmpdir/err" &
   pid=$!
@@ -143,7 +145,7 @@ for (( k = 0; k < 24; k++ )); do
   printf '%s ' "$pos"
 done
 echo
-[ "$kills" -ge 20 ] || fail "only $kills kills landed before the end"
+[ "$kills" -ge $(( KILLS - 4 )) ] || fail "only $kills kills landed before the end"
 if [ -n "$(reshape_kib "${m[0]}")" ]; then
   "$RAID5CTL" grow "${m[@]}" "$new" >"$tmpdir/out" 2>"$tmpdir/err" ||
     fail "the last resume: $(cat "$tmpdir/err")"

@@ -9,7 +9,9 @@
 #    stripes, parity member, first wrong offset, units (md's count);
 #  - repair rewrites them in both; check then says 0; data is untouched;
 #  - slot 1 rebuilt offline onto a blank file, in both, equals the
-#    member it replaces (data area), byte for byte.
+#    member it replaces (data area), byte for byte; on tmpfs also onto a
+#    file of written zeroes (no holes: mapped, it is written in place;
+#    read, with pwrite).
 # The scratch folder itself on tmpfs only runs the memory path twice:
 # it says so, and still checks everything.
 # Members in memory are read in place (mapped) or into a buffer, as a
@@ -115,4 +117,12 @@ for d in "$mem" "$tmpdir"; do
   cmp -s -i "$doff:$doff" -n "$size" "$d/m1" "$d/new" ||
     fail "rebuild in $d: the new member's data differs from the old one's"
 done
+# ... and onto written zeroes: no hole, so written in place when mapped.
+dd if=/dev/zero of="$mem/new" bs=1M count=$MIB status=none ||
+  fail "cannot write zeroes over $mem/new"
+"$RAID5CTL" rebuild --force --slot 1 --new "$mem/new" "$mem/m0" missing "$mem/m2" \
+  >/dev/null 2>"$tmpdir/rebuild.err" ||
+  fail "rebuild onto zeroes: $(tail -n 1 "$tmpdir/rebuild.err")"
+cmp -s -i "$doff:$doff" -n "$size" "$mem/m1" "$mem/new" ||
+  fail "rebuild onto zeroes: the new member's data differs from the old one's"
 echo "test-scrub-memory: OK"

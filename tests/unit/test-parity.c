@@ -1,4 +1,5 @@
-/* tests/unit/test-parity.c -- r5_xor_gen() and r5_xor_check().
+/* tests/unit/test-parity.c -- r5_xor_gen() and r5_xor_check() (both of
+ * its ways: ISA-L's xor_check and xor_gen into a slice plus a compare).
  *
  * In ISA-L's xor_gen_test style: random buffers from a fixed seed, a sweep
  * over the number of vectors, every length up to a little over 1 KiB plus a
@@ -113,6 +114,7 @@ check_guards (const struct bufs *b, unsigned v)
 }
 
 typedef void xor_gen_fn (unsigned, size_t, void **);
+typedef size_t xor_check_fn (unsigned, size_t, void **);
 
 /* Run gen on fresh random buffers and compare with the oracle; sources must
  * be left alone.
@@ -304,16 +306,21 @@ make_consistent (struct bufs *b, unsigned vects, size_t len, unsigned o,
   oracle_gen (vects, len, b->ptr, b->ptr[vects - 1]);
 }
 
+/* Every way of checking finds want (the first wrong byte, or len). */
 static void
 expect_check (const struct bufs *b, size_t want, const char *what)
 {
-  size_t got = r5_xor_check (b->vects, b->len, (void **) b->ptr);
-  size_t got_ref = r5_xor_check_ref (b->vects, b->len, (void **) b->ptr);
+  static const struct { const char *name; xor_check_fn *fn; } ways[] = {
+    { "chosen", r5_xor_check }, { "isal", r5_xor_check_isal },
+    { "gen", r5_xor_check_gen }, { "ref", r5_xor_check_ref },
+  };
 
-  cr_assert_eq (got, want, "%s: vects %u len %zu: got %zu want %zu", what,
-                b->vects, b->len, got, want);
-  cr_assert_eq (got_ref, want, "%s (ref): vects %u len %zu: got %zu want %zu",
-                what, b->vects, b->len, got_ref, want);
+  for (unsigned i = 0; i < sizeof ways / sizeof ways[0]; i++) {
+    size_t got = ways[i].fn (b->vects, b->len, (void **) b->ptr);
+
+    cr_assert_eq (got, want, "%s (%s): vects %u len %zu: got %zu want %zu",
+                  what, ways[i].name, b->vects, b->len, got, want);
+  }
 }
 
 static void
@@ -422,4 +429,66 @@ Test (parity, check_zero_length)
   bufs_alloc (&b, 3, 0, off);
   expect_check (&b, 0, "empty");
   bufs_free (&b);
+}
+
+/* Lengths around the check's slices: every one from a slice less 70 to
+ * one more 70, for one to three slices, aligned and not.
+ */
+Test (parity, check_every_length_at_slice_edges)
+{
+  static const unsigned vects[] = { 2, 3, 4, 9 };
+
+  rng_state = 13;
+  for (unsigned i = 0; i < sizeof vects / sizeof vects[0]; i++)
+    for (size_t k = 1; k <= 3; k++)
+      for (size_t len = k * R5_XOR_CHECK_SLICE - 70;
+           len <= k * R5_XOR_CHECK_SLICE + 70; len++) {
+        struct bufs b;
+
+        make_consistent (&b, vects[i], len, (unsigned) len % 34, len % 2);
+        expect_check (&b, len, "consistent");
+        flip (&b, (unsigned) len % vects[i], len - 1, 0x01);
+        expect_check (&b, len - 1, "last byte");
+        flip (&b, 0, len / 2, 0x40);
+        expect_check (&b, len / 2, "middle byte");
+        bufs_free (&b);
+      }
+}
+
+/* A wrong byte at the first and at the last byte of each slice (and of
+ * the tail), in each buffer in turn, sources and parity, aligned and at
+ * every offset; a second wrong byte further on is not the one reported.
+ */
+Test (parity, check_finds_slice_first_and_last_bytes)
+{
+  static const unsigned vects[] = { 2, 3, 5, 17 };
+  const size_t len = 3 * R5_XOR_CHECK_SLICE + 100;
+
+  rng_state = 14;
+  for (unsigned i = 0; i < sizeof vects / sizeof vects[0]; i++)
+    for (size_t at = 0; at < len; at += R5_XOR_CHECK_SLICE)
+      for (unsigned edge = 0; edge < 2; edge++)
+        for (unsigned v = 0; v < vects[i]; v++) {
+          size_t end = at + R5_XOR_CHECK_SLICE < len
+            ? at + R5_XOR_CHECK_SLICE : len;
+          size_t pos = edge ? end - 1 : at;
+          struct bufs b;
+
+          make_consistent (&b, vects[i], len, (v + pos) % 34, v % 2);
+          flip (&b, v, pos, 0x80);
+          if (pos + 1 < len)
+            flip (&b, (v + 1) % vects[i], len - 1, 0x02);
+          expect_check (&b, pos, "slice edge");
+          bufs_free (&b);
+        }
+}
+
+/* What r5_xor_check uses is one of the two ways, and stays the same. */
+Test (parity, check_way_is_named)
+{
+  const char *w = r5_xor_check_way ();
+
+  cr_assert (strcmp (w, "xor_gen+compare") == 0 ||
+             strcmp (w, "xor_check") == 0, "way %s", w);
+  cr_assert_str_eq (r5_xor_check_way (), w);
 }
