@@ -13,10 +13,12 @@
 #   5. vm          scripts/vm.sh test, when that script exists
 #   6. package     the Debian package from a fresh clone, lintian, installed
 #                  and used, removed (scripts/check-package.sh)
-#   7. soak        scripts/soak.sh on build/: 100 random faults under a
-#                  verified workload with a fixed seed, and 100 with a new
-#                  seed (printed); members NBD and local when root (network
-#                  namespaces), local files otherwise
+#   7. soak        (--soak) scripts/soak.sh on build/: 100 random faults
+#                  under a verified workload with a fixed seed, and 100 with
+#                  a new seed (printed); members NBD and local when root
+#                  (network namespaces), local files otherwise.  Not in CI's
+#                  run yet: a 100-event run takes 8-10 minutes on a 2-core
+#                  machine, and the rest of the suite fills CI's budget
 # Then a summary; the exit status is non-zero if anything failed.
 # --quick is the layer to run while working (under 3 minutes here): the
 # build, every unit test and a smoke of the data path (QUICK_SMOKE); the
@@ -31,7 +33,7 @@ usage: scripts/check.sh [options]
   --no-sanitize         skip the sanitizer build (layer 4)
   --no-install          never apt-get; only report missing packages
   --no-vm               skip scripts/vm.sh
-  --no-soak             skip scripts/soak.sh (layer 7)
+  --soak                run scripts/soak.sh (layer 7; not by default)
   --no-sanitize-kernel  run only unit and integration tests under the sanitizers
   --reconf              force autoreconf -fi
   -h, --help            this text
@@ -49,10 +51,11 @@ cd "$top" || exit 1
 . "$top/scripts/lib-build.sh"
 . "$top/scripts/check-package.sh"
 
-quick=0 sanitize=1 no_install=0 vm=1 sanitize_kernel=1 reconf= soak=1
+quick=0 sanitize=1 no_install=0 vm=1 sanitize_kernel=1 reconf= soak=0
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=1 sanitize=0 vm=0 soak=0 ;;
+        --soak) soak=1 ;;
         --no-soak) soak=0 ;;
         --no-sanitize) sanitize=0 ;;
         --no-install) no_install=1 ;;
@@ -433,7 +436,7 @@ else
 fi
 
 if [ $soak = 0 ]; then
-    record soak SKIP "$([ $quick = 1 ] && echo --quick || echo --no-soak)"
+    record soak SKIP "$([ $quick = 1 ] && echo --quick || echo "not asked for (--soak)")"
 elif [ $built = 1 ]; then
     soak_layer
 else
