@@ -43,14 +43,25 @@ CHUNK = int(os.environ.get("CHUNK", "16384"))
 MEMBERS = 3
 
 
-def wait_socket(path, proc, what):
+def log_tail(log, lines=8):
+    """The last lines of the servers' log, for a failure's message."""
+    try:
+        log.flush()
+        with open(log.name, "rb") as f:
+            return b"".join(f.readlines()[-lines:]).decode(errors="replace")
+    except (OSError, AttributeError):
+        return ""
+
+
+def wait_socket(path, proc, what, log):
     # nbdkit writes its pid file once it listens (the socket file exists
     # from bind(), a moment before: a connect then is refused).
     for _ in range(400):
         if os.path.exists(path + ".pid") and os.path.getsize(path + ".pid"):
             return
         if proc.poll() is not None:
-            sys.exit("ppl-torn: %s exited: %s" % (what, proc.returncode))
+            sys.exit("ppl-torn: %s exited: %s; the servers' log ends:\n%s"
+                     % (what, proc.returncode, log_tail(log)))
         time.sleep(0.01)
     sys.exit("ppl-torn: %s did not start" % what)
 
@@ -61,7 +72,7 @@ def serve(args, sock, log, what):
             os.unlink(f)
     p = subprocess.Popen([NBDKIT, "-f", "-U", sock, "-P", sock + ".pid"] + args,
                          stdout=log, stderr=log)
-    wait_socket(sock, p, what)
+    wait_socket(sock, p, what, log)
     return p
 
 

@@ -112,8 +112,13 @@ for (( k = 0; k < KILLS; k++ )); do
   fi
   [ "$(ctl_get 's["job"]["kind"]')" = reshape ] ||
     fail "after kill $k the reshape did not go on: $(ctl_get 's["job"], s["grow"]')"
+  # Held while the workload starts again (it reads its model first): on
+  # a loaded machine that took seconds in which the reshape ran past the
+  # next kills' stripes.
+  ctl_quiet pause || fail "pause after kill $k"
   echo "   kill $k at stripe ${KILLED_AT[$k]}, resumed at $(ctl_get 's["job"]["done_stripes"]')"
   load resume
+  ctl_quiet resume || fail "resume after kill $k"
 done
 echo "   killed at stripes: ${KILLED_AT[*]} (of $stripes)"
 min=$(( KILLS < 20 ? KILLS : 20 ))
