@@ -72,13 +72,18 @@ echo "   stopped with stripe $done_at recorded, resumed at $resumed"
 ctl_ok pause
 
 echo "== kill -9 mid-replace, under writes, start again"
+# The kill leaves the stripes it tore for a resync, which runs after the
+# replace (md's order too: recovery before resync), and slot 2 fails
+# before either ends: those stripes' bytes are then md's write hole.
+# So the whole stripes of the requests in flight become unknown
+# (--write-hole), and nothing learns them back (--no-learn below).
 next_seed
 "$RANDOM_IO" "$URI" auto --seed "$RIO_SEED" --ops 100000000 --crash-ok \
-  --chunk 64K --model-in "$tmpdir/model" --model-out "$tmpdir/model.crash" \
-  >"$tmpdir/rio.out" 2>&1 &
+  --write-hole --chunk 64K --model-in "$tmpdir/model" \
+  --model-out "$tmpdir/model.crash" >"$tmpdir/rio.out" 2>&1 &
 rio=$!
 for (( i = 0; i < 300; i++ )); do
-  grep -q running "$tmpdir/rio.out" && break
+  grep -q running "$tmpdir/rio.out" 2>/dev/null && break
   sleep 0.02
 done
 ctl_ok resume
@@ -99,13 +104,14 @@ echo "   killed at stripe $done_at (${rec0} sectors recorded); the copy starts o
 [ "${rec:-0}" -lt "$rec0" ] || fail "after kill -9 the copy did not start over: ${rec} sectors recorded"
 grep -q "slot 1's replacement ($new): the array was not stopped cleanly, so its copy starts over" \
   "$tmpdir/nbdkit.log" || fail "the log does not say the copy starts over"
-# Every acknowledged write reads back; what was in flight at the kill is
-# learned as it reads.
-"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model.crash" \
-  --model-out "$tmpdir/model" >"$tmpdir/verify.out" 2>&1 ||
+# Every acknowledged write reads back; what was in flight at the kill
+# stays unknown.
+"$RANDOM_IO" "$URI" auto --verify-only --no-learn \
+  --model-in "$tmpdir/model.crash" --model-out "$tmpdir/model" \
+  >"$tmpdir/verify.out" 2>&1 ||
   { cat "$tmpdir/verify.out" >&2; fail "the array after the kill"; }
 
-load_start "$tmpdir/model" 3
+load_start "$tmpdir/model" 3 --no-learn
 
 echo "== slot 2 fails mid-replace: the copy goes on"
 ctl_ok fail 2
