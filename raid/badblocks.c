@@ -384,7 +384,10 @@ md_bblog_update (struct md_sb *sb, int64_t room_offset, uint64_t room_sectors)
   /* mdadm: "too close to bitmap, and room to grow" */
   while (at < so + 8 + 32 * 2 && at + 8 + 8 <= doff)
     at += 8;
-  if (at + MD_BB_LOG_SECTORS > doff || so + at + MD_BB_LOG_SECTORS > doff)
+  /* mdadm's own test is at + 8 <= doff; this one, stricter: the log
+   * ends before the data.
+   */
+  if (so + at + MD_BB_LOG_SECTORS > doff)
     return false;
   sb->bblog_offset = (int32_t) at;
   sb->bblog_size = MD_BB_LOG_SECTORS;

@@ -223,3 +223,25 @@ flip_byte ()
   printf "\\$(printf %03o $(( b ^ 255 )))" |
     dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
+
+# patch_sb DISK PYTHON: run PYTHON on the superblock bytes (a bytearray
+# `sb`), then store it with a correct checksum.
+patch_sb ()
+{
+  python3 - "$1" "$2" <<'EOF'
+import struct, sys
+path, code = sys.argv[1], sys.argv[2]
+with open(path, 'r+b') as f:
+    f.seek(4096)
+    sb = bytearray(f.read(4096))
+    exec(code)
+    sb[216:220] = b'\0\0\0\0'
+    n = 256 + 2 * struct.unpack_from('<I', sb, 220)[0]
+    acc = sum(struct.unpack_from('<%dI' % (n // 4), sb, 0))
+    if n % 4:
+        acc += struct.unpack_from('<H', sb, n - 2)[0]
+    struct.pack_into('<I', sb, 216, ((acc & 0xffffffff) + (acc >> 32)) & 0xffffffff)
+    f.seek(4096)
+    f.write(sb)
+EOF
+}

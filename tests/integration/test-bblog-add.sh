@@ -19,27 +19,11 @@ RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
 [ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
 
 # no_bbl DISK...: the superblock says no bad-block log (bblog_shift,
-# _size and _offset zero), its checksum made again (md's calc_sb_1_csum).
+# _size and _offset zero; patch_sb makes its checksum again).
 no_bbl ()
 {
-  /usr/bin/python3 - "$@" <<'EOF'
-import struct, sys
-for path in sys.argv[1:]:
-    with open(path, 'r+b') as f:
-        f.seek(4096)
-        sb = bytearray(f.read(4096))
-        sb[185:192] = bytes(7)
-        sb[216:220] = bytes(4)
-        max_dev = struct.unpack_from('<I', sb, 220)[0]
-        size = 256 + 2 * max_dev
-        s = sum(struct.unpack_from('<%dI' % (size // 4), sb, 0))
-        if size % 4:
-            s += struct.unpack_from('<H', sb, size - 2)[0]
-        s = (s & 0xffffffff) + (s >> 32)
-        struct.pack_into('<I', sb, 216, s & 0xffffffff)
-        f.seek(4096)
-        f.write(sb)
-EOF
+  local d
+  for d in "$@"; do patch_sb "$d" "sb[185:192] = bytes(7)" || return 1; done
 }
 bblog_offset () { "$RAID5CTL" examine --json "$1" | /usr/bin/python3 -c '
 import json, sys

@@ -8,6 +8,7 @@
 # here, corrupt ones too, with the JSON and the verdicts they give.
 
 . "${0%/*}/functions.sh"
+. "${0%/*}/../integration/md-functions.sh"
 requires_raid5ctl
 requires python3 -c 'import json'
 
@@ -128,28 +129,6 @@ EOF
 json_get ()
 {
   python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[int(sys.argv[2])][sys.argv[3]])' "$@"
-}
-
-# patch_sb DISK PYTHON: run PYTHON on the superblock bytes (a bytearray
-# `sb`), then store it with a correct checksum.
-patch_sb ()
-{
-  python3 - "$1" "$2" <<'EOF'
-import struct, sys
-path, code = sys.argv[1], sys.argv[2]
-with open(path, 'r+b') as f:
-    f.seek(4096)
-    sb = bytearray(f.read(4096))
-    exec(code)
-    sb[216:220] = b'\0\0\0\0'
-    n = 256 + 2 * struct.unpack_from('<I', sb, 220)[0]
-    acc = sum(struct.unpack_from('<%dI' % (n // 4), sb, 0))
-    if n % 4:
-        acc += struct.unpack_from('<H', sb, n - 2)[0]
-    struct.pack_into('<I', sb, 216, ((acc & 0xffffffff) + (acc >> 32)) & 0xffffffff)
-    f.seek(4096)
-    f.write(sb)
-EOF
 }
 
 # --- A healthy array: 3 members, bitmap, not yet clean -----------------
