@@ -279,6 +279,10 @@ hosts_cleanup ()
   for (( d = 0; d < NDISKS_MADE; d++ )); do
     [ -n "${DPID[$d]:-}" ] && kill_ours -KILL "${DPID[$d]}"
   done
+  # Whatever else still names the scratch directory (a disk's server
+  # whose number was reused for a later start) must not outlive the run:
+  # it would hold its namespace and its deleted image.
+  pkill -KILL -f -- "$W/" 2>/dev/null
   for ns in "${OUR_NS[@]}"; do ip netns del "$ns" 2>/dev/null; done
   return 0
 }
