@@ -33,27 +33,16 @@ The state's classes, in the order they are decided (the first that holds):
 import json
 import os
 import shlex
-import socket
 import sys
 import time
 
+# The control socket's client is the tests' (one command, OK or ERROR).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "integration"))
+from ctl import command  # noqa: E402
+
 STATES = ["healthy", "degraded", "resyncing", "rebuilding", "re-adding",
           "growing", "replacing", "checking"]
-
-
-def command(sock, line, timeout=10.0):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(sock)
-    s.sendall(line.encode() + b"\n")
-    data = b""
-    while True:
-        k = s.recv(65536)
-        if not k:
-            break
-        data += k
-    s.close()
-    return data.decode().splitlines()
 
 
 def classify(s):
@@ -80,9 +69,11 @@ def classify(s):
 
 def state(sock):
     try:
-        lines = command(sock, "status --json")
+        ok, lines = command(sock, "status --json")
+        if not ok:
+            raise ValueError(lines[-1])
         s = json.loads(lines[0])
-    except (OSError, ValueError, IndexError) as e:
+    except (OSError, RuntimeError, ValueError, IndexError) as e:
         print("S_ERROR=%s" % shlex.quote("status: %s" % e))
         return 2
     ms = s["members"]
