@@ -33,6 +33,24 @@ serve_ctl ()
   fail "the control socket $CTL_SOCK does not answer"
 }
 
+# badsector_serve IMG SOCK LIST LOG: a disk with bad sectors -- IMG served
+# on the Unix socket SOCK by the badsector test plugin, which fails the
+# sectors listed in LIST (made empty here; "read S N" until written,
+# "write S N" always) and logs remaps and failed writes in LOG.  Waits
+# until SOCK exists; the server is killed at the test's end.
+badsector_serve ()
+{
+  local img=$1 sock=$2 list=$3 log=$4 k plugin
+  plugin=$abs_top_builddir/tests/integration/.libs/nbdkit-badsector-plugin.so
+  [ -f "$plugin" ] || skip "not built: $plugin"
+  : >"$list"
+  "$NBDKIT" -f -U "$sock" "$plugin" file="$img" bad="$list" log="$log" \
+    >"$sock.log" 2>&1 &
+  cleanup_fn "kill_ours -9 $!"
+  for (( k = 0; k < 100; k++ )); do [ -S "$sock" ] && return 0; sleep 0.05; done
+  fail "the bad-sector disk $img does not listen on $sock: $(tail -n 2 "$sock.log")"
+}
+
 # ctl WORD...: one control command; its reply on stdout; returns 1 on an
 # ERROR reply (the line on stderr), 2 when the socket does not answer.
 ctl () { /usr/bin/python3 "$CTL_PY" "$CTL_SOCK" cmd "$@"; }

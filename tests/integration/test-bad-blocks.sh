@@ -27,8 +27,6 @@
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
 requires_jobs
-BADSECTOR=$abs_top_builddir/tests/integration/.libs/nbdkit-badsector-plugin.so
-[ -f "$BADSECTOR" ] || skip "not built: $BADSECTOR"
 RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
 [ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
 requires_programs mdadm
@@ -46,16 +44,11 @@ done
 md_geometry "${m[0]}"
 [ "$MD_LAYOUT" = left-symmetric ] || fail "layout $MD_LAYOUT"
 
-# bad_disk I: member I served by the badsector plugin, its list in
-# $tmpdir/bad$I.list (empty at first).
+# bad_disk I: member I a disk with bad sectors, its list in
+# $tmpdir/badI.list (empty at first), its log in $tmpdir/badI.log.
 bad_disk ()
 {
-  local i=$1 s=$tmpdir/g$1.nsock k
-  : >"$tmpdir/bad$i.list"
-  "$NBDKIT" -f -U "$s" "$BADSECTOR" file="${m[$i]}" bad="$tmpdir/bad$i.list" \
-    log="$tmpdir/bad$i.log" >"$tmpdir/g$i.nlog" 2>&1 &
-  cleanup_fn "kill_ours -9 $!"
-  for (( k = 0; k < 100; k++ )); do [ -S "$s" ] && break; sleep 0.05; done
+  badsector_serve "${m[$1]}" "$tmpdir/g$1.nsock" "$tmpdir/bad$1.list" "$tmpdir/bad$1.log"
 }
 bad_disk 1
 bad_disk 2

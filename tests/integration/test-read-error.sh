@@ -21,8 +21,6 @@
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
 requires_jobs
-BADSECTOR=$abs_top_builddir/tests/integration/.libs/nbdkit-badsector-plugin.so
-[ -f "$BADSECTOR" ] || skip "not built: $BADSECTOR"
 RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
 [ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
 
@@ -36,12 +34,8 @@ done
   >"$tmpdir/create.log" 2>&1 || { cat "$tmpdir/create.log" >&2; fail "create"; }
 md_geometry "${m[0]}"
 BAD=$tmpdir/bad.list LOG=$tmpdir/bad.log
-: >"$BAD"
 sock1=$tmpdir/g1.nsock
-"$NBDKIT" -f -U "$sock1" -P "$tmpdir/g1.npid" "$BADSECTOR" file="${m[1]}" \
-  bad="$BAD" log="$LOG" >"$tmpdir/g1.nlog" 2>&1 &
-cleanup_fn "kill_ours -9 $!"
-for (( i = 0; i < 100; i++ )); do [ -S "$sock1" ] && break; sleep 0.05; done
+badsector_serve "${m[1]}" "$sock1" "$BAD" "$LOG"
 disks=("disk=${m[0]}" "disk=nbd+unix:///?socket=$sock1" "disk=${m[2]}")
 serve_ctl "$tmpdir/nbdkit.log" "${disks[@]}" || fail "serve"
 size=$(ctl_get 's["size_bytes"]')
@@ -129,12 +123,8 @@ for i in 0 1 2; do
   r+=("$tmpdir/r$i.img")
   truncate -s ${MB}M "${r[$i]}"
 done
-: >"$BAD"
 sockr=$tmpdir/r1.nsock
-"$NBDKIT" -f -U "$sockr" "$BADSECTOR" file="${r[1]}" bad="$BAD" \
-  log="$tmpdir/r.log" >"$tmpdir/r1.nlog" 2>&1 &
-cleanup_fn "kill_ours -9 $!"
-for (( i = 0; i < 100; i++ )); do [ -S "$sockr" ] && break; sleep 0.05; done
+badsector_serve "${r[1]}" "$sockr" "$BAD" "$tmpdir/r.log"
 serve_ctl "$tmpdir/raw.log" metadata=none chunk=64K "disk=${r[0]}" \
   "disk=nbd+unix:///?socket=$sockr" "disk=${r[2]}" || fail "serve raw"
 size=$(ctl_get 's["size_bytes"]')
