@@ -368,13 +368,13 @@ reads_win_clearly (struct probe p)
  * then costs 2 ms, not 10), on 4 MiB twice, alternately, keeping the
  * better of each.  For a scrub mapping must win by a fifth: it has
  * costs this does not see (every unmap stops every thread of the
- * process to flush its TLB, under the clients' requests), and where the two are close reading won the whole
- * check (Xeon, 512 MiB tmpfs members, the probe within 5%: 0.17 s read
- * against 0.19 s mapped).  A rebuild that maps also writes the new
- * member in place where it is allocated anyway (view_members), and then
- * mapped members won where the probe was as close (0.16 s against 0.18
- * s): it reads and writes through buffers only if reading wins by a
- * fifth.
+ * process to flush its TLB, under the clients' requests), and where the
+ * two are close reading won the whole check (Xeon, 512 MiB tmpfs
+ * members, the probe within 5%: 0.17 s read against 0.19 s mapped).
+ * A rebuild that maps also writes the new member in place where it is
+ * allocated anyway (view_members), and then mapped members won where
+ * the probe was as close (0.16 s against 0.18 s): it reads and writes
+ * through buffers only if reading wins by a fifth.
  */
 static bool
 mapping_pays (struct job_runner *r)
