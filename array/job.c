@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "array/pacing.h"
 #include "array/runner.h"
@@ -358,15 +360,44 @@ step_once (struct array *a, bool online, const struct array_job_watch *watch)
   return true;
 }
 
+/* The calling thread's nice value to the policy's (0: the server's
+ * own); *asked is the value last asked for, tried once per change of
+ * policy.  Going back up from 19 needs CAP_SYS_NICE or RLIMIT_NICE: a
+ * server without them keeps the job at the lowest priority, which still
+ * gets every processor the clients leave.
+ */
+static void
+follow_policy_nice (struct array *a, int own, int *asked)
+{
+  int want = pacing_policy (&a->job)->nice;
+
+  if (want == 0)
+    want = own;
+  if (want == *asked)
+    return;
+  *asked = want;
+  if (setpriority (PRIO_PROCESS, (id_t) gettid (), want) < 0)
+    array_log (a, ARRAY_LOG_NOTICE, "job thread: setpriority to nice %d: %s",
+               want, strerror (errno));
+}
+
 static void *
 background (void *arg)
 {
   struct array *a = arg;
   struct array_err err;
+  int own, asked;
+
+  errno = 0;
+  own = getpriority (PRIO_PROCESS, (id_t) gettid ());
+  if (own == -1 && errno != 0)
+    own = 0;
+  asked = own;
 
   while (!a->job.stop) {
     uint64_t before = a->job.cursor;
 
+    follow_policy_nice (a, own, &asked);
     if (meta_mark_clean (a, true, &err) < 0)
       array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
     maybe_use_spare (a);

@@ -90,6 +90,12 @@ static const struct job_policy policies[] = {
      */
     .name = "latency", .parts = 1, .step_ns = STEP_TIME_NS / 10,
     .map_members = false, .busy_credit_ns = BURST_NS,
+    /* The lowest CPU priority: a client's request thread that wakes
+     * while the job computes takes the processor at once.  Time a
+     * request waits for a processor is not in its service time, so the
+     * pacer does not see it either.
+     */
+    .nice = 19,
     .tick = latency_tick, .busy_kib = latency_busy_kib,
   },
 };

@@ -33,6 +33,7 @@ struct job_policy {
   unsigned parts;             /* a step's parts (threads), at most */
   uint64_t step_ns;           /* online, a step covers this long's worth */
   bool map_members;           /* members in memory read in place */
+  int nice;                   /* the job thread's nice (0: the server's) */
   uint64_t busy_credit_ns;    /* catch-up allowed while clients are busy */
   /* Learn from the clients at t (NULL: nothing to learn). */
   void (*tick) (struct job *j, uint64_t t);

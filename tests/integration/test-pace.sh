@@ -11,6 +11,7 @@
 #     flight): windows over the target (pace_cuts counts them) and the
 #     job cut back to MIN -- at most 1.5 x MIN -- never below 0.9 x MIN
 #     (md's minimum still holds);
+#   - the job thread runs at nice 19 (clients' threads first);
 #   - every check ends with mismatch_cnt 0; fio sees no error;
 #   - a rebuild paced by latency under the same load (members in memory
 #     are then read and written through the I/O path, not mapped) ends
@@ -31,6 +32,19 @@ MAX=${PACE_MAX:-40000}
 md_create pace 3 384M --chunk 64K --assume-clean --bitmap none
 mapfile -t disks < <(disk_args "${MEMBERS[@]}")
 
+# job_nice: the nice value of the server's job thread (raid5-job).
+job_nice ()
+{
+  local t
+  for t in /proc/"$(cat "$tmpdir/pid")"/task/*; do
+    [ "$(cat "$t/comm" 2>/dev/null)" = raid5-job ] || continue
+    # Field 19 of stat, counted after the ")" that ends the name.
+    sed 's/.*) //' "$t/stat" | awk '{ print $17 }'
+    return 0
+  done
+  fail "no raid5-job thread in the server"
+}
+
 # busy_check TARGET BS: serve with sync-latency-max=TARGET, fio BS random
 # reads and writes 16 deep throughout, a check started under it; RATE
 # its speed once the pacer has had 4 s.
@@ -48,6 +62,9 @@ busy_check ()
   sleep 4
   ctl_rate check 5 2.5
   kill -0 $fio 2>/dev/null || fail "fio ended during the measurement"
+  # The job at the lowest CPU priority: a client's thread that wakes
+  # takes the processor from it at once.
+  [ "$(job_nice)" = 19 ] || fail "the job thread runs at nice $(job_nice), not 19, with a latency target"
   PACED=$(ctl_get 's["paced_kib"]') P99=$(ctl_get 's["client_p99_us"]')
   CUTS=$(ctl_get 's["pace_cuts"]')
   [ "$(ctl_get 's["sync_latency_max_us"]')" -gt 0 ] || fail "status does not show the target"
