@@ -94,6 +94,8 @@ def state(sock):
         "S_SIZE": s["size_bytes"],
         "S_DOFF": s["data_offset_bytes"],
         "S_GROW": 0 if s["grow"] is None else 1,
+        "S_GROW_FROM": s["grow"]["from_members"] if s["grow"] else 0,
+        "S_GROW_TO": s["grow"]["to_members"] if s["grow"] else 0,
         "S_NOUT": len(out),
         "S_OUT": out[0] if out else -1,
         "S_OUT_STATE": o["state"] if o else "",

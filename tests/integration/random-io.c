@@ -75,6 +75,7 @@ static bool no_trim, no_zero, no_flush, no_fua, read_only, no_learn, no_final;
 static bool verbose;
 static bool crash_ok;                 /* --crash-ok */
 static bool write_hole;               /* --write-hole */
+static unsigned old_disks;            /* --old-disks: mid-reshape, 0: none */
 static bool power_loss;               /* --power-loss */
 
 /* Shared state.  lock guards the model, the in-flight table and the log. */
@@ -249,16 +250,28 @@ send_op (struct thread *t, enum op_type type, uint32_t flags,
  * parity the crash may have left stale (the write hole).
  */
 static void
+forget_stripes (uint64_t off, uint64_t len, unsigned disks)
+{
+  uint64_t sd = shape.chunk * (disks - 1);
+  uint64_t end = (off + len + sd - 1) / sd * sd;
+
+  off = off / sd * sd;
+  model_forget (&model, off, (end < model.size ? end : model.size) - off);
+}
+
+/* Mid-reshape (--old-disks) an address is in the old shape or the new
+ * one, as the reshape has gone: the stripes of both are forgotten.
+ */
+static void
 forget_crashed (uint64_t off, uint64_t len)
 {
-  if (write_hole) {
-    uint64_t sd = shape.chunk * (shape.disks - 1);
-    uint64_t end = (off + len + sd - 1) / sd * sd;
-
-    off = off / sd * sd;
-    len = (end < model.size ? end : model.size) - off;
+  if (!write_hole) {
+    model_forget (&model, off, len);
+    return;
   }
-  model_forget (&model, off, len);
+  forget_stripes (off, len, shape.disks);
+  if (old_disks != 0 && old_disks != shape.disks)
+    forget_stripes (off, len, old_disks);
 }
 
 /* --power-loss: a write, zero or trim that completed without FUA is not
@@ -589,6 +602,8 @@ usage (FILE *fp, int status)
 "  --chunk SIZE   array chunk; shapes request sizes (default: preferred\n"
 "                 block size / (disks - 1))\n"
 "  --disks N      array members (default 3)\n"
+"  --old-disks N  mid-reshape from N members: --write-hole forgets the\n"
+"                 stripes of both shapes\n"
 "  --max-len SIZE largest request (default 4M, max 32M)\n"
 "  --region OFF:LEN  confine requests to this array range\n"
 "  --model-in FILE   start from this model (FILE and FILE.known)\n"
@@ -641,12 +656,13 @@ parse_region (const char *s)
 enum { O_SEED = 256, O_OPS, O_THREADS, O_CHUNK, O_DISKS, O_MAX_LEN, O_REGION,
        O_MODEL_IN, O_INITIAL, O_MODEL_OUT, O_NO_TRIM, O_NO_ZERO, O_NO_FLUSH,
        O_NO_FUA, O_READ_ONLY, O_VERIFY_ONLY, O_NO_LEARN, O_NO_FINAL,
-       O_CRASH_OK, O_WRITE_HOLE, O_POWER_LOSS };
+       O_CRASH_OK, O_WRITE_HOLE, O_POWER_LOSS, O_OLD_DISKS };
 
 static const struct option long_options[] = {
   { "seed", 1, NULL, O_SEED }, { "ops", 1, NULL, O_OPS },
   { "threads", 1, NULL, O_THREADS }, { "chunk", 1, NULL, O_CHUNK },
   { "disks", 1, NULL, O_DISKS }, { "max-len", 1, NULL, O_MAX_LEN },
+  { "old-disks", 1, NULL, O_OLD_DISKS },
   { "region", 1, NULL, O_REGION }, { "model-in", 1, NULL, O_MODEL_IN },
   { "initial", 1, NULL, O_INITIAL }, { "model-out", 1, NULL, O_MODEL_OUT },
   { "no-trim", 0, NULL, O_NO_TRIM }, { "no-zero", 0, NULL, O_NO_ZERO },
@@ -670,6 +686,7 @@ parse_option (int c, const char *arg)
   case O_THREADS: nr_threads = size_arg ("--threads", arg); break;
   case O_CHUNK: shape.chunk = size_arg ("--chunk", arg); break;
   case O_DISKS: shape.disks = size_arg ("--disks", arg); break;
+  case O_OLD_DISKS: old_disks = size_arg ("--old-disks", arg); break;
   case O_MAX_LEN: shape.max_len = size_arg ("--max-len", arg); break;
   case O_REGION: parse_region (arg); break;
   case O_MODEL_IN: model_in = arg; break;
@@ -710,10 +727,11 @@ parse_args (int argc, char *argv[])
     exit (2);
   }
   if (nr_threads < 1 || nr_threads > MAX_THREADS || shape.disks < 3 ||
+      (old_disks != 0 && old_disks < 3) ||
       shape.max_len < 1 || shape.max_len > MAX_LEN ||
       (shape.chunk & (shape.chunk - 1)) != 0) {
-    fprintf (stderr, "random-io: --threads, --disks, --max-len or --chunk "
-             "out of range\n");
+    fprintf (stderr, "random-io: --threads, --disks, --old-disks, --max-len "
+             "or --chunk out of range\n");
     exit (2);
   }
 }
