@@ -43,6 +43,17 @@ member_targets ()
        [ "$kind" != bad-read ]; then
     cand=("$S_OUT")
   fi
+  # A row a member's bad-block log lists is out on that member already: a
+  # fault on another member would be a second one in that row (seed 42,
+  # event 309: 4096 bytes lost so).  Only the listing member itself may
+  # take one, and none while two members list rows.
+  local bb=($S_BB_SLOTS) keep=()
+  if [ ${#bb[@]} -gt 1 ]; then
+    cand=()
+  elif [ ${#bb[@]} = 1 ]; then
+    for t in "${cand[@]}"; do [ "$t" = "${bb[0]}" ] && keep+=("$t"); done
+    cand=("${keep[@]}")
+  fi
   for t in "${cand[@]}"; do
     target_disk "$t"; d=$TD
     [ "$d" = - ] && continue
@@ -441,10 +452,13 @@ f_replace ()
 
 # heal: every disk reachable and without errors, then whatever the array
 # needs -- waiting for its jobs, for a member to come back by itself (a
-# few seconds), re-add or rebuild by hand -- until it is healthy and idle.
+# few seconds), re-add or rebuild by hand -- until it is healthy and idle;
+# and rows a member lists in its bad-block log since it failed a write
+# made rewritable (a restart).
 heal ()
 {
   local s d end=$(( SECONDS + HEAL_TIMEOUT )) since=$SECONDS tries=0 out path
+  local bb_restarts=0
   # Jobs crawl (SPEED) while faults land in them; healing, they run.
   r5ctl --control "$CTL" speed --min "$HEAL_SPEED" --max "$HEAL_SPEED" >/dev/null ||
     die "raid5ctl speed does not answer"
@@ -457,6 +471,17 @@ heal ()
   while :; do
     observe
     if [ "$S_CLASS" = healthy ] && [ "$S_JOB" = idle ] && [ "$S_RESYNC_DUE" = 0 ]; then
+      if [ -n "$S_BB_STUCK" ] && [ $bb_restarts -lt 1 ]; then
+        # A member that failed a write keeps its listed rows until the
+        # array starts again (md's rule: no rewrite where writes fail);
+        # its disk is good now, so a clean restart lets the next
+        # read-back rewrite them and clear the log.
+        array_stop || die "heal: $STOP_ERR"
+        restart_array
+        bb_restarts=$(( bb_restarts + 1 ))
+        log "heal: restarted so that slots $S_BB_STUCK's listed rows are rewritten"
+        continue
+      fi
       if [ "$FORCE_TORN" = 1 ]; then
         # What an admin does after force=true, once the array is whole.
         out=$(r5ctl --control "$CTL" repair --wait 2>&1)

@@ -97,6 +97,14 @@ def state(sock):
         "S_GROW_FROM": s["grow"]["from_members"] if s["grow"] else 0,
         "S_GROW_TO": s["grow"]["to_members"] if s["grow"] else 0,
         "S_NOUT": len(out),
+        # Slots whose md bad-block log lists something: for those rows
+        # the member is out already (and, write_error_seen, the entries
+        # stay until the array starts again: see heal).
+        "S_BB_SLOTS": " ".join(str(m["slot"]) for m in ms
+                               if (m.get("bad_blocks") or {}).get("sectors")),
+        "S_BB_STUCK": " ".join(str(m["slot"]) for m in ms
+                               if (m.get("bad_blocks") or {}).get("sectors")
+                               and m["bad_blocks"]["write_error_seen"]),
         "S_OUT": out[0] if out else -1,
         "S_OUT_STATE": o["state"] if o else "",
         "S_OUT_FAULT": (o["fault"] or {}).get("kind", "") if o else "",

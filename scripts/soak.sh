@@ -333,6 +333,8 @@ for (( EV_N = 1; EV_N <= EVENTS; EV_N++ )); do
       continue
     fi
     heal
+  elif [ -n "$S_BB_STUCK" ]; then
+    heal                        # rows listed where writes failed: see heal
   fi
   DEFER=0
 done
