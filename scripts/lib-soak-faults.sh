@@ -407,20 +407,27 @@ f_re-add ()
 # away) onto a new disk.
 f_rebuild ()
 {
-  local out d=${SLOT_DISK[$1]} path=()
+  local out d=${SLOT_DISK[$1]} path=() new=0
   rnd 3
   if [ "$d" != - ] && disk_available "$d" && [ "$R" != 0 ]; then
     [ "$S_OUT_STATE" = missing ] && path=("${DURI[$d]}")
     NOTE="rebuild $1 in place"
-    REBUILD_IN_PLACE=$(( REBUILD_IN_PLACE + 1 ))
   else
     next_kind; new_disk "$NK" >/dev/null || die "cannot make a disk"
-    path=("${DURI[$ND]}")
+    path=("${DURI[$ND]}") new=1
     NOTE="rebuild $1 onto disk $ND"
-    REBUILD_NEW=$(( REBUILD_NEW + 1 ))
   fi
-  out=$(r5ctl --control "$CTL" rebuild "$1" "${path[@]}" 2>&1) ||
+  if out=$(r5ctl --control "$CTL" rebuild "$1" "${path[@]}" 2>&1); then
+    if [ $new = 1 ]; then REBUILD_NEW=$(( REBUILD_NEW + 1 ))
+    else REBUILD_IN_PLACE=$(( REBUILD_IN_PLACE + 1 )); fi
+  elif [[ "$out" == *"is in service"* ]]; then
+    # A member lost with its link came back by itself (a bitmap's
+    # re-add) between the look at the state and the command (seed 42,
+    # event 405): refused as md refuses, and nothing to do.
+    NOTE+=" refused, the slot came back by itself meanwhile: $out"
+  else
     die "raid5ctl rebuild $1 ${path[*]}: $out"
+  fi
   observe
   NOTE+=": $S_HEALTH $S_JOB"
 }
