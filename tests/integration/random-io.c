@@ -75,6 +75,7 @@ static bool no_trim, no_zero, no_flush, no_fua, read_only, no_learn, no_final;
 static bool verbose;
 static bool crash_ok;                 /* --crash-ok */
 static bool write_hole;               /* --write-hole */
+static bool resized_ok;               /* --resized-ok */
 static unsigned old_disks;            /* --old-disks: mid-reshape, 0: none */
 static bool power_loss;               /* --power-loss */
 
@@ -522,6 +523,11 @@ setup_model (void)
   if (model_in) {
     if (model_load (&model, model_in) == -1)
       return -1;
+    if (model.size != want_size && resized_ok) {
+      printf ("random-io: the export has %" PRIu64 " bytes, %s %" PRIu64
+              ": resized, nothing done\n", want_size, model_in, model.size);
+      return 1;
+    }
     if (model.size != want_size) {
       fprintf (stderr, "random-io: %s holds %" PRIu64 " bytes, export has %"
                PRIu64 "\n", model_in, model.size, want_size);
@@ -607,6 +613,8 @@ usage (FILE *fp, int status)
 "  --max-len SIZE largest request (default 4M, max 32M)\n"
 "  --region OFF:LEN  confine requests to this array range\n"
 "  --model-in FILE   start from this model (FILE and FILE.known)\n"
+"  --resized-ok   an export whose size is no longer the model's (an array\n"
+"                 grown meanwhile): say so, do nothing, exit 0\n"
 "  --initial zero|unknown  start model without --model-in (default zero)\n"
 "  --model-out FILE  save the final model (FILE and FILE.known)\n"
 "  --no-trim --no-zero --no-flush --no-fua   leave out those requests\n"
@@ -656,13 +664,14 @@ parse_region (const char *s)
 enum { O_SEED = 256, O_OPS, O_THREADS, O_CHUNK, O_DISKS, O_MAX_LEN, O_REGION,
        O_MODEL_IN, O_INITIAL, O_MODEL_OUT, O_NO_TRIM, O_NO_ZERO, O_NO_FLUSH,
        O_NO_FUA, O_READ_ONLY, O_VERIFY_ONLY, O_NO_LEARN, O_NO_FINAL,
-       O_CRASH_OK, O_WRITE_HOLE, O_POWER_LOSS, O_OLD_DISKS };
+       O_CRASH_OK, O_WRITE_HOLE, O_POWER_LOSS, O_OLD_DISKS, O_RESIZED_OK };
 
 static const struct option long_options[] = {
   { "seed", 1, NULL, O_SEED }, { "ops", 1, NULL, O_OPS },
   { "threads", 1, NULL, O_THREADS }, { "chunk", 1, NULL, O_CHUNK },
   { "disks", 1, NULL, O_DISKS }, { "max-len", 1, NULL, O_MAX_LEN },
   { "old-disks", 1, NULL, O_OLD_DISKS },
+  { "resized-ok", 0, NULL, O_RESIZED_OK },
   { "region", 1, NULL, O_REGION }, { "model-in", 1, NULL, O_MODEL_IN },
   { "initial", 1, NULL, O_INITIAL }, { "model-out", 1, NULL, O_MODEL_OUT },
   { "no-trim", 0, NULL, O_NO_TRIM }, { "no-zero", 0, NULL, O_NO_ZERO },
@@ -687,6 +696,7 @@ parse_option (int c, const char *arg)
   case O_CHUNK: shape.chunk = size_arg ("--chunk", arg); break;
   case O_DISKS: shape.disks = size_arg ("--disks", arg); break;
   case O_OLD_DISKS: old_disks = size_arg ("--old-disks", arg); break;
+  case O_RESIZED_OK: resized_ok = true; break;
   case O_MAX_LEN: shape.max_len = size_arg ("--max-len", arg); break;
   case O_REGION: parse_region (arg); break;
   case O_MODEL_IN: model_in = arg; break;
@@ -801,9 +811,16 @@ main (int argc, char *argv[])
     if (connect_thread (&threads[i]) == -1)
       goto out;
   }
-  if (check_export (threads[0].nbd) == -1 ||
-      setup_model () == -1 || setup_region () == -1)
+  if (check_export (threads[0].nbd) == -1 || (r = setup_model ()) == -1 ||
+      (r == 0 && setup_region () == -1)) {
+    r = 1;
     goto out;
+  }
+  if (r == 1) {                 /* --resized-ok, and it was */
+    r = 0;
+    goto out;
+  }
+  r = 1;
   if (power_loss && nbd_flush (threads[0].nbd, 0) == -1) {
     fprintf (stderr, "random-io: the first flush: %s\n", nbd_get_error ());
     goto out;
