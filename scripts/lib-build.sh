@@ -15,7 +15,8 @@ R5_BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config
 R5_TEST_PACKAGES=(e2fsprogs fuse3 util-linux fio mdadm nbd-client
     qemu-system-x86 busybox-static cpio kmod xz-utils python3-libnbd
     xfsprogs fdisk cryptsetup-bin strace universal-ctags
-    chromium-headless-shell python3-pil fonts-dejavu-core gnutls-bin iproute2)
+    chromium-headless-shell python3-pil fonts-dejavu-core gnutls-bin iproute2
+    procps)
 
 # configure arguments of the main build in build/ (check.sh and demo.sh
 # share that folder, so they must agree).

@@ -272,16 +272,14 @@ array_stop ()
   [ "$WAIT_ST" = 0 ] || { STOP_ERR="nbdkit exited with status $WAIT_ST on SIGTERM"; return 1; }
 }
 
+# hosts_cleanup: every process of the run -- each names the scratch
+# directory on its command line (ours: the array's server, the disks'
+# servers, random-io) -- killed, whether or not its pid is still known
+# (a disk's server once outlived a run that had lost track of it, and
+# held its namespace), then the namespaces removed.
 hosts_cleanup ()
 {
-  local d ns
-  [ -n "$APID" ] && kill_ours -KILL "$APID"
-  for (( d = 0; d < NDISKS_MADE; d++ )); do
-    [ -n "${DPID[$d]:-}" ] && kill_ours -KILL "${DPID[$d]}"
-  done
-  # Whatever else still names the scratch directory (a disk's server
-  # whose number was reused for a later start) must not outlive the run:
-  # it would hold its namespace and its deleted image.
+  local ns
   pkill -KILL -f -- "$W/" 2>/dev/null
   for ns in "${OUR_NS[@]}"; do ip netns del "$ns" 2>/dev/null; done
   return 0

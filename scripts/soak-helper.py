@@ -80,6 +80,7 @@ def state(sock):
     out = [m["slot"] for m in ms if m["state"] != "active"]
     o = ms[out[0]] if out else None
     repl = [m for m in ms if m["replacement"]]
+    listing = [m for m in ms if (m["bad_blocks"] or {}).get("sectors")]
     v = {
         "S_ERROR": "",
         "S_CLASS": classify(s),
@@ -100,11 +101,9 @@ def state(sock):
         # Slots whose md bad-block log lists something: for those rows
         # the member is out already (and, write_error_seen, the entries
         # stay until the array starts again: see heal).
-        "S_BB_SLOTS": " ".join(str(m["slot"]) for m in ms
-                               if (m.get("bad_blocks") or {}).get("sectors")),
-        "S_BB_STUCK": " ".join(str(m["slot"]) for m in ms
-                               if (m.get("bad_blocks") or {}).get("sectors")
-                               and m["bad_blocks"]["write_error_seen"]),
+        "S_BB_SLOTS": " ".join(str(m["slot"]) for m in listing),
+        "S_BB_STUCK": " ".join(str(m["slot"]) for m in listing
+                               if m["bad_blocks"]["write_error_seen"]),
         "S_OUT": out[0] if out else -1,
         "S_OUT_STATE": o["state"] if o else "",
         "S_OUT_FAULT": (o["fault"] or {}).get("kind", "") if o else "",

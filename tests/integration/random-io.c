@@ -246,10 +246,7 @@ send_op (struct thread *t, enum op_type type, uint32_t flags,
   }
 }
 
-/* Forget [off, off+len) after a crash; degraded (--write-hole), its
- * whole stripes: the missing member's chunks of them are computed from
- * parity the crash may have left stale (the write hole).
- */
+/* Forget the whole stripes of disks members that [off, off+len) meets. */
 static void
 forget_stripes (uint64_t off, uint64_t len, unsigned disks)
 {
@@ -260,8 +257,11 @@ forget_stripes (uint64_t off, uint64_t len, unsigned disks)
   model_forget (&model, off, (end < model.size ? end : model.size) - off);
 }
 
-/* Mid-reshape (--old-disks) an address is in the old shape or the new
- * one, as the reshape has gone: the stripes of both are forgotten.
+/* Forget [off, off+len) after a crash; degraded (--write-hole), its
+ * whole stripes: the missing member's chunks of them are computed from
+ * parity the crash may have left stale (the write hole).  Mid-reshape
+ * (--old-disks) an address is in the old shape or the new one, as far
+ * as the reshape has gone: the stripes of both are forgotten.
  */
 static void
 forget_crashed (uint64_t off, uint64_t len)
@@ -801,7 +801,7 @@ int
 main (int argc, char *argv[])
 {
   unsigned i;
-  int r = 1;
+  int r = 1, setup;
 
   parse_args (argc, argv);
   if (verbose)
@@ -811,16 +811,13 @@ main (int argc, char *argv[])
     if (connect_thread (&threads[i]) == -1)
       goto out;
   }
-  if (check_export (threads[0].nbd) == -1 || (r = setup_model ()) == -1 ||
-      (r == 0 && setup_region () == -1)) {
-    r = 1;
+  if (check_export (threads[0].nbd) == -1 || (setup = setup_model ()) == -1 ||
+      (setup == 0 && setup_region () == -1))
     goto out;
-  }
-  if (r == 1) {                 /* --resized-ok, and it was */
+  if (setup == 1) {             /* --resized-ok, and it was */
     r = 0;
     goto out;
   }
-  r = 1;
   if (power_loss && nbd_flush (threads[0].nbd, 0) == -1) {
     fprintf (stderr, "random-io: the first flush: %s\n", nbd_get_error ());
     goto out;
