@@ -244,6 +244,11 @@ nbd_loop_ensure (struct nbd_member *nm)
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   if (r != 0)
     return -r;
+  /* Named, as the job's threads: otherwise it takes the name of the
+   * thread that started it (often the job's), and top -H and perf would
+   * count its time as the job's.
+   */
+  pthread_setname_np (nm->loop, "raid5-nbd");
   nm->loop_on = true;
   nm->loop_stop = false;
   return 0;

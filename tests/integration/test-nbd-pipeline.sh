@@ -16,6 +16,8 @@
 #     connections to it (the server's log);
 #   - every command the servers got was answered once (the log: each id
 #     arrives once and returns once);
+#   - each member has its loop, a thread named raid5-nbd (top -H and
+#     perf tell its time from the job's and the requests');
 #   - member 1's server stopped (SIGSTOP) under that load, past
 #     member-timeout=1: member 1 alone is taken out (faulty: its link, it
 #     timed out), members 0 and 2 stay in service without an error, the
@@ -84,7 +86,7 @@ commands_check ()
 # load_check CONNECTIONS: a verified load of 16 threads, then the checks.
 load_check ()
 {
-  local conns=$1 most
+  local conns=$1 most loops
   serve_ctl "$tmpdir/serve-$conns.log" "${disks[@]}" \
     "member-connections=$conns" || fail "serve with member-connections=$conns"
   LOAD_OPS=800 load_start "$tmpdir/model" 3 --threads 16
@@ -93,6 +95,8 @@ load_check ()
   [ "$(ctl_get '[(m["errors"], m["reconnects"]) for m in s["members"]]')" = \
     "[(0, 0), (0, 0), (0, 0)]" ] ||
     fail "member errors or reconnects: $(ctl_get '[(m["errors"], m["reconnects"]) for m in s["members"]]')"
+  loops=$(cat /proc/"$(cat "$tmpdir/pid")"/task/*/comm | grep -cx raid5-nbd || :)
+  [ "$loops" = 3 ] || fail "$loops threads named raid5-nbd, not one per member"
   stop_server
   member_check "${geom[@]}" --model "$tmpdir/model" "${files[@]}"
   most=$(commands_check "$tmpdir"/a?.cmds) ||
