@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/bounce.h"
 #include "io/engine.h"
 
 struct dev_plan {
@@ -32,6 +33,7 @@ struct dev_plan {
   size_t *map;                /* user op -> dev op index */
   size_t *order;              /* user write ops sorted by (member, off) */
   void **bounce;              /* one per dev op, NULL if none */
+  size_t *bounce_cap;         /* its size, for io_bounce_put */
 };
 
 static uint64_t
@@ -77,13 +79,14 @@ io_direct_needed (const struct io_member *members, const struct io_op *ops,
 static void
 plan_free (struct dev_plan *d)
 {
-  for (size_t i = 0; d->bounce && i < d->ndev; i++)
-    free (d->bounce[i]);
+  for (size_t i = 0; d->bounce && d->bounce_cap && i < d->ndev; i++)
+    io_bounce_put (d->bounce[i], d->bounce_cap[i]);
   free (d->pre);
   free (d->dev);
   free (d->map);
   free (d->order);
   free (d->bounce);
+  free (d->bounce_cap);
 }
 
 static int
@@ -95,12 +98,14 @@ plan_alloc (struct dev_plan *d, size_t n)
   d->map = calloc (n, sizeof *d->map);
   d->order = calloc (n, sizeof *d->order);
   d->bounce = calloc (n, sizeof *d->bounce);
-  if (!d->pre || !d->dev || !d->map || !d->order || !d->bounce)
+  d->bounce_cap = calloc (n, sizeof *d->bounce_cap);
+  if (!d->pre || !d->dev || !d->map || !d->order || !d->bounce ||
+      !d->bounce_cap)
     return -ENOMEM;
   return 0;
 }
 
-/* Add a device op over [start, end) of member with a fresh bounce. */
+/* Add a device op over [start, end) of member with a bounce (bounce.h). */
 static int
 add_bounced (struct dev_plan *d, const struct io_member *members,
              enum io_kind kind, unsigned member, uint64_t start, uint64_t end)
@@ -108,7 +113,8 @@ add_bounced (struct dev_plan *d, const struct io_member *members,
   size_t i = d->ndev;
   void *buf;
 
-  if (posix_memalign (&buf, members[member].dio_align, end - start) != 0)
+  if ((buf = io_bounce_get (end - start, members[member].dio_align,
+                            &d->bounce_cap[i])) == NULL)
     return -ENOMEM;
   d->bounce[i] = buf;
   d->dev[i] = (struct io_op) { .kind = kind, .member = member, .buf = buf,
