@@ -313,6 +313,57 @@ run_inline (const struct io_member *m, struct io_op *op, struct progress *p,
     ;
 }
 
+/* Reads and writes of members through the page cache (files and disks
+ * opened without O_DIRECT) run here first, on this thread: what the
+ * page cache holds is a memory copy, which a plain system call makes for
+ * less than a trip through the ring.  Reads and, where the file takes
+ * them, writes are tried without blocking (RWF_NOWAIT); what would
+ * block (-EAGAIN: a read that misses the cache) goes to the ring from
+ * where it stands, so misses still run at once, in parallel.  A file
+ * that cannot write without blocking (-EOPNOTSUPP: ext4's buffered
+ * writes) would have the ring hand every write to a kernel worker
+ * thread, which blocks just the same: its writes are plain calls here.
+ * On the AMD EPYC VM (ext4, members cached) 1M reads at QD32 ran 6-15%
+ * faster, writes 5-15% (three rounds against the ring).  FUA writes and
+ * syncs wait for the disk: the ring.  Once an op of a batch has missed,
+ * the rest go to the ring untried: the batch's data is likely not in
+ * the cache either (a job reading cold members), and copying what is
+ * cached first would hold back the ring's reads of the rest (a check of
+ * uncached members ran at 0.6 of the ring's speed in half the rounds).
+ */
+enum cached { CACHED_DONE, CACHED_NOT_TRIED, CACHED_MISSED };
+
+static enum cached
+try_cached (const struct io_member *m, struct io_op *op, struct progress *p,
+            unsigned flags)
+{
+  _Atomic bool *writes_block = (_Atomic bool *) &m->writes_block;
+
+  if (m->direct || (op->kind != IO_READ && op->kind != IO_WRITE) ||
+      (flags & IO_FUA))
+    return CACHED_NOT_TRIED;
+  for (;;) {
+    struct iovec iov = { (char *) op->buf + p->done,
+                         sqe_len (op, p, MAX_SQE_LEN) };
+    off_t off = (off_t) (op->off + p->done);
+    ssize_t n;
+
+    if (op->kind == IO_READ)
+      n = preadv2 (m->file.fd, &iov, 1, off, RWF_NOWAIT);
+    else if (atomic_load (writes_block))
+      n = pwritev (m->file.fd, &iov, 1, off);
+    else if ((n = pwritev2 (m->file.fd, &iov, 1, off, RWF_NOWAIT)) < 0 &&
+             errno == EOPNOTSUPP) {
+      atomic_store (writes_block, true);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EOPNOTSUPP))
+      return CACHED_MISSED;
+    if (!complete (op, p, n < 0 ? -errno : (int) n))
+      return CACHED_DONE;
+  }
+}
+
 /* A punch (or a zero range) may have left holes: views of the member
  * (view.h) must look again.  Counted after the op, so a view that saw the
  * old count looks again before it can read the range.
@@ -404,6 +455,7 @@ io_engine_run (const struct io_member *members, struct io_op *ops, size_t n,
                unsigned flags)
 {
   struct batch b = { .members = members, .ops = ops, .flags = flags };
+  bool missed = false;        /* an op missed the page cache */
   int r;
 
   if (n == 0)
@@ -423,8 +475,15 @@ io_engine_run (const struct io_member *members, struct io_op *ops, size_t n,
       if (ops[i].kind == IO_PUNCH || ops[i].kind == IO_ZERO)
         note_punched (m);
     }
-    else
+    else if (missed)
       enqueue (&b, i);
+    else {
+      enum cached c = try_cached (m, &ops[i], &b.e->prog[i], flags);
+
+      missed = c == CACHED_MISSED;
+      if (c != CACHED_DONE)
+        enqueue (&b, i);
+    }
   }
   r = drive (&b);
   if (r < 0) {

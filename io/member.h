@@ -72,6 +72,10 @@ struct io_member {
    * may make holes, which views (view.h) must not read through.
    */
   _Atomic uint64_t punches;
+  /* The file refused a buffered write without blocking (RWF_NOWAIT:
+   * -EOPNOTSUPP, as ext4 does): its writes are plain calls (engine.c).
+   */
+  _Atomic bool writes_block;
   struct io_stats stats;
 };
 
