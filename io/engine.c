@@ -338,9 +338,10 @@ try_cached (const struct io_member *m, struct io_op *op, struct progress *p,
             unsigned flags)
 {
   _Atomic bool *writes_block = (_Atomic bool *) &m->writes_block;
+  _Atomic bool *reads_ring = (_Atomic bool *) &m->reads_ring;
 
   if (m->direct || (op->kind != IO_READ && op->kind != IO_WRITE) ||
-      (flags & IO_FUA))
+      (flags & IO_FUA) || (op->kind == IO_READ && atomic_load (reads_ring)))
     return CACHED_NOT_TRIED;
   for (;;) {
     struct iovec iov = { (char *) op->buf + p->done,
@@ -357,6 +358,8 @@ try_cached (const struct io_member *m, struct io_op *op, struct progress *p,
       atomic_store (writes_block, true);
       continue;
     }
+    if (n < 0 && errno == EOPNOTSUPP)      /* a read: never tried again */
+      atomic_store (reads_ring, true);
     if (n < 0 && (errno == EAGAIN || errno == EOPNOTSUPP))
       return CACHED_MISSED;
     if (!complete (op, p, n < 0 ? -errno : (int) n))

@@ -73,9 +73,10 @@ struct io_member {
    */
   _Atomic uint64_t punches;
   /* The file refused a buffered write without blocking (RWF_NOWAIT:
-   * -EOPNOTSUPP, as ext4 does): its writes are plain calls (engine.c).
+   * -EOPNOTSUPP, as ext4 does): its writes are plain calls; refused a
+   * read so: its reads go to the ring untried (engine.c).
    */
-  _Atomic bool writes_block;
+  _Atomic bool writes_block, reads_ring;
   struct io_stats stats;
 };
 
