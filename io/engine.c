@@ -347,21 +347,28 @@ try_cached (const struct io_member *m, struct io_op *op, struct progress *p,
     struct iovec iov = { (char *) op->buf + p->done,
                          sqe_len (op, p, MAX_SQE_LEN) };
     off_t off = (off_t) (op->off + p->done);
+    bool blocking = op->kind == IO_WRITE && atomic_load (writes_block);
     ssize_t n;
 
-    if (op->kind == IO_READ)
-      n = preadv2 (m->file.fd, &iov, 1, off, RWF_NOWAIT);
-    else if (atomic_load (writes_block))
+    if (blocking)
       n = pwritev (m->file.fd, &iov, 1, off);
-    else if ((n = pwritev2 (m->file.fd, &iov, 1, off, RWF_NOWAIT)) < 0 &&
-             errno == EOPNOTSUPP) {
-      atomic_store (writes_block, true);
-      continue;
-    }
-    if (n < 0 && errno == EOPNOTSUPP)      /* a read: never tried again */
-      atomic_store (reads_ring, true);
-    if (n < 0 && (errno == EAGAIN || errno == EOPNOTSUPP))
+    else if (op->kind == IO_READ)
+      n = preadv2 (m->file.fd, &iov, 1, off, RWF_NOWAIT);
+    else
+      n = pwritev2 (m->file.fd, &iov, 1, off, RWF_NOWAIT);
+    /* A try that did not go through (EAGAIN, or refused: EOPNOTSUPP, and
+     * EINVAL from older kernels) is the ring's to make, blocking, not a
+     * member error; a refused write is made blocking here from now on.
+     */
+    if (n < 0 && !blocking && errno != EINTR) {
+      if (errno == EOPNOTSUPP && op->kind == IO_WRITE) {
+        atomic_store (writes_block, true);
+        continue;
+      }
+      if (errno == EOPNOTSUPP)
+        atomic_store (reads_ring, true);
       return CACHED_MISSED;
+    }
     if (!complete (op, p, n < 0 ? -errno : (int) n))
       return CACHED_DONE;
   }

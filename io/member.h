@@ -4,7 +4,9 @@
  * Errors are returned as -errno and never printed here; the caller says
  * which member and path they belong to.  A struct io_member is written
  * only while the array is being set up (single-threaded) and read-only
- * afterwards, so it needs no lock.
+ * afterwards, so it needs no lock -- but for its _Atomic fields (stats,
+ * fault injection, punches, how its file takes non-blocking I/O), which
+ * any thread may change.
  */
 #ifndef IO_MEMBER_H
 #define IO_MEMBER_H
