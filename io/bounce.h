@@ -30,7 +30,7 @@ void *io_bounce_get (size_t len, size_t align, size_t *cap)
   __attribute__((nonnull, warn_unused_result));
 
 /* Give back buf (cap bytes, from io_bounce_get): kept if the pool has
- * room, else freed.  buf may be NULL.
+ * room, else freed (always if cap is 0).  buf may be NULL.
  */
 void io_bounce_put (void *buf, size_t cap);
 

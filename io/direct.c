@@ -77,10 +77,14 @@ io_direct_needed (const struct io_member *members, const struct io_op *ops,
 }
 
 static void
-plan_free (struct dev_plan *d)
+plan_free (struct dev_plan *d, bool ran_well)
 {
+  /* After a failed run the bounces are freed, not pooled: if the ring
+   * itself failed (engine.c retires it), the kernel may still be moving
+   * bytes into them, and the pool would hand them out again at once.
+   */
   for (size_t i = 0; d->bounce && d->bounce_cap && i < d->ndev; i++)
-    io_bounce_put (d->bounce[i], d->bounce_cap[i]);
+    io_bounce_put (d->bounce[i], ran_well ? d->bounce_cap[i] : 0);
   free (d->pre);
   free (d->dev);
   free (d->map);
@@ -277,7 +281,7 @@ io_direct_run (const struct io_member *members, struct io_op *ops, size_t n,
   if ((r = plan_alloc (&d, n)) < 0 ||
       (r = plan_others (&d, members, ops, n)) < 0 ||
       (r = plan_writes (&d, members, ops, n)) < 0) {
-    plan_free (&d);
+    plan_free (&d, true);          /* nothing ran */
     for (size_t i = 0; i < n; i++)
       ops[i].result = -ECANCELED;
     return r;
@@ -293,6 +297,6 @@ io_direct_run (const struct io_member *members, struct io_op *ops, size_t n,
     r = io_engine_run (members, d.dev, d.ndev, flags);
     copy_reads_out (&d, ops, n);
   }
-  plan_free (&d);
+  plan_free (&d, r == 0);
   return r;
 }
