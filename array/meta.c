@@ -386,7 +386,14 @@ clear_bits (struct array *a)
    */
   memset (bitmap_bits (m), 0, m->bm_area_bytes - MD_BITMAP_HEADER);
   memset (m->bm_durable, 0, m->bm_area_bytes - MD_BITMAP_HEADER);
-  m->bm.events_cleared = m->live.common.events + 1;
+  /* md's bitmap_endwrite: events_cleared = mddev->events, the events
+   * every member in service holds now (they were all synced just
+   * before), not the clean event about to be written: a member whose
+   * link drops during that very write holds every byte and the events
+   * before it, and md re-adds it by its bitmap (super_1_validate:
+   * refused only below events_cleared).
+   */
+  m->bm.events_cleared = m->live.common.events;
 }
 
 int

@@ -8,6 +8,8 @@
  */
 #include <config.h>
 
+#include <string.h>
+
 #include <criterion/criterion.h>
 
 #include "tests/unit/arrayfx.h"
@@ -50,5 +52,42 @@ Test (array_bitmap, readd_rebuilds_what_the_bitmap_marks, .timeout = 120)
   array_job_status (f.a, &st);
   cr_assert_eq (st.last_mismatches, 0, "mismatch_cnt %lu after the re-add",
                 (unsigned long) st.last_mismatches);
+  afx_cleanup (&f);
+}
+
+/* A member whose write of the clean superblock fails -- its link dropped
+ * just then -- holds every byte (the members were all synced before the
+ * bits were cleared) and the events before that write.  md records
+ * events_cleared as the events of that moment (bitmap_endwrite), so the
+ * member is re-added by its bitmap, not refused as if the bits it needs
+ * were gone.
+ */
+Test (array_bitmap, readd_after_losing_the_clean_write, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  int after = 0;
+
+  afx_make (&f, 3, MEMBER, "--chunk 64K --bitmap internal");
+  afx_open_ok (&f);
+  afx_write (&f, 0, 1 << 20, 7);
+  /* Member 1 takes the flush before the clean superblocks, then fails:
+   * the close's clean write is the first write it loses.
+   */
+  afx_log_clear ();
+  array_inject_failure (f.a, 1, 1);
+  afx_close (&f);
+  cr_assert (strstr (afx_log (), "member 1") != NULL,
+             "member 1 did not fail at the close: %s", afx_log ());
+  afx_open_ok (&f);
+  cr_assert_neq (array_member_state (f.a, 1), MEMBER_ACTIVE,
+                 "member 1 came back active on its own");
+  afx_write (&f, 4 << 20, 1 << 20, 8);
+  after = array_readd_start (f.a, 1, NULL, &err);
+  cr_assert_eq (after, 0, "re-add refused: %s", err.msg);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_ACTIVE);
+  afx_verify (&f);
   afx_cleanup (&f);
 }
