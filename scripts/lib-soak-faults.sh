@@ -465,7 +465,7 @@ f_replace ()
 heal ()
 {
   local s d end=$(( SECONDS + HEAL_TIMEOUT )) since=$SECONDS tries=0 out path
-  local bb_restarts=0
+  local bb_restarts=0 stuck load
   # Jobs crawl (SPEED) while faults land in them; healing, they run.
   r5ctl --control "$CTL" speed --min "$HEAL_SPEED" --max "$HEAL_SPEED" >/dev/null ||
     die "raid5ctl speed does not answer"
@@ -482,11 +482,16 @@ heal ()
         # A member that failed a write keeps its listed rows until the
         # array starts again (md's rule: no rewrite where writes fail);
         # its disk is good now, so a clean restart lets the next
-        # read-back rewrite them and clear the log.
+        # read-back rewrite them and clear the log.  The workload stops
+        # first (a stop under it fails its requests with ESHUTDOWN) and
+        # goes on after, as it was.
+        stuck=$S_BB_STUCK load=${LOAD_PID:+1}
+        load_stop
         array_stop || die "heal: $STOP_ERR"
         restart_array
+        [ -z "$load" ] || load_start
         bb_restarts=$(( bb_restarts + 1 ))
-        log "heal: restarted so that slots $S_BB_STUCK's listed rows are rewritten"
+        log "heal: restarted so that slots $stuck's listed rows are rewritten"
         continue
       fi
       if [ "$FORCE_TORN" = 1 ]; then
