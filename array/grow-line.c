@@ -48,7 +48,7 @@ grow_record (struct array *a, uint64_t line, struct array_err *err)
   int r = 0;
 
   pthread_mutex_lock (&g->record_lock);
-  if (line > g->safe &&
+  if (g->active && line > g->safe &&
       (r = array_sync (a, err)) == 0 &&
       (r = meta_apply (a, &(struct md_event) { .kind = MD_EV_RESHAPE_CP,
                                                .sectors = line / 512 },

@@ -242,12 +242,20 @@ grow_done (struct array *a, struct array_err *err)
   struct grow *g = &a->grow;
   int r;
 
+  /* Under the record lock: a client's write may be recording the line
+   * (grow_record) just as the reshape ends, and a checkpoint applied
+   * after RESHAPE_DONE would be one of a reshape no longer active.
+   */
+  pthread_mutex_lock (&g->record_lock);
   if ((r = array_sync (a, err)) < 0 ||
       (r = meta_apply (a, &(struct md_event) { .kind = MD_EV_RESHAPE_DONE },
-                       err)) < 0)
+                       err)) < 0) {
+    pthread_mutex_unlock (&g->record_lock);
     return r;
+  }
   g->active = false;
   g->safe = g->r.end;
+  pthread_mutex_unlock (&g->record_lock);
   grow_backup_close (a, true);
   array_log (a, ARRAY_LOG_NOTICE, "grown from %u to %u members: %" PRIu64
              " bytes (was %" PRIu64 "), data from byte %" PRIu64 " of each "
