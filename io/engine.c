@@ -264,6 +264,22 @@ complete (struct io_op *op, struct progress *p, int res)
   return false;
 }
 
+/* The next piece of read or write op (from p->done) as one plain call
+ * on this thread, with preadv2/pwritev2's flags rwf.  Bytes moved, or -1
+ * and errno.
+ */
+static ssize_t
+transfer (const struct io_member *m, const struct io_op *op,
+          const struct progress *p, int rwf)
+{
+  struct iovec iov = { (char *) op->buf + p->done,
+                       sqe_len (op, p, MAX_SQE_LEN) };
+  off_t off = (off_t) (op->off + p->done);
+
+  return op->kind == IO_READ ? preadv2 (m->file.fd, &iov, 1, off, rwf)
+                             : pwritev2 (m->file.fd, &iov, 1, off, rwf);
+}
+
 /* Ops on members in memory (tmpfs) run right here as plain system calls:
  * such files cannot do non-blocking I/O, so io_uring would pass each op
  * to a kernel worker thread and add two context switches to what is only
@@ -274,8 +290,6 @@ inline_call (const struct io_member *m, const struct io_op *op,
              const struct progress *p, unsigned flags)
 {
   const int keep = FALLOC_FL_KEEP_SIZE;
-  struct iovec iov = { (char *) op->buf + p->done,
-                       sqe_len (op, p, MAX_SQE_LEN) };
   off_t off = (off_t) (op->off + p->done);
   ssize_t n = -1;
 
@@ -283,10 +297,9 @@ inline_call (const struct io_member *m, const struct io_op *op,
   case STAGE_TRANSFER:
     if (op->kind == IO_FSYNC)
       n = fdatasync (m->file.fd);
-    else if (op->kind == IO_READ)
-      n = preadv (m->file.fd, &iov, 1, off);
     else
-      n = pwritev2 (m->file.fd, &iov, 1, off, flags & IO_FUA ? RWF_DSYNC : 0);
+      n = transfer (m, op, p, op->kind == IO_WRITE && (flags & IO_FUA)
+                              ? RWF_DSYNC : 0);
     break;
   case STAGE_PUNCH:
     n = fallocate (m->file.fd, FALLOC_FL_PUNCH_HOLE | keep, (off_t) op->off,
@@ -323,8 +336,9 @@ run_inline (const struct io_member *m, struct io_op *op, struct progress *p,
  * that cannot write without blocking (-EOPNOTSUPP: ext4's buffered
  * writes) would have the ring hand every write to a kernel worker
  * thread, which blocks just the same: its writes are plain calls here.
- * On the AMD EPYC VM (ext4, members cached) 1M reads at QD32 ran 6-15%
- * faster, writes 5-15% (three rounds against the ring).  FUA writes and
+ * On the AMD EPYC VM (ext4, members cached; three rounds against the
+ * ring) 1M reads at QD32 ran 0-19% faster, 1M writes 12-19%, 4K random
+ * writes 20-27%.  FUA writes and
  * syncs wait for the disk: the ring.  Once an op of a batch has missed,
  * the rest go to the ring untried: the batch's data is likely not in
  * the cache either (a job reading cold members), and copying what is
@@ -344,18 +358,9 @@ try_cached (const struct io_member *m, struct io_op *op, struct progress *p,
       (flags & IO_FUA) || (op->kind == IO_READ && atomic_load (reads_ring)))
     return CACHED_NOT_TRIED;
   for (;;) {
-    struct iovec iov = { (char *) op->buf + p->done,
-                         sqe_len (op, p, MAX_SQE_LEN) };
-    off_t off = (off_t) (op->off + p->done);
     bool blocking = op->kind == IO_WRITE && atomic_load (writes_block);
-    ssize_t n;
+    ssize_t n = transfer (m, op, p, blocking ? 0 : RWF_NOWAIT);
 
-    if (blocking)
-      n = pwritev (m->file.fd, &iov, 1, off);
-    else if (op->kind == IO_READ)
-      n = preadv2 (m->file.fd, &iov, 1, off, RWF_NOWAIT);
-    else
-      n = pwritev2 (m->file.fd, &iov, 1, off, RWF_NOWAIT);
     /* A try that did not go through (EAGAIN, or refused: EOPNOTSUPP, and
      * EINVAL from older kernels) is the ring's to make, blocking, not a
      * member error; a refused write is made blocking here from now on.
