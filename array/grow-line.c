@@ -83,6 +83,8 @@ grow_shape (struct array *a, struct wp_batch *b, struct array_err *err)
     uint64_t end = write ? a->grow.safe : line;
     int r;
 
+    if (!a->grow.active)
+      return 0;               /* ended meanwhile: one shape, the array's */
     if (rg->off >= line) {
       ahead (a, b);
       return 0;
@@ -97,8 +99,19 @@ grow_shape (struct array *a, struct wp_batch *b, struct array_err *err)
   }
 }
 
+/* A batch in the old shape holds while the line has not reached it and
+ * the reshape goes on: once it ended (md: reshape_progress = MaxSector)
+ * every byte is in the new shape.  The line is read before active: if
+ * the reshape was still on after the read, the line read was its own
+ * (a job after it, resetting the cursor, starts only once it is over).
+ */
 bool
 grow_holds (const struct array *a, const struct wp_batch *b)
 {
-  return b->geom != &a->grow.r.from || b->range->off >= grow_line (a);
+  uint64_t line;
+
+  if (b->geom != &a->grow.r.from)
+    return true;
+  line = grow_line (a);
+  return a->grow.active && b->range->off >= line;
 }

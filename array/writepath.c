@@ -126,6 +126,7 @@ static const struct write_hook hooks[] = {
     .mirrored = replace_mirrored },
 };
 #define NHOOKS (sizeof hooks / sizeof hooks[0])
+_Static_assert (NHOOKS <= 32, "wp_batch.shaped has a bit per hook");
 
 uint64_t
 wp_pad (const struct array *a, bool read)
@@ -170,21 +171,31 @@ wp_end (struct array *a)
 int
 wp_shape (struct array *a, struct wp_batch *b, struct array_err *err)
 {
+  b->shaped = 0;
   for (size_t i = 0; i < NHOOKS; i++) {
     int r;
 
-    if (hooks[i].shape && hooks[i].on (a) &&
-        (r = hooks[i].shape (a, b, err)) < 0)
+    if (hooks[i].shape == NULL || !hooks[i].on (a))
+      continue;
+    b->shaped |= 1u << i;
+    if ((r = hooks[i].shape (a, b, err)) < 0)
       return r;
   }
   return 0;
 }
 
+/* A hook that shaped the batch judges it even if it went off meanwhile:
+ * a reshape that ended between the planning and the stripe locks left a
+ * batch planned in the old shape (md: make_stripe_request checks a
+ * "previous" stripe against reshape_progress again, which the reshape's
+ * end set to MaxSector).
+ */
 bool
 wp_holds (const struct array *a, const struct wp_batch *b)
 {
   for (size_t i = 0; i < NHOOKS; i++)
-    if (hooks[i].holds && hooks[i].on (a) && !hooks[i].holds (a, b))
+    if (hooks[i].holds && (hooks[i].on (a) || (b->shaped & (1u << i))) &&
+        !hooks[i].holds (a, b))
       return false;
   return true;
 }

@@ -22,7 +22,9 @@
  *            under no lock.  May wait, and fail the request.
  *   holds    the batch's stripe locks are held: does what shape decided
  *            still hold (the reshape's line may have passed the batch)?
- *            If not, the batch is planned again.
+ *            If not, the batch is planned again.  A feature that shaped
+ *            the batch judges it even if it went off since (a reshape
+ *            that ended: the batch planned in the old shape is not run).
  *   run      the batch's plan is run, stripe locks held: by the first
  *            feature that runs plans its own way (the log: each parity
  *            group's entries logged before its writes), else plan_run.
@@ -67,6 +69,8 @@ struct wp_batch {
   uint64_t bb_version;        /* the bad-block tables it was planned with */
   int bb_member;              /* treated as missing for its listed bytes,
                                * to be rewritten after (bbpath.c); -1 */
+  unsigned shaped;            /* the hooks that shaped it, 1 << index
+                               * (set by wp_shape) */
 };
 
 struct write_hook {
