@@ -373,11 +373,12 @@ b_ratio ()
     awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b + 0 > 0) printf "%.2f\n", a / b }'
 }
 
-# b_pass VALUE OP GOAL: PASS or MISS (OP is >= or <=); "n/a" without VALUE.
+# b_pass VALUE OP GOAL: PASS or MISS (OP is >= or <=); "n/a" when VALUE is
+# not a number (empty, or "n/a": the part did not run).
 b_pass ()
 {
     awk -v v="$1" -v op="$2" -v g="$3" 'BEGIN {
-        if (v == "") { print "n/a"; exit }
+        if (v !~ /^-?[0-9]+(\.[0-9]+)?$/) { print "n/a"; exit }  # none measured
         ok = op == ">=" ? v + 0 >= g + 0 : v + 0 <= g + 0
         print ok ? "PASS" : "MISS" }'
 }
