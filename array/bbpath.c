@@ -15,9 +15,13 @@
  * stripe it handles treated as read errors to correct (R5_ReadError):
  * rewritten from the others, then cleared when they read back.
  *
- * Granularity: a batch whose first stripe has one bad member is that
- * stripe alone, the member missing; a stripe with two is cut into 4 KiB
- * rows (md's stripe_head is a page).  Why it is safe to plan with the
+ * Granularity: a batch whose first stripe lists bytes is cut into 4 KiB
+ * rows of one chunk with the same bad members (md's stripe_head is a
+ * page): a member is missing only in the rows it lists, so the only
+ * bytes a write leaves stale on it are listed ones, which are read from
+ * the rest of their row until rewritten.  (A whole stripe planned with
+ * the member missing left its unlisted pages stale once the listed ones
+ * were rewritten and cleared.)  Why it is safe to plan with the
  * tables unlocked: a batch notes their version when it is planned and is
  * planned again if they changed before its stripes were locked (holds);
  * a table changes only under the stripe locks of the bytes it names
@@ -126,13 +130,6 @@ bb_shape (struct array *a, struct wp_batch *b, struct array_err *err)
         rg->len = s * sd - rg->off;
         break;
       }
-    return 0;
-  }
-  if (__builtin_popcountll (bad) == 1 && rg->missing < 0) {
-    rg->missing = __builtin_ctzll (bad);
-    b->bb_member = rg->missing;
-    if (rg->len > (first + 1) * sd - rg->off)
-      rg->len = (first + 1) * sd - rg->off;
     return 0;
   }
   return shape_rows (a, b, err);

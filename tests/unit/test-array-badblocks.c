@@ -120,6 +120,52 @@ Test (array_badblocks, listed_blocks_served_then_rewritten, .timeout = 120)
   afx_cleanup (&f);
 }
 
+/* Member 1 lists one page of stripe 0's row (page 12); a write to
+ * other pages of its chunk there reaches member 1 itself (md fails a
+ * device only for the 4 KiB stripe_head its table lists): after the
+ * listed page is rewritten and cleared, member 1's own bytes are read
+ * straight, so they must be the ones written.  Then every page of the
+ * stripe but page 12 is written, and the whole array read back.
+ */
+Test (array_badblocks, write_beside_a_listed_page_reaches_its_member,
+      .timeout = 120)
+{
+  struct afx f;
+  unsigned char got[4096];
+  int fd;
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 7);
+  afx_close (&f);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 96, 8), 0);
+  put_log (f.path[1], &t, false);
+  afx_reopen (&f);
+  cr_assert_eq (array_member_bad (f.a, 1, (DOFF + 96) * 512ULL, 4096, NULL),
+                MD_BB_ALL);
+  /* Stripe 0, left-symmetric: data chunk 1 (array bytes 64K..128K) is
+   * member 1's; its page 0 is not listed.
+   */
+  afx_write (&f, 65536, 4096, 99);
+  fd = open (f.path[1], O_RDONLY);
+  cr_assert_geq (fd, 0);
+  cr_assert_eq (pread (fd, got, sizeof got, DOFF * 512), (ssize_t) sizeof got);
+  close (fd);
+  cr_expect_eq (memcmp (got, f.model + 65536, sizeof got), 0,
+                "the write skipped member 1's page beside its listed one");
+  afx_verify (&f);
+  for (uint64_t c = 0; c < 2; c++)
+    for (uint64_t p = 0; p < 16; p++)
+      if (p != 12)
+        afx_write (&f, c * 65536 + p * 4096, 4096, 11 + (unsigned) p);
+  afx_verify (&f);
+  afx_close (&f);
+  afx_open_ok (&f);
+  afx_verify (&f);
+  afx_cleanup (&f);
+}
+
 /* Rows bad on two members: a read of a chunk bad there fails, naming the
  * array bytes, and a write there too; a read of the row's chunk on the
  * third member is served; the rest of the array reads right and nothing
