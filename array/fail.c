@@ -215,7 +215,14 @@ array_fail (struct array *a, unsigned slot, struct array_err *err)
   }
   snprintf (f.what, sizeof f.what, "member %u (%s): failed by hand", slot,
             a->members[slot].path ? a->members[slot].path : "missing");
+  /* Under the shape lock, as a request's failure is: a replace's end
+   * looks at the slot and hands it over with the lock held for writing.
+   * Not comeback_hold (job.lock), which a holder of that lock may wait
+   * for.
+   */
+  pthread_rwlock_rdlock (&a->shape_lock);
   t = take_out (a, &f, &gen, err);
+  pthread_rwlock_unlock (&a->shape_lock);
   if (t == 1) {
     comeback_hold (a, slot, gen);
     record_failure (a, (int) slot, gen);

@@ -256,9 +256,11 @@ finish_locked (struct array *a, enum r5_job kind, int r)
     array_log (a, ARRAY_LOG_ERROR, "the reshape stopped at array byte %"
                PRIu64 " (the superblocks say %" PRIu64 "): raid5ctl grow "
                "goes on with it", grow_line (a), (uint64_t) a->grow.safe);
-  if (r < 0)
+  if (r < 0) {
+    j->last.result = r;       /* its end failed too (a replace's slot) */
     array_log (a, ARRAY_LOG_ERROR, "%s stopped at stripe %" PRIu64 ": %s",
                r5_job_name (kind), (uint64_t) j->cursor, err.msg);
+  }
   else
     array_log (a, ARRAY_LOG_DEBUG, "%s done: %" PRIu64 " stripes, "
                "mismatch_cnt %" PRIu64, r5_job_name (kind),

@@ -372,8 +372,18 @@ replace_done (struct array *a, struct array_err *err)
                    replacement (a)->path);
     return -ECANCELED;
   }
-  /* With no request running, the replacement takes the slot. */
+  /* With no request running, the replacement takes the slot -- if the
+   * slot's member is still in service.  One that failed after the last
+   * step's look (a request's write to it, a fail by hand) left writes
+   * made without it, which were not mirrored: the replacement missed
+   * them, and is rebuilt into the slot instead (replace_stopped).
+   */
   pthread_rwlock_wrlock (&a->shape_lock);
+  if (health_out (&a->health) == (int) slot) {
+    pthread_rwlock_unlock (&a->shape_lock);
+    array_set_err (err, "slot %u's member failed as the copy ended", slot);
+    return -ENODEV;
+  }
   rp->slot = -1;
   old = a->members[slot];
   a->members[slot] = *replacement (a);

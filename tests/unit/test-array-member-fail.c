@@ -3,17 +3,23 @@
  * check whose member fails stops with an error, the member is faulty,
  * the array serves every byte as written (degraded reads); a rebuild
  * whose new member fails stops too, and that member stays out while the
- * array still reads right.
+ * array still reads right; a replace whose slot's member fails just as
+ * its copy ends does not hand the slot to the replacement (it missed the
+ * writes made without that slot): the replacement is rebuilt into it.
  */
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
+#include "array/object.h"
+#include "array/state.h"
 #include "tests/unit/arrayfx.h"
 
 Test (array_fail, member_fails_mid_check, .timeout = 120)
@@ -61,4 +67,67 @@ Test (array_fail, new_member_fails_mid_rebuild, .timeout = 120)
   afx_verify (&f);
   unlink (fresh);
   afx_cleanup (&f);
+}
+
+/* A client's request (it holds the shape lock, as exec.c's serve does)
+ * whose write to slot 1 fails once the replace's copy has reached the
+ * end: the replace's end then waits for the shape lock.
+ */
+static struct afx ends;
+static pthread_barrier_t holding;
+
+static void *
+failing_request (void *arg)
+{
+  struct array *a = ends.a;
+  struct io_op op = { .kind = IO_WRITE, .member = 1, .len = 4096,
+                      .off = a->geom.data_offset, .result = -EIO };
+  struct array_err err;
+
+  (void) arg;
+  pthread_rwlock_rdlock (&a->shape_lock);
+  pthread_barrier_wait (&holding);
+  for (unsigned i = 0; i < 60000 && a->job.cursor < a->geom.stripes; i++)
+    usleep (1000);
+  usleep (100000);            /* the replace's end waits for the lock */
+  cr_assert_eq (array_io_failed (a, &op, 1, -EIO, &err), 0, "%s", err.msg);
+  pthread_rwlock_unlock (&a->shape_lock);
+  return NULL;
+}
+
+Test (array_fail, slot_fails_as_its_replace_ends, .timeout = 120)
+{
+  struct array_err err;
+  char fresh[PATH_MAX + 16];
+  pthread_t t;
+  int fd, r;
+
+  afx_make (&ends, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (&ends);
+  afx_write (&ends, 0, ends.cap, 3);
+  snprintf (fresh, sizeof fresh, "%s/new.img", ends.dir);
+  fd = open (fresh, O_CREAT | O_RDWR, 0600);
+  cr_assert_geq (fd, 0);
+  cr_assert_eq (ftruncate (fd, 8 << 20), 0);
+  close (fd);
+  cr_assert_eq (array_replace_start (ends.a, 1, fresh, false, &err), 0,
+                "%s", err.msg);
+  pthread_barrier_init (&holding, NULL, 2);
+  cr_assert_eq (pthread_create (&t, NULL, failing_request, NULL), 0);
+  pthread_barrier_wait (&holding);
+  r = array_job_run (ends.a, R5_JOB_REPLACE, NULL, &err);
+  pthread_join (t, NULL);
+  cr_assert_lt (r, 0, "the replace ended as if its slot were in service");
+  cr_assert (strstr (afx_log (), "rebuilt into the slot instead"), "%s",
+             afx_log ());
+  cr_assert_eq (array_job_run (ends.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (array_member_state (ends.a, 1), MEMBER_ACTIVE);
+  cr_assert_str_eq (array_member_path (ends.a, 1), fresh);
+  afx_verify (&ends);
+  afx_close (&ends);
+  ends.cfg.paths[1] = fresh;  /* the slot's member now */
+  afx_reopen (&ends);
+  afx_verify (&ends);
+  afx_cleanup (&ends);
 }
