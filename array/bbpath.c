@@ -294,7 +294,6 @@ bb_rewrite_met (struct array *a, const struct wp_batch *b)
   uint64_t stripe = b->range->off / g->stripe_data;
   uint64_t row = r5_stripe_member_off (g, stripe);
   bool mirror = a->replace.slot == (int) m && b->range->op != R5_OP_READ;
-  struct array_err err;
 
   if (health_out (&a->health) >= 0 || (a->bb.write_error[m] && !mirror))
     return;
@@ -304,11 +303,10 @@ bb_rewrite_met (struct array *a, const struct wp_batch *b)
     if (!array_member_bad (a, m, page, PAGE, NULL) ||
         listed_in (a, page, PAGE, (int) m) != 0)
       continue;
-    if ((e = array_rewrite_page (a, m, page, false)) == 0) {
-      if (array_bb_clear (a, m, page, PAGE, &err) < 0)
-        array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+    if ((e = array_rewrite_page (a, m, page, false)) == 0)
       continue;
-    }
+    if (e == -ENODEV)
+      return;                 /* a member left meanwhile: not m's fault */
     if (!a->bb.write_error[m])
       array_log (a, ARRAY_LOG_ERROR, "member %u (%s): its listed bad block "
                  "at member offset %" PRIu64 " cannot be rewritten (%s): it "

@@ -386,8 +386,33 @@ array_correct_read (struct array *a, const struct read_error *re,
 int
 array_rewrite_page (struct array *a, unsigned m, uint64_t off, bool locked)
 {
+  const struct r5_geom *g = &a->geom;
+  uint64_t stripe = (off - g->data_offset) / g->chunk;
+  struct stripe_range held = { 0, 0, false };
+  struct array_err err;
   struct io_op failed;
-  int e = fix_page (a, m, off, locked, false, &failed);
+  int e;
 
-  return e < 0 ? e : 0;
+  if (!locked)
+    stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
+  /* Looked at again with the stripe held: a member taken out since the
+   * caller looked (a write of this row failed on it) leaves the row
+   * unable to compute the page.
+   */
+  if (health_out (&a->health) >= 0)
+    e = -ENODEV;
+  else if (array_member_bad (a, m, off, 4096, NULL) == MD_BB_NONE)
+    e = 0;                    /* put right meanwhile by another request */
+  else if ((e = fix_page (a, m, off, true, false, &failed)) >= 0) {
+    e = 0;
+    /* Cleared before the stripe is let go: a write planned with the page
+     * listed, waiting for the lock, must find the table changed
+     * (bb_holds) and plan again, or it would run with m missing there
+     * and leave the page stale once it is no longer listed.
+     */
+    if (array_bb_clear (a, m, off, 4096, &err) < 0)
+      array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+  }
+  stripe_unlock_range (&a->locks, &held);
+  return e;
 }

@@ -2,13 +2,15 @@
  * assembly and requests (arrayfx.h, members made by raid5ctl create,
  * whose logs sit where mdadm's do).  Asserts: listed bytes are served
  * from the rest of their row and rewritten where a member never failed
- * a write, rows bad on two members fail only their requests (each test
- * says what); a member whose bit is set over an empty list is
+ * a write, rows bad on two members fail only their requests, a write
+ * beside a listed page reaches its member, a page put right is cleared
+ * before its stripe is let go (each test says what); a member whose bit is set over an empty list is
  * served and loses the bit at the next write (super_1_sync's rule); a
  * corrupt log refuses the array naming the member and the entry.
  */
 #include <config.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,9 @@
 
 #include <criterion/criterion.h>
 
+#include "array/object.h"
+#include "array/requests.h"
+#include "array/writepath.h"
 #include "raid/badblocks.h"
 #include "raid/mdsb.h"
 #include "tests/unit/arrayfx.h"
@@ -163,6 +168,54 @@ Test (array_badblocks, write_beside_a_listed_page_reaches_its_member,
   afx_close (&f);
   afx_open_ok (&f);
   afx_verify (&f);
+  afx_cleanup (&f);
+}
+
+/* A listed page put right (array_rewrite_page, as bbpath.c does after a
+ * request met it) is cleared before its stripe is let go: a write
+ * planned meanwhile with the page listed (its member missing there),
+ * which takes the lock next, must find that it no longer holds and plan
+ * again.  The interleaving is replayed in one thread.  Then, with
+ * another member out of service, a listed page is not rewritten from a
+ * row that cannot compute it, and stays listed.
+ */
+Test (array_badblocks, rewrite_clears_before_letting_go, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  struct r5_range rg;
+  struct r5_plan plan;
+  struct wp_batch b;
+  uint64_t page = (DOFF + 96) * 512ULL;
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 7);
+  afx_close (&f);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 96, 8), 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 128 + 96, 8), 0);
+  put_log (f.path[1], &t, false);
+  afx_reopen (&f);
+
+  r5_plan_init (&plan);
+  rg = (struct r5_range) { .op = R5_OP_WRITE, .off = 65536 + 12 * 4096,
+                           .len = 4096, .req_off = 65536 + 12 * 4096,
+                           .missing = -1, .budget = f.a->pool.buf_bytes };
+  b = (struct wp_batch) { .range = &rg, .plan = &plan, .geom = &f.a->geom,
+                          .bb_version = f.a->bb.version, .bb_member = -1 };
+  cr_assert_eq (wp_shape (f.a, &b, &err), 0, "%s", err.msg);
+  cr_assert_eq (rg.missing, 1, "planned with member 1 missing there");
+  cr_assert_eq (array_rewrite_page (f.a, 1, page, false), 0);
+  cr_assert_eq (array_member_bad (f.a, 1, page, 4096, NULL), MD_BB_NONE);
+  cr_assert (!wp_holds (f.a, &b), "a write planned with the page listed "
+             "still held once the page was put right and its lock let go");
+  r5_plan_free (&plan);
+
+  cr_assert_eq (array_fail (f.a, 2, &err), 0, "%s", err.msg);
+  cr_assert_eq (array_rewrite_page (f.a, 1, page + 65536, false), -ENODEV);
+  cr_assert_eq (array_member_bad (f.a, 1, page + 65536, 4096, NULL),
+                MD_BB_ALL);
   afx_cleanup (&f);
 }
 
