@@ -385,9 +385,15 @@ replace_done (struct array *a, struct array_err *err)
     return -ENODEV;
   }
   rp->slot = -1;
+  /* Under meta.lock: a superblock write (write_out) of a thread that is
+   * no request -- the clean mark, a job's checkpoint -- may be queueing
+   * or writing these members' structs.
+   */
+  pthread_mutex_lock (&a->meta.lock);
   old = a->members[slot];
   a->members[slot] = *replacement (a);
   io_member_init (replacement (a));
+  pthread_mutex_unlock (&a->meta.lock);
   health_member_replaced (&a->health, slot);
   r = meta_replace (a, slot, MD_EV_REPLACE_DONE, 0, err);
   if (rp->lost != NULL) {
@@ -416,8 +422,10 @@ replace_stopped (struct array *a, int r)
   if (a->replace.slot < 0)
     return;
   slot = stop_mirroring (a);
+  pthread_mutex_lock (&a->meta.lock);         /* as in replace_done */
   m = *replacement (a);
   io_member_init (replacement (a));
+  pthread_mutex_unlock (&a->meta.lock);
   if (meta_replace (a, slot, MD_EV_REPLACE_DROP, 0, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "dropping the replacement: %s", err.msg);
   if (r == -ENODEV && health_out (&a->health) == (int) slot) {
