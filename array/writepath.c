@@ -21,8 +21,11 @@ always (const struct array *a)
 
 /* The resync line: after an unclean stop parity may be wrong from the
  * resync's cursor on; writes there use RCW, which computes parity afresh,
- * rather than RMW, which would carry the error forward (md does the
- * same).
+ * rather than RMW, which would carry the error forward.  md does the same
+ * from recovery_cp whatever runs (raid5.c handle_stripe_dirtying), so
+ * also while the resync waits for a rebuild or a replace to end: from
+ * where the superblocks say it is to go on.  (The planner gives a stripe
+ * with a member missing its own way, as md's test of s->failed does.)
  */
 static int
 resync_shape (struct array *a, struct wp_batch *b, struct array_err *err)
@@ -30,6 +33,8 @@ resync_shape (struct array *a, struct wp_batch *b, struct array_err *err)
   (void) err;
   if (a->job.kind == R5_JOB_RESYNC)
     b->plan->rcw_from = a->job.cursor;
+  else if (meta_resync_due (a))
+    b->plan->rcw_from = meta_resync_from (a) * 512 / a->geom.chunk;
   return 0;
 }
 

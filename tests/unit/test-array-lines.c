@@ -1,12 +1,14 @@
-/* tests/unit/test-array-grow-line.c -- the reshape line as the write
- * path sees it (array/grow.h, array/writepath.h), with the interleavings
- * of a client's batch and the job made one after the other in one
- * thread, so that each is met every run.  Asserts: a batch planned in
- * the old shape ahead of the line is planned again if the reshape ended
- * before it took its stripes' locks (md's make_stripe_request checks a
- * "previous" stripe against the line again, and the end of a reshape
- * sets the line to MaxSector); a batch shaped as the reshape ends keeps
- * the one shape left; the array's bytes are the model's after both.
+/* tests/unit/test-array-lines.c -- the lines the write path plans by
+ * (array/writepath.h): the reshape line (array/grow.h) and the resync
+ * line.  The interleavings of a client's batch and the job are made one
+ * after the other in one thread, so that each is met every run.
+ * Asserts: a batch planned in the old shape ahead of the line is planned
+ * again if the reshape ended before it took its stripes' locks (md's
+ * make_stripe_request checks a "previous" stripe against the line
+ * again, and the end of a reshape sets the line to MaxSector); a batch
+ * shaped as the reshape ends keeps the one shape left; the array's bytes
+ * are the model's after both; a write to an array whose resync waits
+ * behind another job uses RCW from the resync's point (md: recovery_cp).
  */
 #include <config.h>
 
@@ -19,6 +21,7 @@
 
 #include "array/object.h"
 #include "array/writepath.h"
+#include "raid/mdsb.h"
 #include "raid/plan.h"
 #include "tests/unit/arrayfx.h"
 
@@ -137,5 +140,64 @@ Test (grow_line, record_after_the_end_changes_nothing, .timeout = 120)
   cr_assert_eq (f.a->meta.live.common.feature_map &
                 MD_FEATURE_RESHAPE_ACTIVE, 0);
   afx_verify (&f);
+  afx_cleanup (&f);
+}
+
+/* Every member's superblock says the array stopped uncleanly with its
+ * resync at member sector sectors.
+ */
+static void
+mark_dirty (struct afx *f, uint64_t sectors)
+{
+  for (unsigned i = 0; i < f->n; i++) {
+    unsigned char block[MD_SB_BLOCK];
+    struct md_sb sb;
+    int fd = open (f->path[i], O_RDWR);
+
+    cr_assert_geq (fd, 0, "%s", f->path[i]);
+    cr_assert_eq (pread (fd, block, sizeof block, MD_SB_OFFSET),
+                  (ssize_t) sizeof block);
+    md_sb_peek (block, &sb, NULL);
+    sb.resync_offset = sectors;
+    md_sb_encode (&sb, block);
+    cr_assert_eq (pwrite (fd, block, sizeof block, MD_SB_OFFSET),
+                  (ssize_t) sizeof block);
+    close (fd);
+  }
+}
+
+Test (resync_line, rcw_from_the_resync_point_while_it_waits, .timeout = 120)
+{
+  struct afx f;
+  struct r5_plan plan;
+  struct r5_range rg;
+  struct wp_batch b;
+  uint64_t from = 2 * 65536 / 512;    /* stripe 2 */
+
+  afx_make (&f, 3, MEMBER_BYTES, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 5);
+  afx_close (&f);
+  mark_dirty (&f, from);
+  afx_reopen (&f);
+  cr_assert_eq (f.a->job.kind, R5_JOB_RESYNC, "the resync is due");
+  r5_plan_init (&plan);
+  shape (&f, &b, &rg, &plan, 5 * f.a->geom.stripe_data, 4096);
+  cr_assert_eq (plan.rcw_from, f.a->job.cursor, "the running resync's line");
+
+  /* A rebuild or a replace runs first (md recovers before it resyncs):
+   * stood for here by the job's kind, the resync's point kept in the
+   * superblocks.
+   */
+  pthread_mutex_lock (&f.a->job.lock);
+  f.a->job.kind = R5_JOB_REBUILD;
+  pthread_mutex_unlock (&f.a->job.lock);
+  shape (&f, &b, &rg, &plan, 5 * f.a->geom.stripe_data, 4096);
+  cr_assert_eq (plan.rcw_from, 2, "writes past the resync's point may carry "
+                "wrong parity forward (RMW) while the resync waits");
+  pthread_mutex_lock (&f.a->job.lock);
+  f.a->job.kind = R5_JOB_RESYNC;
+  pthread_mutex_unlock (&f.a->job.lock);
+  r5_plan_free (&plan);
   afx_cleanup (&f);
 }
