@@ -188,20 +188,11 @@ record_failure (struct array *a, int slot, uint32_t gen)
                "superblocks: %s", merr.msg);
 }
 
-int
-array_fail (struct array *a, unsigned slot, struct array_err *err)
+/* Is slot one a fail by hand may take out?  0, or -errno with err set. */
+static int
+may_fail (struct array *a, unsigned slot, struct array_err *err)
 {
-  struct failure f = { .m = (int) slot, .kind = FAULT_BY_HAND,
-                       .why = "failed by hand" };
-  uint32_t gen;
-  int t, out;
-
-  if (slot >= a->geom.members) {
-    array_set_err (err, "slot %u: the array has slots 0 to %u", slot,
-                   a->geom.members - 1);
-    return -EINVAL;
-  }
-  out = health_out (&a->health);
+  int out = health_out (&a->health);
 
   if (out == (int) slot &&
       health_state (&a->health, slot) != MEMBER_REBUILDING) {
@@ -213,15 +204,33 @@ array_fail (struct array *a, unsigned slot, struct array_err *err)
                    "failing slot %u too would fail the array", out, slot);
     return -EBUSY;
   }
-  snprintf (f.what, sizeof f.what, "member %u (%s): failed by hand", slot,
-            a->members[slot].path ? a->members[slot].path : "missing");
-  /* Under the shape lock, as a request's failure is: a replace's end
-   * looks at the slot and hands it over with the lock held for writing.
-   * Not comeback_hold (job.lock), which a holder of that lock may wait
-   * for.
+  return 0;
+}
+
+int
+array_fail (struct array *a, unsigned slot, struct array_err *err)
+{
+  struct failure f = { .m = (int) slot, .kind = FAULT_BY_HAND,
+                       .why = "failed by hand" };
+  uint32_t gen;
+  int t;
+
+  if (slot >= a->geom.members) {
+    array_set_err (err, "slot %u: the array has slots 0 to %u", slot,
+                   a->geom.members - 1);
+    return -EINVAL;
+  }
+  /* Looked at and taken out under the shape lock, as a request's failure
+   * is: a replace's end looks at the slot and hands it over (its member
+   * struct swapped) with the lock held for writing.  Not comeback_hold
+   * (job.lock), which a holder of that lock may wait for.
    */
   pthread_rwlock_rdlock (&a->shape_lock);
-  t = take_out (a, &f, &gen, err);
+  if ((t = may_fail (a, slot, err)) == 0) {
+    snprintf (f.what, sizeof f.what, "member %u (%s): failed by hand", slot,
+              a->members[slot].path ? a->members[slot].path : "missing");
+    t = take_out (a, &f, &gen, err);
+  }
   pthread_rwlock_unlock (&a->shape_lock);
   if (t == 1) {
     comeback_hold (a, slot, gen);

@@ -172,14 +172,17 @@ Test (array_badblocks, write_beside_a_listed_page_reaches_its_member,
 }
 
 /* A listed page put right (array_rewrite_page, as bbpath.c does after a
- * request met it) is cleared before its stripe is let go: a write
- * planned meanwhile with the page listed (its member missing there),
- * which takes the lock next, must find that it no longer holds and plan
- * again.  The interleaving is replayed in one thread.  Then, with
- * another member out of service, a listed page is not rewritten from a
- * row that cannot compute it, and stays listed.
+ * request met it) is cleared by the time the rewrite returns, so that a
+ * write planned meanwhile with the page listed (its member missing
+ * there) no longer holds and plans again -- replayed in one thread.
+ * (That the clear comes before the stripe lock is let go, so that such a
+ * write waiting for the lock cannot slip in between, is the code's
+ * order, which one thread cannot show.)  Then, with another member out
+ * of service, a listed page is not rewritten from a row that cannot
+ * compute it, and stays listed.
  */
-Test (array_badblocks, rewrite_clears_before_letting_go, .timeout = 120)
+Test (array_badblocks, page_put_right_is_cleared_and_replans_writes,
+      .timeout = 120)
 {
   struct afx f;
   struct array_err err;
