@@ -303,7 +303,7 @@ bb_rewrite_met (struct array *a, const struct wp_batch *b)
     if (!array_member_bad (a, m, page, PAGE, NULL) ||
         listed_in (a, page, PAGE, (int) m) != 0)
       continue;
-    if ((e = array_rewrite_page (a, m, page, false)) == 0)
+    if ((e = array_rewrite_page (a, m, page)) == 0)
       continue;
     if (e == -ENODEV)
       return;                 /* a member left meanwhile: not m's fault */

@@ -242,3 +242,30 @@ afx_cleanup (struct afx *f)
   unlink (path);
   rmdir (f->dir);
 }
+
+void
+afx_sb_read (const char *path, struct md_sb *sb)
+{
+  unsigned char block[MD_SB_BLOCK];
+  int fd = open (path, O_RDONLY);
+
+  cr_assert_geq (fd, 0, "%s", path);
+  cr_assert_eq (pread (fd, block, sizeof block, MD_SB_OFFSET),
+                (ssize_t) sizeof block);
+  close (fd);
+  md_sb_peek (block, sb, NULL);
+}
+
+void
+afx_sb_write (const char *path, const struct md_sb *sb)
+{
+  unsigned char block[MD_SB_BLOCK];
+  struct md_sb copy = *sb;
+  int fd = open (path, O_WRONLY);
+
+  cr_assert_geq (fd, 0, "%s", path);
+  md_sb_encode (&copy, block);
+  cr_assert_eq (pwrite (fd, block, sizeof block, MD_SB_OFFSET),
+                (ssize_t) sizeof block);
+  close (fd);
+}

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "array/array.h"
+#include "raid/mdsb.h"
 
 struct afx {
   char dir[PATH_MAX];
@@ -68,6 +69,12 @@ void afx_flip (struct afx *f, unsigned i, uint64_t off, unsigned char mask);
  */
 const char *afx_log (void);
 void afx_log_clear (void);
+
+/* Member file path's md superblock, decoded; and written back encoded
+ * (its checksum made again), for tests that make a state by hand.
+ */
+void afx_sb_read (const char *path, struct md_sb *sb);
+void afx_sb_write (const char *path, const struct md_sb *sb);
 
 /* Remove the members and the folder. */
 void afx_cleanup (struct afx *f);

@@ -103,14 +103,9 @@ Test (array_assembly, missing_and_reordered, .timeout = 120)
 static void
 mark_growing (const char *path)
 {
-  unsigned char block[MD_SB_BLOCK];
   struct md_sb sb;
-  int fd = open (path, O_RDWR);
 
-  cr_assert_geq (fd, 0, "%s", path);
-  cr_assert_eq (pread (fd, block, sizeof block, MD_SB_OFFSET),
-                (ssize_t) sizeof block);
-  md_sb_peek (block, &sb, NULL);
+  afx_sb_read (path, &sb);
   sb.feature_map |= MD_FEATURE_RESHAPE_ACTIVE | MD_FEATURE_NEW_OFFSET;
   sb.new_level = 5;
   sb.new_layout = sb.layout;
@@ -118,10 +113,7 @@ mark_growing (const char *path)
   sb.delta_disks = 1;
   sb.new_offset = -384;
   sb.reshape_position = (uint64_t) sb.chunksize * (sb.raid_disks - 1);
-  md_sb_encode (&sb, block);
-  cr_assert_eq (pwrite (fd, block, sizeof block, MD_SB_OFFSET),
-                (ssize_t) sizeof block);
-  close (fd);
+  afx_sb_write (path, &sb);
 }
 
 Test (array_assembly, array_being_grown_is_served, .timeout = 120)

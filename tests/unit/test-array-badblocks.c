@@ -31,50 +31,35 @@
 
 static struct md_bb_table t;          /* 8 KiB: not on Criterion's stack */
 
-static void
-read_sb (const char *path, struct md_sb *sb, unsigned char *block)
-{
-  int fd = open (path, O_RDONLY);
-
-  cr_assert_geq (fd, 0, "%s", path);
-  cr_assert_eq (pread (fd, block, MD_SB_BLOCK, MD_SB_OFFSET),
-                (ssize_t) MD_SB_BLOCK);
-  close (fd);
-  md_sb_peek (block, sb, NULL);
-}
-
 /* Member path's log holds t (or, if empty_bit, nothing but the bit). */
 static void
 put_log (const char *path, const struct md_bb_table *tb, bool empty_bit)
 {
-  unsigned char block[MD_SB_BLOCK], area[4096];
+  unsigned char area[4096];
   uint64_t sector;
   struct md_sb sb;
   int fd;
 
-  read_sb (path, &sb, block);
+  afx_sb_read (path, &sb);
   cr_assert (md_bblog_area (&sb, &sector, NULL), "%s: no log", path);
   cr_assert_eq (md_bblog_encode (&sb, tb, area), 0);
   cr_assert_eq (md_bblog_feature (&sb, tb, &sb.feature_map), 0);
   if (empty_bit)
     sb.feature_map |= MD_FEATURE_BAD_BLOCKS;
-  md_sb_encode (&sb, block);
   fd = open (path, O_RDWR);
   cr_assert_geq (fd, 0, "%s", path);
   cr_assert_eq (pwrite (fd, area, sb.bblog_size * 512u, sector * 512),
                 (ssize_t) (sb.bblog_size * 512u));
-  cr_assert_eq (pwrite (fd, block, MD_SB_BLOCK, MD_SB_OFFSET),
-                (ssize_t) MD_SB_BLOCK);
   close (fd);
+  afx_sb_write (path, &sb);
 }
 
 static bool
 has_bit (const char *path)
 {
-  unsigned char block[MD_SB_BLOCK];
   struct md_sb sb;
 
-  read_sb (path, &sb, block);
+  afx_sb_read (path, &sb);
   return sb.feature_map & MD_FEATURE_BAD_BLOCKS;
 }
 
@@ -209,14 +194,14 @@ Test (array_badblocks, page_put_right_is_cleared_and_replans_writes,
                           .bb_version = f.a->bb.version, .bb_member = -1 };
   cr_assert_eq (wp_shape (f.a, &b, &err), 0, "%s", err.msg);
   cr_assert_eq (rg.missing, 1, "planned with member 1 missing there");
-  cr_assert_eq (array_rewrite_page (f.a, 1, page, false), 0);
+  cr_assert_eq (array_rewrite_page (f.a, 1, page), 0);
   cr_assert_eq (array_member_bad (f.a, 1, page, 4096, NULL), MD_BB_NONE);
   cr_assert (!wp_holds (f.a, &b), "a write planned with the page listed "
              "still held once the page was put right and its lock let go");
   r5_plan_free (&plan);
 
   cr_assert_eq (array_fail (f.a, 2, &err), 0, "%s", err.msg);
-  cr_assert_eq (array_rewrite_page (f.a, 1, page + 65536, false), -ENODEV);
+  cr_assert_eq (array_rewrite_page (f.a, 1, page + 65536), -ENODEV);
   cr_assert_eq (array_member_bad (f.a, 1, page + 65536, 4096, NULL),
                 MD_BB_ALL);
   afx_cleanup (&f);

@@ -150,19 +150,11 @@ static void
 mark_dirty (struct afx *f, uint64_t sectors)
 {
   for (unsigned i = 0; i < f->n; i++) {
-    unsigned char block[MD_SB_BLOCK];
     struct md_sb sb;
-    int fd = open (f->path[i], O_RDWR);
 
-    cr_assert_geq (fd, 0, "%s", f->path[i]);
-    cr_assert_eq (pread (fd, block, sizeof block, MD_SB_OFFSET),
-                  (ssize_t) sizeof block);
-    md_sb_peek (block, &sb, NULL);
+    afx_sb_read (f->path[i], &sb);
     sb.resync_offset = sectors;
-    md_sb_encode (&sb, block);
-    cr_assert_eq (pwrite (fd, block, sizeof block, MD_SB_OFFSET),
-                  (ssize_t) sizeof block);
-    close (fd);
+    afx_sb_write (f->path[i], &sb);
   }
 }
 
