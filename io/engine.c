@@ -338,12 +338,12 @@ run_inline (const struct io_member *m, struct io_op *op, struct progress *p,
  * thread, which blocks just the same: its writes are plain calls here.
  * On the AMD EPYC VM (ext4, members cached; three rounds against the
  * ring) 1M reads at QD32 ran 0-19% faster, 1M writes 12-19%, 4K random
- * writes 20-27%.  FUA writes and
- * syncs wait for the disk: the ring.  Once an op of a batch has missed,
- * the rest go to the ring untried: the batch's data is likely not in
- * the cache either (a job reading cold members), and copying what is
- * cached first would hold back the ring's reads of the rest (a check of
- * uncached members ran at 0.6 of the ring's speed in half the rounds).
+ * writes 20-27%.  FUA writes and syncs wait for the disk: the ring.
+ * Once an op of a batch has missed, the rest go to the ring untried: the
+ * batch's data is likely not in the cache either (a job reading cold
+ * members), and copying what is cached first would hold back the ring's
+ * reads of the rest (a check of uncached members ran at 0.6 of the
+ * ring's speed in half the rounds).
  */
 enum cached { CACHED_DONE, CACHED_NOT_TRIED, CACHED_MISSED };
 
