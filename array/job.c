@@ -192,6 +192,29 @@ array_job_status (struct array *a, struct array_job_status *st)
   pthread_mutex_unlock (&j->lock);
 }
 
+/* md cannot resync a degraded RAID-5: raid5_sync_request "asserts that
+ * we are finished" for every stripe while degraded >= max_degraded, and
+ * md_do_sync, not interrupted, then sets recovery_cp = MaxSector -- the
+ * array is called in sync.  But md_check_recovery recovers a spare
+ * first (remove_and_add_spares before it looks at recovery_cp), and the
+ * resync goes on from its point once the recovery ends (begin_next).
+ * Both seen in kernel md (tests/vm/test-md-state.sh).  job.lock held.
+ */
+static void
+resync_while_degraded (struct array *a)
+{
+  struct array_err err;
+
+  if (!meta_resync_due (a) || health_out (&a->health) < 0 ||
+      io_member_is_open (&a->spare))
+    return;
+  array_log (a, ARRAY_LOG_NOTICE, "slot %d is out of service: there is no "
+             "parity to resync; the array is marked in sync, as md does",
+             health_out (&a->health));
+  if (meta_resync_done (a, &err) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "marking the array in sync: %s", err.msg);
+}
+
 /* What follows the job kind that ended with r; job.lock held. */
 static void
 begin_next (struct array *a, enum r5_job kind, int r)
@@ -215,6 +238,8 @@ begin_next (struct array *a, enum r5_job kind, int r)
     job_begin (a, R5_JOB_RESYNC);
     j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
   }
+  if (j->kind == R5_JOB_NONE)
+    resync_while_degraded (a);
 }
 
 /* The job is over (r: 0, or why it stopped); job.lock held. */
@@ -246,7 +271,7 @@ finish_locked (struct array *a, enum r5_job kind, int r)
       array_log (a, ARRAY_LOG_ERROR, "recording the stopped rebuild: %s",
                  err.msg);
   }
-  else if (kind == R5_JOB_RESYNC && (r == 0 || r == -ENODEV))
+  else if (kind == R5_JOB_RESYNC && r == 0)
     r = meta_resync_done (a, &err);
   else if (kind == R5_JOB_RESHAPE && r == 0)
     r = grow_done (a, &err);

@@ -269,3 +269,15 @@ afx_sb_write (const char *path, const struct md_sb *sb)
                 (ssize_t) sizeof block);
   close (fd);
 }
+
+void
+afx_mark_dirty (struct afx *f, uint64_t sectors)
+{
+  for (unsigned i = 0; i < f->n; i++) {
+    struct md_sb sb;
+
+    afx_sb_read (f->path[i], &sb);
+    sb.resync_offset = sectors;
+    afx_sb_write (f->path[i], &sb);
+  }
+}

@@ -75,6 +75,10 @@ void afx_log_clear (void);
  */
 void afx_sb_read (const char *path, struct md_sb *sb);
 void afx_sb_write (const char *path, const struct md_sb *sb);
+/* Every member's superblock says a resync is due from sectors (md's
+ * resync_offset): as an unclean stop leaves it.  The array is closed.
+ */
+void afx_mark_dirty (struct afx *f, uint64_t sectors);
 
 /* Remove the members and the folder. */
 void afx_cleanup (struct afx *f);

@@ -143,21 +143,6 @@ Test (grow_line, record_after_the_end_changes_nothing, .timeout = 120)
   afx_cleanup (&f);
 }
 
-/* Every member's superblock says the array stopped uncleanly with its
- * resync at member sector sectors.
- */
-static void
-mark_dirty (struct afx *f, uint64_t sectors)
-{
-  for (unsigned i = 0; i < f->n; i++) {
-    struct md_sb sb;
-
-    afx_sb_read (f->path[i], &sb);
-    sb.resync_offset = sectors;
-    afx_sb_write (f->path[i], &sb);
-  }
-}
-
 Test (resync_line, rcw_from_the_resync_point_while_it_waits, .timeout = 120)
 {
   struct afx f;
@@ -170,7 +155,7 @@ Test (resync_line, rcw_from_the_resync_point_while_it_waits, .timeout = 120)
   afx_open_ok (&f);
   afx_write (&f, 0, f.cap, 5);
   afx_close (&f);
-  mark_dirty (&f, from);
+  afx_mark_dirty (&f, from);
   afx_reopen (&f);
   cr_assert_eq (f.a->job.kind, R5_JOB_RESYNC, "the resync is due");
   r5_plan_init (&plan);

@@ -6,6 +6,9 @@
  * array still reads right; a replace whose slot's member fails just as
  * its copy ends does not hand the slot to the replacement (it missed the
  * writes made without that slot): the replacement is rebuilt into it.
+ * A resync cut short by a member failing is over when no spare is there
+ * (md calls a degraded array in sync: there is no parity to resync), and
+ * goes on from its point after the spare is rebuilt when one is.
  */
 #include <config.h>
 
@@ -130,4 +133,97 @@ Test (array_fail, slot_fails_as_its_replace_ends, .timeout = 120)
   afx_reopen (&ends);
   afx_verify (&ends);
   afx_cleanup (&ends);
+}
+
+/* f made, written and left as an unclean stop leaves it (a resync due
+ * from the start), then opened again with spare (or none).
+ */
+static void
+dirty_with_spare (struct afx *f, const char *spare, char *path, size_t size)
+{
+  int fd;
+
+  afx_make (f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (f);
+  afx_write (f, 0, f->cap, 4);
+  afx_close (f);
+  afx_mark_dirty (f, 0);
+  if (spare) {
+    snprintf (path, size, "%s/%s", f->dir, spare);
+    fd = open (path, O_CREAT | O_RDWR, 0600);
+    cr_assert_geq (fd, 0);
+    cr_assert_eq (ftruncate (fd, 8 << 20), 0);
+    close (fd);
+    f->cfg.spare = path;
+  }
+  afx_reopen (f);
+  cr_assert_eq (f->a->job.kind, R5_JOB_RESYNC, "the resync is due");
+}
+
+static bool
+resync_due (struct afx *f)
+{
+  struct array_job_status st;
+
+  array_job_status (f->a, &st);
+  return st.resync_due;
+}
+
+static void
+assert_clean_on_disk (struct afx *f)
+{
+  struct md_sb sb;
+
+  afx_close (f);
+  afx_sb_read (f->path[0], &sb);
+  cr_assert_eq (sb.resync_offset, MD_MAX_SECTOR, "resync_offset %llu",
+                (unsigned long long) sb.resync_offset);
+}
+
+Test (array_fail, resync_cut_by_a_failure_is_over_without_a_spare,
+      .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+
+  dirty_with_spare (&f, NULL, NULL, 0);
+  array_inject_failure (f.a, 2, 20);
+  cr_assert_lt (array_job_run (f.a, R5_JOB_RESYNC, NULL, &err), 0);
+  cr_assert_eq (array_member_state (f.a, 2), MEMBER_FAULTY);
+  cr_assert_not (resync_due (&f), "a degraded array still owes a resync");
+  cr_assert (strstr (afx_log (), "no parity to resync"), "%s", afx_log ());
+  afx_verify (&f);
+  assert_clean_on_disk (&f);
+  afx_cleanup (&f);
+}
+
+Test (array_fail, resync_cut_by_a_failure_goes_on_after_the_spare,
+      .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  struct array_job_status st;
+  char spare[PATH_MAX + 16];
+
+  dirty_with_spare (&f, "spare.img", spare, sizeof spare);
+  array_inject_failure (f.a, 1, 20);
+  cr_assert_lt (array_job_run (f.a, R5_JOB_RESYNC, NULL, &err), 0);
+  cr_assert (resync_due (&f), "the resync was called done with a spare "
+             "about to be rebuilt (md recovers it, then resyncs)");
+  cr_assert_eq (array_rebuild_start (f.a, 1, NULL, false, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert_str_eq (array_member_path (f.a, 1), spare);
+  cr_assert_eq (f.a->job.kind, R5_JOB_RESYNC, "no resync after the rebuild");
+  cr_assert_eq (array_job_run (f.a, R5_JOB_RESYNC, NULL, &err), 0, "%s",
+                err.msg);
+  array_job_status (f.a, &st);
+  cr_assert_eq (st.last_kind, R5_JOB_RESYNC);
+  cr_assert_not (st.resync_due);
+  for (unsigned i = 0; i < 3; i++)
+    cr_assert_eq (array_member_state (f.a, i), MEMBER_ACTIVE);
+  afx_verify (&f);
+  assert_clean_on_disk (&f);
+  afx_cleanup (&f);
 }

@@ -74,6 +74,39 @@ role_fill () {
 }
 role_fill
 
+# md's rule for a resync cut short by a member failing, with a spare
+# ("spare") or without ("none"): what is due once md is idle again, its
+# last sync action, the health.  Loop devices on guest tmpfs files; the
+# resync slowed down until the member fails.
+resync_cut () {
+    local i l=() out=$VM_WORK/md-resync-cut-$1.txt md=/sys/block/md1/md due
+    for i in 0 1 2 3; do truncate -s 32M /tmp/rc$i; l+=("$(losetup -f --show /tmp/rc$i)"); done
+    echo 300 >/proc/sys/dev/raid/speed_limit_max
+    echo 300 >/proc/sys/dev/raid/speed_limit_min
+    # --force: a resync of the whole array, not mdadm's degraded create
+    if ! mdadm --create /dev/md1 --run --force --level=5 --raid-devices=3 --chunk=64 \
+            --bitmap=none --metadata=1.2 "${l[@]:0:3}" >/dev/null 2>&1 ||
+        { [[ $1 == spare ]] && ! mdadm /dev/md1 --add "${l[3]}" >/dev/null 2>&1; }; then
+        echo "error=create" >"$out"
+    else
+        for ((i = 0; i < 100; i++)); do
+            [[ $(cat $md/sync_action) == resync && $(cat $md/resync_start) =~ ^[1-9] ]] && break
+            nap 0.1
+        done
+        mdadm /dev/md1 --fail "${l[1]}" >/dev/null 2>&1
+        echo 2000000 >/proc/sys/dev/raid/speed_limit_max
+        echo 200000 >/proc/sys/dev/raid/speed_limit_min
+        nap 1
+        wait_idle md1 120; nap 1; wait_idle md1 120   # a recovery, then the resync
+        due=yes; [[ $(cat $md/resync_start) == none ]] && due=no
+        echo "resync_due=$due last=$(cat $md/last_sync_action | sed 's/recover/rebuild/') health=$(health)" >"$out"
+        md_stop md1
+    fi
+    losetup -d "${l[@]}"; rm -f /tmp/rc?
+}
+resync_cut none
+resync_cut spare
+
 while read -r g n l c s p name; do
     case $name in
         *-before) before "${name%-before}" $((g + 4)) ;;

@@ -16,7 +16,10 @@
 #   readd   whether the member that missed writes can be re-added
 #           (our re-add; mdadm --re-add), where the story has one
 # and md's own superblocks after a degraded write hold the same dev_roles
-# value for the absent slot as ours.
+# value for the absent slot as ours.  A resync cut short by a member
+# failing, played by md in the guest and by the plugin here, without and
+# with a spare: the same due resync, last job and health once idle (md
+# calls a degraded array in sync; with a spare it recovers, then resyncs).
 # Then the plugin resolves each story (force=true, re-add or rebuild, the
 # resync finished, clean stop) and md must assemble the result whole and
 # clean, with mismatch_cnt 0 after a check.
@@ -218,6 +221,44 @@ if grep -qx "role_fill=$ours_fill" "$W/md-role-fill.txt" 2>/dev/null; then
 else
     bad "role fill: ours $ours_fill, md's: $(cat "$W/md-role-fill.txt" 2>/dev/null)"
 fi
+
+# ---- a resync cut short by a member failing: md's rule against ours ----
+# resync_cut DIR none|spare: the plugin's state once idle, as the guest
+# writes md's.
+resync_cut () {
+    local d=$1 i st spare=() want=
+    new_array "$d" --bitmap none && serve "$d" disk="$d"/m{0,1,2} &&
+        poke "$URI" 65536 0x22 $SERVER; crash
+    if [[ $2 == spare ]]; then truncate -s ${MIB}M "$d/m3"; spare=("spare=$d/m3"); want='[UUU]'; fi
+    serve "$d" disk="$d"/m{0,1,2} "${spare[@]}" control="$d/ctl" sync-speed-max=300 ||
+        { echo "error=serve"; return; }
+    for ((i = 0; i < 100; i++)); do
+        "$RAID5CTL" --control "$d/ctl" status --json >"$d/st.json"
+        [[ $(json_get "$d/st.json" 's["job"]["kind"]') == resync &&
+           $(json_get "$d/st.json" 's["job"]["done_stripes"]') != 0 ]] && break
+        sleep 0.1
+    done
+    "$RAID5CTL" --control "$d/ctl" fail 1 >/dev/null
+    "$RAID5CTL" --control "$d/ctl" speed --min 200M --max 2G >/dev/null
+    for ((i = 0; i < 300; i++)); do
+        "$RAID5CTL" --control "$d/ctl" status --json >"$d/st.json"
+        st=$(json_get "$d/st.json" 's["health"]')
+        [[ $(json_get "$d/st.json" 's["job"]["kind"]') == idle && ( -z $want || $st == "$want" ) ]] && break
+        sleep 0.1
+    done
+    echo "resync_due=$(json_get "$d/st.json" '"yes" if s["resync_due"] else "no"')" \
+         "last=$(json_get "$d/st.json" 's["last_job"]["kind"]') health=$st"
+    stop
+}
+for k in none spare; do
+    ours=$(resync_cut "$W/rc-$k" $k 2>"$W/rc-$k.err")
+    theirs=$(cat "$W/md-resync-cut-$k.txt" 2>/dev/null)
+    if [[ $ours == "$theirs" ]]; then
+        echo "ok resync cut by a member failing ($k spare): md and the plugin agree: $ours"
+    else
+        bad "resync cut by a member failing ($k spare): ours: $ours; md's: $theirs $(tail -n 2 "$W/rc-$k.err")"
+    fi
+done
 
 # ---- md's verdicts against ours ----
 for name in $STORIES; do
