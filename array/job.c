@@ -197,8 +197,11 @@ array_job_status (struct array *a, struct array_job_status *st)
  * md_do_sync, not interrupted, then sets recovery_cp = MaxSector -- the
  * array is called in sync.  But md_check_recovery recovers a spare
  * first (remove_and_add_spares before it looks at recovery_cp), and the
- * resync goes on from its point once the recovery ends (begin_next).
- * Both seen in kernel md (tests/vm/test-md-state.sh).  job.lock held.
+ * resync goes on from its point once the recovery ends (begin_next) --
+ * as it does when a rebuild or re-add takes over from the resync
+ * (job_preempt), which is why only a job that ended by itself, with
+ * nothing after it, comes here.  Both seen in kernel md
+ * (tests/vm/test-md-state.sh).  job.lock held.
  */
 static void
 resync_while_degraded (struct array *a)
@@ -238,8 +241,6 @@ begin_next (struct array *a, enum r5_job kind, int r)
     job_begin (a, R5_JOB_RESYNC);
     j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
   }
-  if (j->kind == R5_JOB_NONE)
-    resync_while_degraded (a);
 }
 
 /* The job is over (r: 0, or why it stopped); job.lock held. */
@@ -381,8 +382,11 @@ step_once (struct array *a, bool online, const struct array_job_watch *watch)
   if (r < 0 && r != -ENODEV && r != -ECANCELED)
     array_log (a, ARRAY_LOG_ERROR, "%s: %s", r5_job_name (kind), err.msg);
   checkpoint (a, kind, r < 0 || j->cursor >= a->geom.stripes);
-  if (r < 0 || j->cursor >= a->geom.stripes)
+  if (r < 0 || j->cursor >= a->geom.stripes) {
     finish_locked (a, kind, r);
+    if (j->kind == R5_JOB_NONE)
+      resync_while_degraded (a);
+  }
   pthread_mutex_unlock (&j->lock);
   return true;
 }

@@ -8,7 +8,8 @@
  * writes made without that slot): the replacement is rebuilt into it.
  * A resync cut short by a member failing is over when no spare is there
  * (md calls a degraded array in sync: there is no parity to resync), and
- * goes on from its point after the spare is rebuilt when one is.
+ * goes on from its point after the spare is rebuilt when one is, or
+ * after a rebuild started by hand that took over from it.
  */
 #include <config.h>
 
@@ -223,6 +224,38 @@ Test (array_fail, resync_cut_by_a_failure_goes_on_after_the_spare,
   cr_assert_not (st.resync_due);
   for (unsigned i = 0; i < 3; i++)
     cr_assert_eq (array_member_state (f.a, i), MEMBER_ACTIVE);
+  afx_verify (&f);
+  assert_clean_on_disk (&f);
+  afx_cleanup (&f);
+}
+
+/* A rebuild started by hand takes over from the resync (md: recovery
+ * first): the resync stays due and follows the rebuild.
+ */
+Test (array_fail, rebuild_by_hand_takes_over_the_resync, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  char fresh[PATH_MAX + 16];
+  int fd;
+
+  dirty_with_spare (&f, NULL, NULL, 0);
+  cr_assert_eq (array_fail (f.a, 1, &err), 0, "%s", err.msg);
+  snprintf (fresh, sizeof fresh, "%s/new.img", f.dir);
+  fd = open (fresh, O_CREAT | O_RDWR, 0600);
+  cr_assert_geq (fd, 0);
+  cr_assert_eq (ftruncate (fd, 8 << 20), 0);
+  close (fd);
+  cr_assert_eq (array_rebuild_start (f.a, 1, fresh, false, &err), 0, "%s",
+                err.msg);
+  cr_assert (resync_due (&f), "the resync was called done as the rebuild "
+             "took over (md recovers, then resyncs)");
+  cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (f.a->job.kind, R5_JOB_RESYNC, "no resync after the rebuild");
+  cr_assert_eq (array_job_run (f.a, R5_JOB_RESYNC, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert_not (resync_due (&f));
   afx_verify (&f);
   assert_clean_on_disk (&f);
   afx_cleanup (&f);
