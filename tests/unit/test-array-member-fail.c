@@ -26,6 +26,21 @@
 #include "array/state.h"
 #include "tests/unit/arrayfx.h"
 
+/* A blank member file of 8 MiB named name in f's folder, its path in
+ * path (size bytes).
+ */
+static void
+blank_member (struct afx *f, const char *name, char *path, size_t size)
+{
+  int fd;
+
+  snprintf (path, size, "%s/%s", f->dir, name);
+  fd = open (path, O_CREAT | O_RDWR, 0600);
+  cr_assert_geq (fd, 0, "%s", path);
+  cr_assert_eq (ftruncate (fd, 8 << 20), 0);
+  close (fd);
+}
+
 Test (array_fail, member_fails_mid_check, .timeout = 120)
 {
   struct afx f;
@@ -49,17 +64,13 @@ Test (array_fail, new_member_fails_mid_rebuild, .timeout = 120)
   struct afx f;
   struct array_err err;
   char fresh[PATH_MAX + 16];
-  FILE *fp;
   int r;
 
   afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
   afx_open_ok (&f);
   afx_write (&f, 0, f.cap, 3);
   cr_assert_eq (array_fail (f.a, 1, &err), 0, "%s", err.msg);
-  snprintf (fresh, sizeof fresh, "%s/new.img", f.dir);
-  cr_assert_not_null (fp = fopen (fresh, "w"));
-  cr_assert_eq (ftruncate (fileno (fp), 8 << 20), 0);
-  fclose (fp);
+  blank_member (&f, "new.img", fresh, sizeof fresh);
   cr_assert_eq (array_rebuild_start (f.a, 1, fresh, false, &err), 0, "%s",
                 err.msg);
   cr_assert_eq (array_member_state (f.a, 1), MEMBER_REBUILDING);
@@ -104,16 +115,12 @@ Test (array_fail, slot_fails_as_its_replace_ends, .timeout = 120)
   struct array_err err;
   char fresh[PATH_MAX + 16];
   pthread_t t;
-  int fd, r;
+  int r;
 
   afx_make (&ends, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
   afx_open_ok (&ends);
   afx_write (&ends, 0, ends.cap, 3);
-  snprintf (fresh, sizeof fresh, "%s/new.img", ends.dir);
-  fd = open (fresh, O_CREAT | O_RDWR, 0600);
-  cr_assert_geq (fd, 0);
-  cr_assert_eq (ftruncate (fd, 8 << 20), 0);
-  close (fd);
+  blank_member (&ends, "new.img", fresh, sizeof fresh);
   cr_assert_eq (array_replace_start (ends.a, 1, fresh, false, &err), 0,
                 "%s", err.msg);
   pthread_barrier_init (&holding, NULL, 2);
@@ -142,19 +149,13 @@ Test (array_fail, slot_fails_as_its_replace_ends, .timeout = 120)
 static void
 dirty_with_spare (struct afx *f, const char *spare, char *path, size_t size)
 {
-  int fd;
-
   afx_make (f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
   afx_open_ok (f);
   afx_write (f, 0, f->cap, 4);
   afx_close (f);
   afx_mark_dirty (f, 0);
   if (spare) {
-    snprintf (path, size, "%s/%s", f->dir, spare);
-    fd = open (path, O_CREAT | O_RDWR, 0600);
-    cr_assert_geq (fd, 0);
-    cr_assert_eq (ftruncate (fd, 8 << 20), 0);
-    close (fd);
+    blank_member (f, spare, path, size);
     f->cfg.spare = path;
   }
   afx_reopen (f);
@@ -237,15 +238,10 @@ Test (array_fail, rebuild_by_hand_takes_over_the_resync, .timeout = 120)
   struct afx f;
   struct array_err err;
   char fresh[PATH_MAX + 16];
-  int fd;
 
   dirty_with_spare (&f, NULL, NULL, 0);
   cr_assert_eq (array_fail (f.a, 1, &err), 0, "%s", err.msg);
-  snprintf (fresh, sizeof fresh, "%s/new.img", f.dir);
-  fd = open (fresh, O_CREAT | O_RDWR, 0600);
-  cr_assert_geq (fd, 0);
-  cr_assert_eq (ftruncate (fd, 8 << 20), 0);
-  close (fd);
+  blank_member (&f, "new.img", fresh, sizeof fresh);
   cr_assert_eq (array_rebuild_start (f.a, 1, fresh, false, &err), 0, "%s",
                 err.msg);
   cr_assert (resync_due (&f), "the resync was called done as the rebuild "
