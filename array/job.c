@@ -334,8 +334,16 @@ maybe_use_spare (struct array *a)
       health_failed (&a->health) || a->job.kind != 0 ||
       health_state (&a->health, (unsigned) out) != MEMBER_FAULTY)
     return;
-  if (array_rebuild_start (a, (unsigned) out, NULL, false, &err) < 0)
+  if (array_rebuild_start (a, (unsigned) out, NULL, false, &err) < 0) {
     array_log (a, ARRAY_LOG_ERROR, "rebuilding onto the spare: %s", err.msg);
+    /* A resync left due for the spare is over if the spare was refused
+     * (closed): md, with no spare to recover, skips it.
+     */
+    pthread_mutex_lock (&a->job.lock);
+    if (a->job.kind == R5_JOB_NONE)
+      resync_while_degraded (a);
+    pthread_mutex_unlock (&a->job.lock);
+  }
 }
 
 /* The current job's runner, made at its first step (or made again if

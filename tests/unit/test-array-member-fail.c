@@ -9,7 +9,8 @@
  * A resync cut short by a member failing is over when no spare is there
  * (md calls a degraded array in sync: there is no parity to resync), and
  * goes on from its point after the spare is rebuilt when one is, or
- * after a rebuild started by hand that took over from it.
+ * after a rebuild started by hand that took over from it; it is over if
+ * that spare is refused when its turn comes.
  */
 #include <config.h>
 
@@ -17,6 +18,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -252,6 +254,36 @@ Test (array_fail, rebuild_by_hand_takes_over_the_resync, .timeout = 120)
   cr_assert_eq (array_job_run (f.a, R5_JOB_RESYNC, NULL, &err), 0, "%s",
                 err.msg);
   cr_assert_not (resync_due (&f));
+  afx_verify (&f);
+  assert_clean_on_disk (&f);
+  afx_cleanup (&f);
+}
+
+/* The spare the resync was left due for is refused when its turn comes
+ * (it got a file system meanwhile): then, with no spare, the resync is
+ * over as md's would be, not owed for good by a degraded array (which
+ * would not start again without force=true).
+ */
+Test (array_fail, resync_over_when_the_spare_is_refused, .timeout = 120)
+{
+  struct afx f;
+  char spare[PATH_MAX + 16], cmd[PATH_MAX + 64];
+
+  dirty_with_spare (&f, "spare.img", spare, sizeof spare);
+  snprintf (cmd, sizeof cmd, "mkfs.ext4 -q -F %s >/dev/null 2>&1", spare);
+  cr_assert_eq (system (cmd), 0, "%s", cmd);
+  array_inject_failure (f.a, 1, 20);
+  cr_assert_eq (array_start_background (f.a), 0);
+  for (int i = 0; i < 400 && (resync_due (&f) ||
+                              !strstr (afx_log (), "rebuilding onto the spare"));
+       i++)
+    usleep (25000);
+  array_stop_background (f.a);
+  cr_assert (strstr (afx_log (), "rebuilding onto the spare"), "%s",
+             afx_log ());
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_FAULTY);
+  cr_assert_not (resync_due (&f), "a degraded array with no spare still "
+                 "owes a resync");
   afx_verify (&f);
   assert_clean_on_disk (&f);
   afx_cleanup (&f);
