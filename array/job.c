@@ -208,8 +208,12 @@ resync_while_degraded (struct array *a)
 {
   struct array_err err;
 
+  /* A failed array (two out) keeps it: the superblocks may not record
+   * the second failure, and the dirty mark is then what keeps a restart
+   * from rebuilding the first from stale parity.
+   */
   if (!meta_resync_due (a) || health_out (&a->health) < 0 ||
-      io_member_is_open (&a->spare))
+      health_failed (&a->health) || io_member_is_open (&a->spare))
     return;
   array_log (a, ARRAY_LOG_NOTICE, "slot %d is out of service: there is no "
              "parity to resync; the array is marked in sync, as md does",

@@ -288,3 +288,21 @@ Test (array_fail, resync_over_when_the_spare_is_refused, .timeout = 120)
   assert_clean_on_disk (&f);
   afx_cleanup (&f);
 }
+
+/* Two members failing in the same resync step fail the array: the
+ * resync stays due (the superblocks may not record the second failure,
+ * and the dirty mark keeps a restart from rebuilding from stale parity).
+ */
+Test (array_fail, resync_stays_due_when_the_array_fails, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+
+  dirty_with_spare (&f, NULL, NULL, 0);
+  array_inject_failure (f.a, 1, 20);
+  array_inject_failure (f.a, 2, 20);
+  cr_assert_lt (array_job_run (f.a, R5_JOB_RESYNC, NULL, &err), 0);
+  cr_assert (resync_due (&f), "a failed array was marked in sync");
+  afx_close (&f);
+  afx_cleanup (&f);
+}
