@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,18 +14,28 @@
 
 #include "tests/unit/arrayfx.h"
 
+/* The array logs from several threads at once (a job's parts, the
+ * background thread): appends are serialised, or two lines written at
+ * the same place would leave a NUL in the middle of the log.
+ */
+static pthread_mutex_t loglock = PTHREAD_MUTEX_INITIALIZER;
 static char logbuf[16384];
 static size_t loglen;
 
 static void
 on_log (enum array_log_level level, const char *msg)
 {
-  int n = snprintf (logbuf + loglen, sizeof logbuf - loglen, "%s%s",
-                    loglen ? "\n" : "", msg);
+  int n;
 
   (void) level;
+  pthread_mutex_lock (&loglock);
+  n = snprintf (logbuf + loglen, sizeof logbuf - loglen, "%s%s",
+                loglen ? "\n" : "", msg);
   if (n > 0 && loglen + (size_t) n < sizeof logbuf)
     loglen += (size_t) n;
+  else
+    logbuf[loglen] = '\0';   /* a line that does not fit is left out */
+  pthread_mutex_unlock (&loglock);
 }
 
 const char *
@@ -36,8 +47,10 @@ afx_log (void)
 void
 afx_log_clear (void)
 {
+  pthread_mutex_lock (&loglock);
   loglen = 0;
   logbuf[0] = '\0';
+  pthread_mutex_unlock (&loglock);
 }
 
 static void
