@@ -199,8 +199,9 @@ array_job_status (struct array *a, struct array_job_status *st)
  * first (remove_and_add_spares before it looks at recovery_cp), and the
  * resync goes on from its point once the recovery ends (begin_next) --
  * as it does when a rebuild or re-add takes over from the resync
- * (job_preempt), which is why only a job that ended by itself, with
- * nothing after it, comes here.  Both seen in kernel md
+ * (job_preempt), which is why only a job that ended by itself with
+ * nothing after it (step_once), or the background finding nothing
+ * running (idle_resync_check), comes here.  Both seen in kernel md
  * (tests/vm/test-md-state.sh).  job.lock held.
  */
 static void
@@ -210,10 +211,12 @@ resync_while_degraded (struct array *a)
 
   /* A failed array (two out) keeps it: the superblocks may not record
    * the second failure, and the dirty mark is then what keeps a restart
-   * from rebuilding the first from stale parity.
+   * from rebuilding the first from stale parity.  A reshape or a replace
+   * still to go on comes first (md: reshape, then recovery).
    */
   if (!meta_resync_due (a) || health_out (&a->health) < 0 ||
-      health_failed (&a->health) || io_member_is_open (&a->spare))
+      health_failed (&a->health) || io_member_is_open (&a->spare) ||
+      a->grow.active || a->replace.slot >= 0)
     return;
   array_log (a, ARRAY_LOG_NOTICE, "slot %d is out of service: there is no "
              "parity to resync; the array is marked in sync, as md does",
@@ -338,16 +341,23 @@ maybe_use_spare (struct array *a)
       health_failed (&a->health) || a->job.kind != 0 ||
       health_state (&a->health, (unsigned) out) != MEMBER_FAULTY)
     return;
-  if (array_rebuild_start (a, (unsigned) out, NULL, false, &err) < 0) {
+  if (array_rebuild_start (a, (unsigned) out, NULL, false, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "rebuilding onto the spare: %s", err.msg);
-    /* A resync left due for the spare is over if the spare was refused
-     * (closed): md, with no spare to recover, skips it.
-     */
-    pthread_mutex_lock (&a->job.lock);
-    if (a->job.kind == R5_JOB_NONE)
-      resync_while_degraded (a);
-    pthread_mutex_unlock (&a->job.lock);
-  }
+}
+
+/* md_check_recovery looks again whenever nothing runs: a resync owed by
+ * a degraded array with nothing to recover first is over -- one left due
+ * for a spare that was then refused, one a rebuild took over from and
+ * then could not begin, a dirty array started degraded with its partial
+ * parity log replayed.
+ */
+static void
+idle_resync_check (struct array *a)
+{
+  pthread_mutex_lock (&a->job.lock);
+  if (a->job.kind == R5_JOB_NONE)
+    resync_while_degraded (a);
+  pthread_mutex_unlock (&a->job.lock);
 }
 
 /* The current job's runner, made at its first step (or made again if
@@ -444,6 +454,7 @@ background (void *arg)
     if (meta_mark_clean (a, true, &err) < 0)
       array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
     maybe_use_spare (a);
+    idle_resync_check (a);
     comeback_tick (a);
     keepalive_tick (a);
     if (!step_once (a, true, NULL)) {
