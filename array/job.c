@@ -209,12 +209,13 @@ resync_while_degraded (struct array *a)
 {
   struct array_err err;
 
-  /* A failed array (two out) keeps it: the superblocks may not record
+  /* Only with nothing running.  A failed array (two out) keeps it: the superblocks may not record
    * the second failure, and the dirty mark is then what keeps a restart
    * from rebuilding the first from stale parity.  A reshape or a replace
    * still to go on comes first (md: reshape, then recovery).
    */
-  if (!meta_resync_due (a) || health_out (&a->health) < 0 ||
+  if (a->job.kind != R5_JOB_NONE || !meta_resync_due (a) ||
+      health_out (&a->health) < 0 ||
       health_failed (&a->health) || io_member_is_open (&a->spare) ||
       a->grow.active || a->replace.slot >= 0)
     return;
@@ -355,8 +356,7 @@ static void
 idle_resync_check (struct array *a)
 {
   pthread_mutex_lock (&a->job.lock);
-  if (a->job.kind == R5_JOB_NONE)
-    resync_while_degraded (a);
+  resync_while_degraded (a);
   pthread_mutex_unlock (&a->job.lock);
 }
 
@@ -406,8 +406,7 @@ step_once (struct array *a, bool online, const struct array_job_watch *watch)
   checkpoint (a, kind, r < 0 || j->cursor >= a->geom.stripes);
   if (r < 0 || j->cursor >= a->geom.stripes) {
     finish_locked (a, kind, r);
-    if (j->kind == R5_JOB_NONE)
-      resync_while_degraded (a);
+    resync_while_degraded (a);
   }
   pthread_mutex_unlock (&j->lock);
   return true;

@@ -173,6 +173,20 @@ resync_due (struct afx *f)
   return st.resync_due;
 }
 
+/* The rebuild runs, the resync follows it and ends. */
+static void
+rebuild_then_resync (struct afx *f)
+{
+  struct array_err err;
+
+  cr_assert_eq (array_job_run (f->a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (f->a->job.kind, R5_JOB_RESYNC, "no resync after the rebuild");
+  cr_assert_eq (array_job_run (f->a, R5_JOB_RESYNC, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert_not (resync_due (f));
+}
+
 static void
 assert_clean_on_disk (struct afx *f)
 {
@@ -216,15 +230,10 @@ Test (array_fail, resync_cut_by_a_failure_goes_on_after_the_spare,
              "about to be rebuilt (md recovers it, then resyncs)");
   cr_assert_eq (array_rebuild_start (f.a, 1, NULL, false, &err), 0, "%s",
                 err.msg);
-  cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
-                err.msg);
+  rebuild_then_resync (&f);
   cr_assert_str_eq (array_member_path (f.a, 1), spare);
-  cr_assert_eq (f.a->job.kind, R5_JOB_RESYNC, "no resync after the rebuild");
-  cr_assert_eq (array_job_run (f.a, R5_JOB_RESYNC, NULL, &err), 0, "%s",
-                err.msg);
   array_job_status (f.a, &st);
   cr_assert_eq (st.last_kind, R5_JOB_RESYNC);
-  cr_assert_not (st.resync_due);
   for (unsigned i = 0; i < 3; i++)
     cr_assert_eq (array_member_state (f.a, i), MEMBER_ACTIVE);
   afx_verify (&f);
@@ -248,12 +257,7 @@ Test (array_fail, rebuild_by_hand_takes_over_the_resync, .timeout = 120)
                 err.msg);
   cr_assert (resync_due (&f), "the resync was called done as the rebuild "
              "took over (md recovers, then resyncs)");
-  cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
-                err.msg);
-  cr_assert_eq (f.a->job.kind, R5_JOB_RESYNC, "no resync after the rebuild");
-  cr_assert_eq (array_job_run (f.a, R5_JOB_RESYNC, NULL, &err), 0, "%s",
-                err.msg);
-  cr_assert_not (resync_due (&f));
+  rebuild_then_resync (&f);
   afx_verify (&f);
   assert_clean_on_disk (&f);
   afx_cleanup (&f);
