@@ -227,8 +227,7 @@ fi
 # writes md's.
 resync_cut () {
     local d=$1 i st spare=() want=
-    new_array "$d" --bitmap none && serve "$d" disk="$d"/m{0,1,2} &&
-        poke "$URI" 65536 0x22 $SERVER; crash
+    story_crash-whole "$d"
     if [[ $2 == spare ]]; then truncate -s ${MIB}M "$d/m3"; spare=("spare=$d/m3"); want='[UUU]'; fi
     serve "$d" disk="$d"/m{0,1,2} "${spare[@]}" control="$d/ctl" sync-speed-max=300 ||
         { echo "error=serve"; return; }
