@@ -462,6 +462,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
   io_mapfile_init (&a->grow.backup);
   pthread_mutex_init (&a->pad_lock, NULL);
   pthread_mutex_init (&a->fault_lock, NULL);
+  pthread_mutex_init (&a->replace.missed_lock, NULL);
   err->msg[0] = '\0';
   if ((r = shape_locks_init (a, err)) < 0 ||
       (r = bb_lock_init (a, err)) < 0 ||
@@ -528,6 +529,7 @@ array_close (struct array *a)
     scratch_pool_destroy (&a->small);
   pthread_mutex_destroy (&a->pad_lock);
   pthread_mutex_destroy (&a->fault_lock);
+  pthread_mutex_destroy (&a->replace.missed_lock);
   if (a->shape_lock_made) {
     pthread_rwlock_destroy (&a->shape_lock);
     pthread_mutex_destroy (&a->grow.record_lock);

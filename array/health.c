@@ -117,10 +117,11 @@ health_fail_array (struct health *h)
 }
 
 void
-health_rebuild_begin (struct health *h, unsigned slot, bool bitmap)
+health_rebuild_begin (struct health *h, unsigned slot, bool bitmap,
+                      uint64_t from)
 {
   /* The mark first: requests read it to tell a rebuilt stripe. */
-  h->rebuilt = 0;
+  h->rebuilt = from;
   h->bitmap_rebuild = bitmap;
   h->gen[slot]++;
   h->state[slot] = MEMBER_REBUILDING;

@@ -97,13 +97,16 @@ enum health_taken health_take_out (struct health *h, unsigned slot)
 /* Fail the whole array (two members lost at once). */
 void health_fail_array (struct health *h) __attribute__((nonnull));
 
-/* The out slot gets a member to rebuild from stripe 0 (bitmap: only the
- * regions the bitmap marks, a re-add).  The rebuild failed: faulty again.
+/* The out slot gets a member to rebuild from stripe `from` (0, or where
+ * a replacement's copy got when it takes the slot: it is in service below)
+ * (bitmap: only the regions the bitmap marks, a re-add).  With no request
+ * planned around the slot in flight, when from > 0 (the shape lock).  The
+ * rebuild failed: faulty again.
  * It moved on: rebuilt below stripe (under the stripe locks).  It is done:
  * the slot is active and none is out.
  */
-void health_rebuild_begin (struct health *h, unsigned slot, bool bitmap)
-  __attribute__((nonnull));
+void health_rebuild_begin (struct health *h, unsigned slot, bool bitmap,
+                           uint64_t from) __attribute__((nonnull));
 void health_rebuild_failed (struct health *h) __attribute__((nonnull));
 void health_rebuilt_to (struct health *h, uint64_t stripe)
   __attribute__((nonnull));

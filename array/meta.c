@@ -195,6 +195,22 @@ queue_writes (struct array *a, bool sb, struct io_op *ops)
   return n;
 }
 
+/* Slot's device failed, in the live state (MD_EV_FAIL).  One being
+ * replaced: from now on writes are planned around the slot and miss the
+ * replacement until it takes the slot (replace.h), so its superblock
+ * stops claiming a copy -- written with the failure, before any such
+ * write -- and a restart in between rebuilds it from the start rather
+ * than from its old point.
+ */
+static bool
+live_fail (struct md_live *live, unsigned slot)
+{
+  if (live->slot[slot].repl.attached)
+    live->slot[slot].repl.recovery_offset = 0;  /* one event: the failure */
+  return md_live_apply (live, &(struct md_event) { .kind = MD_EV_FAIL,
+                                                   .slot = slot });
+}
+
 /* Write the superblocks (if sb) and the bitmap to every member in
  * service, durably; meta.lock held.  A member that fails the write is
  * taken out of service and the superblocks are written again, recording
@@ -230,8 +246,7 @@ write_out (struct array *a, bool sb, struct array_err *err)
     out = health_out (&a->health);
     if (out < 0 || !md_live_writes (&m->live, (unsigned) out))
       return -EIO;            /* cannot happen: the failed one was written */
-    md_live_apply (&m->live, &(struct md_event) { .kind = MD_EV_FAIL,
-                                                   .slot = (unsigned) out });
+    live_fail (&m->live, (unsigned) out);
     sb = true;
   }
 }
@@ -242,6 +257,8 @@ write_out (struct array *a, bool sb, struct array_err *err)
 static int
 update (struct array *a, const struct md_event *ev, struct array_err *err)
 {
+  if (ev->kind == MD_EV_FAIL)
+    return live_fail (&a->meta.live, ev->slot) ? write_out (a, true, err) : 0;
   return md_live_apply (&a->meta.live, ev) ? write_out (a, true, err) : 0;
 }
 

@@ -268,7 +268,7 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
   }
   /* Cursor 0 before the member counts as rebuilding (see job_begin). */
   job_begin (a, R5_JOB_NONE);
-  health_rebuild_begin (&a->health, slot, j->how == META_JOIN_RE_ADD);
+  health_rebuild_begin (&a->health, slot, j->how == META_JOIN_RE_ADD, 0);
   if ((r = meta_add_member (a, slot, j->how, j->sb, err)) < 0) {
     struct array_err ignored;
 

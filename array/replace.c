@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "array/guard.h"
+#include "array/integrity.h"
 #include "array/jobs.h"
 #include "array/object.h"
 #include "array/replace.h"
@@ -107,6 +108,8 @@ array_replace_start (struct array *a, unsigned slot, const char *path,
       (r = open_replacement (a, path, force, err)) == 0) {
     a->job.cursor = 0;        /* nothing is mirrored below 0 */
     a->replace.resume_from = 0;
+    a->replace.copied = 0;
+    a->replace.nmissed = 0;
     forget_lost (&a->replace);
     a->replace.failed = false;
     a->replace.slot = (int) slot;
@@ -133,6 +136,8 @@ replace_attach (struct array *a, unsigned slot, uint64_t sectors)
   a->replace.slot = (int) slot;
   a->replace.resume_from = sectors == MD_MAX_SECTOR ? a->geom.stripes
                                                     : sectors * 512 / a->geom.chunk;
+  a->replace.copied = a->replace.resume_from;
+  a->replace.nmissed = 0;
 }
 
 /* --- the copy -------------------------------------------------------- */
@@ -187,7 +192,8 @@ note_lost (struct array *a, unsigned slot, uint64_t s, struct array_err *err)
 }
 
 /* Slot's chunk of stripe s computed from the rest of the row into dst
- * (the slot's member could not be read there).  0, or -errno.
+ * (the slot's member could not be read there, or is out of service).
+ * 0, or -errno.
  */
 static int
 compute_chunk (struct array *a, unsigned slot, uint64_t s, char *dst,
@@ -200,12 +206,12 @@ compute_chunk (struct array *a, unsigned slot, uint64_t s, char *dst,
   struct io_op ops[R5_MAX_MEMBERS + 1];
   char *scratch = NULL;
   struct plan_run x;
-  int r;
+  int out = health_out (&a->health), r;
 
-  if (health_out (&a->health) >= 0) {
+  if (out >= 0 && out != (int) slot) {
     array_set_err (err, "stripe %" PRIu64 ": slot %u's member cannot be "
                    "read there and slot %d is out of service: nothing to "
-                   "compute it from", s, slot, health_out (&a->health));
+                   "compute it from", s, slot, out);
     return -EIO;
   }
   if (!rp->plan_made) {
@@ -317,8 +323,18 @@ replace_step (struct array *a, uint64_t reach, struct array_err *err)
     return r;
   stripe_lock_range (&a->locks, first, first + n - 1, STRIPE_EXCLUSIVE,
                      &held);
-  if ((r = copy (a, slot, first, n, err)) == 0)
+  /* Looked at again under the locks: a write planned around a slot that
+   * failed since the look above may have gone out before them, and the
+   * slot's member does not have it.  From here on no write comes in.
+   */
+  if (health_out (&a->health) == (int) slot) {
+    array_set_err (err, "slot %u's member is out of service", slot);
+    r = -ENODEV;
+  }
+  else if ((r = copy (a, slot, first, n, err)) == 0) {
     a->job.cursor = first + n;
+    rp->copied = first + n;
+  }
   stripe_unlock_range (&a->locks, &held);
   return r;
 }
@@ -330,7 +346,11 @@ replace_checkpoint (struct array *a, bool now)
   struct array_err err;
   uint64_t t = array_now_ns ();
 
-  if (rp->slot < 0 || (!now && t - rp->checkpoint_ns < REPLACE_CHECKPOINT_NS))
+  /* Not once the slot's member is out: writes miss the replacement until
+   * it takes the slot (its superblock says 0 meanwhile, replace.h).
+   */
+  if (rp->slot < 0 || health_out (&a->health) == rp->slot ||
+      (!now && t - rp->checkpoint_ns < REPLACE_CHECKPOINT_NS))
     return;
   rp->checkpoint_ns = t;
   replace_sync (a);
@@ -412,6 +432,163 @@ replace_done (struct array *a, struct array_err *err)
   return r;
 }
 
+/* --- the slot's member failed: the replacement takes the slot --------- */
+
+/* The replacement's write of w (slot's bytes), its checksums noted for
+ * the slot in the integrity record (it is the slot's member from now).
+ */
+static int
+write_for_slot (struct array *a, unsigned slot, struct io_op *w,
+                struct array_err *err)
+{
+  struct io_op as_slot = *w;
+  int r = 0;
+
+  as_slot.member = slot;
+  if (a->integrity.on) {
+    integrity_writes_begin (a);
+    r = integrity_note_writes (a, &as_slot, 1);
+  }
+  if (r == 0 && io_run (a->members, w, 1, 0) < 0) {
+    a->replace.failed = true;
+    array_set_err (err, "the replacement (%s): write at %" PRIu64 ": %s",
+                   replacement (a)->path, w->off, io_strerror (w->result));
+    r = -ECANCELED;
+  }
+  else if (r < 0)
+    array_set_err (err, "integrity record: %s", strerror (-r));
+  if (a->integrity.on)
+    integrity_writes_end (a);
+  return r;
+}
+
+/* Slot's chunk of stripe s computed from the rest of its row onto the
+ * replacement, the stripe locked.
+ */
+static int
+recompute (struct array *a, unsigned slot, uint64_t s, struct array_err *err)
+{
+  const struct r5_geom *g = &a->geom;
+  struct stripe_range held;
+  struct io_op w;
+  int r;
+
+  if ((r = make_room (&a->replace, g->chunk, err)) < 0)
+    return r;
+  w = (struct io_op) { .kind = IO_WRITE, .member = ARRAY_REPLACEMENT,
+                       .buf = a->replace.buf, .len = g->chunk,
+                       .off = g->data_offset + s * g->chunk };
+  stripe_lock_range (&a->locks, s, s, STRIPE_EXCLUSIVE, &held);
+  if ((r = compute_chunk (a, slot, s, a->replace.buf, err)) == 0)
+    r = write_for_slot (a, slot, &w, err);
+  stripe_unlock_range (&a->locks, &held);
+  return r;
+}
+
+/* The stripes missed so far (replace.h) computed onto the replacement;
+ * how many, or -errno.
+ */
+static int64_t
+catch_up (struct array *a, unsigned slot, struct array_err *err)
+{
+  struct replace *rp = &a->replace;
+  struct replace_span spans[REPLACE_MISSED_SPANS];
+  int64_t done = 0;
+  size_t n;
+
+  pthread_mutex_lock (&rp->missed_lock);
+  n = rp->nmissed;
+  memcpy (spans, rp->missed, n * sizeof *spans);
+  rp->nmissed = 0;
+  pthread_mutex_unlock (&rp->missed_lock);
+  for (size_t i = 0; i < n; i++)
+    for (uint64_t s = spans[i].first; s <= spans[i].last; s++, done++) {
+      int r = recompute (a, slot, s, err);
+
+      if (r < 0)
+        return r;
+    }
+  return done;
+}
+
+/* The replacement into the slot, rebuilt from stripe `from` on; shape
+ * lock held exclusively, no job.  As rebuild.c's begin, in one step.
+ */
+static void
+take_slot (struct array *a, unsigned slot, uint64_t from)
+{
+  struct replace *rp = &a->replace;
+  struct array_err err;
+  struct io_member old;
+  int r;
+
+  rp->slot = -1;              /* mirroring over: no request runs */
+  pthread_mutex_lock (&a->meta.lock);         /* as in replace_done */
+  old = a->members[slot];
+  a->members[slot] = *replacement (a);
+  io_member_init (replacement (a));
+  pthread_mutex_unlock (&a->meta.lock);
+  job_begin (a, R5_JOB_REBUILD);
+  a->job.cursor = from;
+  health_rebuild_begin (&a->health, slot, false, from);
+  free (a->left_out[slot]);
+  a->left_out[slot] = NULL;
+  a->one_behind[slot] = false;
+  r = meta_replace (a, slot, MD_EV_REPLACE_PROMOTE,
+                    from * a->geom.chunk / 512, &err);
+  if (rp->lost != NULL) {
+    array_bb_attach (a, slot, rp->lost);
+    rp->lost = NULL;
+    if (r == 0)
+      r = meta_bb_write (a, slot, &err);
+  }
+  else
+    array_bb_new_member (a, slot);
+  if (r < 0) {
+    /* As a rebuild whose start could not be recorded: out again. */
+    a->job.kind = R5_JOB_NONE;
+    health_rebuild_failed (&a->health);
+    array_log (a, ARRAY_LOG_ERROR, "slot %u: recording %s in it: %s", slot,
+               a->members[slot].path, err.msg);
+  }
+  else
+    array_log (a, ARRAY_LOG_NOTICE, "slot %u's member (%s) failed while it "
+               "was being replaced: %s takes the slot, rebuilt from stripe %"
+               PRIu64 " on (its copy's point)", slot, old.path,
+               a->members[slot].path, from);
+  io_member_close (&old);
+}
+
+/* md's raid5_remove_disk for a slot whose member failed mid-copy: the
+ * replacement takes it, the recovery going on from where the copy got.
+ * What the replacement missed is computed onto it first: most of it with
+ * requests going on, the rest with none (the shape lock), so that no
+ * write planned around the slot is still to come.  job.lock held, no
+ * job.  0; or -errno with nothing changed but the replacement's bytes.
+ */
+static int
+promote (struct array *a, struct array_err *err)
+{
+  struct replace *rp = &a->replace;
+  unsigned slot = (unsigned) rp->slot;
+  uint64_t from = rp->copied;
+  int64_t r = 1;
+
+  for (unsigned pass = 0; pass < 4 && r > 0; pass++)
+    r = catch_up (a, slot, err);
+  if (r < 0)
+    return (int) r;
+  pthread_rwlock_wrlock (&a->shape_lock);
+  if ((r = catch_up (a, slot, err)) >= 0 && health_failed (&a->health)) {
+    array_set_err (err, "the array has failed");
+    r = -EIO;
+  }
+  if (r >= 0)
+    take_slot (a, slot, from);
+  pthread_rwlock_unlock (&a->shape_lock);
+  return r < 0 ? (int) r : 0;
+}
+
 void
 replace_stopped (struct array *a, int r)
 {
@@ -421,6 +598,14 @@ replace_stopped (struct array *a, int r)
 
   if (a->replace.slot < 0)
     return;
+  slot = (unsigned) a->replace.slot;
+  if (r == -ENODEV && health_out (&a->health) == (int) slot &&
+      !a->replace.failed) {
+    if (promote (a, &err) == 0)
+      return;
+    array_log (a, ARRAY_LOG_ERROR, "slot %u: the replacement cannot go on "
+               "from its copy's point: %s", slot, err.msg);
+  }
   slot = stop_mirroring (a);
   pthread_mutex_lock (&a->meta.lock);         /* as in replace_done */
   m = *replacement (a);
@@ -445,14 +630,47 @@ replace_stopped (struct array *a, int r)
 
 /* --- the write path -------------------------------------------------- */
 
-/* Stripes the replacement holds: the copy's point while it runs, what
- * its superblock said while another job runs first (a rebuild).
+/* Stripes [first, last] missed by the replacement, merged into the last
+ * span if they touch it or there is no room for another.
  */
-static uint64_t
-replace_copied (const struct array *a)
+static void
+note_missed (struct replace *rp, uint64_t first, uint64_t last)
 {
-  return a->job.kind == R5_JOB_REPLACE ? a->job.cursor
-                                       : a->replace.resume_from;
+  struct replace_span *sp;
+
+  pthread_mutex_lock (&rp->missed_lock);
+  sp = rp->nmissed > 0 ? &rp->missed[rp->nmissed - 1] : NULL;
+  if (sp == NULL ||
+      ((first > sp->last + 1 || last + 1 < sp->first) &&
+       rp->nmissed < REPLACE_MISSED_SPANS))
+    rp->missed[rp->nmissed++] = (struct replace_span) { first, last };
+  else {
+    if (first < sp->first)
+      sp->first = first;
+    if (last > sp->last)
+      sp->last = last;
+  }
+  pthread_mutex_unlock (&rp->missed_lock);
+}
+
+/* The stripes ops[0..n) write in the data area below end (bytes). */
+static void
+note_writes_missed (struct array *a, const struct io_op *ops, size_t n,
+                    uint64_t end)
+{
+  const struct r5_geom *g = &a->geom;
+
+  for (size_t i = 0; i < n; i++) {
+    const struct io_op *op = &ops[i];
+    uint64_t stop;
+
+    if (op->kind == IO_READ || op->kind == IO_FSYNC || op->len == 0 ||
+        op->off < g->data_offset || op->off >= end)
+      continue;
+    stop = op->off + op->len < end ? op->off + op->len : end;
+    note_missed (&a->replace, (op->off - g->data_offset) / g->chunk,
+                 (stop - 1 - g->data_offset) / g->chunk);
+  }
 }
 
 size_t
@@ -461,11 +679,18 @@ replace_mirror (struct array *a, const struct io_op *ops, size_t n,
 {
   const struct r5_geom *g = &a->geom;
   int slot = a->replace.slot;
-  uint64_t end = g->data_offset + replace_copied (a) * g->chunk;
+  uint64_t end = g->data_offset + a->replace.copied * g->chunk;
   size_t k = 0;
 
   if (slot < 0 || a->replace.failed)
     return 0;
+  /* Out of service (it never comes back while being replaced): the
+   * batch was planned around it, or its write there failed.
+   */
+  if (health_out (&a->health) == slot) {
+    note_writes_missed (a, ops, n, end);
+    return 0;
+  }
   for (size_t i = 0; i < n; i++) {
     const struct io_op *op = &ops[i];
 

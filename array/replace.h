@@ -22,11 +22,17 @@
  * At the end, with no request running (the shape lock), the replacement
  * takes the slot and the old member is let go; the superblocks say so
  * (md's raid5_spare_active and raid5_remove_disk, as one step).  If the
- * replacement fails, it is dropped and the slot's member stays; if the
- * slot's member fails, the replacement is rebuilt into the slot as an
- * ordinary rebuild -- from stripe 0: writes made while the slot was out
- * before the rebuild took over did not reach it (md goes on from the
- * copy's point, its replacement receiving those writes).
+ * replacement fails, it is dropped and the slot's member stays.  If the
+ * slot's member fails, the replacement takes the slot as a member in
+ * service below the copy's point and a rebuild goes on from there (md's
+ * raid5_remove_disk moves the replacement into the slot; its recovery
+ * goes on from its recovery_offset).  Writes between the failure and
+ * that step are planned around the slot and so miss the replacement
+ * (md writes them to it): their stripes below the copy's point are noted
+ * (replace_mirror) and computed onto the replacement first, the last of
+ * them with no request running.  Until then its superblock says its copy
+ * is at 0 (meta.c records that with the failure; checkpoints stop), so
+ * that a restart in between rebuilds it from the start.
  *
  * Who calls what: array_replace_start (array.h; control.c, tools'
  * offline replace) begins one; assembly attaches the replacement found
@@ -40,6 +46,7 @@
 #ifndef ARRAY_REPLACE_H
 #define ARRAY_REPLACE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -55,11 +62,32 @@
 
 #define REPLACE_CHECKPOINT_NS (2000 * 1000000ULL)
 
+/* Spans of stripes the replacement missed (struct replace's missed). */
+#define REPLACE_MISSED_SPANS 64
+
+struct replace_span {
+  uint64_t first, last;       /* stripes, both included */
+};
+
 struct replace {
   _Atomic int slot;           /* being replaced, or -1 */
   _Atomic bool failed;        /* the replacement failed: it is dropped at
                                * the job's next step (mirroring stops) */
   uint64_t resume_from;       /* stripes: how far an attached one is */
+  /* Stripes the replacement holds the slot's bytes of: the copy's point
+   * while it runs, resume_from while another job runs first.  Moves
+   * only with the stripes it passes locked.
+   */
+  _Atomic uint64_t copied;
+  /* Stripes below `copied` written after the slot's member failed:
+   * planned around the slot, so not mirrored.  They are computed onto the
+   * replacement before it takes the slot (replace_stopped).  Merged as
+   * they come; when full, the last span widens (more is computed, never
+   * less).  Under missed_lock.
+   */
+  pthread_mutex_t missed_lock;
+  struct replace_span missed[REPLACE_MISSED_SPANS];
+  size_t nmissed;
   uint64_t checkpoint_ns;
   /* The job's memory, made at its first step, kept to its end. */
   char *buf;
@@ -94,7 +122,8 @@ int replace_done (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 /* The job stopped with r < 0: the slot's member out -> its replacement
- * is rebuilt into the slot; else the replacement is dropped.
+ * takes the slot, rebuilt from the copy's point (from 0 if what it
+ * missed cannot be computed onto it); else the replacement is dropped.
  */
 void replace_stopped (struct array *a, int r) __attribute__((nonnull));
 
@@ -106,7 +135,9 @@ void replace_checkpoint (struct array *a, bool now) __attribute__((nonnull));
 /* The write path's row: the mirrored copies of ops[0..n) (writes of the
  * slot's member below the cursor) into extra (room for n); their count.
  * Their results are then handed to replace_mirrored: a failure drops
- * the replacement, never fails the request.
+ * the replacement, never fails the request.  With the slot's member out
+ * of service the stripes ops[] write below the copy's point are noted as
+ * missed instead (none mirrored).
  */
 size_t replace_mirror (struct array *a, const struct io_op *ops, size_t n,
                        struct io_op *extra)

@@ -217,6 +217,15 @@ change_replacement (struct md_live *s, const struct md_event *ev)
     sl->bad_blocks = false;
     sl->repl.attached = false;
     return;
+  case MD_EV_REPLACE_PROMOTE:
+    assert (sl->state == MD_SLOT_FAULTY && sl->repl.attached &&
+            ev->sectors != MD_MAX_SECTOR);
+    start_recovery (sl, sl->repl.dev_number, sl->repl.data_size, false);
+    sl->recovery_offset = ev->sectors;
+    memcpy (sl->device_uuid, sl->repl.device_uuid, 16);
+    sl->corrected_read = 0;
+    sl->repl.attached = false;
+    return;
   default:                    /* MD_EV_REPLACE_DROP */
     assert (ev->kind == MD_EV_REPLACE_DROP && sl->repl.attached);
     sl->repl.attached = false;
@@ -257,7 +266,7 @@ change (struct md_live *s, const struct md_event *ev)
     sl->corrected_read += (uint32_t) ev->sectors;
     return false;
   case MD_EV_REPLACE_ADD: case MD_EV_REPLACE_CP: case MD_EV_REPLACE_DONE:
-  case MD_EV_REPLACE_DROP:
+  case MD_EV_REPLACE_DROP: case MD_EV_REPLACE_PROMOTE:
     change_replacement (s, ev);
     return true;
   case MD_EV_RESYNC_DONE: s->resync_cp = MD_MAX_SECTOR; return true;

@@ -298,12 +298,17 @@ enum md_event_kind {
    * its replacement, copied from 0; REPLACE_CP records how far the copy
    * is (sectors); REPLACE_DONE puts the replacement in the slot, the old
    * device detached; REPLACE_DROP detaches the replacement (it failed,
-   * or it becomes the slot's rebuilt device by an ADD).
+   * or it becomes the slot's rebuilt device by an ADD); REPLACE_PROMOTE
+   * puts the replacement in a slot whose own device failed, recovering
+   * from sectors (where its copy got), the failed device let go (md's
+   * raid5_remove_disk moving the replacement into rdev, as raid5_run
+   * does at assembly).
    */
   MD_EV_REPLACE_ADD,
   MD_EV_REPLACE_CP,
   MD_EV_REPLACE_DONE,
   MD_EV_REPLACE_DROP,
+  MD_EV_REPLACE_PROMOTE,
   /* Slot's bad-block table changed (an entry recorded or cleared; md's
    * rdev_set_badblocks / rdev_clear_badblocks, which set
    * MD_SB_CHANGE_PENDING so that md_update_sb writes the log and the

@@ -4,8 +4,9 @@
  * the array serves every byte as written (degraded reads); a rebuild
  * whose new member fails stops too, and that member stays out while the
  * array still reads right; a replace whose slot's member fails just as
- * its copy ends does not hand the slot to the replacement (it missed the
- * writes made without that slot): the replacement is rebuilt into it.
+ * its copy ends, or mid-way, hands the slot to the replacement rebuilt
+ * from the copy's point, the writes it missed meanwhile computed onto
+ * it first.
  * A resync cut short by a member failing is over when no spare is there
  * (md calls a degraded array in sync: there is no parity to resync), and
  * goes on from its point after the spare is rebuilt when one is, or
@@ -131,8 +132,8 @@ Test (array_fail, slot_fails_as_its_replace_ends, .timeout = 120)
   r = array_job_run (ends.a, R5_JOB_REPLACE, NULL, &err);
   pthread_join (t, NULL);
   cr_assert_lt (r, 0, "the replace ended as if its slot were in service");
-  cr_assert (strstr (afx_log (), "rebuilt into the slot instead"), "%s",
-             afx_log ());
+  cr_assert (strstr (afx_log (), "takes the slot, rebuilt from stripe 112 "
+                     "on"), "%s", afx_log ());
   cr_assert_eq (array_job_run (ends.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
                 err.msg);
   cr_assert_eq (array_member_state (ends.a, 1), MEMBER_ACTIVE);
@@ -143,6 +144,122 @@ Test (array_fail, slot_fails_as_its_replace_ends, .timeout = 120)
   afx_reopen (&ends);
   afx_verify (&ends);
   afx_cleanup (&ends);
+}
+
+/* The slot being replaced fails when the copy has passed stripe 48 (of
+ * 112), and the clients write on: whole stripes 10 to 12 (the slot holds
+ * the parity of stripe 10, data in 11 and 12) and 80 to 81, planned
+ * around the slot, so the replacement has none of them.
+ */
+struct midway {
+  struct afx *f;
+  bool failed;
+  bool then_pause;            /* and the job held there (checkpoint first) */
+};
+
+static void
+fail_midway (void *opaque, uint64_t done, uint64_t total)
+{
+  struct midway *mw = opaque;
+  struct array_err err;
+
+  (void) total;
+  if (mw->failed || done < 48)
+    return;
+  mw->failed = true;
+  if (mw->then_pause)
+    replace_checkpoint (mw->f->a, true);      /* the copy's point kept */
+  cr_assert_eq (array_fail (mw->f->a, 1, &err), 0, "%s", err.msg);
+  afx_write (mw->f, 10 * 131072, 3 * 131072, 11);
+  afx_write (mw->f, 80 * 131072, 2 * 131072, 12);
+  if (mw->then_pause)
+    array_job_pause (mw->f->a, true);
+}
+
+/* md goes on from the copy's point when the slot's member fails mid-way
+ * (raid5_remove_disk moves the replacement into the slot): so do we, the
+ * stripes written meanwhile below that point computed onto it first --
+ * without that, the slot's data chunks of stripes 11 and 12 would read
+ * as they were before, and stripe 10's parity would be wrong.
+ */
+Test (array_fail, slot_fails_mid_replace, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  char fresh[PATH_MAX + 16];
+  struct midway mw = { .f = &f };
+  struct array_job_watch watch = { .progress = fail_midway, .opaque = &mw };
+  struct array_job_status st;
+  int r;
+
+  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 3);
+  blank_member (&f, "new.img", fresh, sizeof fresh);
+  cr_assert_eq (array_replace_start (f.a, 1, fresh, false, &err), 0, "%s",
+                err.msg);
+  r = array_job_run (f.a, R5_JOB_REPLACE, &watch, &err);
+  cr_assert (mw.failed, "the copy never passed stripe 48");
+  cr_assert_lt (r, 0, "the replace ended as if its slot were in service");
+  cr_assert (strstr (afx_log (), "takes the slot, rebuilt from stripe 48 "
+                     "on"), "%s", afx_log ());
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_REBUILDING);
+  cr_assert_str_eq (array_member_path (f.a, 1), fresh);
+  afx_verify (&f);            /* below 48 read from the replacement */
+  cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_ACTIVE);
+  afx_verify (&f);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_CHECK, NULL, &err), 0, "%s",
+                err.msg);
+  array_job_status (f.a, &st);
+  cr_assert_eq (st.last_mismatches, 0, "mismatch_cnt %lu",
+                (unsigned long) st.last_mismatches);
+  afx_close (&f);
+  f.cfg.paths[1] = fresh;
+  afx_reopen (&f);
+  afx_verify (&f);
+  unlink (fresh);
+  afx_cleanup (&f);
+}
+
+/* The same failure with the job held before the replacement takes the
+ * slot, the array stopped then and started on the replacement without
+ * the failed member: the writes it missed are not computed onto it yet,
+ * so its superblock must not say it holds the copy's first 48 stripes
+ * (the failure recorded its copy at 0): it is rebuilt from the start.
+ */
+Test (array_fail, stopped_before_the_replacement_takes_the_slot,
+      .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  char fresh[PATH_MAX + 16];
+  struct midway mw = { .f = &f, .then_pause = true };
+  struct array_job_watch watch = { .progress = fail_midway, .opaque = &mw };
+
+  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 3);
+  blank_member (&f, "new.img", fresh, sizeof fresh);
+  cr_assert_eq (array_replace_start (f.a, 1, fresh, false, &err), 0, "%s",
+                err.msg);
+  (void) !array_job_run (f.a, R5_JOB_REPLACE, &watch, &err);
+  cr_assert (mw.failed, "the copy never passed stripe 48");
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_FAULTY);
+  afx_close (&f);
+  f.cfg.paths[1] = fresh;
+  afx_reopen (&f);
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_REBUILDING);
+  cr_assert_eq (f.a->job.kind, R5_JOB_REBUILD);
+  cr_assert_eq (f.a->job.cursor, 0, "the replacement was taken as holding "
+                "stripes it missed: rebuilt from %lu",
+                (unsigned long) f.a->job.cursor);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                err.msg);
+  afx_verify (&f);
+  unlink (fresh);
+  afx_cleanup (&f);
 }
 
 /* f made, written and left as an unclean stop leaves it (a resync due

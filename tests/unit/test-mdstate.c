@@ -635,6 +635,48 @@ Test (live, replace_a_member)
   cr_expect_eq (s.common.events, E + 3);
 }
 
+/* The slot's own device failing mid-copy: the replacement takes the slot
+ * (md's raid5_remove_disk), recovering from where its copy got -- its
+ * own superblock says the slot's role and RECOVERY_OFFSET, no longer
+ * REPLACEMENT; the failed device is let go; and what the devices then
+ * say assembles to the same: the replacement recovering from there.
+ */
+Test (live, replacement_takes_a_failed_slot)
+{
+  struct md_found f[R5_MAX_MEMBERS];
+  struct md_assembly as;
+  struct md_live s;
+  struct md_sb sb;
+
+  live_of (&s, 3, -1);
+  apply (&s, MD_EV_REPLACE_ADD, 1, 0);
+  apply (&s, MD_EV_FAIL, 1, 0);
+  cr_expect (s.slot[1].repl.attached, "the replacement stays attached");
+  cr_expect (apply (&s, MD_EV_REPLACE_PROMOTE, 1, 8192));
+  cr_expect (!s.slot[1].repl.attached);
+  cr_expect_eq (s.slot[1].state, MD_SLOT_RECOVERING);
+  md_live_sb (&s, 1, &sb);
+  cr_expect_eq (sb.dev_number, 3);
+  cr_expect_eq (sb.device_uuid[0], 7);
+  cr_expect_eq (sb.feature_map & (MD_FEATURE_REPLACEMENT |
+                                  MD_FEATURE_RECOVERY_OFFSET),
+                MD_FEATURE_RECOVERY_OFFSET);
+  cr_expect_eq (sb.recovery_offset, 8192);
+  cr_expect_eq (sb.dev_roles[3], 1);
+  cr_expect_eq (sb.dev_roles[1], MD_ROLE_SPARE, "the failed one let go");
+  cr_expect_eq (s.common.events, E + 3);
+  memset (f, 0, sizeof f);
+  for (unsigned k = 0; k < 3; k++) {
+    f[k].present = f[k].has_sb = true;
+    md_live_sb (&s, k, &f[k].sb);
+  }
+  cr_assert_eq (assemble (f, 3, false, false, &as), 0);
+  cr_expect_eq (as.owner[1], 1);
+  expect_fate (&as, 1, MD_FATE_RECOVERING);
+  cr_expect_eq (as.due, MD_DUE_RECOVERY);
+  cr_expect_eq (as.due_from, 8192);
+}
+
 /* A replacement that fails is let go; its number is free again. */
 Test (live, replacement_dropped)
 {
