@@ -552,7 +552,7 @@ take_slot (struct array *a, unsigned slot, uint64_t from)
                a->members[slot].path, err.msg);
   }
   else
-    array_log (a, ARRAY_LOG_NOTICE, "slot %u's member (%s) failed while it "
+    array_log (a, ARRAY_LOG_ERROR, "slot %u's member (%s) failed while it "
                "was being replaced: %s takes the slot, rebuilt from stripe %"
                PRIu64 " on (its copy's point)", slot, old.path,
                a->members[slot].path, from);

@@ -12,8 +12,10 @@
 # workload was right, the old member is out of the array (mdadm agrees:
 # its events are behind), and member-check finds every byte where md
 # puts it, the new disk included.  Then a second replace whose member
-# fails mid-way: the new disk is rebuilt into the slot instead; and one
-# whose new disk is a second member's path: refused in one line.
+# fails mid-way, written to while it is held: the new disk takes the slot
+# as md's does, rebuilt from its copy's point, and the writes it missed
+# read back; and one whose new disk is a second member's path: refused
+# in one line.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -144,25 +146,44 @@ md_expect clean AAA "${now[@]}"
 member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset "$MD_DOFF" \
   --model "$tmpdir/model" "${now[@]}"
 
-echo "== the member being replaced fails: the new disk is rebuilt instead"
+echo "== the member being replaced fails: the new disk takes the slot from the copy's point"
+# md goes on from the copy's point (raid5_remove_disk moves the
+# replacement into the slot).  Held while the member fails and a verified
+# load writes: those writes are planned around the slot and miss the new
+# disk, below its copy's point too; they are computed onto it before it
+# takes the slot, or the load's reads after would find them missing.
 new2=$tmpdir/new2.img
 truncate -s ${MB}M "$new2"
 serve_ctl "$tmpdir/nbdkit.log" "${now[@]/#/disk=}" "${speed[@]}" || fail "serve"
 ctl_ok replace 0 "$new2"
-ctl_wait 's["job"]["done_stripes"] > 20' 30
+ctl_wait 's["job"]["done_stripes"] > 40' 30
 ctl_ok pause
+copied=$(ctl_get 's["job"]["done_stripes"]')
 ctl_ok fail 0
+[ "$(md_field "$new2" 'Recovery Offset')" = "0 sectors" ] ||
+  fail "the new disk still claims a copy while writes miss it: $(md_field "$new2" 'Recovery Offset')"
+LOAD_OPS=300 load_start "$tmpdir/model" 3
+sleep 1
+load_stop
 ctl_ok resume
-ctl_wait 's["job"]["kind"] == "rebuild"' 20
+ctl_wait 's["job"]["kind"] != "replace"' 20
 [ "$(ctl_get '"%s %s" % (s["members"][0]["path"], s["members"][0]["state"])')" = "$new2 rebuilding" ] ||
   fail "slot 0 after its member failed: $(ctl_get 's["members"][0]')"
-grep -q "is rebuilt into the slot instead" "$tmpdir/nbdkit.log" ||
-  fail "the log does not say the replacement is rebuilt"
+from=$(sed -n 's/.*takes the slot, rebuilt from stripe \([0-9]*\) on.*/\1/p' "$tmpdir/nbdkit.log")
+echo "   copied $copied stripes when slot 0 failed; rebuilt from stripe ${from:-?} on"
+[ "${from:-0}" -ge "$copied" ] && [ "${from:-0}" -gt 0 ] ||
+  fail "the new disk did not take the slot from its copy's point: $(grep 'slot 0' "$tmpdir/nbdkit.log" | tail -n 3)"
+[ "$(md_field "$new2" 'Device Role')" = "Active device 0" ] ||
+  fail "mdadm --examine the new disk: role '$(md_field "$new2" 'Device Role')'"
 ctl speed --max 200000 >/dev/null
 ctl_wait 's["job"]["kind"] == "idle" and s["health"] == "[UUU]"' 60
 "$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
   >"$tmpdir/verify.out" 2>&1 ||
   { cat "$tmpdir/verify.out" >&2; fail "the array after the replacement's rebuild"; }
+ctl_ok check
+ctl_progress check 60 1
+[ "$(ctl_get 's["last_job"]["mismatch_sectors"]')" = 0 ] ||
+  fail "check after the new disk took the slot: $(ctl_get 's["last_job"]')"
 
 echo "== refused in one line"
 out=$("$RAID5CTL" --control "$CTL_SOCK" replace 2 "$new" 2>&1) &&
