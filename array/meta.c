@@ -483,6 +483,15 @@ meta_replace (struct array *a, unsigned slot, enum md_event_kind kind,
     return 0;
   meta_random_uuid (uuid);
   pthread_mutex_lock (&m->lock);
+  /* A checkpoint that looked before the slot's member failed: the
+   * failure recorded the copy at 0 (live_fail), and it stays there until
+   * the replacement takes the slot.
+   */
+  if (kind == MD_EV_REPLACE_CP && sectors > 0 &&
+      m->live.slot[slot].state == MD_SLOT_FAULTY) {
+    pthread_mutex_unlock (&m->lock);
+    return 0;
+  }
   r = update (a, &(struct md_event) {
       .kind = kind, .slot = slot, .sectors = sectors, .device_uuid = uuid,
       .data_size = a->members[ARRAY_REPLACEMENT].size / 512 -

@@ -545,9 +545,17 @@ take_slot (struct array *a, unsigned slot, uint64_t from)
   else
     array_bb_new_member (a, slot);
   if (r < 0) {
-    /* As a rebuild whose start could not be recorded: out again. */
+    /* As a rebuild whose start could not be recorded (rebuild.c's
+     * begin): out again, and the superblocks agree.
+     */
+    struct array_err ignored;
+
     a->job.kind = R5_JOB_NONE;
     health_rebuild_failed (&a->health);
+    if (meta_member_failed (a, slot, health_gen (&a->health, slot),
+                            &ignored) < 0)
+      array_log (a, ARRAY_LOG_ERROR, "recording slot %u out: %s", slot,
+                 ignored.msg);
     array_log (a, ARRAY_LOG_ERROR, "slot %u: recording %s in it: %s", slot,
                a->members[slot].path, err.msg);
   }
@@ -579,10 +587,24 @@ promote (struct array *a, struct array_err *err)
   if (r < 0)
     return (int) r;
   pthread_rwlock_wrlock (&a->shape_lock);
-  if ((r = catch_up (a, slot, err)) >= 0 && health_failed (&a->health)) {
+  r = catch_up (a, slot, err);
+  /* What it holds durable before its superblock says so (as a
+   * checkpoint syncs first), and the failure recorded before the slot
+   * changes hands: a fail by hand records it after letting the shape
+   * lock go.
+   */
+  if (r >= 0)
+    replace_sync (a);
+  if (r >= 0 && rp->failed) {
+    array_set_err (err, "the replacement (%s) failed", replacement (a)->path);
+    r = -ECANCELED;
+  }
+  else if (r >= 0 && health_failed (&a->health)) {
     array_set_err (err, "the array has failed");
     r = -EIO;
   }
+  if (r >= 0)
+    r = meta_record_out (a, err);
   if (r >= 0)
     take_slot (a, slot, from);
   pthread_rwlock_unlock (&a->shape_lock);
@@ -613,7 +635,8 @@ replace_stopped (struct array *a, int r)
   pthread_mutex_unlock (&a->meta.lock);
   if (meta_replace (a, slot, MD_EV_REPLACE_DROP, 0, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "dropping the replacement: %s", err.msg);
-  if (r == -ENODEV && health_out (&a->health) == (int) slot) {
+  if (r == -ENODEV && health_out (&a->health) == (int) slot &&
+      !a->replace.failed) {
     array_log (a, ARRAY_LOG_ERROR, "slot %u's member failed while it was "
                "being replaced: %s is rebuilt into the slot instead", slot,
                m.path);
@@ -621,6 +644,10 @@ replace_stopped (struct array *a, int r)
       array_log (a, ARRAY_LOG_ERROR, "rebuilding slot %u onto %s: %s", slot,
                  m.path, err.msg);
   }
+  else if (health_out (&a->health) == (int) slot)
+    array_log (a, ARRAY_LOG_ERROR, "slot %u: its member and its replacement "
+               "(%s) both failed: the replacement is let go, the slot stays "
+               "out of service", slot, m.path);
   else
     array_log (a, ARRAY_LOG_ERROR, "slot %u: the replace stopped; %s is "
                "let go and slot %u's member stays in service", slot, m.path,
@@ -682,15 +709,18 @@ replace_mirror (struct array *a, const struct io_op *ops, size_t n,
   uint64_t end = g->data_offset + a->replace.copied * g->chunk;
   size_t k = 0;
 
-  if (slot < 0 || a->replace.failed)
+  if (slot < 0)
     return 0;
   /* Out of service (it never comes back while being replaced): the
-   * batch was planned around it, or its write there failed.
+   * batch was planned around it, or its write there failed.  Noted even
+   * if the replacement failed meanwhile (promote then gives up on it).
    */
   if (health_out (&a->health) == slot) {
     note_writes_missed (a, ops, n, end);
     return 0;
   }
+  if (a->replace.failed)
+    return 0;
   for (size_t i = 0; i < n; i++) {
     const struct io_op *op = &ops[i];
 
