@@ -7,6 +7,11 @@
 #      vdh in slot 1; the pattern, check 0.
 #   C  md's own replace, stopped: create 3, the pattern, add vdl, replace
 #      vdj with it slowed down, stop mid-way.
+#   D  (vdm..vdp) replaced here, its slot's member failed mid-way: md
+#      assembles vdm, vdo and vdp (vdp in slot 1), the pattern, check 0.
+#   E  (vdq..vdt) md's replace of vdr with vdt, slowed down, and vdr
+#      failed mid-way: md goes on from the copy's point with vdt in slot
+#      1 (no longer a replacement), then stops mid-way for the host.
 . "${BASH_SOURCE[0]%/*}/guest-lib.sh"
 
 # same CASE MD: the pattern reads back, check 0.
@@ -54,6 +59,16 @@ else
     not_ok "B: mdadm --assemble"
 fi
 
+log "D: replaced here, the slot's member failed mid-way"
+if run mdadm --assemble /dev/md4 /dev/vd{m,o,p}; then
+    wait_idle md4 60 || not_ok "D: md is busy after assembling"
+    [[ $(role_of md4 vdp) == 1 ]] || not_ok "D: vdp is not in slot 1 ($(role_of md4 vdp))"
+    same D md4
+    md_stop md4
+else
+    not_ok "D: mdadm --assemble"
+fi
+
 log "C: md's replace, stopped mid-way"
 if run mdadm --create /dev/md3 --run --assume-clean --metadata=1.2 --level=5 \
        --raid-devices=3 --chunk=64K --bitmap=none /dev/vd{i,j,k}; then
@@ -70,6 +85,46 @@ if run mdadm --create /dev/md3 --run --assume-clean --metadata=1.2 --level=5 \
     md_stop md3
 else
     not_ok "C: mdadm --create"
+fi
+# sync_completed's first number (sectors), or 0.  It moves in steps (md
+# updates it every sixteenth of the device), and a recovery started again
+# begins at its starting point: so right after a restart it says where.
+done_sectors () {
+    local d
+    read -r d _ </sys/block/$1/md/sync_completed
+    [[ $d =~ ^[0-9]+$ ]] && echo "$d" || echo 0
+}
+
+log "E: md's replace, its source failed mid-way"
+if run mdadm --create /dev/md5 --run --assume-clean --metadata=1.2 --level=5 \
+       --raid-devices=3 --chunk=64K --bitmap=none /dev/vd{q,r,s}; then
+    size=$(blockdev --getsize64 /dev/md5)
+    dd if="$VM_WORK/E.pattern" of=/dev/md5 bs=1M count=$((size / 1048576)) \
+       oflag=direct status=none || not_ok "E: writing the pattern"
+    run mdadm /dev/md5 --add /dev/vdt
+    echo 500 >/proc/sys/dev/raid/speed_limit_min
+    echo 500 >/proc/sys/dev/raid/speed_limit_max
+    run mdadm /dev/md5 --replace /dev/vdr --with /dev/vdt
+    # sync_completed moves in steps of a sixteenth of the device.
+    for ((i = 0; i < 300; i++)); do
+        [[ $(done_sectors md5) -gt 0 ]] && break
+        nap 0.1
+    done
+    before=$(done_sectors md5)
+    run mdadm /dev/md5 --fail /dev/vdr
+    nap 3
+    after=$(done_sectors md5)
+    read -r st </sys/block/md5/md/dev-vdt/state
+    log "E: copy at $before sectors when vdr failed, $after after; vdt: $st, slot $(role_of md5 vdt)"
+    if [[ $before -gt 0 && $after -ge $before && $(role_of md5 vdt) == 1 &&
+          $st != *replacement* ]]; then
+        ok "E: md went on from the copy's point with vdt in slot 1"
+    else
+        not_ok "E: md did not go on from the copy's point ($before -> $after, vdt: $st)"
+    fi
+    md_stop md5
+else
+    not_ok "E: mdadm --create"
 fi
 log "done, $GUEST_FAILS not ok"
 [[ $GUEST_FAILS == 0 ]]
