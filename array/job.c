@@ -241,11 +241,15 @@ begin_next (struct array *a, enum r5_job kind, int r)
     return;
   }
   /* A resync that waited for a whole array, or for a replace to end (md
-   * does recovery -- a replacement's copy too -- and reshape first).
+   * does recovery -- a replacement's copy too -- and reshape first).  A
+   * replace that stopped leaves the array whole when its replacement
+   * failed: md_check_recovery resyncs then too, without it.
    */
   if ((kind == R5_JOB_REBUILD || kind == R5_JOB_RESHAPE ||
-       kind == R5_JOB_REPLACE) && r == 0 &&
-      meta_resync_due (a) && health_out (&a->health) < 0) {
+       kind == R5_JOB_REPLACE) && (r == 0 || kind == R5_JOB_REPLACE) &&
+      j->kind == R5_JOB_NONE && meta_resync_due (a) &&
+      health_out (&a->health) < 0 && !health_failed (&a->health) &&
+      !a->grow.active && a->replace.slot < 0) {
     job_begin (a, R5_JOB_RESYNC);
     j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
   }

@@ -22,6 +22,11 @@
 /* A copy step moves at most this much of each member. */
 #define REPLACE_STEP_BYTES (1u << 20)
 
+/* Stripes a replacement taking a failed slot may still have to catch up
+ * with no request running (promote).
+ */
+#define CATCH_UP_LOCKED 64
+
 static struct io_member *
 replacement (struct array *a)
 {
@@ -570,8 +575,9 @@ take_slot (struct array *a, unsigned slot, uint64_t from)
 /* md's raid5_remove_disk for a slot whose member failed mid-copy: the
  * replacement takes it, the recovery going on from where the copy got.
  * What the replacement missed is computed onto it first: most of it with
- * requests going on, the rest with none (the shape lock), so that no
- * write planned around the slot is still to come.  job.lock held, no
+ * requests going on, the rest (little, unless writes kept coming) with
+ * none (the shape lock), so that no write planned around the slot is
+ * still to come.  job.lock held, no
  * job.  0; or -errno with nothing changed but the replacement's bytes.
  */
 static int
@@ -580,10 +586,15 @@ promote (struct array *a, struct array_err *err)
   struct replace *rp = &a->replace;
   unsigned slot = (unsigned) rp->slot;
   uint64_t from = rp->copied;
-  int64_t r = 1;
+  unsigned pass = 0;
+  int64_t r;
 
-  for (unsigned pass = 0; pass < 4 && r > 0; pass++)
+  /* Until a pass finds little new (or 16 passes): what is left for the
+   * pass with no request running is then small.
+   */
+  do
     r = catch_up (a, slot, err);
+  while (r > CATCH_UP_LOCKED && ++pass < 16);
   if (r < 0)
     return (int) r;
   pthread_rwlock_wrlock (&a->shape_lock);

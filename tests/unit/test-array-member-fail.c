@@ -176,6 +176,27 @@ fail_midway (void *opaque, uint64_t done, uint64_t total)
     array_job_pause (mw->f->a, true);
 }
 
+/* f made and written, slot 1 replaced by a blank member (its path in
+ * fresh), the replace run with mw's failure; the job's result.
+ */
+static int
+replace_failing_midway (struct afx *f, struct midway *mw, char *fresh,
+                        size_t size, struct array_err *err)
+{
+  struct array_job_watch watch = { .progress = fail_midway, .opaque = mw };
+  int r;
+
+  afx_make (f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (f);
+  afx_write (f, 0, f->cap, 3);
+  blank_member (f, "new.img", fresh, size);
+  cr_assert_eq (array_replace_start (f->a, 1, fresh, false, err), 0, "%s",
+                err->msg);
+  r = array_job_run (f->a, R5_JOB_REPLACE, &watch, err);
+  cr_assert (mw->failed, "the copy never passed stripe 48");
+  return r;
+}
+
 /* md goes on from the copy's point when the slot's member fails mid-way
  * (raid5_remove_disk moves the replacement into the slot): so do we, the
  * stripes written meanwhile below that point computed onto it first --
@@ -188,18 +209,10 @@ Test (array_fail, slot_fails_mid_replace, .timeout = 120)
   struct array_err err;
   char fresh[PATH_MAX + 16];
   struct midway mw = { .f = &f };
-  struct array_job_watch watch = { .progress = fail_midway, .opaque = &mw };
   struct array_job_status st;
   int r;
 
-  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
-  afx_open_ok (&f);
-  afx_write (&f, 0, f.cap, 3);
-  blank_member (&f, "new.img", fresh, sizeof fresh);
-  cr_assert_eq (array_replace_start (f.a, 1, fresh, false, &err), 0, "%s",
-                err.msg);
-  r = array_job_run (f.a, R5_JOB_REPLACE, &watch, &err);
-  cr_assert (mw.failed, "the copy never passed stripe 48");
+  r = replace_failing_midway (&f, &mw, fresh, sizeof fresh, &err);
   cr_assert_lt (r, 0, "the replace ended as if its slot were in service");
   cr_assert (strstr (afx_log (), "takes the slot, rebuilt from stripe 48 "
                      "on"), "%s", afx_log ());
@@ -236,16 +249,8 @@ Test (array_fail, stopped_before_the_replacement_takes_the_slot,
   struct array_err err;
   char fresh[PATH_MAX + 16];
   struct midway mw = { .f = &f, .then_pause = true };
-  struct array_job_watch watch = { .progress = fail_midway, .opaque = &mw };
 
-  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
-  afx_open_ok (&f);
-  afx_write (&f, 0, f.cap, 3);
-  blank_member (&f, "new.img", fresh, sizeof fresh);
-  cr_assert_eq (array_replace_start (f.a, 1, fresh, false, &err), 0, "%s",
-                err.msg);
-  (void) !array_job_run (f.a, R5_JOB_REPLACE, &watch, &err);
-  cr_assert (mw.failed, "the copy never passed stripe 48");
+  (void) replace_failing_midway (&f, &mw, fresh, sizeof fresh, &err);
   cr_assert_eq (array_member_state (f.a, 1), MEMBER_FAULTY);
   afx_close (&f);
   f.cfg.paths[1] = fresh;
@@ -288,6 +293,46 @@ resync_due (struct afx *f)
 
   array_job_status (f->a, &st);
   return st.resync_due;
+}
+
+/* A replace under way when the array stopped uncleanly goes on first,
+ * the resync waiting for it (md: recovery, a replacement's copy too,
+ * before resync); its replacement then fails: md_check_recovery resyncs
+ * the array, whole again without it, at once -- not at the next start.
+ */
+Test (array_fail, resync_follows_a_replace_whose_replacement_failed,
+      .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  char fresh[PATH_MAX + 16];
+
+  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 4);
+  blank_member (&f, "new.img", fresh, sizeof fresh);
+  cr_assert_eq (array_replace_start (f.a, 1, fresh, false, &err), 0, "%s",
+                err.msg);
+  afx_close (&f);
+  afx_mark_dirty (&f, 0);
+  f.cfg.paths[3] = fresh;
+  f.cfg.members = 4;
+  afx_reopen (&f);
+  cr_assert_eq (f.a->job.kind, R5_JOB_REPLACE, "the replace goes on first");
+  cr_assert (resync_due (&f));
+  io_member_inject_failure (&f.a->members[ARRAY_REPLACEMENT], 3);
+  cr_assert_lt (array_job_run (f.a, R5_JOB_REPLACE, NULL, &err), 0,
+                "the replace ended with its replacement failing");
+  cr_assert_eq (f.a->replace.slot, -1, "the replacement was not let go");
+  cr_assert_eq (f.a->job.kind, R5_JOB_RESYNC,
+                "no resync after the replace stopped (job %d)",
+                (int) f.a->job.kind);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_RESYNC, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert_not (resync_due (&f));
+  afx_verify (&f);
+  unlink (fresh);
+  afx_cleanup (&f);
 }
 
 /* The rebuild runs, the resync follows it and ends. */

@@ -59,6 +59,21 @@ else
     not_ok "B: mdadm --assemble"
 fi
 
+# md_replacing CASE MD D0 D1 D2 NEW: md's array of D0..D2 with CASE's
+# pattern, NEW added and replacing D1, slowed down to 500 KiB/s.
+md_replacing () {
+    local c=$1 md=$2 size
+    run mdadm --create /dev/$md --run --assume-clean --metadata=1.2 --level=5 \
+        --raid-devices=3 --chunk=64K --bitmap=none /dev/{$3,$4,$5} || return 1
+    size=$(blockdev --getsize64 /dev/$md)
+    dd if="$VM_WORK/$c.pattern" of=/dev/$md bs=1M count=$((size / 1048576)) \
+       oflag=direct status=none || not_ok "$c: writing the pattern"
+    run mdadm /dev/$md --add /dev/$6
+    echo 500 >/proc/sys/dev/raid/speed_limit_min
+    echo 500 >/proc/sys/dev/raid/speed_limit_max
+    run mdadm /dev/$md --replace /dev/$4 --with /dev/$6
+}
+
 log "D: replaced here, the slot's member failed mid-way"
 if run mdadm --assemble /dev/md4 /dev/vd{m,o,p}; then
     wait_idle md4 60 || not_ok "D: md is busy after assembling"
@@ -70,15 +85,7 @@ else
 fi
 
 log "C: md's replace, stopped mid-way"
-if run mdadm --create /dev/md3 --run --assume-clean --metadata=1.2 --level=5 \
-       --raid-devices=3 --chunk=64K --bitmap=none /dev/vd{i,j,k}; then
-    size=$(blockdev --getsize64 /dev/md3)
-    dd if="$VM_WORK/C.pattern" of=/dev/md3 bs=1M count=$((size / 1048576)) \
-       oflag=direct status=none || not_ok "C: writing the pattern"
-    run mdadm /dev/md3 --add /dev/vdl
-    echo 500 >/proc/sys/dev/raid/speed_limit_min
-    echo 500 >/proc/sys/dev/raid/speed_limit_max
-    run mdadm /dev/md3 --replace /dev/vdj --with /dev/vdl
+if md_replacing C md3 vd{i,j,k,l}; then
     nap 4
     read -r st </sys/block/md3/md/dev-vdl/state
     log "C: vdl: $st, sync_completed $(cat /sys/block/md3/md/sync_completed)"
@@ -96,15 +103,7 @@ done_sectors () {
 }
 
 log "E: md's replace, its source failed mid-way"
-if run mdadm --create /dev/md5 --run --assume-clean --metadata=1.2 --level=5 \
-       --raid-devices=3 --chunk=64K --bitmap=none /dev/vd{q,r,s}; then
-    size=$(blockdev --getsize64 /dev/md5)
-    dd if="$VM_WORK/E.pattern" of=/dev/md5 bs=1M count=$((size / 1048576)) \
-       oflag=direct status=none || not_ok "E: writing the pattern"
-    run mdadm /dev/md5 --add /dev/vdt
-    echo 500 >/proc/sys/dev/raid/speed_limit_min
-    echo 500 >/proc/sys/dev/raid/speed_limit_max
-    run mdadm /dev/md5 --replace /dev/vdr --with /dev/vdt
+if md_replacing E md5 vd{q,r,s,t}; then
     # sync_completed moves in steps of a sixteenth of the device.
     for ((i = 0; i < 300; i++)); do
         [[ $(done_sectors md5) -gt 0 ]] && break
