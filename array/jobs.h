@@ -168,6 +168,13 @@ int rebuild_onto (struct array *a, unsigned slot, struct io_member *m,
                   struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* The member just put into slot could not be recorded or readied there
+ * (its superblock write or a write to it failed): the slot is out of
+ * service again (faulty), and the superblocks say so.  job.lock held.
+ */
+void rebuild_join_failed (struct array *a, unsigned slot)
+  __attribute__((nonnull));
+
 /* The rebuild reached the end (rebuild.c); job.lock held. */
 int rebuild_done (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));

@@ -225,8 +225,8 @@ join_of (struct array *a, unsigned slot, const struct io_member *m,
  * not inside the superblock and bitmap just written (md: from 4 KiB to
  * the data).  Left there, blkid and udev would still call the member an
  * ext4, or another array's; in the data area the rebuild overwrites
- * them only when it gets there.  A failure leaves the slot rebuilding:
- * the same rebuild can be asked again.
+ * them only when it gets there.  A failure is the new member's: the
+ * slot is out of service again (the same rebuild can be asked again).
  */
 static int
 wipe_old (struct array *a, const struct joining *j, struct array_err *err)
@@ -244,6 +244,18 @@ wipe_old (struct array *a, const struct joining *j, struct array_err *err)
              "first: %s); forced: wiped", j->slot, a->members[j->slot].path,
              j->sigs.n, j->sigs.n > 1 ? "s" : "", j->sigs.sig[0].type);
   return 0;
+}
+
+void
+rebuild_join_failed (struct array *a, unsigned slot)
+{
+  struct array_err ignored;
+
+  health_rebuild_failed (&a->health);
+  if (meta_member_failed (a, slot, health_gen (&a->health, slot),
+                          &ignored) < 0)        /* live agrees */
+    array_log (a, ARRAY_LOG_ERROR, "recording slot %u out: %s", slot,
+               ignored.msg);
 }
 
 /* Put j->m (or, in_place, the member already there) into the slot and
@@ -270,21 +282,17 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
   job_begin (a, R5_JOB_NONE);
   health_rebuild_begin (&a->health, slot, j->how == META_JOIN_RE_ADD, 0);
   if ((r = meta_add_member (a, slot, j->how, j->sb, err)) < 0) {
-    struct array_err ignored;
-
-    health_rebuild_failed (&a->health);
-    if (meta_member_failed (a, slot, health_gen (&a->health, slot),
-                            &ignored) < 0)      /* live agrees */
-      array_log (a, ARRAY_LOG_ERROR, "recording slot %u out: %s", slot,
-                 ignored.msg);
+    rebuild_join_failed (a, slot);
     return r;
   }
   array_bb_new_member (a, slot);
   free (a->left_out[slot]);
   a->left_out[slot] = NULL;
   a->one_behind[slot] = false;
-  if ((r = wipe_old (a, j, err)) < 0)
+  if ((r = wipe_old (a, j, err)) < 0) {
+    rebuild_join_failed (a, slot);  /* a write of the new member failed */
     return r;
+  }
   a->job.kind = R5_JOB_REBUILD;
   array_log (a, ARRAY_LOG_DEBUG, "%s slot %u onto %s",
              j->how == META_JOIN_RE_ADD ? "re-adding (bitmap-guided) into"

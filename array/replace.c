@@ -550,17 +550,9 @@ take_slot (struct array *a, unsigned slot, uint64_t from)
   else
     array_bb_new_member (a, slot);
   if (r < 0) {
-    /* As a rebuild whose start could not be recorded (rebuild.c's
-     * begin): out again, and the superblocks agree.
-     */
-    struct array_err ignored;
-
+    /* As a rebuild whose start could not be recorded. */
     a->job.kind = R5_JOB_NONE;
-    health_rebuild_failed (&a->health);
-    if (meta_member_failed (a, slot, health_gen (&a->health, slot),
-                            &ignored) < 0)
-      array_log (a, ARRAY_LOG_ERROR, "recording slot %u out: %s", slot,
-                 ignored.msg);
+    rebuild_join_failed (a, slot);
     array_log (a, ARRAY_LOG_ERROR, "slot %u: recording %s in it: %s", slot,
                a->members[slot].path, err.msg);
   }

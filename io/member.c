@@ -197,6 +197,11 @@ int
 io_member_pwrite (const struct io_member *m, const void *buf, size_t len,
                   uint64_t off)
 {
+  /* Test-only: once a member's injected failure has struck (its count
+   * of batch ops ran out), these writes fail too, as a dead device's do.
+   */
+  if (atomic_load (&m->fail_after) == 0)
+    return -EIO;
   return m->backend ? m->backend->pwrite (m, buf, len, off) : -EBADF;
 }
 

@@ -222,7 +222,8 @@ bool io_member_named (const struct io_member *m, const char *path)
   __attribute__((nonnull));
 
 /* Make every op on m from the (after+1)-th on fail with EIO, without
- * reaching the file: a member that dies while in service.
+ * reaching the file: a member that dies while in service.  Batch ops
+ * count; io_member_pwrite fails too once they ran out.
  */
 void io_member_inject_failure (struct io_member *m, int64_t after)
   __attribute__((nonnull));

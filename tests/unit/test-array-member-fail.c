@@ -455,6 +455,44 @@ Test (array_fail, resync_over_when_the_spare_is_refused, .timeout = 120)
   afx_cleanup (&f);
 }
 
+/* A spare taken with spare-force=true whose old signatures cannot be
+ * wiped (its write fails) is a new member failing: the slot is out of
+ * service again (faulty), recorded so, and not left "rebuilding" with no
+ * rebuild running.
+ */
+Test (array_fail, spare_whose_wipe_fails_is_out, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  char spare[PATH_MAX + 16], cmd[PATH_MAX + 64];
+
+  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  blank_member (&f, "spare.img", spare, sizeof spare);
+  snprintf (cmd, sizeof cmd, "mkfs.ext4 -q -F %s >/dev/null 2>&1", spare);
+  cr_assert_eq (system (cmd), 0, "%s", cmd);
+  f.cfg.spare = spare;
+  f.cfg.spare_force = true;
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 5);
+  cr_assert_eq (array_fail (f.a, 1, &err), 0, "%s", err.msg);
+  io_member_inject_failure (&f.a->spare, 1);  /* its superblock, no more */
+  cr_assert_lt (array_rebuild_start (f.a, 1, NULL, false, &err), 0,
+                "the wipe did not fail: %s", afx_log ());
+  cr_assert (strstr (err.msg, "wiping the ext4"), "%s", err.msg);
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_FAULTY, "state %d",
+                (int) array_member_state (f.a, 1));
+  cr_assert_eq (f.a->job.kind, R5_JOB_NONE);
+  afx_verify (&f);
+  afx_close (&f);
+  f.cfg.spare = NULL;
+  afx_reopen (&f);
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_MISSING,
+                "the superblocks do not record slot 1 out (state %d)",
+                (int) array_member_state (f.a, 1));
+  afx_verify (&f);
+  afx_cleanup (&f);
+}
+
 /* Two members failing in the same resync step fail the array: the
  * resync stays due (the superblocks may not record the second failure,
  * and the dirty mark keeps a restart from rebuilding from stale parity).
