@@ -171,6 +171,19 @@ afx_verify (struct afx *f)
   free (got);
 }
 
+void
+afx_check_clean (struct afx *f)
+{
+  struct array_err err;
+  struct array_job_status st;
+
+  cr_assert_eq (array_job_run (f->a, R5_JOB_CHECK, NULL, &err), 0, "%s",
+                err.msg);
+  array_job_status (f->a, &st);
+  cr_assert_eq (st.last_mismatches, 0, "check: mismatch_cnt %lu",
+                (unsigned long) st.last_mismatches);
+}
+
 /* The array's status, parsed (the caller puts it). */
 static json_object *
 status_json (struct afx *f)
