@@ -3,9 +3,10 @@
  * Shaped like ISA-L's xor_gen(): one array of pointers, sources first and
  * the destination LAST; vects counts them all.  r5_xor_gen() uses ISA-L
  * where its alignment contract holds (every pointer 32-byte aligned, whole
- * 64-byte blocks) and the portable reference for the rest, so callers may
- * pass any pointers and any length (nbdkit's request buffers are only
- * 16-byte aligned).  The *_ref functions are the test oracle.
+ * 64-byte blocks) and unaligned vector loads for the rest (the widest the
+ * processor has), so callers may pass any pointers and any length
+ * (nbdkit's request buffers are only 16-byte aligned).  The *_ref
+ * functions are the test oracle.
  *
  * Pure and thread-safe.  Buffers are owned by the caller.  The destination
  * may be the same buffer as a source only in the reference versions.
