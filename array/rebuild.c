@@ -226,7 +226,9 @@ join_of (struct array *a, unsigned slot, const struct io_member *m,
  * the data).  Left there, blkid and udev would still call the member an
  * ext4, or another array's; in the data area the rebuild overwrites
  * them only when it gets there.  A failure is the new member's: the
- * slot is out of service again (the same rebuild can be asked again).
+ * slot is out of service again.  (Asked again onto the same path, the
+ * rebuild takes the member in place, unprobed, so what the wipe did not
+ * reach stays until the rebuild overwrites it; another path is probed.)
  */
 static int
 wipe_old (struct array *a, const struct joining *j, struct array_err *err)

@@ -97,11 +97,12 @@ advance (unsigned vects, void **array, size_t off, void **out)
  */
 typedef uint64_t vec32 __attribute__ ((vector_size (32)));
 
-/* The unaligned XOR below is built for each x86-64 width and the widest
- * the processor has is chosen when the library loads (an ifunc): on one
- * machine baseline SSE2 may be what it runs, on another AVX-512.
+/* The unaligned XOR below is built for baseline x86-64 (SSE2: two
+ * registers a vector), for AVX2 (one) and for AVX-512, and the one the
+ * processor can run is chosen when the library loads (an ifunc, so
+ * glibc only; elsewhere the baseline build).
  */
-#if defined (__x86_64__) && defined (__has_attribute)
+#if defined (__x86_64__) && defined (__GLIBC__) && defined (__has_attribute)
 # if __has_attribute (target_clones)
 #  define WIDEST_X86 __attribute__ ((target_clones ("avx512f", "avx2", \
                                                     "default")))
