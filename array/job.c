@@ -42,7 +42,7 @@ job_init (struct array *a)
   }
   else if (a->replace.slot >= 0 && health_out (&a->health) < 0) {
     j->kind = R5_JOB_REPLACE;
-    j->cursor = a->replace.resume_from;
+    j->cursor = a->replace.copied;
   }
   else if (health_rebuilding (&a->health)) {
     uint64_t limit;
@@ -236,7 +236,7 @@ begin_next (struct array *a, enum r5_job kind, int r)
     replace_stopped (a, r);   /* may begin a rebuild */
   /* A replace that waited for a rebuild (md recovers both together). */
   if (kind == R5_JOB_REBUILD && r == 0 && a->replace.slot >= 0) {
-    j->cursor = a->replace.resume_from;
+    j->cursor = a->replace.copied;
     job_begin (a, R5_JOB_REPLACE);
     return;
   }

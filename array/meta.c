@@ -981,7 +981,7 @@ meta_start (struct array *a, struct array_err *err)
    * point do not reach it, so a later start must not go on from its old
    * point.
    */
-  if (r == 0 && a->replace.slot >= 0 && a->replace.resume_from == 0)
+  if (r == 0 && a->replace.slot >= 0 && a->replace.copied == 0)
     r = meta_replace (a, (unsigned) a->replace.slot, MD_EV_REPLACE_CP, 0,
                       err);
   return r;

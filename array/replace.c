@@ -112,7 +112,6 @@ array_replace_start (struct array *a, unsigned slot, const char *path,
   if ((r = check_replaceable (a, slot, err)) == 0 &&
       (r = open_replacement (a, path, force, err)) == 0) {
     a->job.cursor = 0;        /* nothing is mirrored below 0 */
-    a->replace.resume_from = 0;
     a->replace.copied = 0;
     a->replace.nmissed = 0;
     forget_lost (&a->replace);
@@ -139,9 +138,8 @@ replace_attach (struct array *a, unsigned slot, uint64_t sectors)
 {
   forget_lost (&a->replace);
   a->replace.slot = (int) slot;
-  a->replace.resume_from = sectors == MD_MAX_SECTOR ? a->geom.stripes
-                                                    : sectors * 512 / a->geom.chunk;
-  a->replace.copied = a->replace.resume_from;
+  a->replace.copied = sectors == MD_MAX_SECTOR ? a->geom.stripes
+                                               : sectors * 512 / a->geom.chunk;
   a->replace.nmissed = 0;
 }
 
@@ -370,6 +368,42 @@ replace_checkpoint (struct array *a, bool now)
 
 /* --- the end --------------------------------------------------------- */
 
+/* The replacement into members[slot]; the member it replaces returned
+ * (the caller closes it).  Under meta.lock: a superblock write
+ * (write_out) of a thread that is no request -- the clean mark, a job's
+ * checkpoint -- may be queueing or writing these members' structs.
+ */
+static struct io_member
+swap_in (struct array *a, unsigned slot)
+{
+  struct io_member old;
+
+  pthread_mutex_lock (&a->meta.lock);
+  old = a->members[slot];
+  a->members[slot] = *replacement (a);
+  io_member_init (replacement (a));
+  pthread_mutex_unlock (&a->meta.lock);
+  return old;
+}
+
+/* The replacement, now slot's member, takes the pages its copy could not
+ * compute as its bad-block table (written if r, the slot's superblocks'
+ * result, is 0), or an empty one.  r, or the table's write's result.
+ */
+static int
+give_lost (struct array *a, unsigned slot, int r, struct array_err *err)
+{
+  struct replace *rp = &a->replace;
+
+  if (rp->lost == NULL) {
+    array_bb_new_member (a, slot);
+    return r;
+  }
+  array_bb_attach (a, slot, rp->lost);
+  rp->lost = NULL;
+  return r == 0 ? meta_bb_write (a, slot, err) : r;
+}
+
 /* Stop mirroring, and wait out the requests that may still be (their
  * epochs); slot is then no longer being replaced.  job.lock held.
  */
@@ -410,25 +444,10 @@ replace_done (struct array *a, struct array_err *err)
     return -ENODEV;
   }
   rp->slot = -1;
-  /* Under meta.lock: a superblock write (write_out) of a thread that is
-   * no request -- the clean mark, a job's checkpoint -- may be queueing
-   * or writing these members' structs.
-   */
-  pthread_mutex_lock (&a->meta.lock);
-  old = a->members[slot];
-  a->members[slot] = *replacement (a);
-  io_member_init (replacement (a));
-  pthread_mutex_unlock (&a->meta.lock);
+  old = swap_in (a, slot);
   health_member_replaced (&a->health, slot);
   r = meta_replace (a, slot, MD_EV_REPLACE_DONE, 0, err);
-  if (rp->lost != NULL) {
-    array_bb_attach (a, slot, rp->lost);
-    rp->lost = NULL;
-    if (r == 0)
-      r = meta_bb_write (a, slot, err);
-  }
-  else
-    array_bb_new_member (a, slot);
+  r = give_lost (a, slot, r, err);
   pthread_rwlock_unlock (&a->shape_lock);
   array_log (a, ARRAY_LOG_NOTICE, "slot %u: %s replaced by %s%s", slot,
              old.path, a->members[slot].path,
@@ -528,11 +547,7 @@ take_slot (struct array *a, unsigned slot, uint64_t from)
   int r;
 
   rp->slot = -1;              /* mirroring over: no request runs */
-  pthread_mutex_lock (&a->meta.lock);         /* as in replace_done */
-  old = a->members[slot];
-  a->members[slot] = *replacement (a);
-  io_member_init (replacement (a));
-  pthread_mutex_unlock (&a->meta.lock);
+  old = swap_in (a, slot);
   job_begin (a, R5_JOB_REBUILD);
   a->job.cursor = from;
   health_rebuild_begin (&a->health, slot, false, from);
@@ -541,14 +556,7 @@ take_slot (struct array *a, unsigned slot, uint64_t from)
   a->one_behind[slot] = false;
   r = meta_replace (a, slot, MD_EV_REPLACE_PROMOTE,
                     from * a->geom.chunk / 512, &err);
-  if (rp->lost != NULL) {
-    array_bb_attach (a, slot, rp->lost);
-    rp->lost = NULL;
-    if (r == 0)
-      r = meta_bb_write (a, slot, &err);
-  }
-  else
-    array_bb_new_member (a, slot);
+  r = give_lost (a, slot, r, &err);
   if (r < 0) {
     /* As a rebuild whose start could not be recorded. */
     a->job.kind = R5_JOB_NONE;
@@ -632,7 +640,7 @@ replace_stopped (struct array *a, int r)
                "from its copy's point: %s", slot, err.msg);
   }
   slot = stop_mirroring (a);
-  pthread_mutex_lock (&a->meta.lock);         /* as in replace_done */
+  pthread_mutex_lock (&a->meta.lock);         /* as in swap_in */
   m = *replacement (a);
   io_member_init (replacement (a));
   pthread_mutex_unlock (&a->meta.lock);

@@ -73,10 +73,9 @@ struct replace {
   _Atomic int slot;           /* being replaced, or -1 */
   _Atomic bool failed;        /* the replacement failed: it is dropped at
                                * the job's next step (mirroring stops) */
-  uint64_t resume_from;       /* stripes: how far an attached one is */
   /* Stripes the replacement holds the slot's bytes of: the copy's point
-   * while it runs, resume_from while another job runs first.  Moves
-   * only with the stripes it passes locked.
+   * (where an attached one resumes, while another job runs first).
+   * Moves only with the stripes it passes locked.
    */
   _Atomic uint64_t copied;
   /* Stripes below `copied` written after the slot's member failed:
