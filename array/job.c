@@ -209,10 +209,11 @@ resync_while_degraded (struct array *a)
 {
   struct array_err err;
 
-  /* Only with nothing running.  A failed array (two out) keeps it: the superblocks may not record
-   * the second failure, and the dirty mark is then what keeps a restart
-   * from rebuilding the first from stale parity.  A reshape or a replace
-   * still to go on comes first (md: reshape, then recovery).
+  /* Only with nothing running.  A failed array (two out) keeps it: the
+   * superblocks may not record the second failure, and the dirty mark is
+   * then what keeps a restart from rebuilding the first from stale
+   * parity.  A reshape or a replace still to go on comes first (md:
+   * reshape, then recovery).
    */
   if (a->job.kind != R5_JOB_NONE || !meta_resync_due (a) ||
       health_out (&a->health) < 0 ||
