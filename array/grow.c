@@ -138,7 +138,8 @@ move_locked (struct array *a, uint64_t line, bool critical,
   int r;
 
   for (;;) {
-    struct plan_run x = { .plan = &g->plan, .zero = a->zero };
+    struct plan_run x = { .plan = &g->plan, .zero = a->zero,
+                          .io_flags = IO_CALLS };
     int out = health_out (&a->health);
 
     r5_plan_reset (&g->plan);

@@ -230,7 +230,7 @@ compute_chunk (struct array *a, unsigned slot, uint64_t s, char *dst,
     return r < 0 ? r : -ENOMEM;
   }
   x = (struct plan_run) { .plan = &rp->plan, .scratch = scratch,
-                          .zero = a->zero, .ops = ops };
+                          .zero = a->zero, .ops = ops, .io_flags = IO_CALLS };
   if ((r = plan_run_prepare (a, &x)) == 0) {
     memcpy (dst, scratch + r5_job_column (g, 0, g->members, g->chunk),
             g->chunk);
@@ -259,7 +259,7 @@ read_slot (struct array *a, unsigned slot, uint64_t first, uint64_t n,
   int r = 0;
 
   if (!array_member_bad (a, slot, op.off, op.len, NULL) &&
-      io_run (a->members, &op, 1, 0) == 0)
+      io_run (a->members, &op, 1, IO_CALLS) == 0)
     return 0;
   for (uint64_t i = 0; i < n && r == 0; i++) {
     op = (struct io_op) { .kind = IO_READ, .member = slot,
@@ -267,7 +267,7 @@ read_slot (struct array *a, unsigned slot, uint64_t first, uint64_t n,
                           .off = g->data_offset + (first + i) * g->chunk,
                           .len = g->chunk };
     if (array_member_bad (a, slot, op.off, op.len, NULL) ||
-        io_run (a->members, &op, 1, 0) < 0)
+        io_run (a->members, &op, 1, IO_CALLS) < 0)
       r = compute_chunk (a, slot, first + i, op.buf, err);
   }
   return r;
@@ -287,7 +287,7 @@ copy (struct array *a, unsigned slot, uint64_t first, uint64_t n,
 
   if ((r = read_slot (a, slot, first, n, err)) < 0)
     return r;
-  if (io_run (a->members, &w, 1, 0) < 0) {
+  if (io_run (a->members, &w, 1, IO_CALLS) < 0) {
     a->replace.failed = true;
     array_set_err (err, "the replacement (%s): write at %" PRIu64 ": %s",
                    replacement (a)->path, w.off, io_strerror (w.result));

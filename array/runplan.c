@@ -119,7 +119,7 @@ run_reads (struct array *a, struct plan_run *x)
     x->ops[k++] = op_of (x, io);
   }
   x->nops = k;
-  return io_run (a->members, x->ops, k, 0);
+  return io_run (a->members, x->ops, k, x->io_flags & IO_CALLS);
 }
 
 /* Phase 1's reads against their checksums: -EBADMSG with x->bad at the

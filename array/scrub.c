@@ -146,7 +146,7 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
   struct array *a = p->a;
   struct plan_run x = {
     .plan = &p->plan, .scratch = scratch, .zero = a->zero,
-    .views = p->views, .ops = p->ops, .cmp = p->cmp,
+    .views = p->views, .ops = p->ops, .cmp = p->cmp, .io_flags = IO_CALLS,
   };
   int r;
 

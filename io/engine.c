@@ -280,11 +280,27 @@ transfer (const struct io_member *m, const struct io_op *op,
                              : pwritev2 (m->file.fd, &iov, 1, off, rwf);
 }
 
-/* Ops on members in memory (tmpfs) run right here as plain system calls:
- * such files cannot do non-blocking I/O, so io_uring would pass each op
- * to a kernel worker thread and add two context switches to what is only
- * a memory copy.  Same stages and accounting as the ring.
+/* Ops on members in memory (tmpfs) run right here: such files cannot do
+ * non-blocking I/O, so io_uring would pass each op to a kernel worker
+ * thread and add two context switches to what is only a memory copy.
+ * Reads and writes of ranges without holes are copies through the
+ * member's mapping (memmap.h), the rest plain system calls.  Same stages
+ * and accounting as the ring.
  */
+static ssize_t
+copy_mapped (const struct io_member *m, const struct io_op *op,
+             const struct progress *p)
+{
+  uint64_t len = sqe_len (op, p, MAX_SQE_LEN);
+  char *at = m->file.mem.map + op->off + p->done;
+
+  if (op->kind == IO_READ)
+    memcpy ((char *) op->buf + p->done, at, len);
+  else
+    memcpy (at, (const char *) op->buf + p->done, len);
+  return (ssize_t) len;
+}
+
 static int
 inline_call (const struct io_member *m, const struct io_op *op,
              const struct progress *p, unsigned flags)
@@ -297,9 +313,18 @@ inline_call (const struct io_member *m, const struct io_op *op,
   case STAGE_TRANSFER:
     if (op->kind == IO_FSYNC)
       n = fdatasync (m->file.fd);
-    else
+    else if (!(op->kind == IO_WRITE && (flags & IO_FUA)) &&
+             !(flags & IO_CALLS) &&
+             io_memmap_dense (&m->file.mem, (uint64_t) off,
+                              sqe_len (op, p, MAX_SQE_LEN)))
+      n = copy_mapped (m, op, p);
+    else {
       n = transfer (m, op, p, op->kind == IO_WRITE && (flags & IO_FUA)
                               ? RWF_DSYNC : 0);
+      if (n > 0 && op->kind == IO_WRITE)
+        io_memmap_wrote (&m->file.mem, m->file.fd, (uint64_t) off,
+                         (uint64_t) n);
+    }
     break;
   case STAGE_PUNCH:
     n = fallocate (m->file.fd, FALLOC_FL_PUNCH_HOLE | keep, (off_t) op->off,
@@ -387,6 +412,25 @@ static void
 note_punched (const struct io_member *m)
 {
   atomic_fetch_add ((_Atomic uint64_t *) &m->punches, 1);
+}
+
+/* An op on a member in memory, right here (inline_call).  A punch or a
+ * zero range makes holes the member's mapping must not be used for
+ * (memmap.h), nor its views.
+ */
+static void
+run_in_memory (const struct io_member *m, struct io_op *op,
+               struct progress *p, unsigned flags)
+{
+  bool holes = op->kind == IO_PUNCH || op->kind == IO_ZERO;
+
+  if (holes)
+    io_memmap_punch_begin (&m->file.mem, op->off, op->len);
+  run_inline (m, op, p, flags);
+  if (holes) {
+    note_punched (m);
+    io_memmap_punch_end (&m->file.mem);
+  }
 }
 
 struct batch {
@@ -485,11 +529,8 @@ io_engine_run (const struct io_member *members, struct io_op *ops, size_t n,
 
     ops[i].result = 0;
     b.e->prog[i] = (struct progress) { first_stage (ops[i].kind), 0 };
-    if (m->in_memory) {
-      run_inline (m, &ops[i], &b.e->prog[i], flags);
-      if (ops[i].kind == IO_PUNCH || ops[i].kind == IO_ZERO)
-        note_punched (m);
-    }
+    if (m->in_memory)
+      run_in_memory (m, &ops[i], &b.e->prog[i], flags);
     else if (missed)
       enqueue (&b, i);
     else {

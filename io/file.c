@@ -102,7 +102,10 @@ file_open (struct io_member *m, const char *path, enum io_open_mode mode,
   m->file.fd = open (path, flags | O_CLOEXEC);
   if (m->file.fd == -1)
     return m->direct && errno == EINVAL ? -EOPNOTSUPP : -errno;
-  if ((r = describe (m)) < 0) {
+  if ((r = describe (m)) == 0 && m->in_memory && mode != IO_OPEN_RO &&
+      !m->direct)
+    r = io_memmap_open (&m->file.mem, m->file.fd, m->size);
+  if (r < 0) {
     close (m->file.fd);
     m->file.fd = -1;
   }
@@ -112,6 +115,7 @@ file_open (struct io_member *m, const char *path, enum io_open_mode mode,
 static void
 file_close (struct io_member *m)
 {
+  io_memmap_close (&m->file.mem);
   if (m->file.fd >= 0)
     close (m->file.fd);
   m->file.fd = -1;

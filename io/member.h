@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "io/memmap.h"
+
 struct io_backend;
 struct io_tls;
 
@@ -32,6 +34,8 @@ struct io_file {
   int fd;                     /* -1 when not open; O_CLOEXEC */
   dev_t dev;                  /* identity: st_rdev of a block device, */
   ino_t ino;                  /* else st_dev + st_ino */
+  struct io_memmap mem;       /* a file in memory opened read-write:
+                                 mapped whole for requests (memmap.h) */
 };
 
 /* What the member's batches cost, counted by io_run (batch.h) once per

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Members in memory (tmpfs) are read and written through one mapping of
+# each (io/memmap.c) where the range has no hole, and with pread/pwrite
+# elsewhere (RAID5_MEMBER_ACCESS=read: always).  Three sparse members on a
+# tmpfs this test mounts (root), metadata=none, 64K chunk.  Asserts:
+#   - a fresh array read whole allocates nothing on its members (a load
+#     through a mapping of a hole would allocate a page);
+#   - a verified random load (writes, zeroes, trims, flushes) served
+#     mapped reads back as the model served with pread/pwrite, and one
+#     served that way reads back as the model served mapped; parity and
+#     data on the members are the model's (member-check); the mapping was
+#     used (the server's RssShmem grew) and not used when told not to;
+#   - on a tmpfs too small for the members, filling the array fails with
+#     an error to the client and the server lives on (a store through a
+#     mapping into a hole of a full tmpfs would kill it with SIGBUS); the
+#     log names the member and ENOSPC.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+requires_plugin
+requires nbdcopy --version
+[ "$(id -u)" = 0 ] || skip "needs root to mount a tmpfs of its own"
+
+mnt=$tmpdir/mem
+mkdir "$mnt"
+mount -t tmpfs -o size=256M tmpfs "$mnt" 2>/dev/null || skip "cannot mount a tmpfs"
+cleanup_fn "umount -l '$mnt'"
+
+members=("$mnt/m0.img" "$mnt/m1.img" "$mnt/m2.img")
+for m in "${members[@]}"; do truncate -s 32M "$m"; done
+disks=("${members[@]/#/disk=}")
+args=("${disks[@]}" chunk=64K metadata=none)
+
+allocated () { du -k --total "${members[@]}" | tail -n 1 | cut -f 1; }
+shmem_kib () { awk '/^RssShmem:/ { print $2 }' "/proc/$SERVER/status"; }
+
+echo "== a fresh array read whole: nothing allocated"
+serve_bg "$tmpdir/serve1.log" "${args[@]}" || fail "serve"
+before=$(allocated)
+nbdcopy "$URI" - | cmp -s - <(head -c 64M /dev/zero) ||
+  fail "a fresh array does not read as zeros"
+after=$(allocated)
+[ "$after" = "$before" ] ||
+  fail "reading holes allocated them: $before KiB before, $after KiB after"
+echo "   64 MiB read, members hold $after KiB"
+
+echo "== a verified load, mapped"
+"$RANDOM_IO" "$URI" auto --seed "$SEED" --ops 3000 --chunk 64K \
+  --model-out "$tmpdir/model" >"$tmpdir/load1.out" 2>&1 ||
+  { cat "$tmpdir/load1.out" >&2; fail "the load, mapped"; }
+mapped=$(shmem_kib)
+[ "${mapped:-0}" -gt 0 ] || fail "the mapping was not used: RssShmem ${mapped:-?} KiB"
+echo "   $(tail -n 1 "$tmpdir/load1.out" | cut -c 1-70)...; RssShmem $mapped KiB"
+stop_server
+
+echo "== served with pread/pwrite: reads back, a load, then mapped again"
+RAID5_MEMBER_ACCESS=read serve_bg "$tmpdir/serve2.log" "${args[@]}" ||
+  fail "serve with pread/pwrite"
+"$RANDOM_IO" "$URI" auto --seed "$((SEED + 1))" --ops 3000 --chunk 64K \
+  --model-in "$tmpdir/model" --model-out "$tmpdir/model2" \
+  >"$tmpdir/load2.out" 2>&1 ||
+  { cat "$tmpdir/load2.out" >&2; fail "the load, with pread/pwrite"; }
+[ "$(shmem_kib)" = 0 ] || fail "RAID5_MEMBER_ACCESS=read mapped $(shmem_kib) KiB"
+stop_server
+serve_bg "$tmpdir/serve3.log" "${args[@]}" || fail "serve mapped again"
+"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model2" \
+  >"$tmpdir/verify.out" 2>&1 ||
+  { cat "$tmpdir/verify.out" >&2; fail "served mapped, not the model"; }
+stop_server
+member_check --chunk 64K --model "$tmpdir/model2" "${members[@]}"
+
+echo "== a tmpfs too small for its members: errors, and the server lives"
+small=$tmpdir/small
+mkdir "$small"
+mount -t tmpfs -o size=12M tmpfs "$small" || fail "mount a 12M tmpfs"
+cleanup_fn "umount -l '$small'"
+tiny=("$small/t0.img" "$small/t1.img" "$small/t2.img")
+for m in "${tiny[@]}"; do truncate -s 16M "$m"; done
+serve_bg "$tmpdir/serve4.log" "${tiny[@]/#/disk=}" chunk=64K metadata=none ||
+  fail "serve on the small tmpfs"
+head -c 32M /dev/urandom >"$tmpdir/fill"
+nbdcopy "$tmpdir/fill" "$URI" 2>"$tmpdir/fill.err" &&
+  fail "32 MiB went onto 12 MiB of tmpfs"
+kill -0 "$SERVER" 2>/dev/null || fail "the server died filling a full tmpfs"
+nbdinfo --size "$URI" >/dev/null || fail "the server does not answer after ENOSPC"
+grep -q "No space left on device" "$tmpdir/serve4.log" ||
+  fail "the log does not say ENOSPC: $(tail -n 3 "$tmpdir/serve4.log")"
+echo "   client: $(head -n 1 "$tmpdir/fill.err")"
+echo "   server: $(grep -m 1 'No space left' "$tmpdir/serve4.log" | cut -c 1-120)"
+stop_server
+echo "PASS: $test_name"
