@@ -50,9 +50,9 @@ struct io_op {
 #define IO_FUA 1u             /* writes and zeroes are durable on return */
 /* Members in memory copied with system calls, not through their mapping
  * (io/memmap.h): for jobs, which stream each page once.  A page's first
- * touch through a mapping traps (8-11 us on the AMD EPYC VM, even after
- * MADV_POPULATE_WRITE), where the kernel's copy does not: a check read
- * that way ran at 0.06 of its speed with preadv.
+ * touch through a mapping traps (on the AMD EPYC VM 10 us a page after
+ * MADV_POPULATE_WRITE, 15-19 without), where the kernel's copy does not:
+ * an offline check read that way ran at 0.08 of its speed with preadv.
  */
 #define IO_CALLS 2u
 

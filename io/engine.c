@@ -315,9 +315,11 @@ inline_call (const struct io_member *m, const struct io_op *op,
       n = fdatasync (m->file.fd);
     else if (!(op->kind == IO_WRITE && (flags & IO_FUA)) &&
              !(flags & IO_CALLS) &&
-             io_memmap_dense (&m->file.mem, (uint64_t) off,
-                              sqe_len (op, p, MAX_SQE_LEN)))
+             io_memmap_copy_begin (&m->file.mem, (uint64_t) off,
+                                   sqe_len (op, p, MAX_SQE_LEN))) {
       n = copy_mapped (m, op, p);
+      io_memmap_copied (&m->file.mem);
+    }
     else {
       n = transfer (m, op, p, op->kind == IO_WRITE && (flags & IO_FUA)
                               ? RWF_DSYNC : 0);

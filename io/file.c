@@ -104,7 +104,7 @@ file_open (struct io_member *m, const char *path, enum io_open_mode mode,
     return m->direct && errno == EINVAL ? -EOPNOTSUPP : -errno;
   if ((r = describe (m)) == 0 && m->in_memory && mode != IO_OPEN_RO &&
       !m->direct)
-    r = io_memmap_open (&m->file.mem, m->file.fd, m->size);
+    io_memmap_open (&m->file.mem, m->file.fd, m->size);
   if (r < 0) {
     close (m->file.fd);
     m->file.fd = -1;

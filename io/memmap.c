@@ -1,25 +1,39 @@
 /* io/memmap.c -- a member in memory mapped whole for the request path:
  * see memmap.h.
+ *
+ * Why a copy can never meet a hole the server makes (all atomics are
+ * sequentially consistent):
+ * - a punch, under the lock, counts itself in punching, clears its
+ *   granules' marks, then waits until copying is 0; a copy counts itself
+ *   in copying, then gives up if punching is not 0, then reads the marks.
+ *   Either the copy's count comes first (the punch waits for it) or the
+ *   punch's (the copy sees it and uses system calls);
+ * - a look reads punched before its lseek, and sets its mark under the
+ *   lock only if no punch is running and none has ended since: a punch
+ *   that began after the look's lseek has not cleared its marks yet (it
+ *   needs the lock), and clears the look's mark when it does.
  */
 #define _GNU_SOURCE
 #include <config.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23     /* Linux 5.14; older headers lack it */
-#endif
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/memmap.h"
 
-#define MEMMAP_DENSE 0x80u         /* the granule has no hole */
-#define MEMMAP_MAPPED 0x40u        /* ... and its pages are in the mapping */
-#define MEMMAP_MISSES 0x3fu        /* writes made with pwrite since marked */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23      /* Linux 5.14; older headers lack it */
+#endif
+
+#define MEMMAP_DENSE 0x80u          /* the granule has no hole */
+#define MEMMAP_MAPPED 0x40u         /* ... and its pages are in the mapping */
+#define MEMMAP_MISSES 0x3fu         /* writes made with pwrite since cleared */
 #define MIN_SHIFT 16u               /* 64 KiB */
 #define MAX_GRANULES (1u << 20)
 /* A member whose data lies in more pieces than this is walked no further
@@ -27,47 +41,59 @@
  */
 #define MAX_EXTENTS_WALKED 65536u
 
-/* The marks are atomics, changed by any thread through the member that
- * member.h shares read-only.
- */
-static struct io_memmap *
-writable (const struct io_memmap *mm)
-{
-  return (struct io_memmap *) mm;
-}
+struct io_memmap_state {
+  unsigned shift;             /* log2 of a granule's bytes */
+  uint64_t granules;
+  pthread_mutex_t lock;       /* marks set or cleared; punches one at a time */
+  _Atomic uint64_t copying;   /* copies through the mapping running now */
+  _Atomic uint64_t punching;  /* punches running now */
+  _Atomic uint64_t punched;   /* punches ended so far */
+  _Atomic uint8_t marks[];    /* per granule: DENSE | MAPPED | misses */
+};
 
 static uint64_t
 granule_end (const struct io_memmap *mm, uint64_t g)
 {
-  uint64_t end = (g + 1) << mm->shift;
+  uint64_t end = (g + 1) << mm->st->shift;
 
   return end < mm->size ? end : mm->size;
 }
 
-/* Mark dense the granules lying wholly inside [a, b), known to be data. */
+/* The granules [*g0, *g1] that [off, off+len) touches, clipped to the
+ * member; false if none.
+ */
+static bool
+granules_of (const struct io_memmap *mm, uint64_t off, uint64_t len,
+             uint64_t *g0, uint64_t *g1)
+{
+  if (mm->map == NULL || len == 0 || off >= mm->size)
+    return false;
+  if (len > mm->size - off)
+    len = mm->size - off;
+  *g0 = off >> mm->st->shift;
+  *g1 = (off + len - 1) >> mm->st->shift;
+  return true;
+}
+
+/* Mark dense the granules lying wholly inside [a, b), known to be data
+ * (at open: no other thread yet).
+ */
 static void
 mark_inside (struct io_memmap *mm, uint64_t a, uint64_t b)
 {
-  uint64_t g = (a + (1ull << mm->shift) - 1) >> mm->shift;
+  struct io_memmap_state *st = mm->st;
+  uint64_t g = (a + (1ull << st->shift) - 1) >> st->shift;
 
-  for (; g < mm->granules && granule_end (mm, g) <= b; g++)
-    atomic_store (&mm->marks[g], MEMMAP_DENSE);
+  for (; g < st->granules && granule_end (mm, g) <= b; g++)
+    atomic_store (&st->marks[g], MEMMAP_DENSE);
 }
 
 /* One walk of the member's data (SEEK_DATA, SEEK_HOLE) at open. */
 static int
 mark_data (struct io_memmap *mm, int fd)
 {
-  struct stat st;
   off_t pos = 0;
 
-  if (fstat (fd, &st) == -1)
-    return -errno;
-  /* All allocated: no need to walk it (as view.c). */
-  if ((uint64_t) st.st_blocks * 512 >= mm->size) {
-    mark_inside (mm, 0, mm->size);
-    return 0;
-  }
   for (unsigned n = 0; (uint64_t) pos < mm->size && n < MAX_EXTENTS_WALKED;
        n++) {
     off_t data = lseek (fd, pos, SEEK_DATA), hole;
@@ -82,91 +108,103 @@ mark_data (struct io_memmap *mm, int fd)
   return 0;
 }
 
-int
+void
 io_memmap_open (struct io_memmap *mm, int fd, uint64_t size)
 {
   const char *access = getenv ("RAID5_MEMBER_ACCESS");
+  struct io_memmap_state *st;
+  unsigned shift = MIN_SHIFT;
+  uint64_t granules;
   void *map;
-  int r;
 
   memset (mm, 0, sizeof *mm);
   if (size == 0 || (access != NULL && strcmp (access, "read") == 0))
-    return 0;
-  mm->size = size;
-  mm->shift = MIN_SHIFT;
-  while ((size - 1) >> mm->shift >= MAX_GRANULES)
-    mm->shift++;
-  mm->granules = ((size - 1) >> mm->shift) + 1;
-  mm->marks = calloc (mm->granules, sizeof mm->marks[0]);
-  if (mm->marks == NULL) {
-    memset (mm, 0, sizeof *mm);
-    return 0;                   /* calls, as before: not worth failing for */
-  }
+    return;
+  while ((size - 1) >> shift >= MAX_GRANULES)
+    shift++;
+  granules = ((size - 1) >> shift) + 1;
+  st = calloc (1, sizeof *st + granules * sizeof st->marks[0]);
+  if (st == NULL)
+    return;                     /* calls, as before: not worth failing for */
   map = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (map == MAP_FAILED) {
-    io_memmap_close (mm);
-    return 0;
+    free (st);
+    return;
   }
-  mm->map = map;
+  st->shift = shift;
+  st->granules = granules;
+  pthread_mutex_init (&st->lock, NULL);
+  *mm = (struct io_memmap) { .map = map, .size = size, .st = st };
   /* A core dump of the server is not the place for the members' bytes. */
   (void) madvise (map, size, MADV_DONTDUMP);
-  if ((r = mark_data (mm, fd)) < 0)
+  if (mark_data (mm, fd) < 0)
     io_memmap_close (mm);
-  return r;
 }
 
 void
 io_memmap_close (struct io_memmap *mm)
 {
-  if (mm->map != NULL)
+  if (mm->map != NULL) {
     munmap (mm->map, mm->size);
-  free ((void *) mm->marks);
+    pthread_mutex_destroy (&mm->st->lock);
+    free (mm->st);
+  }
   memset (mm, 0, sizeof *mm);
 }
 
 /* Put the pages of dense granule g (mark v) into the mapping, all in one
- * call: a page's first touch through the mapping is a fault, which cost
- * 11 us on the AMD EPYC VM, three times a pwrite of it; MADV_POPULATE_WRITE
- * maps 16 pages for 0.4 us each (0.26 us over 256 MiB at once).  A punch
- * meanwhile takes the mark away (and unmaps its range): it is then not
- * set, so the granule is put in again once dense.  Errors (an old kernel
- * without MADV_POPULATE_WRITE: EINVAL) leave the pages to be faulted in.
+ * call (memmap.h).  The copy that asks is counted, so no punch runs
+ * meanwhile.  Errors (an old kernel without MADV_POPULATE_WRITE: EINVAL)
+ * leave the pages to be faulted in.
  */
 static void
-put_in (struct io_memmap *mm, uint64_t g, uint8_t v)
+put_in (const struct io_memmap *mm, uint64_t g, uint8_t v)
 {
-  uint64_t at = g << mm->shift;
+  uint64_t at = g << mm->st->shift;
 
   (void) madvise (mm->map + at, granule_end (mm, g) - at, MADV_POPULATE_WRITE);
-  atomic_compare_exchange_strong (&mm->marks[g], &v,
+  atomic_compare_exchange_strong (&mm->st->marks[g], &v,
                                   (uint8_t) (v | MEMMAP_MAPPED));
 }
 
 bool
-io_memmap_dense (const struct io_memmap *cmm, uint64_t off, uint64_t len)
+io_memmap_copy_begin (const struct io_memmap *mm, uint64_t off, uint64_t len)
 {
-  struct io_memmap *mm = writable (cmm);
+  struct io_memmap_state *st = mm->st;
+  uint64_t g0, g1;
 
-  if (mm->map == NULL || len == 0 || off > mm->size || len > mm->size - off)
+  if (!granules_of (mm, off, len, &g0, &g1) || len > mm->size - off)
     return false;
-  for (uint64_t g = off >> mm->shift; g <= (off + len - 1) >> mm->shift; g++) {
-    uint8_t v = atomic_load (&mm->marks[g]);
+  atomic_fetch_add (&st->copying, 1);
+  if (atomic_load (&st->punching) > 0)
+    goto calls;
+  for (uint64_t g = g0; g <= g1; g++) {
+    uint8_t v = atomic_load (&st->marks[g]);
 
     if (!(v & MEMMAP_DENSE))
-      return false;
+      goto calls;
     if (!(v & MEMMAP_MAPPED))
       put_in (mm, g, v);
   }
   return true;
+calls:
+  atomic_fetch_sub (&st->copying, 1);
+  return false;
+}
+
+void
+io_memmap_copied (const struct io_memmap *mm)
+{
+  atomic_fetch_sub (&mm->st->copying, 1);
 }
 
 /* Count a write made with pwrite into granule g, not marked dense: is it
  * time to look again?  After the 1st, 2nd, 4th ... 32nd, then one in 31.
  */
 static bool
-time_to_look (struct io_memmap *mm, uint64_t g)
+time_to_look (struct io_memmap_state *st, uint64_t g)
 {
-  uint8_t v = atomic_load (&mm->marks[g]), n;
+  uint8_t v = atomic_load (&st->marks[g]), n;
 
   if (v & MEMMAP_DENSE)
     return false;
@@ -174,70 +212,70 @@ time_to_look (struct io_memmap *mm, uint64_t g)
   if (n > MEMMAP_MISSES)
     n = 33;                     /* 33 ... 63: one look in 31 writes */
   /* Lost to another thread's count or a mark: no look this time. */
-  if (!atomic_compare_exchange_strong (&mm->marks[g], &v, n))
+  if (!atomic_compare_exchange_strong (&st->marks[g], &v, n))
     return false;
   return (n & (n - 1)) == 0 || n == MEMMAP_MISSES;
 }
 
-/* Mark granule g dense if lseek finds no hole in it.  A punch that ran
- * (or began) while it looked may have made one: the mark is taken back.
+/* Mark granule g dense if lseek finds no hole in it, unless a punch ran
+ * or began since the look did (see the top of this file).
  */
 static void
-look (struct io_memmap *mm, int fd, uint64_t g)
+look (const struct io_memmap *mm, int fd, uint64_t g)
 {
-  uint64_t punched = atomic_load (&mm->punched);
-  uint64_t end = granule_end (mm, g);
+  struct io_memmap_state *st = mm->st;
+  uint64_t punched = atomic_load (&st->punched);
   off_t hole;
 
-  if (atomic_load (&mm->punching) > 0)
+  if (atomic_load (&st->punching) > 0)
     return;
-  hole = lseek (fd, (off_t) (g << mm->shift), SEEK_HOLE);
-  if (hole == -1 || (uint64_t) hole < end)
+  hole = lseek (fd, (off_t) (g << st->shift), SEEK_HOLE);
+  if (hole == -1 || (uint64_t) hole < granule_end (mm, g))
     return;
-  atomic_fetch_or (&mm->marks[g], MEMMAP_DENSE);
-  if (atomic_load (&mm->punching) > 0 || atomic_load (&mm->punched) != punched)
-    atomic_store (&mm->marks[g], 0);
+  pthread_mutex_lock (&st->lock);
+  if (atomic_load (&st->punching) == 0 && atomic_load (&st->punched) == punched)
+    atomic_fetch_or (&st->marks[g], MEMMAP_DENSE);
+  pthread_mutex_unlock (&st->lock);
 }
 
 void
-io_memmap_wrote (const struct io_memmap *cmm, int fd, uint64_t off,
+io_memmap_wrote (const struct io_memmap *mm, int fd, uint64_t off,
                  uint64_t len)
 {
-  struct io_memmap *mm = writable (cmm);
+  uint64_t g0, g1;
 
-  if (mm->map == NULL || len == 0 || off >= mm->size)
+  if (!granules_of (mm, off, len, &g0, &g1))
     return;
-  if (len > mm->size - off)
-    len = mm->size - off;
-  for (uint64_t g = off >> mm->shift; g <= (off + len - 1) >> mm->shift; g++)
-    if (time_to_look (mm, g))
+  for (uint64_t g = g0; g <= g1; g++)
+    if (time_to_look (mm->st, g))
       look (mm, fd, g);
 }
 
 void
-io_memmap_punch_begin (const struct io_memmap *cmm, uint64_t off,
+io_memmap_punch_begin (const struct io_memmap *mm, uint64_t off,
                        uint64_t len)
 {
-  struct io_memmap *mm = writable (cmm);
+  struct io_memmap_state *st = mm->st;
+  uint64_t g0, g1;
 
   if (mm->map == NULL)
     return;
-  atomic_fetch_add (&mm->punching, 1);
-  if (len == 0 || off >= mm->size)
-    return;
-  if (len > mm->size - off)
-    len = mm->size - off;
-  for (uint64_t g = off >> mm->shift; g <= (off + len - 1) >> mm->shift; g++)
-    atomic_store (&mm->marks[g], 0);
+  pthread_mutex_lock (&st->lock);
+  atomic_fetch_add (&st->punching, 1);
+  if (granules_of (mm, off, len, &g0, &g1))
+    for (uint64_t g = g0; g <= g1; g++)
+      atomic_store (&st->marks[g], 0);
+  /* Copies that began before: each a memcpy of at most one request. */
+  while (atomic_load (&st->copying) > 0)
+    sched_yield ();
+  pthread_mutex_unlock (&st->lock);
 }
 
 void
-io_memmap_punch_end (const struct io_memmap *cmm)
+io_memmap_punch_end (const struct io_memmap *mm)
 {
-  struct io_memmap *mm = writable (cmm);
-
   if (mm->map == NULL)
     return;
-  atomic_fetch_add (&mm->punched, 1);      /* before punching drops */
-  atomic_fetch_sub (&mm->punching, 1);
+  atomic_fetch_add (&mm->st->punched, 1);      /* before punching drops */
+  atomic_fetch_sub (&mm->st->punching, 1);
 }

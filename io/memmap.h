@@ -5,15 +5,16 @@
  * Why: a 4K random write on three members is one read and two writes,
  * each a preadv/pwritev whose own cost (entering the kernel, the page
  * cache's lookup and page lock) is several times the copy of 4 KiB; on
- * the AMD EPYC VM the array's 4K random writes went from 0.6 of nbdkit's
- * file plugin to 1.0 through the mapping, 1M writes from 0.75 to 0.93
- * (docs/performance.md).  A page's first touch through a mapping is a
- * fault, which on that machine costs more than three pwrites of it: the
+ * the AMD EPYC VM the array's 4K random writes went from about 0.6 of
+ * nbdkit's file plugin to 0.93 through the mapping (docs/performance.md).
+ * A page's first touch through a mapping traps (10-19 us there): the
  * pages of a granule (below) are put into the mapping all at once the
- * first time it is used (MADV_POPULATE_WRITE, a thirtieth of the faults'
- * cost), and stay there.
+ * first time it is used (MADV_POPULATE_WRITE), which made a fresh
+ * server's 4K random writes 2-3 times faster than faulting them in one at
+ * a time, and they stay there.  Jobs, which stream each page once, do
+ * not use the mapping (IO_CALLS, batch.h).
  *
- * Holes: a store (or a load) through a shared mapping of a tmpfs hole
+ * Holes: a load or store through a shared mapping of a tmpfs hole
  * allocates a page, and raises SIGBUS when the tmpfs is full; pread
  * returns zeros for a hole and allocates nothing, pwrite fails with
  * ENOSPC.  So the mapping is used only for ranges known to have no hole.
@@ -23,54 +24,63 @@
  * extents), and afterwards after writes made with pwrite into a granule
  * not marked (they may have filled it: looked at after the 1st, 2nd, 4th
  * ... 32nd such write, then one in 31, so a granule that stays sparse
- * costs few extra calls).  A punch or zero range of the member clears
- * the marks of the granules it touches before it runs
- * (io_memmap_punch_begin), and a mark set by a look that raced with one
- * is taken back.
+ * costs few extra calls).  A punch or zero range of the member
+ * (io_memmap_punch_begin) clears the marks of the granules it touches
+ * and waits for the copies already running to end before it may punch;
+ * copies that begin while a punch is running use system calls.  Marks
+ * are set and cleared under one lock, and a look is not published if a
+ * punch ran or began since it started: a granule is never marked while
+ * it has a hole this server made.
  *
- * A member truncated under the server raises SIGBUS on its lost pages,
- * as with views (view.h): members are locked against other servers, not
- * against truncation.
+ * What the server does not make is not seen: a member truncated under it
+ * raises SIGBUS on the lost pages, and a hole punched by another process
+ * allocates a page when used (SIGBUS if the tmpfs is full), as with views
+ * (view.h): members are locked against other servers, not against
+ * truncation or fallocate.
  *
  * Threads: opened and closed by one thread while no op runs; the other
  * calls from any thread at once, through the member shared read-only
- * (member.h): the marks and counts are atomics.  Errors: -errno.
+ * (member.h): what they change is atomics and a lock.  Errors: none
+ * (what cannot be mapped is copied with system calls).
  */
 #ifndef IO_MEMMAP_H
 #define IO_MEMMAP_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+struct io_memmap_state;      /* memmap.c: marks, lock and counts */
+
+/* Moved by value with its member (a struct copy, then the source
+ * zeroed): what threads change lives behind st.
+ */
 struct io_memmap {
   char *map;                  /* the whole member, shared, read-write;
                                  NULL: not mapped (every op a call) */
   uint64_t size;              /* bytes mapped: the member's size */
-  unsigned shift;             /* log2 of a granule's bytes */
-  uint64_t granules;
-  _Atomic uint8_t *marks;     /* per granule: MEMMAP_DENSE | writes missed */
-  _Atomic uint64_t punching;  /* punches running now */
-  _Atomic uint64_t punched;   /* punches ended so far */
+  struct io_memmap_state *st; /* owned; NULL when not mapped */
 };
 
 /* Map the member open read-write as fd, size bytes, and mark its dense
  * granules, unless RAID5_MEMBER_ACCESS=read (tests: every op a call).
- * 0, also when it is left unmapped (mm->map NULL: no address space, an
- * empty member); -errno only for lseek's errors (mm then unmapped).
+ * A member that cannot be mapped or walked (no address space, lseek's
+ * errors), or an empty one, is left unmapped: mm->map NULL.
  */
-int io_memmap_open (struct io_memmap *mm, int fd, uint64_t size)
+void io_memmap_open (struct io_memmap *mm, int fd, uint64_t size)
   __attribute__((nonnull));
 
 /* Unmap; mm is then "not mapped".  Safe on one never opened (zeroed). */
 void io_memmap_close (struct io_memmap *mm) __attribute__((nonnull));
 
-/* Is [off, off+len) mapped and free of holes, so that it may be copied
- * to or from mm->map + off?  Puts the pages of its granules used for the
- * first time into the mapping.
+/* May [off, off+len) be copied to or from mm->map + off?  True if it is
+ * mapped, free of holes, and no punch is running; its granules used for
+ * the first time are put into the mapping.  Each true must be followed
+ * by io_memmap_copied once the copy is done (a punch waits for it), a
+ * false by nothing.
  */
-bool io_memmap_dense (const struct io_memmap *mm, uint64_t off, uint64_t len)
-  __attribute__((nonnull));
+bool io_memmap_copy_begin (const struct io_memmap *mm, uint64_t off,
+                           uint64_t len) __attribute__((nonnull));
+void io_memmap_copied (const struct io_memmap *mm) __attribute__((nonnull));
 
 /* [off, off+len) was just written with pwrite: look again, now and then,
  * whether its granules not marked dense have become so.
@@ -79,7 +89,8 @@ void io_memmap_wrote (const struct io_memmap *mm, int fd, uint64_t off,
                       uint64_t len) __attribute__((nonnull));
 
 /* Around a punch (or zero range) of [off, off+len): begin clears the
- * marks it touches, before the op runs; end after it.
+ * marks it touches and waits for the copies running to end, before the
+ * op runs; end after it.
  */
 void io_memmap_punch_begin (const struct io_memmap *mm, uint64_t off,
                             uint64_t len) __attribute__((nonnull));

@@ -2,7 +2,8 @@
 # Members in memory (tmpfs) are read and written through one mapping of
 # each (io/memmap.c) where the range has no hole, and with pread/pwrite
 # elsewhere (RAID5_MEMBER_ACCESS=read: always).  Three sparse members on a
-# tmpfs this test mounts (root), metadata=none, 64K chunk.  Asserts:
+# tmpfs this test mounts (root), metadata=none, 16K chunk (four chunks to
+# a 64 KiB granule of the mapping's marks).  Asserts:
 #   - a fresh array read whole allocates nothing on its members (a load
 #     through a mapping of a hole would allocate a page);
 #   - a verified random load (writes, zeroes, trims, flushes) served
@@ -28,7 +29,7 @@ cleanup_fn "umount -l '$mnt'"
 members=("$mnt/m0.img" "$mnt/m1.img" "$mnt/m2.img")
 for m in "${members[@]}"; do truncate -s 32M "$m"; done
 disks=("${members[@]/#/disk=}")
-args=("${disks[@]}" chunk=64K metadata=none)
+args=("${disks[@]}" chunk=16K metadata=none)
 
 allocated () { du -k --total "${members[@]}" | tail -n 1 | cut -f 1; }
 shmem_kib () { awk '/^RssShmem:/ { print $2 }' "/proc/$SERVER/status"; }
@@ -44,7 +45,7 @@ after=$(allocated)
 echo "   64 MiB read, members hold $after KiB"
 
 echo "== a verified load, mapped"
-"$RANDOM_IO" "$URI" auto --seed "$SEED" --ops 3000 --chunk 64K \
+"$RANDOM_IO" "$URI" auto --seed "$SEED" --ops 3000 --chunk 16K \
   --model-out "$tmpdir/model" >"$tmpdir/load1.out" 2>&1 ||
   { cat "$tmpdir/load1.out" >&2; fail "the load, mapped"; }
 mapped=$(shmem_kib)
@@ -55,7 +56,7 @@ stop_server
 echo "== served with pread/pwrite: reads back, a load, then mapped again"
 RAID5_MEMBER_ACCESS=read serve_bg "$tmpdir/serve2.log" "${args[@]}" ||
   fail "serve with pread/pwrite"
-"$RANDOM_IO" "$URI" auto --seed "$((SEED + 1))" --ops 3000 --chunk 64K \
+"$RANDOM_IO" "$URI" auto --seed "$((SEED + 1))" --ops 3000 --chunk 16K \
   --model-in "$tmpdir/model" --model-out "$tmpdir/model2" \
   >"$tmpdir/load2.out" 2>&1 ||
   { cat "$tmpdir/load2.out" >&2; fail "the load, with pread/pwrite"; }
@@ -66,7 +67,7 @@ serve_bg "$tmpdir/serve3.log" "${args[@]}" || fail "serve mapped again"
   >"$tmpdir/verify.out" 2>&1 ||
   { cat "$tmpdir/verify.out" >&2; fail "served mapped, not the model"; }
 stop_server
-member_check --chunk 64K --model "$tmpdir/model2" "${members[@]}"
+member_check --chunk 16K --model "$tmpdir/model2" "${members[@]}"
 
 echo "== a tmpfs too small for its members: errors, and the server lives"
 small=$tmpdir/small
