@@ -27,10 +27,12 @@
  * costs few extra calls).  A punch or zero range of the member
  * (io_memmap_punch_begin) clears the marks of the granules it touches
  * and waits for the copies already running to end before it may punch;
- * copies that begin while a punch is running use system calls.  Marks
- * are set and cleared under one lock, and a look is not published if a
- * punch ran or began since it started: a granule is never marked while
- * it has a hole this server made.
+ * copies that begin while a punch is running use system calls.  The
+ * dense mark is set and cleared under one lock, and a look is not
+ * published if a punch ran or began since it started: a granule is never
+ * marked dense while it has a hole this server made.  (A zero range that
+ * tmpfs makes by writing zeros leaves no hole, but its granules are
+ * unmarked too, until a write into them looks again.)
  *
  * What the server does not make is not seen: a member truncated under it
  * raises SIGBUS on the lost pages, and a hole punched by another process
