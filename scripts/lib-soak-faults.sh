@@ -86,7 +86,11 @@ legal ()
       [ "$S_CLASS" = degraded ] && [ "$S_JOB" = idle ] && TARGETS=("$S_OUT") ;;
     check) [ $idle = 1 ] && [ "$FORCE_TORN" = 0 ] && TARGETS=(-) ;;
     repair|replace) [ $idle = 1 ] && TARGETS=(-) ;;
-    grow) [ $idle = 1 ] && [ "$BITMAP" = none ] && [ "$NSLOTS" -lt "$MAX_MEMBERS" ] && TARGETS=(-) ;;
+    # Not while a member's bad-block log lists rows: the array refuses a
+    # reshape then (it would serve one shape's bad blocks only), and says
+    # so in one line (seed 14474342, event 52).
+    grow) [ $idle = 1 ] && [ "$BITMAP" = none ] && [ "$NSLOTS" -lt "$MAX_MEMBERS" ] &&
+            [ -z "$S_BB_SLOTS" ] && TARGETS=(-) ;;
   esac
   [ ${#TARGETS[@]} -gt 0 ]
 }
