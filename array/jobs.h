@@ -168,6 +168,13 @@ int rebuild_onto (struct array *a, unsigned slot, struct io_member *m,
                   struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* A new member took slot: what was kept of the member left out of it at
+ * assembly (its path for a re-add, one event behind) no longer holds.
+ * job.lock held.
+ */
+void rebuild_slot_taken (struct array *a, unsigned slot)
+  __attribute__((nonnull));
+
 /* The member just put into slot could not be recorded or readied there
  * (its superblock write or a write to it failed): the slot is out of
  * service again (faulty), and the superblocks say so.  job.lock held.

@@ -249,6 +249,14 @@ wipe_old (struct array *a, const struct joining *j, struct array_err *err)
 }
 
 void
+rebuild_slot_taken (struct array *a, unsigned slot)
+{
+  free (a->left_out[slot]);
+  a->left_out[slot] = NULL;
+  a->one_behind[slot] = false;
+}
+
+void
 rebuild_join_failed (struct array *a, unsigned slot)
 {
   struct array_err ignored;
@@ -288,9 +296,7 @@ begin (struct array *a, const struct joining *j, struct array_err *err)
     return r;
   }
   array_bb_new_member (a, slot);
-  free (a->left_out[slot]);
-  a->left_out[slot] = NULL;
-  a->one_behind[slot] = false;
+  rebuild_slot_taken (a, slot);
   if ((r = wipe_old (a, j, err)) < 0) {
     rebuild_join_failed (a, slot);  /* a write of the new member failed */
     return r;

@@ -551,9 +551,7 @@ take_slot (struct array *a, unsigned slot, uint64_t from)
   job_begin (a, R5_JOB_REBUILD);
   a->job.cursor = from;
   health_rebuild_begin (&a->health, slot, false, from);
-  free (a->left_out[slot]);
-  a->left_out[slot] = NULL;
-  a->one_behind[slot] = false;
+  rebuild_slot_taken (a, slot);
   r = meta_replace (a, slot, MD_EV_REPLACE_PROMOTE,
                     from * a->geom.chunk / 512, &err);
   r = give_lost (a, slot, r, &err);

@@ -307,22 +307,21 @@ inline_call (const struct io_member *m, const struct io_op *op,
 {
   const int keep = FALLOC_FL_KEEP_SIZE;
   off_t off = (off_t) (op->off + p->done);
+  bool fua_write = op->kind == IO_WRITE && (flags & IO_FUA);
   ssize_t n = -1;
 
   switch (p->stage) {
   case STAGE_TRANSFER:
     if (op->kind == IO_FSYNC)
       n = fdatasync (m->file.fd);
-    else if (!(op->kind == IO_WRITE && (flags & IO_FUA)) &&
-             !(flags & IO_CALLS) &&
+    else if (!fua_write && !(flags & IO_CALLS) &&
              io_memmap_copy_begin (&m->file.mem, (uint64_t) off,
                                    sqe_len (op, p, MAX_SQE_LEN))) {
       n = copy_mapped (m, op, p);
       io_memmap_copied (&m->file.mem);
     }
     else {
-      n = transfer (m, op, p, op->kind == IO_WRITE && (flags & IO_FUA)
-                              ? RWF_DSYNC : 0);
+      n = transfer (m, op, p, fua_write ? RWF_DSYNC : 0);
       if (n > 0 && op->kind == IO_WRITE)
         io_memmap_wrote (&m->file.mem, m->file.fd, (uint64_t) off,
                          (uint64_t) n);
