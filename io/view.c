@@ -81,12 +81,12 @@ map_window (struct io_view *v, const struct io_member *m, uint64_t off,
   return 0;
 }
 
-/* Is [off, off+len) of m (whose fstat is st) free of holes?  0, -EAGAIN,
+/* Is [off, off+len) of m free of holes?  0, -EAGAIN,
  * or lseek's -errno.
  */
 static int
-dense (struct io_view *v, const struct io_member *m, const struct stat *st,
-       uint64_t off, uint64_t len)
+dense (struct io_view *v, const struct io_member *m, uint64_t off,
+       uint64_t len)
 {
   uint64_t punches = atomic_load (&m->punches);
   off_t hole;
@@ -94,12 +94,11 @@ dense (struct io_view *v, const struct io_member *m, const struct stat *st,
   if (punches == v->punches && off >= v->dense_from &&
       off + len <= v->dense_to)
     return 0;
-  /* All allocated: no need to walk it.  (Blocks fallocated past the end
-   * would fool this; nothing here makes them.)
+  /* Always ask: st_blocks would say "all allocated" of a file with
+   * blocks fallocated past its end (fallocate --keep-size) and holes
+   * inside, and a load through the mapping allocates a hole.
    */
-  if ((uint64_t) st->st_blocks * 512 >= m->size)
-    hole = (off_t) m->size;
-  else if ((hole = lseek (m->file.fd, (off_t) off, SEEK_HOLE)) < 0)
+  if ((hole = lseek (m->file.fd, (off_t) off, SEEK_HOLE)) < 0)
     return -errno;
   v->dense_from = off;
   v->dense_to = (uint64_t) hole;
@@ -111,11 +110,11 @@ dense (struct io_view *v, const struct io_member *m, const struct stat *st,
  * mapping never need memory the tmpfs may not have.
  */
 static int
-fill_holes (struct io_view *v, const struct io_member *m,
-            const struct stat *st, uint64_t off, uint64_t len)
+fill_holes (struct io_view *v, const struct io_member *m, uint64_t off,
+            uint64_t len)
 {
   uint64_t punches = atomic_load (&m->punches);
-  int r = dense (v, m, st, off, len);
+  int r = dense (v, m, off, len);
 
   if (r != -EAGAIN)
     return r;
@@ -150,8 +149,8 @@ io_view_get (struct io_view *v, const struct io_member *m, uint64_t off,
   if ((uint64_t) st.st_size < m->size)
     return -EAGAIN;
   if ((r = map_window (v, m, off, len, writable)) < 0 ||
-      (r = access == IO_VIEW_WRITE ? fill_holes (v, m, &st, off, len)
-                                   : dense (v, m, &st, off, len)) < 0)
+      (r = access == IO_VIEW_WRITE ? fill_holes (v, m, off, len)
+                                   : dense (v, m, off, len)) < 0)
     return r;
   *bytes = v->map + (off - v->map_off);
   return 0;
