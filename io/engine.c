@@ -415,16 +415,20 @@ note_punched (const struct io_member *m)
   atomic_fetch_add ((_Atomic uint64_t *) &m->punches, 1);
 }
 
-/* An op on a member in memory, right here (inline_call).  A punch or a
- * zero range makes holes the member's mapping must not be used for
- * (memmap.h), nor its views.
+/* An op on a member in memory, right here (inline_call).  A punch makes
+ * holes the member's mapping must not be used for (memmap.h), nor its
+ * views.  A zero is written as zeros from the start: tmpfs has no
+ * ZERO_RANGE (shmem_fallocate: EOPNOTSUPP), and written zeros leave no
+ * hole, so the mapping stays in use over them.
  */
 static void
 run_in_memory (const struct io_member *m, struct io_op *op,
                struct progress *p, unsigned flags)
 {
-  bool holes = op->kind == IO_PUNCH || op->kind == IO_ZERO;
+  bool holes = op->kind == IO_PUNCH;
 
+  if (op->kind == IO_ZERO)
+    p->stage = STAGE_WRITE_ZEROES;
   if (holes)
     io_memmap_punch_begin (&m->file.mem, op->off, op->len);
   run_inline (m, op, p, flags);

@@ -11,6 +11,8 @@
 #     served that way reads back as the model served mapped; parity and
 #     data on the members are the model's (member-check); the mapping was
 #     used (the server's RssShmem grew) and not used when told not to;
+#   - a range zeroed with writes (NO_HOLE) is read through the mapping
+#     after (written zeros are no hole: nothing to fall back to pread for);
 #   - on a tmpfs too small for the members, filling the array fails with
 #     an error to the client and the server lives on (a store through a
 #     mapping into a hole of a full tmpfs would kill it with SIGBUS); the
@@ -19,6 +21,7 @@
 . "${0%/*}/md-functions.sh"
 requires_plugin
 requires nbdcopy --version
+requires /usr/bin/python3 -c "import nbd"
 [ "$(id -u)" = 0 ] || skip "needs root to mount a tmpfs of its own"
 
 mnt=$tmpdir/mem
@@ -68,6 +71,32 @@ serve_bg "$tmpdir/serve3.log" "${args[@]}" || fail "serve mapped again"
   { cat "$tmpdir/verify.out" >&2; fail "served mapped, not the model"; }
 stop_server
 member_check --chunk 16K --model "$tmpdir/model2" "${members[@]}"
+
+echo "== zeroes written (no hole) are read through the mapping"
+for m in "${members[@]}"; do head -c 32M /dev/urandom >"$m"; done
+serve_bg "$tmpdir/serve5.log" "${args[@]}" || fail "serve filled members"
+/usr/bin/python3 - "$URI" "$SERVER" >"$tmpdir/zero.out" <<'PY' ||
+import sys, nbd
+def shmem():
+    for line in open("/proc/%s/status" % sys.argv[2]):
+        if line.startswith("RssShmem:"):
+            return int(line.split()[1])
+h = nbd.NBD()
+h.connect_uri(sys.argv[1])
+h.zero(4 << 20, 8 << 20, flags=nbd.CMD_FLAG_NO_HOLE)
+before = shmem()
+for off in range(8 << 20, 12 << 20, 1 << 20):
+    if h.pread(1 << 20, off) != bytes(1 << 20):
+        sys.exit("zeroed range at %d does not read as zeros" % off)
+print(before, shmem())
+PY
+  fail "zero and read back: $(tail -n 1 "$tmpdir/zero.out")"
+read -r before after <"$tmpdir/zero.out"
+# 4 MiB of data lies on the members; a read through the mapping maps it.
+[ $((after - before)) -ge 4096 ] ||
+  fail "zeroed range read with pread, not mapped: RssShmem $before -> $after KiB"
+echo "   4 MiB read after zeroing: RssShmem $before -> $after KiB"
+stop_server
 
 echo "== a tmpfs too small for its members: errors, and the server lives"
 small=$tmpdir/small
