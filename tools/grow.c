@@ -25,7 +25,6 @@
 #include "raid/geom.h"
 #include "tools/disk.h"
 #include "tools/offline.h"
-#include "tools/progress.h"
 #include "tools/raid5ctl.h"
 
 struct grow_opts {
@@ -37,11 +36,6 @@ struct grow_opts {
   uint64_t max_kib;           /* per member and second; 0: no limit */
   unsigned n;
   const char *disks[R5_MAX_MEMBERS];
-};
-
-struct run {
-  const struct grow_opts *o;
-  struct progress prog;
 };
 
 static void
@@ -199,42 +193,10 @@ start (struct array *a, const struct grow_opts *o, uint64_t *from_cap)
   return TOOL_OK;
 }
 
-static void
-on_progress (void *opaque, uint64_t done, uint64_t total)
-{
-  struct run *run = opaque;
-
-  progress_update (&run->prog, done, total);
-  offline_pace (&run->prog, done, run->o->max_kib);
-}
-
-static int
-run_job (struct array *a, struct run *run)
-{
-  struct array_job_status st;
-  struct array_err err;
-  char note[96] = "";
-
-  array_job_status (a, &st);
-  progress_init (&run->prog, "reshape", array_geom (a)->chunk);
-  progress_resume (&run->prog, st.done);
-  if (st.done > 0)
-    snprintf (note, sizeof note, " (resumed at stripe %" PRIu64 " of %"
-              PRIu64 ")", st.done, st.total);
-  if (array_job_run (a, R5_JOB_RESHAPE, &(struct array_job_watch) {
-                       .progress = on_progress, .opaque = run }, &err) < 0) {
-    progress_clear (&run->prog);
-    return tool_error ("%s", err.msg);
-  }
-  progress_finish (&run->prog, note);
-  return TOOL_OK;
-}
-
 int
 grow_main (int argc, char **argv)
 {
   struct grow_opts o = { 0 };
-  struct run run = { .o = &o };
   struct array *a = NULL;
   uint64_t was = 0;
   char size[32], before[32];
@@ -244,7 +206,7 @@ grow_main (int argc, char **argv)
   if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
     return TOOL_FAIL;
   if ((r = start (a, &o, &was)) == TOOL_OK)
-    r = run_job (a, &run);
+    r = offline_run (a, R5_JOB_RESHAPE, o.max_kib);
   if (r == TOOL_OK) {
     const struct r5_geom *g = array_geom (a);
 

@@ -18,7 +18,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +28,6 @@
 #include "raid/number.h"
 #include "tools/disk.h"
 #include "tools/offline.h"
-#include "tools/progress.h"
 #include "tools/raid5ctl.h"
 
 struct rebuild_opts {
@@ -42,12 +40,6 @@ struct rebuild_opts {
   uint64_t max_kib;           /* per member and second; 0: no limit */
   unsigned n;
   const char *disks[R5_MAX_MEMBERS];
-};
-
-/* The running rebuild, for the progress callback. */
-struct run {
-  const struct rebuild_opts *o;
-  struct progress prog;
 };
 
 static void
@@ -249,21 +241,10 @@ check_slot (struct array *a, const struct rebuild_opts *o)
   return TOOL_OK;
 }
 
-/* array_progress_fn: the bar, and --max-speed. */
-static void
-on_progress (void *opaque, uint64_t done, uint64_t total)
-{
-  struct run *run = opaque;
-
-  progress_update (&run->prog, done, total);
-  offline_pace (&run->prog, done, run->o->max_kib);
-}
-
 /* Start (or find) the rebuild of slot K; nothing is written on error. */
 static int
-start (struct array *a, struct run *run)
+start (struct array *a, const struct rebuild_opts *o)
 {
-  const struct rebuild_opts *o = run->o;
   struct array_err err;
 
   if (check_slot (a, o) != TOOL_OK)
@@ -280,32 +261,9 @@ start (struct array *a, struct run *run)
 }
 
 static int
-run_job (struct array *a, struct run *run)
-{
-  struct array_job_status st;
-  struct array_err err;
-  char note[96] = "";
-
-  array_job_status (a, &st);
-  progress_init (&run->prog, "rebuild", array_geom (a)->chunk);
-  progress_resume (&run->prog, st.done);
-  if (st.done > 0)
-    snprintf (note, sizeof note, " (resumed at stripe %" PRIu64 " of %"
-              PRIu64 ")", st.done, st.total);
-  if (array_job_run (a, R5_JOB_REBUILD, &(struct array_job_watch) {
-                       .progress = on_progress, .opaque = run }, &err) < 0) {
-    progress_clear (&run->prog);
-    return tool_error ("%s", err.msg);
-  }
-  progress_finish (&run->prog, note);
-  return TOOL_OK;
-}
-
-static int
 rebuild_or_readd (int argc, char **argv, bool re_add)
 {
   struct rebuild_opts o = { .slot = -1, .re_add = re_add };
-  struct run run = { .o = &o };
   struct array *a = NULL;
   char path[4096] = "";
   int r;
@@ -315,8 +273,8 @@ rebuild_or_readd (int argc, char **argv, bool re_add)
     return TOOL_FAIL;
   if (o.slot < 0)             /* re-add: the slot out of service */
     o.slot = slot_out (a) >= 0 ? slot_out (a) : 0;
-  if ((r = start (a, &run)) == TOOL_OK)
-    r = run_job (a, &run);
+  if ((r = start (a, &o)) == TOOL_OK)
+    r = offline_run (a, R5_JOB_REBUILD, o.max_kib);
   if (r == TOOL_OK)
     snprintf (path, sizeof path, "%s", array_member_path (a, (unsigned) o.slot));
   array_close (a);

@@ -16,7 +16,6 @@
  */
 #include <config.h>
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +24,6 @@
 #include "raid/number.h"
 #include "tools/disk.h"
 #include "tools/offline.h"
-#include "tools/progress.h"
 #include "tools/raid5ctl.h"
 
 struct replace_opts {
@@ -36,11 +34,6 @@ struct replace_opts {
   uint64_t max_kib;           /* per member and second; 0: no limit */
   unsigned n;
   const char *disks[R5_MAX_MEMBERS + 1];
-};
-
-struct run {
-  const struct replace_opts *o;
-  struct progress prog;
 };
 
 static void
@@ -188,42 +181,10 @@ start (struct array *a, const struct replace_opts *o, int *slot)
   return TOOL_OK;
 }
 
-static void
-on_progress (void *opaque, uint64_t done, uint64_t total)
-{
-  struct run *run = opaque;
-
-  progress_update (&run->prog, done, total);
-  offline_pace (&run->prog, done, run->o->max_kib);
-}
-
-static int
-run_job (struct array *a, struct run *run)
-{
-  struct array_job_status st;
-  struct array_err err;
-  char note[96] = "";
-
-  array_job_status (a, &st);
-  progress_init (&run->prog, "replace", array_geom (a)->chunk);
-  progress_resume (&run->prog, st.done);
-  if (st.done > 0)
-    snprintf (note, sizeof note, " (resumed at stripe %" PRIu64 " of %"
-              PRIu64 ")", st.done, st.total);
-  if (array_job_run (a, R5_JOB_REPLACE, &(struct array_job_watch) {
-                       .progress = on_progress, .opaque = run }, &err) < 0) {
-    progress_clear (&run->prog);
-    return tool_error ("%s", err.msg);
-  }
-  progress_finish (&run->prog, note);
-  return TOOL_OK;
-}
-
 int
 replace_main (int argc, char **argv)
 {
   struct replace_opts o = { .slot = -1 };
-  struct run run = { .o = &o };
   struct array *a = NULL;
   char path[4096] = "";
   int slot = -1, r;
@@ -232,7 +193,7 @@ replace_main (int argc, char **argv)
   if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
     return TOOL_FAIL;
   if ((r = start (a, &o, &slot)) == TOOL_OK)
-    r = run_job (a, &run);
+    r = offline_run (a, R5_JOB_REPLACE, o.max_kib);
   if (r == TOOL_OK)
     snprintf (path, sizeof path, "%s", array_member_path (a, (unsigned) slot));
   if (r == TOOL_OK && array_member_state (a, (unsigned) slot) != MEMBER_ACTIVE)
