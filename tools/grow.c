@@ -19,23 +19,17 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "array/array.h"
 #include "raid/geom.h"
-#include "tools/disk.h"
 #include "tools/offline.h"
 #include "tools/raid5ctl.h"
 
 struct grow_opts {
+  struct offline_opts job;
   unsigned nadd;
   const char *add[R5_MAX_MEMBERS];
-  bool force;
   const char *backup;         /* --backup-file */
-  enum disk_cache_mode cache;
-  uint64_t max_kib;           /* per member and second; 0: no limit */
-  unsigned n;
-  const char *disks[R5_MAX_MEMBERS];
 };
 
 static void
@@ -109,12 +103,9 @@ take_option (struct grow_opts *o, int c, const char *arg)
                          "members)", arg, R5_MAX_MEMBERS);
     o->add[o->nadd++] = arg;
     return TOOL_OK;
-  case 'f': o->force = true; return TOOL_OK;
-  case 'd':
-  case 'B': return disk_cache_option (&o->cache, c);
-  case 'x': return tool_parse_speed ("--max-speed", arg, &o->max_kib);
   case 'b': o->backup = arg; return TOOL_OK;
-  default: return TOOL_FAIL;
+  default: return offline_option (&o->job, c, arg) == TOOL_OK ? TOOL_OK
+                                                               : TOOL_FAIL;
   }
 }
 
@@ -124,11 +115,8 @@ parse (int argc, char **argv, struct grow_opts *o)
   static const struct option longopts[] = {
     { "help", no_argument, NULL, 'h' },
     { "add", required_argument, NULL, 'a' },
-    { "force", no_argument, NULL, 'f' },
-    { "max-speed", required_argument, NULL, 'x' },
-    { "direct", no_argument, NULL, 'd' },
-    { "buffered", no_argument, NULL, 'B' },
     { "backup-file", required_argument, NULL, 'b' },
+    OFFLINE_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   int c;
@@ -139,8 +127,8 @@ parse (int argc, char **argv, struct grow_opts *o)
   if (argc - optind < R5_MIN_MEMBERS - 1 || argc - optind > R5_MAX_MEMBERS)
     return tool_error ("%d disk%s given: give the array's members",
                        argc - optind, argc - optind == 1 ? "" : "s");
-  for (o->n = 0; optind < argc; o->n++)
-    o->disks[o->n] = argv[optind++];
+  for (o->job.n = 0; optind < argc; o->job.n++)
+    o->job.disks[o->job.n] = argv[optind++];
   return TOOL_OK;
 }
 
@@ -149,23 +137,9 @@ open_array (const struct grow_opts *o, struct array **a)
 {
   struct array_config cfg = { .metadata = ARRAY_META_AUTO,
                               .grow_backup = o->backup };
-  const char *all[2 * R5_MAX_MEMBERS];
-  struct array_err err;
 
-  cfg.members = o->n < R5_MIN_MEMBERS ? R5_MIN_MEMBERS : o->n;
-  for (unsigned i = 0; i < o->n; i++) {
-    cfg.paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
-    all[i] = cfg.paths[i];
-  }
-  for (unsigned i = 0; i < o->nadd; i++)
-    all[o->n + i] = o->add[i];
-  cfg.direct = disk_use_direct (o->cache, all, o->n + o->nadd);
-  cfg.tls = *tool_tls ();
-  if (array_open (&cfg, offline_log, a, &err) < 0)
-    return tool_error ("%s", err.msg);
-  if (cfg.direct && o->cache == DISK_CACHE_AUTO)
-    disk_say_direct ();
-  return TOOL_OK;
+  cfg.members = o->job.n < R5_MIN_MEMBERS ? R5_MIN_MEMBERS : o->job.n;
+  return offline_open (&o->job, &cfg, o->add, o->nadd, a);
 }
 
 /* Begin the grow, or find the one to go on with; nothing written on error. */
@@ -187,7 +161,7 @@ start (struct array *a, const struct grow_opts *o, uint64_t *from_cap)
                        array_geom (a)->members);
   *from_cap = array_geom (a)->capacity;
   if (o->nadd > 0 &&
-      array_grow_start (a, o->add, o->nadd, o->force, &err) < 0)
+      array_grow_start (a, o->add, o->nadd, o->job.force, &err) < 0)
     return tool_error ("%s", err.msg);
   offline_log_release ();
   return TOOL_OK;
@@ -206,7 +180,7 @@ grow_main (int argc, char **argv)
   if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
     return TOOL_FAIL;
   if ((r = start (a, &o, &was)) == TOOL_OK)
-    r = offline_run (a, R5_JOB_RESHAPE, o.max_kib);
+    r = offline_run (a, R5_JOB_RESHAPE, o.job.max_kib);
   if (r == TOOL_OK) {
     const struct r5_geom *g = array_geom (a);
 

@@ -1,11 +1,15 @@
-/* tools/offline.c -- the offline jobs' log, pace and run (offline.h). */
+/* tools/offline.c -- the offline jobs' options, log, pace and run
+ * (offline.h).
+ */
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
+#include "raid/number.h"
 #include "tools/offline.h"
 #include "tools/raid5ctl.h"
 
@@ -13,6 +17,51 @@
 
 static char held[HELD_MAX][ARRAY_ERR_LEN];
 static unsigned nheld;
+
+int
+offline_option (struct offline_opts *o, int c, const char *arg)
+{
+  uint64_t v;
+
+  switch (c) {
+  case 's':
+    if (r5_parse_uint (arg, 0, R5_MAX_MEMBERS - 1, &v) < 0)
+      return tool_error ("--slot %s: not a slot number (0 to %d)", arg,
+                         R5_MAX_MEMBERS - 1);
+    o->slot = (int) v;
+    return TOOL_OK;
+  case 'f': o->force = true; return TOOL_OK;
+  case 'd':
+  case 'B': return disk_cache_option (&o->cache, c);
+  case 'x': return tool_parse_speed ("--max-speed", arg, &o->max_kib);
+  default: return -1;
+  }
+}
+
+int
+offline_open (const struct offline_opts *o, struct array_config *cfg,
+              const char *const *more, unsigned nmore, struct array **a)
+{
+  const char *all[2 * R5_MAX_MEMBERS];
+  struct array_err err;
+
+  if (o->n > R5_MAX_MEMBERS || nmore > R5_MAX_MEMBERS)
+    return tool_error ("%u disks: an array is opened from at most %d",
+                       o->n > R5_MAX_MEMBERS ? o->n : nmore, R5_MAX_MEMBERS);
+  for (unsigned i = 0; i < o->n; i++) {
+    cfg->paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
+    all[i] = cfg->paths[i];
+  }
+  for (unsigned i = 0; i < nmore; i++)
+    all[o->n + i] = more[i];
+  cfg->direct = disk_use_direct (o->cache, all, o->n + nmore);
+  cfg->tls = *tool_tls ();
+  if (array_open (cfg, offline_log, a, &err) < 0)
+    return tool_error ("%s", err.msg);
+  if (cfg->direct && o->cache == DISK_CACHE_AUTO)
+    disk_say_direct ();
+  return TOOL_OK;
+}
 
 void
 offline_log_reset (void)

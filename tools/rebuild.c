@@ -16,30 +16,18 @@
  */
 #include <config.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "array/array.h"
-#include "raid/mdsb.h"
-#include "raid/number.h"
-#include "tools/disk.h"
 #include "tools/offline.h"
 #include "tools/raid5ctl.h"
 
 struct rebuild_opts {
-  int slot;                   /* -1 until given */
+  struct offline_opts job;    /* its slot: -1 until given */
   const char *new_path;       /* NULL: continue a rebuild */
   bool re_add;                /* raid5ctl re-add: bring back the member
                                * left out of the slot (md's --re-add) */
-  bool force;
-  enum disk_cache_mode cache; /* --direct, --buffered, or by the members */
-  uint64_t max_kib;           /* per member and second; 0: no limit */
-  unsigned n;
-  const char *disks[R5_MAX_MEMBERS];
 };
 
 static void
@@ -120,8 +108,6 @@ usage_readd (void)
 static int
 take_option (struct rebuild_opts *o, int c, const char *arg)
 {
-  uint64_t v;
-
   switch (c) {
   case 'h':
     if (o->re_add)
@@ -130,18 +116,9 @@ take_option (struct rebuild_opts *o, int c, const char *arg)
       usage ();
     tool_tls_help ();
     exit (TOOL_OK);
-  case 's':
-    if (r5_parse_uint (arg, 0, R5_MAX_MEMBERS - 1, &v) < 0)
-      return tool_error ("--slot %s: not a slot number (0 to %d)", arg,
-                         R5_MAX_MEMBERS - 1);
-    o->slot = (int) v;
-    return TOOL_OK;
   case 'n': o->new_path = arg; return TOOL_OK;
-  case 'f': o->force = true; return TOOL_OK;
-  case 'd':
-  case 'B': return disk_cache_option (&o->cache, c);
-  case 'x': return tool_parse_speed ("--max-speed", arg, &o->max_kib);
-  default: return TOOL_FAIL;
+  default: return offline_option (&o->job, c, arg) == TOOL_OK ? TOOL_OK
+                                                               : TOOL_FAIL;
   }
 }
 
@@ -152,10 +129,7 @@ parse (int argc, char **argv, struct rebuild_opts *o)
     { "help", no_argument, NULL, 'h' },
     { "slot", required_argument, NULL, 's' },
     { "new", required_argument, NULL, 'n' },
-    { "force", no_argument, NULL, 'f' },
-    { "max-speed", required_argument, NULL, 'x' },
-    { "direct", no_argument, NULL, 'd' },
-    { "buffered", no_argument, NULL, 'B' },
+    OFFLINE_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   int c;
@@ -167,15 +141,15 @@ parse (int argc, char **argv, struct rebuild_opts *o)
         ? tool_error ("%s is not an option of re-add (see raid5ctl re-add "
                       "--help)", c == 'n' ? "--new" : "--force")
         : TOOL_FAIL;
-  if (o->slot < 0 && !o->re_add)
+  if (o->job.slot < 0 && !o->re_add)
     return tool_error ("which slot? --slot K is needed (see raid5ctl "
                        "rebuild --help)");
   if (argc - optind < 2 || argc - optind > R5_MAX_MEMBERS)
     return tool_error ("%d disk%s given: give the array's members (all "
                        "but the slot's old one, at least)", argc - optind,
                        argc - optind == 1 ? "" : "s");
-  for (o->n = 0; optind < argc; o->n++)
-    o->disks[o->n] = argv[optind++];
+  for (o->job.n = 0; optind < argc; o->job.n++)
+    o->job.disks[o->job.n] = argv[optind++];
   return TOOL_OK;
 }
 
@@ -186,22 +160,10 @@ open_array (const struct rebuild_opts *o, struct array **a)
    * member even where md would want --run (the others still count it).
    */
   struct array_config cfg = { .metadata = ARRAY_META_AUTO, .run = true };
-  const char *all[R5_MAX_MEMBERS + 1];
-  struct array_err err;
 
-  cfg.members = o->n < R5_MIN_MEMBERS ? R5_MIN_MEMBERS : o->n;
-  for (unsigned i = 0; i < o->n; i++) {
-    cfg.paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
-    all[i] = cfg.paths[i];
-  }
-  all[o->n] = o->new_path;      /* the new member counts too */
-  cfg.direct = disk_use_direct (o->cache, all, o->n + 1);
-  cfg.tls = *tool_tls ();
-  if (array_open (&cfg, offline_log, a, &err) < 0)
-    return tool_error ("%s", err.msg);
-  if (cfg.direct && o->cache == DISK_CACHE_AUTO)
-    disk_say_direct ();
-  return TOOL_OK;
+  cfg.members = o->job.n < R5_MIN_MEMBERS ? R5_MIN_MEMBERS : o->job.n;
+  /* The new member counts too. */
+  return offline_open (&o->job, &cfg, &o->new_path, 1, a);
 }
 
 /* The slot out of service, or -1. */
@@ -218,7 +180,7 @@ slot_out (struct array *a)
 static int
 check_slot (struct array *a, const struct rebuild_opts *o)
 {
-  unsigned k = (unsigned) o->slot, n = array_geom (a)->members;
+  unsigned k = (unsigned) o->job.slot, n = array_geom (a)->members;
   int out = slot_out (a);
 
   if (k >= n)
@@ -249,12 +211,12 @@ start (struct array *a, const struct rebuild_opts *o)
 
   if (check_slot (a, o) != TOOL_OK)
     return TOOL_FAIL;
-  if (o->new_path && array_rebuild_start (a, (unsigned) o->slot, o->new_path,
-                                          o->force, &err) < 0)
+  if (o->new_path && array_rebuild_start (a, (unsigned) o->job.slot, o->new_path,
+                                          o->job.force, &err) < 0)
     return tool_error ("%s", err.msg);
   if (o->re_add &&
-      array_member_state (a, (unsigned) o->slot) != MEMBER_REBUILDING &&
-      array_readd_start (a, (unsigned) o->slot, NULL, &err) < 0)
+      array_member_state (a, (unsigned) o->job.slot) != MEMBER_REBUILDING &&
+      array_readd_start (a, (unsigned) o->job.slot, NULL, &err) < 0)
     return tool_error ("%s", err.msg);
   offline_log_release ();
   return TOOL_OK;
@@ -263,7 +225,7 @@ start (struct array *a, const struct rebuild_opts *o)
 static int
 rebuild_or_readd (int argc, char **argv, bool re_add)
 {
-  struct rebuild_opts o = { .slot = -1, .re_add = re_add };
+  struct rebuild_opts o = { .job.slot = -1, .re_add = re_add };
   struct array *a = NULL;
   char path[4096] = "";
   int r;
@@ -271,16 +233,16 @@ rebuild_or_readd (int argc, char **argv, bool re_add)
   offline_log_reset ();
   if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
     return TOOL_FAIL;
-  if (o.slot < 0)             /* re-add: the slot out of service */
-    o.slot = slot_out (a) >= 0 ? slot_out (a) : 0;
+  if (o.job.slot < 0)             /* re-add: the slot out of service */
+    o.job.slot = slot_out (a) >= 0 ? slot_out (a) : 0;
   if ((r = start (a, &o)) == TOOL_OK)
-    r = offline_run (a, R5_JOB_REBUILD, o.max_kib);
+    r = offline_run (a, R5_JOB_REBUILD, o.job.max_kib);
   if (r == TOOL_OK)
-    snprintf (path, sizeof path, "%s", array_member_path (a, (unsigned) o.slot));
+    snprintf (path, sizeof path, "%s", array_member_path (a, (unsigned) o.job.slot));
   array_close (a);
   if (r == TOOL_OK)
     printf ("%s: slot %d (%s) is active: the array has all its members\n",
-            re_add ? "re-add" : "rebuild", o.slot, path);
+            re_add ? "re-add" : "rebuild", o.job.slot, path);
   return r;
 }
 

@@ -18,22 +18,14 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "array/array.h"
-#include "raid/number.h"
-#include "tools/disk.h"
 #include "tools/offline.h"
 #include "tools/raid5ctl.h"
 
 struct replace_opts {
-  int slot;                   /* -1 until given */
+  struct offline_opts job;    /* its slot: -1 until given */
   const char *with;           /* NULL: go on with a replace under way */
-  bool force;
-  enum disk_cache_mode cache;
-  uint64_t max_kib;           /* per member and second; 0: no limit */
-  unsigned n;
-  const char *disks[R5_MAX_MEMBERS + 1];
 };
 
 static void
@@ -85,22 +77,11 @@ usage (void)
 static int
 take_option (struct replace_opts *o, int c, const char *arg)
 {
-  uint64_t v;
-
   switch (c) {
   case 'h': usage (); tool_tls_help (); exit (TOOL_OK);
-  case 's':
-    if (r5_parse_uint (arg, 0, R5_MAX_MEMBERS - 1, &v) < 0)
-      return tool_error ("--slot %s: not a slot number (0 to %d)", arg,
-                         R5_MAX_MEMBERS - 1);
-    o->slot = (int) v;
-    return TOOL_OK;
   case 'w': o->with = arg; return TOOL_OK;
-  case 'f': o->force = true; return TOOL_OK;
-  case 'd':
-  case 'B': return disk_cache_option (&o->cache, c);
-  case 'x': return tool_parse_speed ("--max-speed", arg, &o->max_kib);
-  default: return TOOL_FAIL;
+  default: return offline_option (&o->job, c, arg) == TOOL_OK ? TOOL_OK
+                                                               : TOOL_FAIL;
   }
 }
 
@@ -111,10 +92,7 @@ parse (int argc, char **argv, struct replace_opts *o)
     { "help", no_argument, NULL, 'h' },
     { "slot", required_argument, NULL, 's' },
     { "with", required_argument, NULL, 'w' },
-    { "force", no_argument, NULL, 'f' },
-    { "max-speed", required_argument, NULL, 'x' },
-    { "direct", no_argument, NULL, 'd' },
-    { "buffered", no_argument, NULL, 'B' },
+    OFFLINE_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
   int c;
@@ -122,39 +100,26 @@ parse (int argc, char **argv, struct replace_opts *o)
   while ((c = tool_getopt (argc, argv, "h", longopts)) != -1)
     if (take_option (o, c, optarg) != TOOL_OK)
       return TOOL_FAIL;
-  if (o->with && o->slot < 0)
+  if (o->with && o->job.slot < 0)
     return tool_error ("--with %s: which slot? --slot K is needed", o->with);
-  if (!o->with && o->slot >= 0)
+  if (!o->with && o->job.slot >= 0)
     return tool_error ("--slot %d: with which disk? --with PATH is needed",
-                       o->slot);
+                       o->job.slot);
   if (argc - optind < R5_MIN_MEMBERS || argc - optind > R5_MAX_MEMBERS + 1)
     return tool_error ("%d disk%s given: give the array's members",
                        argc - optind, argc - optind == 1 ? "" : "s");
-  for (o->n = 0; optind < argc; o->n++)
-    o->disks[o->n] = argv[optind++];
+  for (o->job.n = 0; optind < argc; o->job.n++)
+    o->job.disks[o->job.n] = argv[optind++];
   return TOOL_OK;
 }
 
 static int
 open_array (const struct replace_opts *o, struct array **a)
 {
-  struct array_config cfg = { .metadata = ARRAY_META_AUTO };
-  const char *all[R5_MAX_MEMBERS + 2];
-  struct array_err err;
+  struct array_config cfg = { .metadata = ARRAY_META_AUTO,
+                              .members = o->job.n };
 
-  cfg.members = o->n;
-  for (unsigned i = 0; i < o->n; i++) {
-    cfg.paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
-    all[i] = cfg.paths[i];
-  }
-  all[o->n] = o->with;
-  cfg.direct = disk_use_direct (o->cache, all, o->n + (o->with != NULL));
-  cfg.tls = *tool_tls ();
-  if (array_open (&cfg, offline_log, a, &err) < 0)
-    return tool_error ("%s", err.msg);
-  if (cfg.direct && o->cache == DISK_CACHE_AUTO)
-    disk_say_direct ();
-  return TOOL_OK;
+  return offline_open (&o->job, &cfg, &o->with, o->with != NULL, a);
 }
 
 /* Begin the replace, or find the one to go on with; nothing written on
@@ -173,10 +138,10 @@ start (struct array *a, const struct replace_opts *o, int *slot)
   if (st.kind != R5_JOB_REPLACE && !o->with)
     return tool_error ("nothing to go on with: no replace is under way; "
                        "give --slot K --with PATH");
-  if (o->with && array_replace_start (a, (unsigned) o->slot, o->with,
-                                      o->force, &err) < 0)
+  if (o->with && array_replace_start (a, (unsigned) o->job.slot, o->with,
+                                      o->job.force, &err) < 0)
     return tool_error ("%s", err.msg);
-  *slot = o->with ? o->slot : st.slot;
+  *slot = o->with ? o->job.slot : st.slot;
   offline_log_release ();
   return TOOL_OK;
 }
@@ -184,7 +149,7 @@ start (struct array *a, const struct replace_opts *o, int *slot)
 int
 replace_main (int argc, char **argv)
 {
-  struct replace_opts o = { .slot = -1 };
+  struct replace_opts o = { .job.slot = -1 };
   struct array *a = NULL;
   char path[4096] = "";
   int slot = -1, r;
@@ -193,7 +158,7 @@ replace_main (int argc, char **argv)
   if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
     return TOOL_FAIL;
   if ((r = start (a, &o, &slot)) == TOOL_OK)
-    r = offline_run (a, R5_JOB_REPLACE, o.max_kib);
+    r = offline_run (a, R5_JOB_REPLACE, o.job.max_kib);
   if (r == TOOL_OK)
     snprintf (path, sizeof path, "%s", array_member_path (a, (unsigned) slot));
   if (r == TOOL_OK && array_member_state (a, (unsigned) slot) != MEMBER_ACTIVE)
