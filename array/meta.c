@@ -1,17 +1,19 @@
 /* array/meta.c -- keep the md superblocks (and bitmap) of a live array up
  * to date: each change is an md_live event (raid/mdstate.h), and its
- * result is written to every member in service.  See meta.h.
+ * result is written to every member in service.  See meta.h.  This file
+ * writes them out and records the events; the bitmap and the clean mark
+ * are in meta-bitmap.c, the bad-block log in meta-bblog.c, the start and
+ * the end in meta-load.c (meta-int.h between them).
  */
 #include <config.h>
 
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
+#include "array/meta-int.h"
 #include "array/object.h"
 #include "array/state.h"
 
@@ -24,97 +26,9 @@ meta_random_uuid (uint8_t uuid[16])
       uuid[i] = (uint8_t) rand ();
 }
 
-static uint8_t *
-bitmap_bits (struct meta *m)
-{
-  return m->bm_area + MD_BITMAP_HEADER;
-}
-
-/* Bits may be tested by any writer while another sets them under
- * meta.lock, so every access is atomic.
- */
-static void
-bit_set (struct meta *m, uint64_t k)
-{
-  __atomic_fetch_or (&bitmap_bits (m)[k >> 3], (uint8_t) (1u << (k & 7)),
-                     __ATOMIC_RELEASE);
-}
-
-/* Bitmap bits covering stripes first..last (their member range). */
-static void
-bits_of_stripes (const struct array *a, uint64_t first, uint64_t last,
-                 uint64_t *k0, uint64_t *k1)
-{
-  uint64_t per_bit = a->meta.bm.chunksize;
-
-  *k0 = first * a->geom.chunk / per_bit;
-  *k1 = ((last + 1) * a->geom.chunk - 1) / per_bit;
-}
-
-/* Are the bits of stripes first..last set in bits (the in-memory bitmap,
- * or the copy of what is durable)?
- */
-static bool
-bits_all_set (struct array *a, const uint8_t *bits, uint64_t first,
-              uint64_t last)
-{
-  uint64_t k0, k1;
-
-  if (!a->meta.has_bitmap)
-    return true;
-  bits_of_stripes (a, first, last, &k0, &k1);
-  for (uint64_t k = k0; k <= k1; k++)
-    if (!((__atomic_load_n (&bits[k >> 3], __ATOMIC_ACQUIRE) >> (k & 7)) & 1))
-      return false;
-  return true;
-}
-
-/* After a bitmap write reached every member in service: what it held is
- * durable; meta.lock held (every bit is set under it).
- */
-static void
-bits_durable (struct meta *m)
-{
-  size_t len = m->bm_area_bytes - MD_BITMAP_HEADER;
-
-  if (!m->has_bitmap)
-    return;
-  for (size_t i = 0; i < len; i++)
-    __atomic_fetch_or (&m->bm_durable[i], bitmap_bits (m)[i],
-                       __ATOMIC_RELEASE);
-}
-
-static void
-set_bits (struct array *a, uint64_t first, uint64_t last)
-{
-  uint64_t k0, k1;
-
-  bits_of_stripes (a, first, last, &k0, &k1);
-  for (uint64_t k = k0; k <= k1; k++)
-    bit_set (&a->meta, k);
-}
-
-bool
-meta_stripe_marked (struct array *a, uint64_t stripe)
-{
-  return bits_all_set (a, bitmap_bits (&a->meta), stripe, stripe);
-}
-
-bool
-meta_resync_visits (const struct array *a, uint64_t stripe)
-{
-  const struct meta *m = &a->meta;
-  uint64_t k;
-
-  if (m->resync_bits == NULL)
-    return true;
-  k = stripe * a->geom.chunk / m->bm.chunksize;
-  return (m->resync_bits[k >> 3] >> (k & 7)) & 1;
-}
-
 /* The slot the live state records as out of service, or -1. */
-static int
-live_out (const struct array *a)
+int
+meta_live_out (const struct array *a)
 {
   for (unsigned s = 0; s < a->geom.members; s++)
     if (a->meta.live.slot[s].state != MD_SLOT_IN_SYNC)
@@ -125,10 +39,10 @@ live_out (const struct array *a)
 /* What the superblocks now say about the slot out; meta.lock held, right
  * after they were written (or, at start, before any write needs it).
  */
-static void
-note_recorded (struct array *a)
+void
+meta_note_recorded (struct array *a)
 {
-  int out = live_out (a);
+  int out = meta_live_out (a);
 
   a->meta.recorded_out = out;
   a->meta.recorded_lost = out >= 0 && !md_live_writes (&a->meta.live,
@@ -216,8 +130,8 @@ live_fail (struct md_live *live, unsigned slot)
  * taken out of service and the superblocks are written again, recording
  * it as faulty (md_error during md_update_sb does the same).
  */
-static int
-write_out (struct array *a, bool sb, struct array_err *err)
+int
+meta_write_out (struct array *a, bool sb, struct array_err *err)
 {
   struct meta *m = &a->meta;
   struct io_op ops[2 * ARRAY_MEMBERS];
@@ -235,8 +149,8 @@ write_out (struct array *a, bool sb, struct array_err *err)
     r = io_run (a->members, ops, n, IO_FUA);
     if (r == 0) {
       m->dirty = m->live.dirty;
-      note_recorded (a);
-      bits_durable (m);
+      meta_note_recorded (a);
+      meta_bits_durable (m);
       return 0;
     }
     if (replace_took (a, ops, n))
@@ -254,34 +168,20 @@ write_out (struct array *a, bool sb, struct array_err *err)
 /* Apply ev and write the superblocks if it changed what they say;
  * meta.lock held.
  */
-static int
-update (struct array *a, const struct md_event *ev, struct array_err *err)
+int
+meta_update (struct array *a, const struct md_event *ev, struct array_err *err)
 {
   if (ev->kind == MD_EV_FAIL)
-    return live_fail (&a->meta.live, ev->slot) ? write_out (a, true, err) : 0;
-  return md_live_apply (&a->meta.live, ev) ? write_out (a, true, err) : 0;
-}
-
-static int
-update_locked (struct array *a, enum md_event_kind kind, unsigned slot,
-               uint64_t sectors, struct array_err *err)
-{
-  int r;
-
-  if (!a->meta.enabled)
-    return 0;
-  pthread_mutex_lock (&a->meta.lock);
-  r = update (a, &(struct md_event) { .kind = kind, .slot = slot,
-                                      .sectors = sectors }, err);
-  pthread_mutex_unlock (&a->meta.lock);
-  return r;
+    return live_fail (&a->meta.live, ev->slot)
+      ? meta_write_out (a, true, err) : 0;
+  return md_live_apply (&a->meta.live, ev) ? meta_write_out (a, true, err) : 0;
 }
 
 /* The slot health has taken out, recorded if the superblocks do not say
  * so yet; meta.lock held.
  */
-static int
-record_out (struct array *a, struct array_err *err)
+int
+meta_record_out_locked (struct array *a, struct array_err *err)
 {
   int out = health_out (&a->health);
 
@@ -289,8 +189,8 @@ record_out (struct array *a, struct array_err *err)
       (health_state (&a->health, (unsigned) out) == MEMBER_REBUILDING &&
        a->meta.live.slot[out].state == MD_SLOT_RECOVERING))
     return 0;
-  return update (a, &(struct md_event) { .kind = MD_EV_FAIL,
-                                         .slot = (unsigned) out }, err);
+  return meta_update (a, &(struct md_event) { .kind = MD_EV_FAIL,
+                                              .slot = (unsigned) out }, err);
 }
 
 /* Do the superblocks already say what health says of the out slot? */
@@ -317,137 +217,9 @@ meta_record_out (struct array *a, struct array_err *err)
    * written before the lock is let go; an absent slot is written with the
    * first write's dirty mark, which meta_write_begin made before this).
    */
-  if ((r = record_out (a, err)) == 0)
-    note_recorded (a);
+  if ((r = meta_record_out_locked (a, err)) == 0)
+    meta_note_recorded (a);
   pthread_mutex_unlock (&m->lock);
-  return r;
-}
-
-int
-meta_write_begin (struct array *a, uint64_t first, uint64_t last,
-                  struct array_err *err)
-{
-  struct meta *m = &a->meta;
-  int r = 0;
-
-  if (!m->enabled)
-    return 0;
-  pthread_rwlock_rdlock (&m->gate);
-  if (m->dirty && bits_all_set (a, m->bm_durable, first, last))
-    return 0;
-  pthread_mutex_lock (&m->lock);
-  if (!m->dirty || !bits_all_set (a, m->bm_durable, first, last)) {
-    if (m->has_bitmap)
-      set_bits (a, first, last);
-    /* Already dirty: only the new bits must reach the disks first, as
-     * md's bitmap unplug writes them without a superblock update.
-     */
-    r = m->live.dirty ? write_out (a, false, err)
-      : update (a, &(struct md_event) { .kind = MD_EV_DIRTY }, err);
-  }
-  pthread_mutex_unlock (&m->lock);
-  if (r < 0)
-    pthread_rwlock_unlock (&m->gate);
-  return r;
-}
-
-void
-meta_write_end (struct array *a)
-{
-  if (!a->meta.enabled)
-    return;
-  a->meta.last_write_ns = array_now_ns ();
-  pthread_rwlock_unlock (&a->meta.gate);
-}
-
-/* Sync every member in service; one that fails is taken out of service
- * (the superblock write that follows records it).
- */
-static int
-sync_members (struct array *a, struct array_err *err)
-{
-  struct io_op ops[R5_MAX_MEMBERS];
-
-  for (;;) {
-    size_t n = 0;
-    int r;
-
-    for (unsigned s = 0; s < a->geom.members; s++)
-      if (md_live_writes (&a->meta.live, s) &&
-          health_state (&a->health, s) != MEMBER_FAULTY)
-        ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = s };
-    r = io_run (a->members, ops, n, 0);
-    if (r == 0) {
-      replace_sync (a);
-      return 0;
-    }
-    if ((r = array_take_out (a, ops, n, r, NULL, err)) < 0)
-      return r;
-  }
-}
-
-/* Bits can go once the data they guard is synced, unless a resync still
- * needs them or a slot is out (md keeps them for the member's return:
- * they are what a re-add rebuilds).
- */
-static void
-clear_bits (struct array *a)
-{
-  struct meta *m = &a->meta;
-
-  if (!m->has_bitmap || health_out (&a->health) >= 0 || live_out (a) >= 0 ||
-      m->live.resync_cp != MD_MAX_SECTOR)
-    return;
-  /* No writer is in flight (the gate is held): the fast path cannot be
-   * reading the durable copy meanwhile.
-   */
-  memset (bitmap_bits (m), 0, m->bm_area_bytes - MD_BITMAP_HEADER);
-  memset (m->bm_durable, 0, m->bm_area_bytes - MD_BITMAP_HEADER);
-  /* md's bitmap_endwrite: events_cleared = mddev->events, the events
-   * every member in service holds now (they were all synced just
-   * before), not the clean event about to be written: a member whose
-   * link drops during that very write holds every byte and the events
-   * before it, and md re-adds it by its bitmap (super_1_validate:
-   * refused only below events_cleared).
-   */
-  m->bm.events_cleared = m->live.common.events;
-}
-
-int
-meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
-{
-  struct meta *m = &a->meta;
-  int r = 0;
-
-  if (!m->enabled || !m->dirty)
-    return 0;
-  if (only_if_idle) {
-    if (array_now_ns () - m->last_write_ns < ARRAY_SAFE_MODE_MS * 1000000ULL ||
-        pthread_rwlock_trywrlock (&m->gate) != 0)
-      return 0;
-  }
-  else
-    pthread_rwlock_wrlock (&m->gate);
-  pthread_mutex_lock (&m->lock);
-  if (m->live.dirty && (r = sync_members (a, err)) == 0 &&
-      (r = record_out (a, err)) == 0) {
-    if ((r = integrity_settle (a)) < 0)
-      array_set_err (err, "integrity record %s: cannot sync: %s",
-                     a->integrity.path, strerror (-r));
-    else {
-      clear_bits (a);
-      /* With a resync due from sector 0 the superblocks say clean as
-       * they say dirty: nothing is written (mdstate's MD_EV_CLEAN).
-       */
-      r = update (a, &(struct md_event) { .kind = MD_EV_CLEAN }, err);
-      if (r == 0) {
-        m->dirty = m->live.dirty;
-        integrity_record_events (a);
-      }
-    }
-  }
-  pthread_mutex_unlock (&m->lock);
-  pthread_rwlock_unlock (&m->gate);
   return r;
 }
 
@@ -465,7 +237,8 @@ meta_member_failed (struct array *a, unsigned slot, uint32_t gen,
    */
   r = md_live_writes (&a->meta.live, slot) &&
     health_gen (&a->health, slot) == gen
-    ? update (a, &(struct md_event) { .kind = MD_EV_FAIL, .slot = slot }, err)
+    ? meta_update (a, &(struct md_event) { .kind = MD_EV_FAIL,
+                                           .slot = slot }, err)
     : 0;
   pthread_mutex_unlock (&a->meta.lock);
   return r;
@@ -492,7 +265,7 @@ meta_replace (struct array *a, unsigned slot, enum md_event_kind kind,
     pthread_mutex_unlock (&m->lock);
     return 0;
   }
-  r = update (a, &(struct md_event) {
+  r = meta_update (a, &(struct md_event) {
       .kind = kind, .slot = slot, .sectors = sectors, .device_uuid = uuid,
       .data_size = a->members[ARRAY_REPLACEMENT].size / 512 -
         m->live.common.data_offset,
@@ -512,212 +285,6 @@ meta_note_corrected (struct array *a, unsigned slot, uint64_t sectors)
   pthread_mutex_unlock (&a->meta.lock);
 }
 
-/* Slot's bad-block log written from its table (md_update_sb writes the
- * log of a device whose table changed beside its superblock); meta.lock
- * held.
- */
-static int
-write_bblog (struct array *a, unsigned slot, struct array_err *err)
-{
-  struct md_sb *sb = malloc (sizeof *sb);
-  unsigned ranges;
-  uint64_t sectors, at;
-  void *area = NULL;
-  size_t len;
-  struct io_op op;
-  int r;
-
-  if (sb == NULL)
-    return -ENOMEM;
-  md_live_sb (&a->meta.live, slot, sb);
-  r = array_bb_encode (a, slot, sb, &area, &len, &at);
-  free (sb);
-  if (r < 0) {
-    array_set_err (err, "member %u (%s): cannot encode its md bad-block "
-                   "log: %s", slot, array_member_path (a, slot),
-                   strerror (-r));
-    return r;
-  }
-  op = (struct io_op) { .kind = IO_WRITE, .member = slot, .buf = area,
-                        .off = at, .len = len };
-  r = io_run (a->members, &op, 1, IO_FUA);
-  free (area);
-  if (r < 0) {
-    array_set_err (err, "member %u (%s): write of its md bad-block log at "
-                   "offset %" PRIu64 ": %s", slot,
-                   array_member_path (a, slot), at, strerror (-r));
-    return r;
-  }
-  array_bb_count (a, slot, &ranges, &sectors);
-  return update (a, &(struct md_event) { .kind = MD_EV_BAD_BLOCKS,
-                                         .slot = slot,
-                                         .sectors = ranges > 0 }, err);
-}
-
-int
-meta_bb_write (struct array *a, unsigned slot, struct array_err *err)
-{
-  int r;
-
-  if (!a->meta.enabled)
-    return -ENOSPC;           /* no superblock, no log */
-  pthread_mutex_lock (&a->meta.lock);
-  r = md_live_writes (&a->meta.live, slot) ? write_bblog (a, slot, err)
-                                           : 0;
-  pthread_mutex_unlock (&a->meta.lock);
-  return r;
-}
-
-/* Where mdadm --update=bbl would put a log on these members
- * (md_bblog_update), in *sb: the room after the bitmap (its area rounded
- * up to 4 KiB, mdadm's calc_bitmap_size) or after the PPL's.
- */
-static bool
-bblog_room (const struct meta *m, struct md_sb *sb)
-{
-  int64_t room_offset = 0;
-  uint64_t room = 0;
-
-  *sb = m->live.common;
-  if (m->has_bitmap)
-    room_offset = sb->bitmap_offset,
-      room = (m->bm_area_bytes + 4095) / 4096 * 8;
-  else if (sb->feature_map & MD_FEATURE_ANY_PPL)
-    room_offset = sb->ppl_offset, room = sb->ppl_size;
-  return md_bblog_update (sb, room_offset, room);
-}
-
-/* An empty log (all ones) on every member that gets superblocks; 0 or
- * the first error (err set).
- */
-static int
-write_empty_logs (struct array *a, const struct md_sb *sb,
-                  struct array_err *err)
-{
-  struct io_op ops[ARRAY_MEMBERS];
-  uint64_t at = (uint64_t) (MD_SB_SECTOR + sb->bblog_offset) * 512;
-  size_t len = (size_t) sb->bblog_size * 512, n = 0;
-  void *area;
-  int r;
-
-  if (posix_memalign (&area, 4096, len) != 0)
-    return -ENOMEM;
-  memset (area, 0xff, len);
-  for (unsigned s = 0; s < ARRAY_MEMBERS; s++)
-    if ((s == ARRAY_REPLACEMENT || (s < a->geom.members &&
-                                    md_live_writes (&a->meta.live, s))) &&
-        io_member_is_open (&a->members[s]))
-      ops[n++] = (struct io_op) { .kind = IO_WRITE, .member = s, .buf = area,
-                                  .off = at, .len = len };
-  r = io_run (a->members, ops, n, IO_FUA);
-  free (area);
-  if (r < 0)
-    array_set_err (err, "writing an empty md bad-block log at member "
-                   "offset %" PRIu64 ": %s", at, strerror (-r));
-  return r;
-}
-
-/* The log placed in *sb made the members' (empty logs written, then the
- * superblocks); meta.lock held.
- */
-static int
-add_bblog (struct array *a, const struct md_sb *sb, struct array_err *err)
-{
-  struct md_sb *c = &a->meta.live.common;
-  int r;
-
-  if ((r = write_empty_logs (a, sb, err)) < 0)
-    return r;
-  c->bblog_offset = sb->bblog_offset;
-  c->bblog_size = sb->bblog_size;
-  c->bblog_shift = sb->bblog_shift;
-  return write_out (a, true, err);
-}
-
-int
-meta_bb_reserve (struct array *a)
-{
-  struct meta *m = &a->meta;
-  struct array_err err;
-  struct md_sb *sb;
-  int r = 0;
-
-  /* Not mid-reshape: the data offset is about to move. */
-  if (!m->enabled || md_bblog_area (&m->live.common, NULL, NULL) ||
-      (m->live.common.feature_map & MD_FEATURE_RESHAPE_ACTIVE))
-    return 0;
-  if ((sb = malloc (sizeof *sb)) == NULL)
-    return -ENOMEM;
-  pthread_mutex_lock (&m->lock);
-  if (!bblog_room (m, sb))
-    array_log (a, ARRAY_LOG_NOTICE, "the members have no md bad-block log "
-               "and no room for one before the data: a sector that cannot "
-               "be rewritten fails its member");
-  else if ((r = add_bblog (a, sb, &err)) < 0)
-    array_log (a, ARRAY_LOG_ERROR, "no md bad-block log reserved: %s",
-               err.msg);
-  else
-    array_log (a, ARRAY_LOG_NOTICE, "md bad-block log reserved on the "
-               "members (as mdadm --update=bbl): %u sectors at %d sectors "
-               "from the superblock", sb->bblog_size, sb->bblog_offset);
-  pthread_mutex_unlock (&m->lock);
-  free (sb);
-  if (r == 0 && md_bblog_area (&m->live.common, NULL, NULL))
-    for (unsigned s = 0; s < a->geom.members; s++)
-      if (md_live_writes (&m->live, s))
-        array_bb_new_member (a, s);
-  return r;
-}
-
-bool
-meta_resync_due (const struct array *a)
-{
-  return a->meta.enabled && a->meta.live.resync_cp != MD_MAX_SECTOR;
-}
-
-uint64_t
-meta_resync_from (const struct array *a)
-{
-  return a->meta.live.resync_cp;
-}
-
-int
-meta_resync_done (struct array *a, struct array_err *err)
-{
-  struct meta *m = &a->meta;
-  bool idle;
-  int r;
-
-  if (!m->enabled)
-    return 0;
-  /* With no write in flight (the gate is free) the bits can go now;
-   * otherwise the next mark-clean clears them.
-   */
-  idle = pthread_rwlock_trywrlock (&m->gate) == 0;
-  pthread_mutex_lock (&m->lock);
-  free (m->resync_bits);
-  m->resync_bits = NULL;
-  m->live.resync_cp = MD_MAX_SECTOR;
-  if (idle && !m->live.dirty)
-    clear_bits (a);
-  r = update (a, &(struct md_event) { .kind = MD_EV_RESYNC_DONE }, err);
-  pthread_mutex_unlock (&m->lock);
-  if (idle)
-    pthread_rwlock_unlock (&m->gate);
-  return r;
-}
-
-void
-meta_set_resync_cp (struct array *a, uint64_t sectors)
-{
-  if (!a->meta.enabled)
-    return;
-  pthread_mutex_lock (&a->meta.lock);
-  md_live_apply (&a->meta.live, &(struct md_event) {
-                   .kind = MD_EV_RESYNC_CP, .sectors = sectors });
-  pthread_mutex_unlock (&a->meta.lock);
-}
-
 int
 meta_apply (struct array *a, const struct md_event *ev, struct array_err *err)
 {
@@ -726,7 +293,7 @@ meta_apply (struct array *a, const struct md_event *ev, struct array_err *err)
   if (!a->meta.enabled)
     return 0;
   pthread_mutex_lock (&a->meta.lock);
-  r = update (a, ev, err);
+  r = meta_update (a, ev, err);
   pthread_mutex_unlock (&a->meta.lock);
   return r;
 }
@@ -744,8 +311,8 @@ recovery_event (struct array *a, enum md_event_kind kind, unsigned slot,
     return 0;
   pthread_mutex_lock (&a->meta.lock);
   if (a->meta.live.slot[slot].state == MD_SLOT_RECOVERING)
-    r = update (a, &(struct md_event) { .kind = kind, .slot = slot,
-                                        .sectors = sectors }, err);
+    r = meta_update (a, &(struct md_event) { .kind = kind, .slot = slot,
+                                             .sectors = sectors }, err);
   pthread_mutex_unlock (&a->meta.lock);
   return r;
 }
@@ -798,7 +365,7 @@ meta_add_member (struct array *a, unsigned slot, enum meta_join how,
   if (md_live_writes (&m->live, slot))
     md_live_apply (&m->live, &(struct md_event) { .kind = MD_EV_FAIL,
                                                    .slot = slot });
-  r = update (a, &ev, err);
+  r = meta_update (a, &ev, err);
   pthread_mutex_unlock (&m->lock);
   return r;
 }
@@ -831,173 +398,4 @@ meta_readd_check (struct array *a, unsigned slot, const struct md_sb *dev,
   if (r < 0)
     array_set_err (err, "%s", why);
   return r;
-}
-
-int
-meta_read_sb (const struct io_member *m, const char *what, struct md_sb *sb,
-              struct array_err *err)
-{
-  char why[200];
-  void *block;
-  int r;
-
-  if (m->size < MD_SB_OFFSET + MD_SB_BLOCK)
-    return 0;
-  if (posix_memalign (&block, 4096, MD_SB_BLOCK) != 0)
-    return -ENOMEM;
-  r = io_member_pread (m, block, MD_SB_BLOCK, MD_SB_OFFSET);
-  if (r < 0)
-    array_set_err (err, "%s (%s): read at %u: %s", what, m->path,
-                   MD_SB_OFFSET, strerror (-r));
-  else {
-    r = md_sb_decode (block, m->size / 512, sb, why, sizeof why);
-    if (r == -EINVAL)
-      r = 0;                  /* no superblock at all */
-    else if (r < 0)
-      array_set_err (err, "%s (%s): md superblock: %s", what, m->path, why);
-    else
-      r = 1;
-  }
-  free (block);
-  return r;
-}
-
-int
-meta_load_bitmap (struct array *a, const struct io_member *src,
-                  struct array_err *err)
-{
-  struct meta *m = &a->meta;
-  char why[160];
-  int r;
-
-  m->bm_offset = (MD_SB_SECTOR + (uint64_t) m->live.common.bitmap_offset) *
-    512;
-  if (posix_memalign ((void **) &m->bm_area, 4096, 4096) != 0)
-    return -ENOMEM;
-  if ((r = io_member_pread (src, m->bm_area, 4096, m->bm_offset)) < 0)
-    snprintf (why, sizeof why, "%s", strerror (-r));
-  else
-    r = md_bitmap_decode (m->bm_area, m->live.common.set_uuid, &m->bm, why,
-                          sizeof why);
-  if (r < 0) {
-    array_set_err (err, "member %s: md bitmap at %" PRIu64 ": %s", src->path,
-                   m->bm_offset, why);
-    return r;
-  }
-  m->bm_area_bytes = md_bitmap_area_bytes (&m->bm);
-  if (m->bm.sync_size < m->live.common.size ||
-      m->bm_offset + m->bm_area_bytes > m->live.common.data_offset * 512) {
-    array_set_err (err, "member %s: md bitmap does not cover the array or "
-                   "overlaps the data", src->path);
-    return -EBADMSG;
-  }
-  free (m->bm_area);
-  if (posix_memalign ((void **) &m->bm_area, 4096, m->bm_area_bytes) != 0) {
-    m->bm_area = NULL;
-    return -ENOMEM;
-  }
-  m->has_bitmap = true;
-  return io_member_pread (src, m->bm_area, m->bm_area_bytes, m->bm_offset);
-}
-
-/* What a resync after an unclean stop must visit: every bit set on disk,
- * or everything when the bitmap is older than the superblocks.
- */
-static int
-take_resync_bits (struct array *a)
-{
-  struct meta *m = &a->meta;
-  size_t len = m->bm_area_bytes - MD_BITMAP_HEADER;
-
-  m->resync_bits = malloc (len);
-  if (m->resync_bits == NULL)
-    return -ENOMEM;
-  if (m->bm.events < m->live.common.events ||
-      (m->bm.state & MD_BITMAP_STALE)) {
-    array_log (a, ARRAY_LOG_ERROR, "md bitmap is older than the "
-               "superblocks (events %" PRIu64 " < %" PRIu64 "): resyncing "
-               "everything", m->bm.events, m->live.common.events);
-    memset (m->resync_bits, 0xff, len);
-  }
-  else
-    memcpy (m->resync_bits, bitmap_bits (m), len);
-  return 0;
-}
-
-int
-meta_init (struct array *a, struct array_err *err)
-{
-  struct meta *m = &a->meta;
-
-  m->dirty = m->live.dirty;
-  /* The absent slot is recorded by the first write's dirty mark, which
-   * every write waits for (meta_write_begin) before it may leave it out.
-   */
-  note_recorded (a);
-  /* Every slot's, not only the members': a grow adds members. */
-  for (unsigned s = 0; s < ARRAY_MEMBERS; s++)
-    if (posix_memalign (&m->sb_buf[s], 4096, MD_SB_BLOCK) != 0)
-      goto nomem;
-  if (pthread_mutex_init (&m->lock, NULL) != 0)
-    goto nomem;
-  if (pthread_rwlock_init (&m->gate, NULL) != 0) {
-    pthread_mutex_destroy (&m->lock);
-    goto nomem;
-  }
-  m->locks_made = true;
-  if (m->has_bitmap) {
-    size_t len = m->bm_area_bytes - MD_BITMAP_HEADER;
-
-    if ((m->bm_durable = malloc (len)) == NULL)
-      goto nomem;
-    memcpy (m->bm_durable, bitmap_bits (m), len);   /* as read from disk */
-    if (m->live.resync_cp != MD_MAX_SECTOR && take_resync_bits (a) < 0)
-      goto nomem;
-  }
-  return 0;
-
- nomem:
-  array_set_err (err, "out of memory for the md metadata");
-  return -ENOMEM;
-}
-
-int
-meta_start (struct array *a, struct array_err *err)
-{
-  int r = meta_bb_reserve (a);
-
-  if (r < 0) {
-    array_set_err (err, "the superblocks could not be written (reserving "
-                   "an md bad-block log): %s", strerror (-r));
-    return r;
-  }
-  /* Like mdadm --assemble --force: the array is recorded clean at once,
-   * so the next start does not refuse it again.
-   */
-  if (a->meta.forced)
-    r = update_locked (a, MD_EV_FORCE_CLEAN, 0, 0, err);
-  /* A replacement whose copy starts over (assembly, after an unclean
-   * stop) says so before anything is written: writes past the copy's
-   * point do not reach it, so a later start must not go on from its old
-   * point.
-   */
-  if (r == 0 && a->replace.slot >= 0 && a->replace.copied == 0)
-    r = meta_replace (a, (unsigned) a->replace.slot, MD_EV_REPLACE_CP, 0,
-                      err);
-  return r;
-}
-
-void
-meta_free (struct meta *m)
-{
-  if (m->locks_made) {
-    pthread_mutex_destroy (&m->lock);
-    pthread_rwlock_destroy (&m->gate);
-  }
-  for (unsigned s = 0; s < ARRAY_MEMBERS; s++)
-    free (m->sb_buf[s]);
-  free (m->bm_area);
-  free (m->bm_durable);
-  free (m->resync_bits);
-  memset (m, 0, sizeof *m);
 }

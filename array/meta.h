@@ -23,8 +23,8 @@
  *
  * Locking: meta.lock serialises every superblock and bitmap write and
  * guards the live state; a slot's member struct (a->members[], the
- * replacement's) is swapped out only under it too, as write_out may be
- * writing through it from a thread that is no request.  meta.gate is
+ * replacement's) is swapped out only under it too, as meta_write_out may
+ * be writing through it from a thread that is no request.  meta.gate is
  * held shared by every write request for its whole duration and
  * exclusively by the transition to clean, so the array is never marked
  * clean with a write in flight.  With metadata

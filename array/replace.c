@@ -370,8 +370,8 @@ replace_checkpoint (struct array *a, bool now)
 
 /* The replacement into members[slot]; the member it replaces returned
  * (the caller closes it).  Under meta.lock: a superblock write
- * (write_out) of a thread that is no request -- the clean mark, a job's
- * checkpoint -- may be queueing or writing these members' structs.
+ * (meta_write_out) of a thread that is no request -- the clean mark, a
+ * job's checkpoint -- may be queueing or writing these members' structs.
  */
 static struct io_member
 swap_in (struct array *a, unsigned slot)

@@ -7,6 +7,7 @@
  *   keepalive.c idle members read now and then, so a lost one is found
  *   guard.c     what a disk holds before the array takes it (guard.h)
  *   meta.c      the superblocks and the bitmap that say all this on disk
+ *               (with meta-bitmap.c, meta-bblog.c, meta-load.c)
  *
  * Who calls what: exec.c, scrub.c and keepalive.c report failed I/O
  * (array_io_failed, array_mark_failed); meta.c takes a member out

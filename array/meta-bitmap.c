@@ -1,0 +1,277 @@
+/* array/meta-bitmap.c -- the write-intent bitmap of a live array (meta.h):
+ * its bits set before a write (with the dirty mark) and cleared with the
+ * clean mark when idle, and the resync a crash leaves due.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/meta-int.h"
+#include "array/object.h"
+#include "array/state.h"
+
+uint8_t *
+meta_bitmap_bits (struct meta *m)
+{
+  return m->bm_area + MD_BITMAP_HEADER;
+}
+
+/* Bits may be tested by any writer while another sets them under
+ * meta.lock, so every access is atomic.
+ */
+static void
+bit_set (struct meta *m, uint64_t k)
+{
+  __atomic_fetch_or (&meta_bitmap_bits (m)[k >> 3],
+                     (uint8_t) (1u << (k & 7)), __ATOMIC_RELEASE);
+}
+
+/* Bitmap bits covering stripes first..last (their member range). */
+static void
+bits_of_stripes (const struct array *a, uint64_t first, uint64_t last,
+                 uint64_t *k0, uint64_t *k1)
+{
+  uint64_t per_bit = a->meta.bm.chunksize;
+
+  *k0 = first * a->geom.chunk / per_bit;
+  *k1 = ((last + 1) * a->geom.chunk - 1) / per_bit;
+}
+
+/* Are the bits of stripes first..last set in bits (the in-memory bitmap,
+ * or the copy of what is durable)?
+ */
+static bool
+bits_all_set (struct array *a, const uint8_t *bits, uint64_t first,
+              uint64_t last)
+{
+  uint64_t k0, k1;
+
+  if (!a->meta.has_bitmap)
+    return true;
+  bits_of_stripes (a, first, last, &k0, &k1);
+  for (uint64_t k = k0; k <= k1; k++)
+    if (!((__atomic_load_n (&bits[k >> 3], __ATOMIC_ACQUIRE) >> (k & 7)) & 1))
+      return false;
+  return true;
+}
+
+/* After a bitmap write reached every member in service: what it held is
+ * durable; meta.lock held (every bit is set under it).
+ */
+void
+meta_bits_durable (struct meta *m)
+{
+  size_t len = m->bm_area_bytes - MD_BITMAP_HEADER;
+
+  if (!m->has_bitmap)
+    return;
+  for (size_t i = 0; i < len; i++)
+    __atomic_fetch_or (&m->bm_durable[i], meta_bitmap_bits (m)[i],
+                       __ATOMIC_RELEASE);
+}
+
+static void
+set_bits (struct array *a, uint64_t first, uint64_t last)
+{
+  uint64_t k0, k1;
+
+  bits_of_stripes (a, first, last, &k0, &k1);
+  for (uint64_t k = k0; k <= k1; k++)
+    bit_set (&a->meta, k);
+}
+
+bool
+meta_stripe_marked (struct array *a, uint64_t stripe)
+{
+  return bits_all_set (a, meta_bitmap_bits (&a->meta), stripe, stripe);
+}
+
+bool
+meta_resync_visits (const struct array *a, uint64_t stripe)
+{
+  const struct meta *m = &a->meta;
+  uint64_t k;
+
+  if (m->resync_bits == NULL)
+    return true;
+  k = stripe * a->geom.chunk / m->bm.chunksize;
+  return (m->resync_bits[k >> 3] >> (k & 7)) & 1;
+}
+
+int
+meta_write_begin (struct array *a, uint64_t first, uint64_t last,
+                  struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  int r = 0;
+
+  if (!m->enabled)
+    return 0;
+  pthread_rwlock_rdlock (&m->gate);
+  if (m->dirty && bits_all_set (a, m->bm_durable, first, last))
+    return 0;
+  pthread_mutex_lock (&m->lock);
+  if (!m->dirty || !bits_all_set (a, m->bm_durable, first, last)) {
+    if (m->has_bitmap)
+      set_bits (a, first, last);
+    /* Already dirty: only the new bits must reach the disks first, as
+     * md's bitmap unplug writes them without a superblock update.
+     */
+    r = m->live.dirty ? meta_write_out (a, false, err)
+      : meta_update (a, &(struct md_event) { .kind = MD_EV_DIRTY }, err);
+  }
+  pthread_mutex_unlock (&m->lock);
+  if (r < 0)
+    pthread_rwlock_unlock (&m->gate);
+  return r;
+}
+
+void
+meta_write_end (struct array *a)
+{
+  if (!a->meta.enabled)
+    return;
+  a->meta.last_write_ns = array_now_ns ();
+  pthread_rwlock_unlock (&a->meta.gate);
+}
+
+/* Sync every member in service; one that fails is taken out of service
+ * (the superblock write that follows records it).
+ */
+static int
+sync_members (struct array *a, struct array_err *err)
+{
+  struct io_op ops[R5_MAX_MEMBERS];
+
+  for (;;) {
+    size_t n = 0;
+    int r;
+
+    for (unsigned s = 0; s < a->geom.members; s++)
+      if (md_live_writes (&a->meta.live, s) &&
+          health_state (&a->health, s) != MEMBER_FAULTY)
+        ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = s };
+    r = io_run (a->members, ops, n, 0);
+    if (r == 0) {
+      replace_sync (a);
+      return 0;
+    }
+    if ((r = array_take_out (a, ops, n, r, NULL, err)) < 0)
+      return r;
+  }
+}
+
+/* Bits can go once the data they guard is synced, unless a resync still
+ * needs them or a slot is out (md keeps them for the member's return:
+ * they are what a re-add rebuilds).
+ */
+static void
+clear_bits (struct array *a)
+{
+  struct meta *m = &a->meta;
+
+  if (!m->has_bitmap || health_out (&a->health) >= 0 ||
+      meta_live_out (a) >= 0 || m->live.resync_cp != MD_MAX_SECTOR)
+    return;
+  /* No writer is in flight (the gate is held): the fast path cannot be
+   * reading the durable copy meanwhile.
+   */
+  memset (meta_bitmap_bits (m), 0, m->bm_area_bytes - MD_BITMAP_HEADER);
+  memset (m->bm_durable, 0, m->bm_area_bytes - MD_BITMAP_HEADER);
+  /* md's bitmap_endwrite: events_cleared = mddev->events, the events
+   * every member in service holds now (they were all synced just
+   * before), not the clean event about to be written: a member whose
+   * link drops during that very write holds every byte and the events
+   * before it, and md re-adds it by its bitmap (super_1_validate:
+   * refused only below events_cleared).
+   */
+  m->bm.events_cleared = m->live.common.events;
+}
+
+int
+meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  int r = 0;
+
+  if (!m->enabled || !m->dirty)
+    return 0;
+  if (only_if_idle) {
+    if (array_now_ns () - m->last_write_ns < ARRAY_SAFE_MODE_MS * 1000000ULL ||
+        pthread_rwlock_trywrlock (&m->gate) != 0)
+      return 0;
+  }
+  else
+    pthread_rwlock_wrlock (&m->gate);
+  pthread_mutex_lock (&m->lock);
+  if (m->live.dirty && (r = sync_members (a, err)) == 0 &&
+      (r = meta_record_out_locked (a, err)) == 0) {
+    if ((r = integrity_settle (a)) < 0)
+      array_set_err (err, "integrity record %s: cannot sync: %s",
+                     a->integrity.path, strerror (-r));
+    else {
+      clear_bits (a);
+      /* With a resync due from sector 0 the superblocks say clean as
+       * they say dirty: nothing is written (mdstate's MD_EV_CLEAN).
+       */
+      r = meta_update (a, &(struct md_event) { .kind = MD_EV_CLEAN }, err);
+      if (r == 0) {
+        m->dirty = m->live.dirty;
+        integrity_record_events (a);
+      }
+    }
+  }
+  pthread_mutex_unlock (&m->lock);
+  pthread_rwlock_unlock (&m->gate);
+  return r;
+}
+
+bool
+meta_resync_due (const struct array *a)
+{
+  return a->meta.enabled && a->meta.live.resync_cp != MD_MAX_SECTOR;
+}
+
+uint64_t
+meta_resync_from (const struct array *a)
+{
+  return a->meta.live.resync_cp;
+}
+
+int
+meta_resync_done (struct array *a, struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  bool idle;
+  int r;
+
+  if (!m->enabled)
+    return 0;
+  /* With no write in flight (the gate is free) the bits can go now;
+   * otherwise the next mark-clean clears them.
+   */
+  idle = pthread_rwlock_trywrlock (&m->gate) == 0;
+  pthread_mutex_lock (&m->lock);
+  free (m->resync_bits);
+  m->resync_bits = NULL;
+  m->live.resync_cp = MD_MAX_SECTOR;
+  if (idle && !m->live.dirty)
+    clear_bits (a);
+  r = meta_update (a, &(struct md_event) { .kind = MD_EV_RESYNC_DONE }, err);
+  pthread_mutex_unlock (&m->lock);
+  if (idle)
+    pthread_rwlock_unlock (&m->gate);
+  return r;
+}
+
+void
+meta_set_resync_cp (struct array *a, uint64_t sectors)
+{
+  if (!a->meta.enabled)
+    return;
+  pthread_mutex_lock (&a->meta.lock);
+  md_live_apply (&a->meta.live, &(struct md_event) {
+                   .kind = MD_EV_RESYNC_CP, .sectors = sectors });
+  pthread_mutex_unlock (&a->meta.lock);
+}
