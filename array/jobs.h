@@ -5,7 +5,7 @@
  *   runner.c   a job's long-lived runner (runner.h), scrub.c its parts
  *   pacing.c   how fast it goes (pacing.h)
  *   rebuild.c  a member put into a slot and rebuilt (array_rebuild_start)
- *   replace.c  a member copied to its replacement (replace.h)
+ *   replace*.c a member copied to its replacement (replace.h)
  *   grow.c     the array grown by members (grow.h)
  *
  * Who calls what: array.c makes and ends the job state (job_init,
