@@ -2,7 +2,7 @@
  * sync_action), its state, and the calls that start, step and end it.
  *
  *   job.c      the job's life: begin, end, status, the background thread
- *   runner.c   a job's long-lived runner (runner.h), scrub.c its parts
+ *   runner*.c  a job's long-lived runner (runner.h), scrub.c its parts
  *   pacing.c   how fast it goes (pacing.h)
  *   rebuild.c  a member put into a slot and rebuilt (array_rebuild_start)
  *   replace*.c a member copied to its replacement (replace.h)

@@ -4,18 +4,18 @@
  * of stripes from the cursor, under their stripe locks so that clients
  * keep reading and writing around it, cut into parts that the threads
  * run at once (scrub.c); then the parts' wrong stripes recorded in
- * order and the cursor moved on.
+ * order and the cursor moved on.  Whether members in memory are read in
+ * place, and their mappings for a step: runner-map.c (runner-int.h
+ * between them).
  */
 #include <config.h>
 
 #include <errno.h>
-#include <inttypes.h>
-#include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "array/pacing.h"
+#include "array/runner-int.h"
 #include "array/runner.h"
 #include "array/scrub.h"
 #include "raid/layout.h"
@@ -36,51 +36,6 @@
  */
 #define STEP_BUFFER (16u << 20)
 
-/* Bytes of a member in memory read each way, once, to tell whether its
- * mapped pages beat reads into a reused buffer (mapping_pays); and if
- * neither way is twice as fast as the other, more of them, twice.
- */
-#define PROBE_FIRST (1u << 20)
-#define PROBE_BYTES (4u << 20)
-
-/* The part threads: each waits for the next step (gen moves on), runs
- * its part if the step has one for it, and says so.  Part 0 is the
- * stepping thread's own.
- */
-struct crew {
-  pthread_mutex_t lock;
-  pthread_cond_t go, done;
-  uint64_t gen;               /* steps posted */
-  unsigned parts;             /* this step's parts */
-  unsigned running;           /* threads still in this step */
-  bool quit;
-  unsigned nthreads;
-  pthread_t tid[JOB_MAX_PARTS];
-  struct crew_seat {
-    struct job_runner *r;
-    unsigned index;
-  } who[JOB_MAX_PARTS];
-};
-
-struct job_runner {
-  struct array *a;
-  enum r5_job kind;
-  uint64_t slice;             /* slice_bytes(); 0 on disks */
-  unsigned room;              /* stripes a step covers, at most */
-  char *buf;                  /* the batch's columns, then parts' scratch */
-  struct io_op *ops;          /* room * (members + 1) per part */
-  struct plan_cmp_out *cmp;   /* room per part */
-  struct bad_stripe *bad;     /* room per part */
-  struct part parts[JOB_MAX_PARTS];
-  struct io_view views[R5_MAX_MEMBERS];
-  char *base[R5_MAX_MEMBERS];
-  struct plan_views mapped;
-  bool map;                   /* members in memory read in place */
-  _Atomic unsigned next;      /* members in memory: the next unit */
-  struct crew crew;
-  bool crew_made;
-};
-
 static unsigned
 batch_stripes (const struct array *a)
 {
@@ -90,19 +45,19 @@ batch_stripes (const struct array *a)
 }
 
 /* The batch's columns, then (members in memory) each part's slices. */
-static size_t
-cols_bytes (const struct array *a)
+size_t
+runner_cols_bytes (const struct array *a)
 {
   return (size_t) batch_stripes (a) * (a->geom.members + 1) * a->geom.chunk;
 }
 
 /* Members in memory (tmpfs) are read in place through mappings where
- * they can be (view_members), else by the kernel copying pages: then a
- * part goes a slice of each chunk at a time, as long as the members'
- * preferred request size (io_member_request_size) and no longer than
- * keeps a part's slices, all members' and one computed, in its small
- * scratch, in the processor's cache where XOR finds them.  Members that
- * prefer no size (disks, NBD) get the whole part as one batch, deep
+ * they can be (runner_view_members), else by the kernel copying pages:
+ * then a part goes a slice of each chunk at a time, as long as the
+ * members' preferred request size (io_member_request_size) and no longer
+ * than keeps a part's slices, all members' and one computed, in its
+ * small scratch, in the processor's cache where XOR finds them.  Members
+ * that prefer no size (disks, NBD) get the whole part as one batch, deep
  * enough to stream.  Returns the slice's bytes, or 0 for whole batches.
  */
 static uint64_t
@@ -231,202 +186,6 @@ record_parts (struct array *a, struct part *parts, unsigned k,
     record (a, &all[b], watch);
 }
 
-
-/* Members in memory are read in place where that pays (r->map), and
- * then a rebuilt one is written in place too where it is allocated
- * already (a spare zeroed beforehand, a member rebuilt again): XOR
- * computes into its pages, a copy fewer than a write from a buffer.
- * Its holes are written with pwrite, which allocates as it copies:
- * filling them first would zero pages only to overwrite them (Xeon, 512
- * MiB members: onto a new sparse file 0.21 s written against 0.30 s
- * mapped; onto a zeroed one 0.19 s against 0.16 s).  Where mapping does
- * not pay, the rebuilt member is not mapped either: a page written
- * through a fresh mapping costs what one read does (AMD EPYC VM, 512
- * MiB onto a zeroed spare, survivors read: 2.0 s with the new member
- * mapped, 0.15 s with pwrite).  r->base[m]: the bytes of stripes
- * [first, first+n) of member m mapped through the runner's views, or
- * NULL to read or write them.
- */
-static void
-view_members (struct job_runner *r, uint64_t first, unsigned n)
-{
-  struct array *a = r->a;
-  int slot = job_slot (a);
-  uint64_t off = r5_stripe_member_off (&a->geom, first);
-  uint64_t len = (uint64_t) n * a->geom.chunk;
-
-  for (unsigned m = 0; m < a->geom.members; m++)
-    if (!r->map ||
-        io_view_get (&r->views[m], &a->members[m], off, len,
-                     (int) m == slot ? IO_VIEW_WRITE_DENSE : IO_VIEW_READ,
-                     &r->base[m]) < 0)
-      r->base[m] = NULL;
-  r->mapped = (struct plan_views) { r->base, off, len, slot };
-}
-
-/* Read len bytes from bytes as a job would: XOR them (with zeroes: a
- * chunk's worth at most) into dst, in the cache, a piece at a time.
- */
-#define PROBE_PIECE (128u << 10)
-static void
-consume (const struct array *a, const char *bytes, uint64_t len, char *dst)
-{
-  uint64_t piece = a->geom.chunk < PROBE_PIECE ? a->geom.chunk : PROBE_PIECE;
-
-  for (uint64_t at = 0; at < len; at += piece) {
-    void *v[3] = { (char *) bytes + at, a->zero, dst };
-
-    r5_xor_gen (3, len - at < piece ? len - at : piece, v);
-  }
-}
-
-/* Nanoseconds to read len bytes of m at off through a view (mapped,
- * faulted, unmapped, as a job's window is), or UINT64_MAX if it cannot
- * be mapped (a hole, a failure injected).  scratch: MEMORY_SCRATCH
- * bytes.
- */
-static uint64_t
-time_mapped (const struct array *a, const struct io_member *m, uint64_t off,
-             uint64_t len, char *scratch)
-{
-  uint64_t t = array_now_ns ();
-  struct io_view v;
-  char *bytes;
-
-  io_view_init (&v);
-  if (io_view_get (&v, m, off, len, IO_VIEW_READ, &bytes) < 0) {
-    io_view_close (&v);
-    return UINT64_MAX;
-  }
-  consume (a, bytes, len, scratch);
-  io_view_close (&v);
-  return array_now_ns () - t;
-}
-
-/* ... and read into a buffer (the first half of scratch) a piece at a
- * time.
- */
-static uint64_t
-time_read (const struct array *a, const struct io_member *m, uint64_t off,
-           uint64_t len, char *scratch)
-{
-  uint64_t t = array_now_ns ();
-
-  for (uint64_t at = 0; at < len; at += PROBE_PIECE) {
-    uint64_t n = len - at < PROBE_PIECE ? len - at : PROBE_PIECE;
-
-    if (io_member_pread (m, scratch, n, off + at) < 0)
-      return UINT64_MAX;
-    consume (a, scratch, n, scratch + PROBE_PIECE);
-  }
-  return array_now_ns () - t;
-}
-
-/* Each way's best time over len bytes of m at the start of its data,
- * over rounds, alternately.
- */
-struct probe { uint64_t map, read, len; };
-
-static struct probe
-probe_ways (const struct job_runner *r, const struct io_member *m,
-            uint64_t len, int rounds)
-{
-  const struct array *a = r->a;
-  uint64_t off = r5_stripe_member_off (&a->geom, 0);
-  char *scratch = r->buf + cols_bytes (a);
-  struct probe p = { UINT64_MAX, UINT64_MAX, len };
-
-  for (int i = 0; i < rounds; i++) {
-    uint64_t tm = time_mapped (a, m, off, len, scratch);
-    uint64_t tr = time_read (a, m, off, len, scratch);
-
-    p.map = tm < p.map ? tm : p.map;
-    p.read = tr < p.read ? tr : p.read;
-  }
-  return p;
-}
-
-/* Reads twice as fast as the mapping: no need to look closer.  (Not the
- * other way round: a mapping chosen wrongly costs the most, 10x on the
- * EPYC, and one round of reads held up by another process could pass
- * for it.)
- */
-static bool
-reads_win_clearly (struct probe p)
-{
-  return p.map / 2 > p.read;
-}
-
-/* Members in memory: do their mapped pages beat reads into a reused
- * buffer, on this machine?  It differs by machine more than by anything
- * else: touching freshly mapped pages costs a page fault every 16 pages,
- * and on some virtual machines that is dear (measured on an AMD EPYC
- * VM: a tmpfs file read at 1.5 GiB/s through mmap, 8.0 GiB/s with pread
- * into one reused buffer; on an Intel Xeon VM 2.5-5.5 against 4.5).  So
- * the runner measures, on the data of the first member in service, each
- * way on 1 MiB; unless reading is twice as fast (the EPYC: the probe
- * then costs 2 ms, not 10), on 4 MiB twice, alternately, keeping the
- * better of each.  For a scrub mapping must win by a fifth: it has
- * costs this does not see (every unmap stops every thread of the
- * process to flush its TLB, under the clients' requests), and where the
- * two are close reading won the whole check (Xeon, 512 MiB tmpfs
- * members, the probe within 5%: 0.17 s read against 0.19 s mapped).
- * A rebuild that maps also writes the new member in place where it is
- * allocated anyway (view_members), and then mapped members won where
- * the probe was as close (0.16 s against 0.18 s): it reads and writes
- * through buffers only if reading wins by a fifth.
- */
-static bool
-mapping_pays (struct job_runner *r)
-{
-  const struct array *a = r->a;
-  uint64_t len = a->geom.stripes * a->geom.chunk;
-  const struct io_member *m = NULL;
-  struct probe p;
-  bool map;
-
-  for (unsigned k = 0; k < a->geom.members && m == NULL; k++)
-    if (health_state (&a->health, k) == MEMBER_ACTIVE)
-      m = &a->members[k];
-  if (m == NULL)
-    return false;
-  len = len < PROBE_BYTES ? len : PROBE_BYTES;
-  /* Its pages touched first, as the job's first part would anyway: a
-   * first touch of 256 KiB took 1 ms on the EPYC, against 0.25 ms to
-   * read 1 MiB.
-   */
-  memset (r->buf + cols_bytes (a), 0, 2 * PROBE_PIECE);
-  p = probe_ways (r, m, len < PROBE_FIRST ? len : PROBE_FIRST, 1);
-  if (!reads_win_clearly (p))
-    p = probe_ways (r, m, len, 2);
-  map = r->kind == R5_JOB_REBUILD ? p.read >= p.map - p.map / 5
-                                  : p.map < p.read - p.read / 5;
-  array_log (a, ARRAY_LOG_DEBUG, "%s: members in memory %s (%" PRIu64 " KiB "
-             "of %s: mapped in %" PRIu64 " us, read in %" PRIu64 " us)",
-             r5_job_name (r->kind), map ? "read in place"
-             : "read into a buffer", p.len >> 10, m->path, p.map / 1000,
-             p.read / 1000);
-  return map;
-}
-
-/* Read members in memory in place?  As RAID5_MEMBER_ACCESS says
- * ("mapped" or "read": for tests and benchmarks, which must take each
- * path on any machine; said in the log), else as measured here.
- */
-static bool
-access_mapped (struct job_runner *r)
-{
-  const char *want = getenv ("RAID5_MEMBER_ACCESS");
-
-  if (want == NULL || (strcmp (want, "mapped") != 0 &&
-                       strcmp (want, "read") != 0))
-    return mapping_pays (r);
-  array_log (r->a, ARRAY_LOG_NOTICE, "%s: members in memory %s, as "
-             "RAID5_MEMBER_ACCESS says", r5_job_name (r->kind),
-             want[0] == 'm' ? "read in place" : "read into a buffer");
-  return want[0] == 'm';
-}
-
 /* Part i of a step of n stripes from first, cut k ways: on disks each
  * part its own share, read as one batch; in memory (shared) each the
  * whole step, its units taken through the shared counter.  The part's
@@ -448,7 +207,7 @@ fill_part (struct job_runner *r, unsigned i, uint64_t first, unsigned n,
   p->n = shared ? n : n / k + (i < n % k);
   p->slice = r->slice;
   p->buf = r->buf + at * col_bytes;
-  p->scratch = r->buf + cols_bytes (a) + (size_t) i * MEMORY_SCRATCH;
+  p->scratch = r->buf + runner_cols_bytes (a) + (size_t) i * MEMORY_SCRATCH;
   p->ops = r->ops + (size_t) i * r->room * (a->geom.members + 1);
   p->cmp = r->cmp + (size_t) i * r->room;
   p->bad = r->bad + (size_t) i * r->room;
@@ -592,13 +351,13 @@ runner_open (struct array *a, struct job_runner **out, struct array_err *err)
   r->ops = calloc ((size_t) JOB_MAX_PARTS * r->room * cols, sizeof *r->ops);
   r->cmp = calloc ((size_t) JOB_MAX_PARTS * r->room, sizeof *r->cmp);
   r->bad = calloc ((size_t) JOB_MAX_PARTS * r->room, sizeof *r->bad);
-  if (posix_memalign ((void **) &r->buf, 4096, cols_bytes (a) +
+  if (posix_memalign ((void **) &r->buf, 4096, runner_cols_bytes (a) +
                       JOB_MAX_PARTS * MEMORY_SCRATCH) != 0)
     r->buf = NULL;
   if (r->ops == NULL || r->cmp == NULL || r->bad == NULL || r->buf == NULL ||
       crew_start (r) < 0)
     goto nomem;
-  r->map = r->slice && access_mapped (r);
+  r->map = r->slice && runner_access_mapped (r);
   if (r->kind != R5_JOB_REBUILD)     /* measured now, not in a part */
     array_log (a, ARRAY_LOG_DEBUG, "%s: parity compared by %s",
                r5_job_name (r->kind), r5_xor_check_way ());
@@ -682,7 +441,7 @@ runner_step (struct job_runner *r, uint64_t reach,
   stripe_lock_range (&a->locks, first, first + n - 1, STRIPE_EXCLUSIVE,
                      &range);
   if (r->slice && pol->map_members)
-    view_members (r, first, n);
+    runner_view_members (r, first, n);
   else
     r->mapped = (struct plan_views) { r->base, 0, 0, -1 };  /* none */
   r->next = 0;
