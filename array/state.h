@@ -11,7 +11,7 @@
  *
  * Who calls what: exec.c, scrub.c and keepalive.c report failed I/O
  * (array_io_failed, array_mark_failed); meta.c takes a member out
- * (array_take_out); the job thread ticks comeback and keepalive; status.c
+ * (array_take_out); the job thread ticks comeback and keepalive; status*.c
  * reads comeback_get, comeback_applies and fault_of; fail.c holds a member
  * failed by hand (comeback_hold); rebuild.c probes the spare
  * (spare_guard).  Locks: job.lock before fault_lock, never after.
