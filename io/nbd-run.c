@@ -112,7 +112,11 @@ epoch_wait (struct nbd_member *nm)
 /* --- callbacks ----------------------------------------------------------- */
 
 /* The server's answer (or libnbd's, dropping the command: ENOTCONN, the
- * connection gone, whose cause is this thread's libnbd error).
+ * connection gone, whose cause is this thread's libnbd error).  A server
+ * shutting down answers NBD_ESHUTDOWN (nbdkit on SIGTERM: a service
+ * stopped, a host going down for a reboot): its host is going away, the
+ * command was not done, and that is the link's doing, not the disk's --
+ * the member comes back by itself when its server does.
  */
 static int
 cmd_answered (void *user_data, int *error)
@@ -126,8 +130,10 @@ cmd_answered (void *user_data, int *error)
     k->lost = true;
     k->err = e > 0 && e != ENOTCONN ? -e : -ECONNRESET;
   }
-  else if (*error != 0)
+  else if (*error != 0) {
+    k->lost = *error == ESHUTDOWN;
     k->err = -*error;
+  }
   return 1;                   /* retire it */
 }
 
@@ -235,7 +241,8 @@ refused (struct nbd_member *nm, struct track *t, int r)
 {
   pthread_mutex_lock (&nm->lock);
   t->err = r;
-  t->lost = r == -ENOTCONN || r == -EPIPE || r == -ECONNRESET;
+  t->lost = r == -ENOTCONN || r == -EPIPE || r == -ECONNRESET ||
+    r == -ESHUTDOWN;
   pthread_mutex_unlock (&nm->lock);
 }
 

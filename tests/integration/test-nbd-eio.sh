@@ -14,7 +14,10 @@
 #     5 s (member timeout 2 s) status shows it faulty, link lost, re-added
 #     by itself when it answers, with no client I/O at all; its server
 #     started again, the array re-adds it by itself ([UUU], the log says
-#     so) and the export reads back as the model.
+#     so) and the export reads back as the model;
+#   - member 0's server stopped with SIGTERM (a service stopped, a host
+#     rebooting: nbdkit answers NBD_ESHUTDOWN while it shuts down): a lost
+#     link too, not an I/O error; started again, re-added by itself.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -80,4 +83,26 @@ grep -q "slot 2 (${uris[2]}) answers again: re-added" "$tmpdir/serve.log" ||
 "$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
   >"$tmpdir/verify2.out" 2>&1 || { cat "$tmpdir/verify2.out" >&2; fail "after the return: not the model"; }
 echo "   back by itself: $(ctl_get 's["health"]')"
+
+echo "== member 0's server stopped (SIGTERM: it answers ESHUTDOWN) while idle"
+sleep 1.5
+kill -TERM "${PID_OF[a0]}"
+ctl_wait "s['members'][0]['state'] == 'faulty'" 5
+[ "$(ctl_get "(s['members'][0]['fault'] or {}).get('kind')")" = link-lost ] ||
+  fail "a server shutting down is not a lost link: $(ctl_get "s['members'][0]['fault']")"
+# nbdkit ends once its clients have gone: the array lets go of the link.
+for (( i = 0; i < 100; i++ )); do
+  kill -0 "${PID_OF[a0]}" 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 "${PID_OF[a0]}" 2>/dev/null &&
+  fail "member 0's server did not end within 10 s of SIGTERM: the array holds its connection"
+wait "${PID_OF[a0]}" 2>/dev/null || :
+member_server a0
+ctl_wait "s['health'] == '[UUU]'" 30
+grep -q "slot 0 (${uris[0]}) answers again: re-added" "$tmpdir/serve.log" ||
+  fail "the log does not say slot 0 was re-added by itself"
+"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
+  >"$tmpdir/verify3.out" 2>&1 || { cat "$tmpdir/verify3.out" >&2; fail "after the restart: not the model"; }
+echo "   stopped and started again: $(ctl_get 's["health"]'), re-added by itself"
 stop_server
