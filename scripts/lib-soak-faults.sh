@@ -288,15 +288,33 @@ restart_array ()
   NOTE+="; back as $S_HEALTH $S_JOB"
 }
 
+# A member's server killed (kill -9) or, one time in two, stopped (SIGTERM:
+# a service stopped, a host rebooting; nbdkit answers NBD_ESHUTDOWN until
+# its clients let go): a lost link either way.  A member already out for
+# an I/O error keeps its connection, so its server may not end: then it
+# is killed after 10 s, and the note says so.
 f_member-kill ()
 {
   local d
   target_disk "$1"; d=$TD
-  kill_ours -KILL "${DPID[$d]}"
-  wait_gone "${DPID[$d]}" 50
-  DSRV[$d]=down
-  NOTE="disk $d's server killed (its unflushed writes lost)"
-  outcome "$1" "$d" $(( MEMBER_TIMEOUT * 3 + 3 ))
+  rnd 2
+  if [ "$R" = 1 ]; then
+    kill_ours -TERM "${DPID[$d]}"
+    DSRV[$d]=down
+    NOTE="disk $d's server stopped (SIGTERM)"
+    outcome "$1" "$d" $(( MEMBER_TIMEOUT * 3 + 3 ))
+    if ! wait_gone "${DPID[$d]}" 100; then
+      kill_ours -KILL "${DPID[$d]}"
+      wait_gone "${DPID[$d]}" 50
+      NOTE+="; it did not end in 10 s: killed"
+    fi
+  else
+    kill_ours -KILL "${DPID[$d]}"
+    wait_gone "${DPID[$d]}" 50
+    DSRV[$d]=down
+    NOTE="disk $d's server killed (its unflushed writes lost)"
+    outcome "$1" "$d" $(( MEMBER_TIMEOUT * 3 + 3 ))
+  fi
   rnd 2
   if [ "$R" = 1 ]; then
     server_start "$d" >/dev/null || die "disk $d's server does not start again"
