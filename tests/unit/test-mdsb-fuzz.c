@@ -330,12 +330,16 @@ check_sb_bounds (const struct md_sb *sb, const uint8_t *b, uint64_t member)
            sb->delta_disks, sb->new_offset, sb->reshape_position);
   }
   /* A bad-block log: there with the bit, at most a page, on the member
-   * outside the superblock and the data (raid/badblocks.h).
+   * outside the superblock and the data (raid/badblocks.h) -- after the
+   * superblock, where mdadm puts it, or before it (bblog_offset is
+   * signed; md's super_1_load reads it wherever it points).
    */
   if (sb->bblog_offset != 0 && sb->bblog_size != 0) {
     int64_t start = (int64_t) MD_SB_SECTOR + sb->bblog_offset;
 
-    CHECK (start >= MD_SB_SECTOR + (int64_t) sb_sectors &&
+    CHECK (start >= 0 &&
+           (start >= MD_SB_SECTOR + (int64_t) sb_sectors ||
+            start + sb->bblog_size <= MD_SB_SECTOR) &&
            (uint64_t) start + sb->bblog_size <= member &&
            sb->bblog_size <= 8 && sb->bblog_shift <= 16 &&
            ((uint64_t) start + sb->bblog_size <= sb->data_offset ||
