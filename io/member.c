@@ -226,6 +226,13 @@ io_member_refresh (struct io_member *m)
     m->backend->refresh (m);
 }
 
+void
+io_member_let_go (struct io_member *m)
+{
+  if (m->backend && m->backend->let_go)
+    m->backend->let_go (m);
+}
+
 bool
 io_member_can_return (const struct io_member *m)
 {

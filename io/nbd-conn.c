@@ -365,10 +365,27 @@ nbd_conn_take (struct nbd_member *nm, unsigned n, int *err)
 }
 
 void
+nbd_conns_retire (struct nbd_member *nm)
+{
+  pthread_mutex_lock (&nm->lock);
+  nm->retired = true;         /* the busy ones: the loop's tidy, once idle */
+  for (unsigned i = 0; i < nm->nconns; i++) {
+    struct nbd_conn *c = &nm->conn[i];
+
+    if (c->state == CONN_LIVE && c->in_flight == 0)
+      conn_closing (nm, c, 0);
+    if (c->state == CONN_CLOSING && !nm->loop_on && c->in_flight == 0)
+      nbd_conn_close (nm, c);
+  }
+  pthread_mutex_unlock (&nm->lock);
+}
+
+void
 nbd_conns_refresh (struct nbd_member *nm)
 {
   pthread_mutex_lock (&nm->lock);
   nm->lost = 0;
+  nm->retired = false;
   nm->gen++;
   for (unsigned i = 0; i < nm->nconns; i++) {
     struct nbd_conn *c = &nm->conn[i];

@@ -82,6 +82,11 @@ struct nbd_member {
    * sent on a connection made again behind the array's back.  0: none.
    */
   int lost;
+  /* (L) Out of service (nbd_conns_retire): each connection is closed once
+   * idle, also one made meanwhile for a request already under way;
+   * nbd_conns_refresh puts it back in service.
+   */
+  bool retired;
   int connect_err;            /* (L) the last connect's outcome */
   uint64_t connects;          /* (L) connects finished so far */
 
@@ -157,6 +162,12 @@ void nbd_conn_close (struct nbd_member *nm, struct nbd_conn *c)
 
 /* Every connection closed and made again at its next use (nm idle). */
 void nbd_conns_refresh (struct nbd_member *nm) __attribute__((nonnull));
+
+/* Let go of every connection without waiting: the idle ones closed now,
+ * the busy ones (and any made for requests already under way) once their
+ * commands are done, until nbd_conns_refresh.  Takes nm->lock.
+ */
+void nbd_conns_retire (struct nbd_member *nm) __attribute__((nonnull));
 
 /* Wake nm's loop (it polls again what it should). */
 void nbd_kick (struct nbd_member *nm) __attribute__((nonnull));

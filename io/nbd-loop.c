@@ -90,8 +90,10 @@ tidy (struct nbd_member *nm, uint64_t now)
   for (unsigned i = 0; i < nm->nconns; i++) {
     struct nbd_conn *c = &nm->conn[i];
 
-    if (c->state == CONN_LIVE && c->gen != nm->gen && c->in_flight == 0)
-      c->state = CONN_CLOSING;        /* made before the member failed */
+    if (c->state == CONN_LIVE && c->in_flight == 0 &&
+        (c->gen != nm->gen || nm->retired))
+      c->state = CONN_CLOSING;        /* made before the member failed, or
+                                       * the member is out of service */
     if ((c->state == CONN_LIVE || c->state == CONN_CLOSING) &&
         c->in_flight > 0 && c->fail == 0 &&
         c->progress_ms + nm->timeout_ms <= now)

@@ -240,6 +240,15 @@ nbd_member_refresh (struct io_member *m)
   nbd_conns_refresh (nm_of (m));
 }
 
+/* A member out of service: its server need not wait for us (nbdkit,
+ * stopped, ends once its clients have gone).
+ */
+static void
+nbd_member_let_go (struct io_member *m)
+{
+  nbd_conns_retire (nm_of (m));
+}
+
 static uint64_t
 nbd_member_reconnects (const struct io_member *m)
 {
@@ -312,6 +321,7 @@ const struct io_backend io_nbd_backend = {
   .named = nbd_member_named,
   .reconnects = nbd_member_reconnects,
   .refresh = nbd_member_refresh,
+  .let_go = nbd_member_let_go,
   .idle_probe_ms = nbd_member_idle_probe_ms,
   .may_return = true,
 };

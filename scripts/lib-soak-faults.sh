@@ -290,9 +290,9 @@ restart_array ()
 
 # A member's server killed (kill -9) or, one time in two, stopped (SIGTERM:
 # a service stopped, a host rebooting; nbdkit answers NBD_ESHUTDOWN until
-# its clients let go): a lost link either way.  A member already out for
-# an I/O error keeps its connection, so its server may not end: then it
-# is killed after 10 s, and the note says so.
+# its clients let go, which the array does for a member lost or out of
+# service): a lost link either way.  A server that has not ended 10 s
+# later is killed, and the note says so.
 f_member-kill ()
 {
   local d

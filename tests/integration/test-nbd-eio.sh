@@ -7,9 +7,11 @@
 #   - errors on: under a verified random-write load member 1 is faulty, no
 #     client error; errors off again, it stays faulty for 5 s: no try to
 #     reach it (no comeback state, its reconnects do not grow), status (text
-#     and JSON) says I/O error and that it stays out until re-added; then
-#     raid5ctl re-add by hand brings it back (bitmap resync, [UUU]) and the
-#     export reads back as the model;
+#     and JSON) says I/O error and that it stays out until re-added; the
+#     array holds no connection to it: its server, stopped (SIGTERM), ends
+#     within 10 s (nbdkit waits for its clients); started again, raid5ctl
+#     re-add by hand brings it back (bitmap resync, [UUU]) and the export
+#     reads back as the model;
 #   - member 2's server killed (kill -9) while the array is idle: within
 #     5 s (member timeout 2 s) status shows it faulty, link lost, re-added
 #     by itself when it answers, with no client I/O at all; its server
@@ -56,6 +58,18 @@ line=$(ctl status | grep -A3 "slot 1:" | grep "I/O error: ") ||
   { ctl status >&2; fail "status does not say I/O error"; }
 grep -q "stays out until re-added" <<<"$line" || fail "status: $line"
 echo "   still out after 5 s, $r1 reconnects: $(sed 's/^ *//' <<<"$line")"
+# Out until a person acts: the array holds no connection to it, so its
+# server, stopped (SIGTERM), ends; then started again for the re-add.
+kill -TERM "${PID_OF[a1]}"
+for (( i = 0; i < 100; i++ )); do
+  kill -0 "${PID_OF[a1]}" 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 "${PID_OF[a1]}" 2>/dev/null &&
+  fail "member 1's server did not end within 10 s of SIGTERM: the array holds a connection to a member out of service"
+wait "${PID_OF[a1]}" 2>/dev/null || :
+member_server a1 --filter=error error=EIO error-rate=100% "error-file=$TRIGGER"
+echo "   its server stopped (SIGTERM) and started again"
 "$RAID5CTL" --control "$CTL_SOCK" re-add 1 --wait >"$tmpdir/readd.out" 2>&1 ||
   { cat "$tmpdir/readd.out" >&2; fail "re-add by hand"; }
 ctl_wait "s['health'] == '[UUU]'" 30
