@@ -30,6 +30,20 @@ requires "$NBDKIT" --filter=error null --version
 SIZE=24M
 declare -A URI_OF PID_OF
 
+# server_ends NAME WHY: member server NAME, sent SIGTERM, ends within
+# 10 s (nbdkit waits for its clients to go); else fail, saying WHY.
+server_ends ()
+{
+  local i
+  for (( i = 0; i < 100; i++ )); do
+    kill -0 "${PID_OF[$1]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "${PID_OF[$1]}" 2>/dev/null &&
+    fail "$1's server did not end within 10 s of SIGTERM: $2"
+  wait "${PID_OF[$1]}" 2>/dev/null || :
+}
+
 TRIGGER=$tmpdir/a1.errors
 member_server a0
 member_server a1 --filter=error error=EIO error-rate=100% "error-file=$TRIGGER"
@@ -61,13 +75,7 @@ echo "   still out after 5 s, $r1 reconnects: $(sed 's/^ *//' <<<"$line")"
 # Out until a person acts: the array holds no connection to it, so its
 # server, stopped (SIGTERM), ends; then started again for the re-add.
 kill -TERM "${PID_OF[a1]}"
-for (( i = 0; i < 100; i++ )); do
-  kill -0 "${PID_OF[a1]}" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "${PID_OF[a1]}" 2>/dev/null &&
-  fail "member 1's server did not end within 10 s of SIGTERM: the array holds a connection to a member out of service"
-wait "${PID_OF[a1]}" 2>/dev/null || :
+server_ends a1 "the array holds a connection to a member out of service"
 member_server a1 --filter=error error=EIO error-rate=100% "error-file=$TRIGGER"
 echo "   its server stopped (SIGTERM) and started again"
 "$RAID5CTL" --control "$CTL_SOCK" re-add 1 --wait >"$tmpdir/readd.out" 2>&1 ||
@@ -105,13 +113,7 @@ ctl_wait "s['members'][0]['state'] == 'faulty'" 5
 [ "$(ctl_get "(s['members'][0]['fault'] or {}).get('kind')")" = link-lost ] ||
   fail "a server shutting down is not a lost link: $(ctl_get "s['members'][0]['fault']")"
 # nbdkit ends once its clients have gone: the array lets go of the link.
-for (( i = 0; i < 100; i++ )); do
-  kill -0 "${PID_OF[a0]}" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "${PID_OF[a0]}" 2>/dev/null &&
-  fail "member 0's server did not end within 10 s of SIGTERM: the array holds its connection"
-wait "${PID_OF[a0]}" 2>/dev/null || :
+server_ends a0 "the array holds its connection"
 member_server a0
 ctl_wait "s['health'] == '[UUU]'" 30
 grep -q "slot 0 (${uris[0]}) answers again: re-added" "$tmpdir/serve.log" ||
