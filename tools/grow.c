@@ -104,8 +104,7 @@ take_option (struct grow_opts *o, int c, const char *arg)
     o->add[o->nadd++] = arg;
     return TOOL_OK;
   case 'b': o->backup = arg; return TOOL_OK;
-  default: return offline_option (&o->job, c, arg) == TOOL_OK ? TOOL_OK
-                                                               : TOOL_FAIL;
+  default: return offline_option (&o->job, c, arg);
   }
 }
 

@@ -34,7 +34,7 @@ offline_option (struct offline_opts *o, int c, const char *arg)
   case 'd':
   case 'B': return disk_cache_option (&o->cache, c);
   case 'x': return tool_parse_speed ("--max-speed", arg, &o->max_kib);
-  default: return -1;
+  default: return TOOL_FAIL;       /* tool_getopt said why */
   }
 }
 

@@ -36,8 +36,8 @@ struct offline_opts {
   { "direct", no_argument, NULL, 'd' },                   \
   { "buffered", no_argument, NULL, 'B' }
 
-/* Take option c (arg: its argument) if it is one of them: TOOL_OK, or
- * TOOL_FAIL with the error said; -1 if c is not theirs.
+/* Take option c (arg: its argument): TOOL_OK, or TOOL_FAIL with the
+ * error said (by tool_getopt for an option that is not one of them).
  */
 int offline_option (struct offline_opts *o, int c, const char *arg)
   __attribute__((nonnull (1)));

@@ -117,8 +117,7 @@ take_option (struct rebuild_opts *o, int c, const char *arg)
     tool_tls_help ();
     exit (TOOL_OK);
   case 'n': o->new_path = arg; return TOOL_OK;
-  default: return offline_option (&o->job, c, arg) == TOOL_OK ? TOOL_OK
-                                                               : TOOL_FAIL;
+  default: return offline_option (&o->job, c, arg);
   }
 }
 

@@ -80,8 +80,7 @@ take_option (struct replace_opts *o, int c, const char *arg)
   switch (c) {
   case 'h': usage (); tool_tls_help (); exit (TOOL_OK);
   case 'w': o->with = arg; return TOOL_OK;
-  default: return offline_option (&o->job, c, arg) == TOOL_OK ? TOOL_OK
-                                                               : TOOL_FAIL;
+  default: return offline_option (&o->job, c, arg);
   }
 }
 
