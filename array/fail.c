@@ -131,11 +131,12 @@ take_out (struct array *a, struct failure *f, uint32_t *gen,
     array_log (a, ARRAY_LOG_ERROR, "%s; member marked faulty (%s), array "
                "continues degraded on %u members", what,
                fault_fate (f->kind), a->geom.members - 1);
-    /* Out until a person acts: its server must not wait for us (a lost
-     * link's connections are gone already, and it is tried again).
+    /* Out of service: its server must not wait for us.  A lost link's
+     * connections may still be up (a server shutting down answers
+     * ESHUTDOWN over them, and ends only once its clients have gone);
+     * comeback's probe, and any re-add, make them again.
      */
-    if (f->kind != FAULT_LINK_LOST)
-      io_member_let_go (&a->members[m]);
+    io_member_let_go (&a->members[m]);
     return 1;
   case HEALTH_REBUILD_LOST:
     job_abort_rebuild (a);      /* the new member failed: stop */

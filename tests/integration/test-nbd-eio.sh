@@ -19,7 +19,10 @@
 #     so) and the export reads back as the model;
 #   - member 0's server stopped with SIGTERM (a service stopped, a host
 #     rebooting: nbdkit answers NBD_ESHUTDOWN while it shuts down): a lost
-#     link too, not an I/O error; started again, re-added by itself.
+#     link too, not an I/O error; started again, re-added by itself;
+#   - the same with re-add=manual (nothing probes the member): its server
+#     still ends within 10 s (taking a member out lets go of its
+#     connections, whatever the cause); started again, re-added by hand.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -121,4 +124,24 @@ grep -q "slot 0 (${uris[0]}) answers again: re-added" "$tmpdir/serve.log" ||
 "$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
   >"$tmpdir/verify3.out" 2>&1 || { cat "$tmpdir/verify3.out" >&2; fail "after the restart: not the model"; }
 echo "   stopped and started again: $(ctl_get 's["health"]'), re-added by itself"
+stop_server
+
+echo "== re-add=manual: member 0's server stopped, nothing probes it"
+rm -f "$CTL_SOCK"
+serve_ctl "$tmpdir/serve2.log" "${disks[@]}" member-timeout=2 re-add=manual ||
+  fail "serve with re-add=manual"
+ctl_wait "s['health'] == '[UUU]'" 10
+kill -TERM "${PID_OF[a0]}"
+ctl_wait "s['members'][0]['state'] == 'faulty'" 5
+[ "$(ctl_get "(s['members'][0]['fault'] or {}).get('kind'), s['members'][0]['comeback']")" = "('link-lost', None)" ] ||
+  fail "re-add=manual, server stopped: $(ctl_get "s['members'][0]['fault'], s['members'][0]['comeback']")"
+# No probe will close its connections: taking it out must.
+server_ends a0 "a member out of service for a lost link keeps its connections"
+member_server a0
+"$RAID5CTL" --control "$CTL_SOCK" re-add 0 --wait >"$tmpdir/readd2.out" 2>&1 ||
+  { cat "$tmpdir/readd2.out" >&2; fail "re-add by hand after the server's restart"; }
+ctl_wait "s['health'] == '[UUU]'" 30
+"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
+  >"$tmpdir/verify4.out" 2>&1 || { cat "$tmpdir/verify4.out" >&2; fail "after the manual re-add: not the model"; }
+echo "   its server ended; started again and re-added by hand: $(ctl_get 's["health"]')"
 stop_server
