@@ -38,6 +38,36 @@ backup_fail (struct array *a, const char *what, int r, struct array_err *err)
   return r;
 }
 
+static int write_header (struct array *a, uint64_t line, uint64_t len,
+                         struct array_err *err);
+
+/* A new grow's file: made, never one already there (it could be a
+ * member, or anything: mdadm opens it O_EXCL too), its header empty and
+ * durable before the grow is recorded, so that a crash before the first
+ * window finds a backup that holds nothing rather than none.
+ */
+static int
+backup_make (struct array *a, struct array_err *err)
+{
+  struct grow *g = &a->grow;
+  uint64_t size;
+  int r = io_mapfile_create (&g->backup, g->backup_path, &size);
+
+  if (r == -EEXIST) {
+    array_set_err (err, "backup file %s: it exists already: give the path "
+                   "of a new file (as mdadm, which makes it anew)",
+                   g->backup_path);
+    return r;
+  }
+  if (r < 0)
+    return backup_fail (a, "cannot make it", r, err);
+  if ((r = write_header (a, 0, 0, err)) < 0) {
+    io_mapfile_close (&g->backup);
+    (void) io_mapfile_remove (g->backup_path);
+  }
+  return r;
+}
+
 int
 grow_backup_open (struct array *a, bool make, struct array_err *err)
 {
@@ -51,8 +81,9 @@ grow_backup_open (struct array *a, bool make, struct array_err *err)
   }
   if (g->backup.fd >= 0)
     return 0;
-  r = make ? io_mapfile_open (&g->backup, g->backup_path, &size)
-           : io_mapfile_open_existing (&g->backup, g->backup_path, &size);
+  if (make)
+    return backup_make (a, err);
+  r = io_mapfile_open_existing (&g->backup, g->backup_path, &size);
   return r < 0 ? backup_fail (a, "cannot open", r, err) : 0;
 }
 
@@ -84,7 +115,7 @@ grow_backup_save (struct array *a, uint64_t line, uint64_t len,
   struct grow *g = &a->grow;
   int r;
 
-  if ((r = grow_backup_open (a, true, err)) < 0)
+  if ((r = grow_backup_open (a, false, err)) < 0)
     return r;
   if ((r = io_mapfile_pwrite (&g->backup, data, len,
                               MD_BACKUP_DATA_OFFSET)) < 0 ||
@@ -183,6 +214,28 @@ read_header (struct array *a, struct md_backup *b, struct array_err *err)
   return 0;
 }
 
+/* A grow going on past its critical section: a backup file given that
+ * is this array's (mdadm's header, its set UUID) is the one the grow
+ * made, and goes when the grow is done; anything else is left alone.
+ */
+static void
+backup_adopt (struct array *a)
+{
+  struct grow *g = &a->grow;
+  uint8_t block[MD_BACKUP_HEADER];
+  struct md_backup b;
+  char why[ARRAY_ERR_LEN / 2];
+  uint64_t size;
+
+  if (g->backup_path == NULL || g->backup.fd >= 0 ||
+      io_mapfile_open_existing (&g->backup, g->backup_path, &size) < 0)
+    return;
+  if (io_mapfile_pread (&g->backup, block, sizeof block, 0) < 0 ||
+      md_backup_decode (block, a->meta.live.common.set_uuid, &b, why,
+                        sizeof why) < 0)
+    io_mapfile_close (&g->backup);
+}
+
 int
 grow_backup_restore (struct array *a, struct array_err *err)
 {
@@ -193,8 +246,12 @@ grow_backup_restore (struct array *a, struct array_err *err)
   unsigned n;
   int r = 0;
 
-  if (!g->active || !r5_reshape_critical (&g->r, g->safe))
+  if (!g->active)
     return 0;
+  if (!r5_reshape_critical (&g->r, g->safe)) {
+    backup_adopt (a);
+    return 0;
+  }
   if ((r = grow_backup_open (a, false, err)) < 0 ||
       (r = read_header (a, &b, err)) < 0) {
     char why[ARRAY_ERR_LEN];
@@ -225,9 +282,10 @@ void
 grow_backup_close (struct array *a, bool done)
 {
   struct grow *g = &a->grow;
+  bool used = g->backup.fd >= 0;      /* made, or read as this grow's */
 
   io_mapfile_close (&g->backup);
-  if (done && g->backup_path && io_mapfile_remove (g->backup_path) == 0)
+  if (done && used && io_mapfile_remove (g->backup_path) == 0)
     array_log (a, ARRAY_LOG_DEBUG, "removed the backup file %s",
                g->backup_path);
 }

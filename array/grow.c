@@ -530,6 +530,8 @@ array_grow_start (struct array *a, const char *const *paths, unsigned n,
       for (unsigned i = 0; i < n; i++)
         io_member_close (&a->members[rs.from.members + i]);
   }
+  if (r < 0 && n > 0 && !a->grow.active)
+    grow_backup_close (a, true);      /* a backup made for it goes too */
   pthread_mutex_unlock (&a->job.lock);
   return r;
 }

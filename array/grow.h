@@ -90,13 +90,16 @@ int grow_done (struct array *a, struct array_err *err)
 
 void grow_free (struct grow *g) __attribute__((nonnull));
 
-/* The backup file (grow-backup.c): opened (made, if make); a critical
- * window's bytes [line, line + len) saved in it, durably, header last;
- * the header emptied once the window is moved and recorded past; at
- * start (after meta_start), a grow whose recorded line is in its
- * critical section restored from it -- its bytes written in the new
- * shape, the line recorded past them -- or refused without it (err);
- * closed, and removed when the grow is done.  0 or -errno.
+/* The backup file (grow-backup.c): opened -- if make, made new with an
+ * empty header (a file already there is refused, -EEXIST, and left as
+ * it was: mdadm's O_EXCL), else one that exists; a critical window's
+ * bytes [line, line + len) saved in it, durably, header last; the
+ * header emptied once the window is moved and recorded past; at start
+ * (after meta_start), a grow whose recorded line is in its critical
+ * section restored from it -- its bytes written in the new shape, the
+ * line recorded past them -- or refused without it (err); closed, and
+ * removed when the grow is done if this grow used it (made it, or read
+ * it as its own).  0 or -errno.
  */
 int grow_backup_open (struct array *a, bool make, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));

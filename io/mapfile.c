@@ -44,6 +44,12 @@ io_mapfile_open (struct io_mapfile *f, const char *path, uint64_t *size)
 }
 
 int
+io_mapfile_create (struct io_mapfile *f, const char *path, uint64_t *size)
+{
+  return open_flags (f, path, O_CREAT | O_EXCL, size);
+}
+
+int
 io_mapfile_open_existing (struct io_mapfile *f, const char *path,
                           uint64_t *size)
 {

@@ -29,6 +29,13 @@ void io_mapfile_init (struct io_mapfile *f) __attribute__((nonnull));
 int io_mapfile_open (struct io_mapfile *f, const char *path, uint64_t *size)
   __attribute__((nonnull, warn_unused_result));
 
+/* The same, but only a file that does not exist yet (-EEXIST
+ * otherwise: nothing of a file already there is touched).
+ */
+int io_mapfile_create (struct io_mapfile *f, const char *path,
+                       uint64_t *size)
+  __attribute__((nonnull, warn_unused_result));
+
 /* The same, but only a file that exists (-ENOENT otherwise). */
 int io_mapfile_open_existing (struct io_mapfile *f, const char *path,
                               uint64_t *size)

@@ -12,7 +12,11 @@
 #    file gone at the end;
 #  - a grow stopped with its new stripes written over old bytes and the
 #    line not yet past them: refused without the backup file (members
-#    untouched), restored from it (the log says so).
+#    untouched), restored from it (the log says so);
+#  - a backup file that exists already -- a member, the disk being
+#    added, any file -- refused in one line, every one of them kept as
+#    it was (mdadm makes it anew, O_EXCL); a grow with room to move its
+#    data does not use the file given, and leaves it as it was.
 . "${0%/*}/functions.sh"
 . "${0%/*}/../integration/md-functions.sh"
 requires_raid5ctl
@@ -55,6 +59,17 @@ fresh
 DISKS=("${m[@]}" "$tmpdir/b.new")
 check_refused 'give a backup file \(--backup-file\)' \
   grow --add "$tmpdir/b.new" "${m[@]}"
+
+echo "== a backup file that exists already (a member, the new disk, any file): refused, kept"
+echo "notes: not a backup" >"$tmpdir/notes.txt"
+DISKS=("${m[@]}" "$tmpdir/b.new" "$tmpdir/notes.txt")
+check_refused "backup file ${m[0]}: it exists already" \
+  grow --add "$tmpdir/b.new" --backup-file "${m[0]}" "${m[@]}"
+check_refused "backup file $tmpdir/b.new: it exists already" \
+  grow --add "$tmpdir/b.new" --backup-file "$tmpdir/b.new" "${m[@]}"
+check_refused "backup file $tmpdir/notes.txt: it exists already" \
+  grow --add "$tmpdir/b.new" --backup-file "$tmpdir/notes.txt" "${m[@]}"
+[ -e "${m[0]}" ] && [ -e "$tmpdir/notes.txt" ] || fail "a refused backup file was removed"
 
 echo "== killed at each step of each critical window, resumed"
 for point in grow-backed-up grow-moved grow-recorded; do
@@ -109,4 +124,19 @@ CTL_PY=$abs_top_srcdir/tests/integration/ctl.py
   >"$tmpdir/wait.out" 2>&1 ||
   { cat "$tmpdir/wait.out" >&2; fail "the grow goes on, served with backup-file="; }
 grown
+
+echo "== room to move the data: a backup file given is not used, and kept"
+rm -f "$tmpdir"/r.*
+md_create r 3 24M --chunk 64K --bitmap none
+truncate -s 24M "$tmpdir/r.new"
+echo "notes: not a backup" >"$tmpdir/notes.txt"
+sum=$(sha256sum <"$tmpdir/notes.txt")
+"$RAID5CTL" grow --add "$tmpdir/r.new" --backup-file "$tmpdir/notes.txt" \
+  "${MEMBERS[@]}" >"$tmpdir/room.out" 2>&1 ||
+  { cat "$tmpdir/room.out" >&2; fail "grow with room and a backup file"; }
+grep -q "data moves down" "$tmpdir/room.out" ||
+  fail "with room the data offset moves: $(cat "$tmpdir/room.out")"
+[ -e "$tmpdir/notes.txt" ] && [ "$(sha256sum <"$tmpdir/notes.txt")" = "$sum" ] ||
+  fail "a backup file the grow did not use was changed or removed"
+echo "   grown, moving the data; the file given stays as it was"
 echo "test-grow-backup: OK"
