@@ -192,7 +192,7 @@ check_given (const struct array_config *cfg, const struct md_sb *sb,
   if (what == NULL)
     return 0;
   array_set_err (err, "%s= conflicts with the md superblocks, which say %s "
-                 "(leave it out, or use metadata=none for raw members)",
+                 "(leave it out to serve the array as it is)",
                  what, got);
   return -EINVAL;
 }
@@ -457,6 +457,35 @@ say_assembled (struct array *a, const struct array_config *cfg,
                "wrong");
 }
 
+/* metadata=none serves members as raw data from cfg->data_offset: a
+ * member holding an md superblock there would have it overwritten by
+ * the first write over it, and the array it belongs to with it.  Only a
+ * superblock that reads whole counts (a raw member's data may hold
+ * anything else).
+ */
+static int
+refuse_md_members (const struct array_config *cfg,
+                   const struct io_member *opened, struct array_err *err)
+{
+  if (cfg->data_offset >= MD_SB_OFFSET + MD_SB_BLOCK)
+    return 0;
+  for (unsigned i = 0; i < cfg->members; i++) {
+    struct array_err ignored = { .msg = "" };
+    struct md_sb sb;
+
+    if (!io_member_is_open (&opened[i]) ||
+        meta_read_sb (&opened[i], "member", &sb, &ignored) != 1)
+      continue;
+    array_set_err (err, "member %u (%s) holds an md superblock (of a "
+                   "%u-member array): metadata=none would serve it as data "
+                   "and overwrite it; leave metadata= out to serve that "
+                   "array, or wipe it first (wipefs -a)", i, opened[i].path,
+                   sb.raid_disks);
+    return -EEXIST;
+  }
+  return 0;
+}
+
 int
 meta_assemble (struct array *a, const struct array_config *cfg,
                struct io_member *opened, struct array_err *err)
@@ -465,7 +494,7 @@ meta_assemble (struct array *a, const struct array_config *cfg,
   int r;
 
   if (cfg->metadata == ARRAY_META_NONE)
-    return 0;
+    return refuse_md_members (cfg, opened, err);
   if ((g = calloc (1, sizeof *g)) == NULL)
     return -ENOMEM;
   g->opened = opened;

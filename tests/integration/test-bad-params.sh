@@ -112,6 +112,22 @@ expect_error 'member 1 \(nbds://127.0.0.1:9/\).*tls-certificates=DIR or tls-psk=
 expect_error 'member 1 \(nbd://127.0.0.1:9/\).*TLS is required' "$d0" \
   disk=nbd://127.0.0.1:9/ "$d2" tls=require tls-psk="$tmpdir/empty.psk"
 expect_error 'missing'       "$d0" disk=missing disk=missing
+# Members of an md array: metadata=none would serve its superblocks as
+# data and overwrite them (refused unless the data starts past them); a
+# chunk that conflicts with them does not suggest it.
+RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
+for i in 0 1 2; do head -c 4M /dev/urandom >"$tmpdir/md$i"; done
+"$RAID5CTL" create --chunk 64K --force --assume-clean "$tmpdir"/md? \
+  >"$tmpdir/create.log" 2>&1 || { cat "$tmpdir/create.log" >&2; fail "raid5ctl create"; }
+all+=("$tmpdir"/md?)
+md=("disk=$tmpdir/md0" "disk=$tmpdir/md1" "disk=$tmpdir/md2")
+expect_error 'member 0 \(.*md0\) holds an md superblock.*metadata=none would.*overwrite' \
+  "${md[@]}" metadata=none chunk=64K
+expect_error 'chunk= conflicts with the md superblocks.*leave it out' "${md[@]}" chunk=128K
+! grep -q "metadata=none" "$tmpdir/err" || fail "the conflict still suggests metadata=none"
+"$NBDKIT" -U - "$PLUGIN" "${md[@]}" metadata=none chunk=64K data-offset=64K \
+  --run 'echo SERVED' >"$tmpdir/out" 2>"$tmpdir/err" ||
+  fail "raw members whose data starts past their superblocks refused: $(cat "$tmpdir/err")"
 expect_error 'missing'       disk=missing "$d1" disk=missing "$d2"
 
 # Members already served by another nbdkit (the plugin locks them): the
