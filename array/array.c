@@ -263,7 +263,7 @@ open_spare (struct array *a, const struct array_config *cfg,
                                    .direct = cfg->direct,
                                    .timeout_ms = cfg->member_timeout_ms,
                                    .tls = &cfg->tls })) < 0) {
-    array_set_err (err, "member 0 (%s): spare: cannot open: %s", cfg->spare,
+    array_set_err (err, "spare=%s: cannot open: %s", cfg->spare,
                    io_strerror (r));
     return r;
   }

@@ -311,13 +311,31 @@ geometry_param (struct params *p, const char *key, const char *value)
 /* The parameters naming files (made absolute: nbdkit changes to / when
  * it forks) and TLS settings; 1 if key is not one of them.
  */
+/* A file parameter's value: not empty, and given once (a second one
+ * would silently replace the first: two spares, two control sockets).
+ */
+static int
+one_path (const char *key, const char *value, const char *had)
+{
+  if (value[0] == '\0') {
+    nbdkit_error ("%s=: empty path", key);
+    return -1;
+  }
+  if (had) {
+    nbdkit_error ("%s= given twice (%s, then %s): give one", key, had, value);
+    return -1;
+  }
+  return 0;
+}
+
 static int
 file_param (struct params *p, const char *key, const char *value)
 {
   if (strcmp (key, "control") == 0 || strcmp (key, "spare") == 0) {
     char **dst = key[0] == 'c' ? &p->control : (char **) &p->array.spare;
 
-    free (*dst);
+    if (one_path (key, value, *dst) < 0)
+      return -1;
     *dst = key[0] == 's' ? member_path (value) : nbdkit_absolute_path (value);
     return *dst ? 0 : -1;
   }
@@ -325,7 +343,8 @@ file_param (struct params *p, const char *key, const char *value)
     const char **dst = key[0] == 'i' ? &p->array.integrity
                                      : &p->array.grow_backup;
 
-    free ((char *) *dst);
+    if (one_path (key, value, *dst) < 0)
+      return -1;
     *dst = nbdkit_absolute_path (value);
     return *dst ? 0 : -1;
   }

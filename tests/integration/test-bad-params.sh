@@ -86,6 +86,18 @@ expect_error 'nonexistent'   "$d0" "$d1" "disk=$tmpdir/nonexistent"
 expect_error 'nodir'         "$d0" "$d1" "disk=$tmpdir/nodir/member"
 expect_error 'adir'          "$d0" "$d1" "disk=$tmpdir/adir"
 expect_error 'disk'          "$d0" "$d1" "disk="
+# File parameters: an empty path is named, and one given twice is
+# refused (a second spare= silently replaced the first).
+truncate -s 4M "$tmpdir/sp0" "$tmpdir/sp1"
+for key in spare control integrity backup-file; do
+  expect_error "^nbdkit: error: $key=: empty path\$" "$d0" "$d1" "$d2" "$key="
+done
+expect_error 'spare= given twice.*sp0.*sp1' "$d0" "$d1" "$d2" \
+  "spare=$tmpdir/sp0" "spare=$tmpdir/sp1"
+expect_error 'control= given twice' "$d0" "$d1" "$d2" \
+  "control=$tmpdir/c1" "control=$tmpdir/c2"
+expect_error '^nbdkit: error: spare=.*nonexistent: cannot open' "$d0" "$d1" "$d2" \
+  chunk=64K "spare=$tmpdir/nonexistent"
 expect_error 'tiny|small'    "$d0" "disk=$tmpdir/tiny" "$d1" chunk=64K
 expect_error 'small|data.offset|size' "$d0" "$d1" "$d2" data-offset=4M
 expect_error 'small|size|chunk' "$d0" "$d1" "$d2" chunk=8M
