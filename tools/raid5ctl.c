@@ -68,6 +68,30 @@ tool_error (const char *fmt, ...)
   return TOOL_FAIL;
 }
 
+/* An option with a value given a second time (--add excepted, which
+ * takes one disk each time): refused, as mdadm refuses a second --chunk
+ * ("may only be specified once"), rather than the last one winning.
+ * One command line is parsed per process, so what was seen is static.
+ */
+static bool
+given_twice (int c, const struct option *longopts)
+{
+  static bool seen[256];
+
+  for (const struct option *o = longopts; o->name; o++)
+    if (o->val == c && o->has_arg == required_argument &&
+        strcmp (o->name, "add") != 0) {
+      if (c >= 0 && c < 256 && seen[c]) {
+        tool_error ("option --%s given twice: give it once", o->name);
+        return true;
+      }
+      if (c >= 0 && c < 256)
+        seen[c] = true;
+      return false;
+    }
+  return false;
+}
+
 int
 tool_getopt (int argc, char **argv, const char *shortopts,
              const struct option *longopts)
@@ -78,8 +102,15 @@ tool_getopt (int argc, char **argv, const char *shortopts,
   snprintf (opts, sizeof opts, ":%s", shortopts);
   opterr = 0;
   c = getopt_long (argc, argv, opts, longopts, NULL);
+  if (c != '?' && c != ':' && c != -1 && given_twice (c, longopts))
+    return '?';
   if (c == '?') {
-    if (optopt != 0)
+    const char *arg = argv[optind - 1], *eq = strchr (arg, '=');
+
+    /* getopt_long's optopt is then the long option's own value. */
+    if (optopt != 0 && strncmp (arg, "--", 2) == 0 && eq != NULL)
+      tool_error ("option %.*s takes no value", (int) (eq - arg), arg);
+    else if (optopt != 0)
       tool_error ("unknown option -%c (see raid5ctl %s --help)", optopt,
                   running);
     else
@@ -294,10 +325,12 @@ help (int argc, char **argv)
 {
   const struct tool_cmd *cmd;
 
-  if (argc > 2 && strcmp (argv[1], "help") == 0 &&
-      (cmd = find_command (argv[2])) != NULL) {
+  if (argc > 2 && strcmp (argv[1], "help") == 0) {
     char *args[] = { argv[2], (char *) "--help", NULL };
 
+    if ((cmd = find_command (argv[2])) == NULL)
+      return tool_error ("unknown command '%s' (see raid5ctl --help)",
+                         argv[2]);
     return run_command (cmd, NULL, 2, args);
   }
   usage (stdout);

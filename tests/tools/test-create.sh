@@ -235,6 +235,15 @@ expect_refused 'bitmap sometimes' create --bitmap sometimes "${F[@]}"
 expect_refused 'data-offset 6K' create --data-offset 6K "${F[@]}"
 expect_refused "name" create --name 0123456789abcdef0123456789abcdef "${F[@]}"
 expect_refused 'unknown option --frobnicate' create --frobnicate "${F[@]}"
+# A flag given a value names the flag, not a short option never typed;
+# an option with a value given twice is refused (mdadm: "may only be
+# specified once"), not the last one taken.
+expect_refused '^raid5ctl create: option --force takes no value$' create --force=yes "${F[@]}"
+expect_refused '^raid5ctl create: option --chunk given twice' create --chunk 64K \
+  --chunk 128K "${F[@]}"
+expect_refused '^raid5ctl replace: option --with given twice' replace --slot 1 \
+  --with "$tmpdir/w1" --with "$tmpdir/w2" "${F[@]}"
+expect_refused "^raid5ctl: unknown command 'bogus'" help bogus
 expect_refused 'nonexistent: No such file' create "${F[0]}" "${F[1]}" \
   "$tmpdir/nonexistent"
 expect_refused 'adir: is a directory' create "${F[@]}" "$tmpdir/adir"
