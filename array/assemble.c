@@ -114,12 +114,24 @@ refused (const struct gathered *g, struct array_err *err)
     array_set_err (err, "no member has a data slot in the array (all are "
                    "spares or faulty)");
     break;
-  case MD_START_SAME_SLOT:
-    array_set_err (err, "member %d (%s) and another member both hold slot "
-                   "%d with the same events counter: give only one of them",
-                   as->refusal_dev, g->opened[as->refusal_dev].path,
-                   as->dev[as->refusal_dev].slot);
+  case MD_START_SAME_SLOT: {
+    int d = as->refusal_dev, other = -1;
+
+    for (unsigned i = 0; i < g->n && other < 0; i++)
+      if ((int) i != d && g->f[i].present &&
+          as->dev[i].slot == as->dev[d].slot)
+        other = (int) i;
+    if (other >= 0)
+      array_set_err (err, "members %d (%s) and %d (%s) both hold slot %d "
+                     "with the same events counter: give only one of them",
+                     other, g->opened[other].path, d, g->opened[d].path,
+                     as->dev[d].slot);
+    else
+      array_set_err (err, "member %d (%s) and another member both hold "
+                     "slot %d with the same events counter: give only one "
+                     "of them", d, g->opened[d].path, as->dev[d].slot);
     break;
+  }
   case MD_START_TOO_FEW:
     slots_out (g, why, sizeof why);
     array_set_err (err, "cannot start: RAID-5 survives the loss of one "
@@ -134,7 +146,7 @@ refused (const struct gathered *g, struct array_err *err)
   case MD_START_NOT_ALL:
     slots_out (g, why, sizeof why);
     array_set_err (err, "the superblocks record %u working members, %u are "
-                   "usable (%s): give disk=missing for that slot to start "
+                   "usable (%s): give 'missing' for that slot to start "
                    "degraded (mdadm --run), or rebuild it", as->working,
                    as->in_sync + as->recovering, why);
     break;

@@ -408,6 +408,40 @@ remedy (const struct md_verdict *v)
     : "; rebuild it";
 }
 
+/* Left out, with its slot another device's in the freshest superblock
+ * (a replace, or a rebuild onto a new disk): not a member that can
+ * catch up, whether that device was given or not.
+ */
+static bool
+explain_replaced (const struct md_assembly *as, const struct md_found *f,
+                  unsigned dev, char *buf, size_t len)
+{
+  const struct md_verdict *v = &as->dev[dev];
+  const struct md_sb *sb = &f[dev].sb, *fresh = &f[as->freshest].sb;
+  unsigned holder = MD_SB_MAX_DEV;
+
+  if ((v->fate != MD_FATE_STALE && v->fate != MD_FATE_REMOVED &&
+       v->fate != MD_FATE_FAULTY) || v->slot < 0)
+    return false;
+  for (unsigned k = 0; k < fresh->max_dev && k < MD_SB_MAX_DEV; k++)
+    if (k != sb->dev_number && fresh->dev_roles[k] == (unsigned) v->slot)
+      holder = k;
+  if (holder == MD_SB_MAX_DEV)
+    return false;
+  if (v->slot < R5_MAX_MEMBERS && as->owner[v->slot] >= 0)
+    snprintf (buf, len, "was replaced: slot %d is member %d's now, and the "
+              "others no longer count this one in (events %" PRIu64 ", it "
+              "has %" PRIu64 "): leave it out", v->slot, as->owner[v->slot],
+              fresh->events, sb->events);
+  else
+    snprintf (buf, len, "was replaced: slot %d is another device's now "
+              "(device number %u, not given), and the others no longer "
+              "count this one in (events %" PRIu64 ", it has %" PRIu64 "): "
+              "give that device instead of this one", v->slot, holder,
+              fresh->events, sb->events);
+  return true;
+}
+
 void
 md_fate_explain (const struct md_assembly *as, const struct md_found *f,
                  unsigned dev, char *buf, size_t len)
@@ -417,6 +451,8 @@ md_fate_explain (const struct md_assembly *as, const struct md_found *f,
   uint64_t ev = sb->events, fev = fresh->events;
 
   buf[0] = '\0';
+  if (explain_replaced (as, f, dev, buf, len))
+    return;
   switch (v->fate) {
   case MD_FATE_IN_SYNC: case MD_FATE_RECOVERING: case MD_FATE_ABSENT:
   case MD_FATE_REPLACEMENT:

@@ -137,6 +137,10 @@ expect_error 'member 0 \(.*md0\) holds an md superblock.*metadata=none would.*ov
   "${md[@]}" metadata=none chunk=64K
 expect_error 'chunk= conflicts with the md superblocks.*leave it out' "${md[@]}" chunk=128K
 ! grep -q "metadata=none" "$tmpdir/err" || fail "the conflict still suggests metadata=none"
+cp "$tmpdir/md1" "$tmpdir/md1copy"         # slot 1 twice, the same events
+all+=("$tmpdir/md1copy")
+expect_error 'members 1 \(.*/md1\) and 2 \(.*/md1copy\) both hold slot 1' \
+  "${md[0]}" "${md[1]}" "disk=$tmpdir/md1copy"
 "$NBDKIT" -U - "$PLUGIN" "${md[@]}" metadata=none chunk=64K data-offset=64K \
   --run 'echo SERVED' >"$tmpdir/out" 2>"$tmpdir/err" ||
   fail "raw members whose data starts past their superblocks refused: $(cat "$tmpdir/err")"

@@ -432,6 +432,47 @@ Test (assemble, explanations_name_the_numbers)
   cr_expect_str_eq (why, "");
 }
 
+/* A member replaced (mdadm --replace, raid5ctl replace): its slot is
+ * another device's, and the others list it no more.  Not "missed
+ * writes ... rebuild it": it is out of the array for good.
+ */
+Test (assemble, replaced_member_is_named_as_replaced)
+{
+  struct md_found f[R5_MAX_MEMBERS];
+  struct md_assembly as;
+  char why[400];
+
+  healthy (f, 3, E);
+  f[3] = f[1];
+  f[3].sb.dev_number = 3;
+  memset (f[3].sb.device_uuid, 0x44, 16);
+  for (unsigned i = 0; i < 4; i++) {
+    if (i == 1)
+      continue;
+    f[i].sb.events = E + 2;
+    f[i].sb.dev_roles[1] = MD_ROLE_SPARE;
+    f[i].sb.dev_roles[3] = 1;
+  }
+  cr_assert_eq (assemble (f, 4, false, false, &as), 0);
+  cr_expect_eq (as.owner[1], 3);
+  md_fate_explain (&as, f, 1, why, sizeof why);
+  cr_expect (strstr (why, "was replaced: slot 1 is member 3's now") &&
+             !strstr (why, "rebuild"), "%s", why);
+  /* The device that holds the slot not given: named by its number. */
+  cr_expect_eq (assemble (f, 3, false, false, &as), -EINVAL);
+  md_fate_explain (&as, f, 1, why, sizeof why);
+  cr_expect (strstr (why, "was replaced: slot 1 is another device's now "
+                     "(device number 3, not given)"), "%s", why);
+  /* Recorded faulty rather than removed (md_error before the swap). */
+  for (unsigned i = 0; i < 4; i++)
+    if (i != 1)
+      f[i].sb.dev_roles[1] = MD_ROLE_FAULTY;
+  cr_assert_eq (assemble (f, 4, false, false, &as), 0);
+  md_fate_explain (&as, f, 1, why, sizeof why);
+  cr_expect (strstr (why, "was replaced: slot 1 is member 3's now"), "%s",
+             why);
+}
+
 /* ---- the running array ---- */
 
 static void
