@@ -92,6 +92,11 @@ cmd_speed (struct array *a, char **w, unsigned n, FILE *out,
     if (parse_num (w[i], w[i + 1], 1, ARRAY_SYNC_SPEED_LIMIT, dst, err) < 0)
       return -EINVAL;
   }
+  if (min > 0 && max > 0 && min > max) {
+    array_set_err (err, "--min %" PRIu64 " is above --max %" PRIu64
+                   " (KiB/s per member)", min, max);
+    return -EINVAL;
+  }
   array_set_sync_speed (a, min, max);
   fprintf (out, "speed limits: min %" PRIu64 " K/sec, max %" PRIu64
            " K/sec (per member)\n", (uint64_t) a->job.rate.min,

@@ -184,6 +184,9 @@ raw_refused '--max 0: expected a whole number from 1 to 1073741824' speed --max 
 raw_refused '--min 0x10: expected' speed --min 0x10
 raw_refused '--max 99999999999999: expected' speed --max 99999999999999
 raw_refused 'SLOT 1e0: expected a whole number from 0 to 31' fail 1e0
+raw_refused '--min 10240 is above --max 1024' speed --min 10240 --max 1024
+refused '^raid5ctl speed: --min 10240K is above --max 1024K$' --control "$SOCK" \
+  speed --min 10M --max 1M
 raw_refused 'SLOT -1: expected' fail -1
 "$RAID5CTL" --control "$SOCK" status | grep -q "sync speed: min 512000K/sec, max 1048576K/sec per member" ||
   fail "a refused speed command changed the limits"
