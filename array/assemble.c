@@ -421,6 +421,27 @@ log_degraded (struct array *a, const struct array_config *cfg,
                "%u of %u members", out, a->geom.members - 1, a->geom.members);
 }
 
+/* 'missing' stands for one of the array's slots (and starts it
+ * degraded, as mdadm --run): more disks given than the superblocks
+ * record, with one of them 'missing', names a slot the array lacks.
+ */
+static int
+check_missing (const struct array_config *cfg, const struct md_assembly *as,
+               struct array_err *err)
+{
+  unsigned missing = 0;
+
+  for (unsigned i = 0; i < cfg->members; i++)
+    missing += cfg->paths[i] == NULL;
+  if (missing == 0 || as->raid_disks == 0 || cfg->members <= as->raid_disks)
+    return 0;
+  array_set_err (err, "%u disks given, one of them 'missing', but the "
+                 "superblocks record %u members: 'missing' stands for a "
+                 "slot of the array, so give %u", cfg->members,
+                 as->raid_disks, as->raid_disks);
+  return -EINVAL;
+}
+
 static int
 assemble_from (struct array *a, const struct array_config *cfg,
                struct gathered *g, struct array_err *err)
@@ -434,6 +455,8 @@ assemble_from (struct array *a, const struct array_config *cfg,
   for (unsigned i = 0; i < cfg->members; i++)
     o.run |= cfg->paths[i] == NULL;
   verdict = md_assemble (g->f, g->n, &o, &g->as);
+  if ((r = check_missing (cfg, &g->as, err)) < 0)
+    return r;
   if (as->freshest >= 0 && (r = load_bitmap (a, g, err)) < 0)
     return r;
   if ((as->freshest >= 0 &&

@@ -178,6 +178,10 @@ parse_name (struct create_opts *o, const char *arg)
 {
   if (*arg == '\0' || strlen (arg) > 31)
     return tool_error ("--name '%s': must be 1 to 31 bytes", arg);
+  /* "--name --assume-clean a b c" took the flag as the name. */
+  if (arg[0] == '-')
+    return tool_error ("--name '%s': a name does not start with '-' (an "
+                       "option where the name was due?)", arg);
   o->name = arg;
   return 0;
 }

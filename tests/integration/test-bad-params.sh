@@ -141,6 +141,8 @@ cp "$tmpdir/md1" "$tmpdir/md1copy"         # slot 1 twice, the same events
 all+=("$tmpdir/md1copy")
 expect_error 'members 1 \(.*/md1\) and 2 \(.*/md1copy\) both hold slot 1' \
   "${md[0]}" "${md[1]}" "disk=$tmpdir/md1copy"
+expect_error "4 disks given, one of them 'missing', but the superblocks record 3" \
+  "${md[@]}" disk=missing
 "$NBDKIT" -U - "$PLUGIN" "${md[@]}" metadata=none chunk=64K data-offset=64K \
   --run 'echo SERVED' >"$tmpdir/out" 2>"$tmpdir/err" ||
   fail "raw members whose data starts past their superblocks refused: $(cat "$tmpdir/err")"
