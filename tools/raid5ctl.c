@@ -366,6 +366,7 @@ main (int argc, char **argv)
     return TOOL_OK;
   }
   if ((cmd = find_command (argv[1])) == NULL)
-    return tool_error ("unknown command '%s' (see raid5ctl --help)", argv[1]);
+    return tool_error ("unknown %s '%s' (see raid5ctl --help)",
+                       argv[1][0] == '-' ? "option" : "command", argv[1]);
   return run_command (cmd, control, argc - 1, argv + 1);
 }

@@ -244,6 +244,7 @@ expect_refused '^raid5ctl create: option --chunk given twice' create --chunk 64K
 expect_refused '^raid5ctl replace: option --with given twice' replace --slot 1 \
   --with "$tmpdir/w1" --with "$tmpdir/w2" "${F[@]}"
 expect_refused "^raid5ctl: unknown command 'bogus'" help bogus
+expect_refused "^raid5ctl: unknown option '--bogus'" --bogus
 expect_refused "^raid5ctl create: --name '--assume-clean': a name does not start with '-'" \
   create --name --assume-clean "${F[@]}"
 expect_refused 'nonexistent: No such file' create "${F[0]}" "${F[1]}" \
