@@ -115,12 +115,11 @@ refused (const struct gathered *g, struct array_err *err)
                    "spares or faulty)");
     break;
   case MD_START_SAME_SLOT: {
-    int d = as->refusal_dev, other = -1;
+    int d = as->refusal_dev, slot = as->dev[d].slot;
+    int other = slot >= 0 && slot < R5_MAX_MEMBERS ? as->owner[slot] : -1;
 
-    for (unsigned i = 0; i < g->n && other < 0; i++)
-      if ((int) i != d && g->f[i].present &&
-          as->dev[i].slot == as->dev[d].slot)
-        other = (int) i;
+    if (other == d)
+      other = -1;
     if (other >= 0)
       array_set_err (err, "members %d (%s) and %d (%s) both hold slot %d "
                      "with the same events counter: give only one of them",
@@ -421,24 +420,28 @@ log_degraded (struct array *a, const struct array_config *cfg,
                "%u of %u members", out, a->geom.members - 1, a->geom.members);
 }
 
-/* 'missing' stands for one of the array's slots (and starts it
- * degraded, as mdadm --run): more disks given than the superblocks
- * record, with one of them 'missing', names a slot the array lacks.
+/* 'missing' stands for a slot of the array that no disk given holds in
+ * sync (and starts it degraded, as mdadm --run): more of them than such
+ * slots names a slot the array lacks.  Spares, replacements, and stale
+ * or replaced members given beside hold none.
  */
 static int
-check_missing (const struct array_config *cfg, const struct md_assembly *as,
+check_missing (const struct array_config *cfg, const struct gathered *g,
                struct array_err *err)
 {
-  unsigned missing = 0;
+  const struct md_assembly *as = &g->as;
+  unsigned missing = 0, unclaimed = 0;
 
   for (unsigned i = 0; i < cfg->members; i++)
     missing += cfg->paths[i] == NULL;
-  if (missing == 0 || as->raid_disks == 0 || cfg->members <= as->raid_disks)
+  for (unsigned s = 0; s < as->raid_disks && s < R5_MAX_MEMBERS; s++)
+    unclaimed += as->owner[s] < 0;
+  if (missing <= unclaimed)
     return 0;
-  array_set_err (err, "%u disks given, one of them 'missing', but the "
-                 "superblocks record %u members: 'missing' stands for a "
-                 "slot of the array, so give %u", cfg->members,
-                 as->raid_disks, as->raid_disks);
+  array_set_err (err, "'missing' given %u time%s, but %s of the array's %u "
+                 "slots lacks a disk: 'missing' stands for a slot no disk "
+                 "given holds", missing, missing > 1 ? "s" : "",
+                 unclaimed == 0 ? "none" : "only one", as->raid_disks);
   return -EINVAL;
 }
 
@@ -455,13 +458,12 @@ assemble_from (struct array *a, const struct array_config *cfg,
   for (unsigned i = 0; i < cfg->members; i++)
     o.run |= cfg->paths[i] == NULL;
   verdict = md_assemble (g->f, g->n, &o, &g->as);
-  if ((r = check_missing (cfg, &g->as, err)) < 0)
-    return r;
   if (as->freshest >= 0 && (r = load_bitmap (a, g, err)) < 0)
     return r;
   if ((as->freshest >= 0 &&
        (r = check_reshape (&g->f[as->freshest].sb, err)) < 0) ||
       (verdict < 0 && (r = refused (g, err)) < 0) ||
+      (r = check_missing (cfg, g, err)) < 0 ||
       (r = check_bad_blocks (g, &g->f[as->freshest].sb, err)) < 0 ||
       (r = check_given (cfg, &g->f[as->freshest].sb, err)) < 0 ||
       (r = set_shape (a, &g->f[as->freshest].sb, err)) < 0)
@@ -493,29 +495,30 @@ say_assembled (struct array *a, const struct array_config *cfg,
 }
 
 /* metadata=none serves members as raw data from cfg->data_offset: a
- * member holding an md superblock there would have it overwritten by
- * the first write over it, and the array it belongs to with it.  Only a
- * superblock that reads whole counts (a raw member's data may hold
+ * member of an md array whose metadata (superblock, bitmap, bad-block
+ * log, PPL: all before md's data offset) lies there would have it
+ * overwritten by the first write over it, and its array with it.  Only
+ * a superblock that reads whole counts (a raw member's data may hold
  * anything else).
  */
 static int
 refuse_md_members (const struct array_config *cfg,
                    const struct io_member *opened, struct array_err *err)
 {
-  if (cfg->data_offset >= MD_SB_OFFSET + MD_SB_BLOCK)
-    return 0;
   for (unsigned i = 0; i < cfg->members; i++) {
     struct array_err ignored = { .msg = "" };
     struct md_sb sb;
 
     if (!io_member_is_open (&opened[i]) ||
-        meta_read_sb (&opened[i], "member", &sb, &ignored) != 1)
+        meta_read_sb (&opened[i], "member", &sb, &ignored) != 1 ||
+        cfg->data_offset >= sb.data_offset * 512)
       continue;
     array_set_err (err, "member %u (%s) holds an md superblock (of a "
-                   "%u-member array): metadata=none would serve it as data "
-                   "and overwrite it; leave metadata= out to serve that "
-                   "array, or wipe it first (wipefs -a)", i, opened[i].path,
-                   sb.raid_disks);
+                   "%u-member array, data from byte %" PRIu64 "): "
+                   "metadata=none would serve its metadata as data and "
+                   "overwrite it; leave metadata= out to serve that array, "
+                   "or wipe it first (wipefs -a)", i, opened[i].path,
+                   sb.raid_disks, sb.data_offset * 512);
     return -EEXIST;
   }
   return 0;

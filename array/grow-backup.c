@@ -215,8 +215,9 @@ read_header (struct array *a, struct md_backup *b, struct array_err *err)
 }
 
 /* A grow going on past its critical section: a backup file given that
- * is this array's (mdadm's header, its set UUID) is the one the grow
- * made, and goes when the grow is done; anything else is left alone.
+ * is this array's (mdadm's header, its set UUID, a time near the
+ * array's) is the one the grow made, and goes when the grow is done;
+ * anything else is left alone.
  */
 static void
 backup_adopt (struct array *a)
@@ -232,7 +233,8 @@ backup_adopt (struct array *a)
     return;
   if (io_mapfile_pread (&g->backup, block, sizeof block, 0) < 0 ||
       md_backup_decode (block, a->meta.live.common.set_uuid, &b, why,
-                        sizeof why) < 0)
+                        sizeof why) < 0 ||
+      !md_backup_fresh (&b, a->meta.live.common.utime))
     io_mapfile_close (&g->backup);
 }
 

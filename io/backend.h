@@ -84,9 +84,10 @@ struct io_backend {
    * nothing to do (a file is the same file).
    */
   void (*refresh) (struct io_member *m);
-  /* m is out of service (failed for an error, or by hand): hold nothing
-   * the other side waits for -- an NBD member's connections are closed,
-   * made again at its next use.  NULL: nothing held (a file).
+  /* m is out of service (failed for an error, by hand, or its link
+   * lost): hold nothing the other side waits for -- an NBD member's
+   * connections are closed, made again at its next use (after a
+   * refresh).  NULL: nothing held (a file).
    */
   void (*let_go) (struct io_member *m);
   /* How often an idle member should be read to find out that it went

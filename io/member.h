@@ -238,10 +238,11 @@ void io_member_inject_failure (struct io_member *m, int64_t after)
  */
 void io_member_refresh (struct io_member *m) __attribute__((nonnull));
 
-/* m was taken out of service and stays out until a person acts: let go
- * of what the other side may wait on (an NBD member's connections; made
- * again if m is used later, as by a re-add).  Safe while requests still
- * use m.
+/* m was taken out of service (for an error, by hand, or its link
+ * lost): let go of what the other side may wait on (an NBD member's
+ * connections; made again when m is used later: a re-add, or the probe
+ * of one that may come back by itself, refreshes it first).  Safe while
+ * requests still use m.
  */
 void io_member_let_go (struct io_member *m) __attribute__((nonnull));
 

@@ -308,9 +308,6 @@ geometry_param (struct params *p, const char *key, const char *value)
   return 1;
 }
 
-/* The parameters naming files (made absolute: nbdkit changes to / when
- * it forks) and TLS settings; 1 if key is not one of them.
- */
 /* A file parameter's value: not empty, and given once (a second one
  * would silently replace the first: two spares, two control sockets).
  */
@@ -328,6 +325,9 @@ one_path (const char *key, const char *value, const char *had)
   return 0;
 }
 
+/* The parameters naming files (made absolute: nbdkit changes to / when
+ * it forks) and TLS settings; 1 if key is not one of them.
+ */
 static int
 file_param (struct params *p, const char *key, const char *value)
 {

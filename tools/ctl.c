@@ -144,8 +144,9 @@ parse_options (int argc, char **argv, struct ctl_args *a)
     return tool_error ("--files explains a finished check: it needs --wait");
   if ((a->given & ACMD_FS_OFFSET) && !(a->given & ACMD_FILES))
     return tool_error ("--fs-offset: only with --files");
-  /* Both given and crossed: a mistake (the plugin refuses it too); one
-   * alone below (above) the other's current value moves that one.
+  /* Both given and crossed: a mistake (the plugin refuses it too).  One
+   * alone is taken as array_set_sync_speed says (the max kept at or
+   * above the min).
    */
   if ((a->given & ACMD_MIN) && (a->given & ACMD_MAX) &&
       a->min_kib > a->max_kib)

@@ -92,6 +92,24 @@ given_twice (int c, const struct option *longopts)
   return false;
 }
 
+/* Was arg "--NAME=VALUE" for a flag (getopt_long then sets optopt to
+ * the flag's own value)?  arg may be an earlier word when an unknown
+ * short option sat inside a cluster, so the name is matched too.
+ */
+static bool
+flag_with_value (const char *arg, int opt, const struct option *longopts)
+{
+  size_t len = strcspn (arg, "=");
+
+  if (opt == 0 || strncmp (arg, "--", 2) != 0 || arg[len] != '=')
+    return false;
+  for (const struct option *o = longopts; o->name; o++)
+    if (o->val == opt && o->has_arg == no_argument &&
+        strncmp (o->name, arg + 2, len - 2) == 0)
+      return true;
+  return false;
+}
+
 int
 tool_getopt (int argc, char **argv, const char *shortopts,
              const struct option *longopts)
@@ -105,11 +123,9 @@ tool_getopt (int argc, char **argv, const char *shortopts,
   if (c != '?' && c != ':' && c != -1 && given_twice (c, longopts))
     return '?';
   if (c == '?') {
-    const char *arg = argv[optind - 1], *eq = strchr (arg, '=');
-
-    /* getopt_long's optopt is then the long option's own value. */
-    if (optopt != 0 && strncmp (arg, "--", 2) == 0 && eq != NULL)
-      tool_error ("option %.*s takes no value", (int) (eq - arg), arg);
+    if (flag_with_value (argv[optind - 1], optopt, longopts))
+      tool_error ("option %.*s takes no value",
+                  (int) strcspn (argv[optind - 1], "="), argv[optind - 1]);
     else if (optopt != 0)
       tool_error ("unknown option -%c (see raid5ctl %s --help)", optopt,
                   running);

@@ -141,11 +141,15 @@ cp "$tmpdir/md1" "$tmpdir/md1copy"         # slot 1 twice, the same events
 all+=("$tmpdir/md1copy")
 expect_error 'members 1 \(.*/md1\) and 2 \(.*/md1copy\) both hold slot 1' \
   "${md[0]}" "${md[1]}" "disk=$tmpdir/md1copy"
-expect_error "4 disks given, one of them 'missing', but the superblocks record 3" \
+expect_error "'missing' given 1 time, but none of the array's 3 slots lacks a disk" \
   "${md[@]}" disk=missing
-"$NBDKIT" -U - "$PLUGIN" "${md[@]}" metadata=none chunk=64K data-offset=64K \
-  --run 'echo SERVED' >"$tmpdir/out" 2>"$tmpdir/err" ||
-  fail "raw members whose data starts past their superblocks refused: $(cat "$tmpdir/err")"
+doff=$("$RAID5CTL" examine "$tmpdir/md0" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors$/\1/p')
+[ -n "$doff" ] && [ "$doff" -gt 16 ] || fail "raid5ctl examine: no data offset ($doff)"
+expect_error 'member 0 \(.*md0\) holds an md superblock' \
+  "${md[@]}" metadata=none chunk=64K data-offset=$(( (doff - 8) * 512 ))
+"$NBDKIT" -U - "$PLUGIN" "${md[@]}" metadata=none chunk=64K \
+  data-offset=$(( doff * 512 )) --run 'echo SERVED' >"$tmpdir/out" 2>"$tmpdir/err" ||
+  fail "raw members whose data starts at md's data offset refused: $(cat "$tmpdir/err")"
 expect_error 'missing'       disk=missing "$d1" disk=missing "$d2"
 
 # Members already served by another nbdkit (the plugin locks them): the

@@ -146,7 +146,7 @@ sum_stale=$(sha256sum < "${m[1]}")
 # The others still record 4 working members, so md will not start the
 # array without it unless told to (mdadm: "need all 4 to start it (use
 # --run to insist)"): refused, nothing written.
-refused_members 'member 0 \(.*/a\.1\) is stale.*disk=missing' \
+refused_members 'member 0 \(.*/a\.1\) is stale.*give .missing. for that slot' \
   "${disks[1]}" "${disks[3]}" "${disks[0]}" "${disks[2]}"
 [ "$(sha256sum < "${m[1]}")" = "$sum_stale" ] ||
   fail "the stale member was written to"
