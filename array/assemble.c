@@ -420,31 +420,6 @@ log_degraded (struct array *a, const struct array_config *cfg,
                "%u of %u members", out, a->geom.members - 1, a->geom.members);
 }
 
-/* 'missing' stands for a slot of the array that no disk given holds in
- * sync (and starts it degraded, as mdadm --run): more of them than such
- * slots names a slot the array lacks.  Spares, replacements, and stale
- * or replaced members given beside hold none.
- */
-static int
-check_missing (const struct array_config *cfg, const struct gathered *g,
-               struct array_err *err)
-{
-  const struct md_assembly *as = &g->as;
-  unsigned missing = 0, unclaimed = 0;
-
-  for (unsigned i = 0; i < cfg->members; i++)
-    missing += cfg->paths[i] == NULL;
-  for (unsigned s = 0; s < as->raid_disks && s < R5_MAX_MEMBERS; s++)
-    unclaimed += as->owner[s] < 0;
-  if (missing <= unclaimed)
-    return 0;
-  array_set_err (err, "'missing' given %u time%s, but %s of the array's %u "
-                 "slots lacks a disk: 'missing' stands for a slot no disk "
-                 "given holds", missing, missing > 1 ? "s" : "",
-                 unclaimed == 0 ? "none" : "only one", as->raid_disks);
-  return -EINVAL;
-}
-
 static int
 assemble_from (struct array *a, const struct array_config *cfg,
                struct gathered *g, struct array_err *err)
@@ -463,7 +438,6 @@ assemble_from (struct array *a, const struct array_config *cfg,
   if ((as->freshest >= 0 &&
        (r = check_reshape (&g->f[as->freshest].sb, err)) < 0) ||
       (verdict < 0 && (r = refused (g, err)) < 0) ||
-      (r = check_missing (cfg, g, err)) < 0 ||
       (r = check_bad_blocks (g, &g->f[as->freshest].sb, err)) < 0 ||
       (r = check_given (cfg, &g->f[as->freshest].sb, err)) < 0 ||
       (r = set_shape (a, &g->f[as->freshest].sb, err)) < 0)
