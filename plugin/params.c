@@ -308,18 +308,14 @@ geometry_param (struct params *p, const char *key, const char *value)
   return 1;
 }
 
-/* A file parameter's value: not empty, and given once (a second one
- * would silently replace the first: two spares, two control sockets).
+/* A file parameter's value is not empty (given_once saw to it that it
+ * is the first).
  */
 static int
-one_path (const char *key, const char *value, const char *had)
+one_path (const char *key, const char *value)
 {
   if (value[0] == '\0') {
     nbdkit_error ("%s=: empty path", key);
-    return -1;
-  }
-  if (had) {
-    nbdkit_error ("%s= given twice (%s, then %s): give one", key, had, value);
     return -1;
   }
   return 0;
@@ -334,7 +330,7 @@ file_param (struct params *p, const char *key, const char *value)
   if (strcmp (key, "control") == 0 || strcmp (key, "spare") == 0) {
     char **dst = key[0] == 'c' ? &p->control : (char **) &p->array.spare;
 
-    if (one_path (key, value, *dst) < 0)
+    if (one_path (key, value) < 0)
       return -1;
     *dst = key[0] == 's' ? member_path (value) : nbdkit_absolute_path (value);
     return *dst ? 0 : -1;
@@ -343,7 +339,7 @@ file_param (struct params *p, const char *key, const char *value)
     const char **dst = key[0] == 'i' ? &p->array.integrity
                                      : &p->array.grow_backup;
 
-    if (one_path (key, value, *dst) < 0)
+    if (one_path (key, value) < 0)
       return -1;
     *dst = nbdkit_absolute_path (value);
     return *dst ? 0 : -1;
@@ -359,11 +355,43 @@ file_param (struct params *p, const char *key, const char *value)
   return 1;
 }
 
+/* Every key but disk= is given once: a second chunk= or sync-speed-max=
+ * would silently replace the first (mdadm: "may only be specified
+ * once").  Unknown keys are left to the caller to name.
+ */
+static int
+given_once (struct params *p, const char *key, const char *value)
+{
+  static const char *const once[] = {
+    "chunk", "data-offset", "metadata", "layout", "control", "spare",
+    "integrity", "backup-file", "tls", "tls-certificates", "tls-psk",
+    "tls-username", "direct", "force", "spare-force", "re-add",
+    "member-timeout", "member-connections", "sync-speed-min",
+    "sync-speed-max", "sync-latency-max",
+  };
+
+  _Static_assert (sizeof once / sizeof once[0] <= 32, "bits of p->given");
+  for (unsigned i = 0; i < sizeof once / sizeof once[0]; i++) {
+    if (strcmp (key, once[i]) != 0)
+      continue;
+    if (p->given & (1u << i)) {
+      nbdkit_error ("%s= given twice (the second: %s=%s): give it once", key,
+                    key, value);
+      return -1;
+    }
+    p->given |= 1u << i;
+    return 0;
+  }
+  return 0;
+}
+
 int
 params_config (struct params *p, const char *key, const char *value)
 {
   int r;
 
+  if (given_once (p, key, value) < 0)
+    return -1;
   if ((r = geometry_param (p, key, value)) != 1 ||
       (r = file_param (p, key, value)) != 1)
     return r;

@@ -13,6 +13,7 @@ struct params {
   uint64_t sync_speed_min, sync_speed_max;  /* KiB/s per member; 0: not given */
   uint64_t sync_latency_max_us;   /* latency-target mode; 0: md's pacing */
   char *control;              /* control socket path, or NULL */
+  uint32_t given;             /* the keys seen (bits of params.c's table) */
 };
 
 /* Set the defaults (mdadm's: 512K chunk, left-symmetric). */
