@@ -429,9 +429,9 @@ explain_replaced (const struct md_assembly *as, const struct md_found *f,
   if (holder == MD_SB_MAX_DEV)
     return false;
   if (v->slot < R5_MAX_MEMBERS && as->owner[v->slot] >= 0)
-    snprintf (buf, len, "was replaced: slot %d is member %d's now, and the "
-              "others no longer count this one in (events %" PRIu64 ", it "
-              "has %" PRIu64 "): leave it out", v->slot, as->owner[v->slot],
+    snprintf (buf, len, "was replaced: slot %d is member %d's now (the "
+              "others no longer count this one in: events %" PRIu64 ", it "
+              "has %" PRIu64 ")", v->slot, as->owner[v->slot],
               fresh->events, sb->events);
   else
     snprintf (buf, len, "was replaced: slot %d is another device's now "

@@ -89,7 +89,7 @@ for f in "${m2[@]}"; do
 done
 
 echo "== restart without a rebuild command: the rebuild resumes"
-echo "   (the old member listed too: it is faulty or stale, it must be left out)"
+echo "   (the old member listed too: it is faulty, stale or replaced, it must be left out)"
 mapfile -t disks2 < <(disk_args "${m2[@]}" "${m[$slot]}")
 serve_ctl "$tmpdir/restart.log" -v -D nbdkit.backend.datapath=0 "${disks2[@]}" \
   sync-speed-min=4000 sync-speed-max=4000 || fail "the restart"
@@ -104,8 +104,8 @@ read -r k d sl st _ <<<"$first"
 (( d <= ro_stripes + 128 )) ||
   fail "the first status after the restart is at $d stripes, far past the recovery offset ($ro_stripes): not resumed from it?"
 grep -q "partly rebuilt" "$tmpdir/restart.log" || fail "no 'partly rebuilt' line in the log"
-grep -Eq "${m[$slot]}\) is (marked faulty|stale).*left out" "$tmpdir/restart.log" ||
-  fail "the old member was not left out (as faulty or stale)"
+grep -Eq "${m[$slot]}\) (is (marked faulty|stale)|was replaced: slot $slot is member [0-9]+'s now).*left out" "$tmpdir/restart.log" ||
+  fail "the old member was not left out (as faulty, stale or replaced)"
 [ "$(ctl_get 's["members"]['"$slot"']["path"]')" = "$new" ] ||
   fail "slot $slot is not the new member: $(ctl_get 's["members"]['"$slot"']["path"]')"
 load_start "$model" 3
