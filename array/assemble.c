@@ -115,20 +115,11 @@ refused (const struct gathered *g, struct array_err *err)
                    "spares or faulty)");
     break;
   case MD_START_SAME_SLOT: {
-    int d = as->refusal_dev, slot = as->dev[d].slot;
-    int other = slot >= 0 && slot < R5_MAX_MEMBERS ? as->owner[slot] : -1;
+    int d = as->refusal_dev, slot = as->dev[d].slot, other = as->owner[slot];
 
-    if (other == d)
-      other = -1;
-    if (other >= 0)
-      array_set_err (err, "members %d (%s) and %d (%s) both hold slot %d "
-                     "with the same events counter: give only one of them",
-                     other, g->opened[other].path, d, g->opened[d].path,
-                     as->dev[d].slot);
-    else
-      array_set_err (err, "member %d (%s) and another member both hold "
-                     "slot %d with the same events counter: give only one "
-                     "of them", d, g->opened[d].path, as->dev[d].slot);
+    array_set_err (err, "members %d (%s) and %d (%s) both hold slot %d with "
+                   "the same events counter: give only one of them", other,
+                   g->opened[other].path, d, g->opened[d].path, slot);
     break;
   }
   case MD_START_TOO_FEW:

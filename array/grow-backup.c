@@ -223,18 +223,14 @@ static void
 backup_adopt (struct array *a)
 {
   struct grow *g = &a->grow;
-  uint8_t block[MD_BACKUP_HEADER];
+  struct array_err ignored = { .msg = "" };
   struct md_backup b;
-  char why[ARRAY_ERR_LEN / 2];
   uint64_t size;
 
   if (g->backup_path == NULL || g->backup.fd >= 0 ||
       io_mapfile_open_existing (&g->backup, g->backup_path, &size) < 0)
     return;
-  if (io_mapfile_pread (&g->backup, block, sizeof block, 0) < 0 ||
-      md_backup_decode (block, a->meta.live.common.set_uuid, &b, why,
-                        sizeof why) < 0 ||
-      !md_backup_fresh (&b, a->meta.live.common.utime))
+  if (read_header (a, &b, &ignored) < 0)
     io_mapfile_close (&g->backup);
 }
 

@@ -163,7 +163,8 @@ struct md_asm_opts {
 
 struct md_assembly {
   enum md_refusal refusal;
-  int refusal_dev;            /* the device FOREIGN/SAME_SLOT names, or -1 */
+  int refusal_dev;            /* the device FOREIGN/SAME_SLOT names, or -1
+                               * (SAME_SLOT: owner[] holds the other) */
   int freshest;               /* device whose superblock is the array's */
   struct md_verdict dev[R5_MAX_MEMBERS];
   int owner[R5_MAX_MEMBERS];  /* device holding each slot, or -1 */

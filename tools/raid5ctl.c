@@ -77,18 +77,18 @@ static bool
 given_twice (int c, const struct option *longopts)
 {
   static bool seen[256];
+  const struct option *o = longopts;
 
-  for (const struct option *o = longopts; o->name; o++)
-    if (o->val == c && o->has_arg == required_argument &&
-        strcmp (o->name, "add") != 0) {
-      if (c >= 0 && c < 256 && seen[c]) {
-        tool_error ("option --%s given twice: give it once", o->name);
-        return true;
-      }
-      if (c >= 0 && c < 256)
-        seen[c] = true;
-      return false;
-    }
+  while (o->name && o->val != c)
+    o++;
+  if (!o->name || o->has_arg != required_argument ||
+      strcmp (o->name, "add") == 0 || c < 0 || c >= 256)
+    return false;
+  if (seen[c]) {
+    tool_error ("option --%s given twice: give it once", o->name);
+    return true;
+  }
+  seen[c] = true;
   return false;
 }
 
