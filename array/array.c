@@ -90,6 +90,11 @@ array_check_config (const struct array_config *cfg, struct array_err *err)
                    "of one member only", missing);
     return -EINVAL;
   }
+  if (cfg->read_only && (cfg->spare || cfg->grow_backup)) {
+    array_set_err (err, "a %s is written to, and the array is opened "
+                   "read-only", cfg->spare ? "spare" : "grow's backup file");
+    return -EINVAL;
+  }
   /* With metadata=auto the superblocks may decide everything; then a
    * caller that leaves the geometry out (chunk 0) is judged later.
    */
@@ -123,7 +128,8 @@ open_member (struct io_member *opened, const struct array_config *cfg,
   int r = io_member_open_opts (m, cfg->paths[i], &(struct io_open_opts) {
                                  .direct = cfg->direct,
                                  .timeout_ms = cfg->member_timeout_ms,
-                                 .tls = &cfg->tls });
+                                 .tls = &cfg->tls,
+                                 .reads_only = cfg->read_only });
 
   if (r == -ENODEV)
     array_set_err (err, "member %u (%s): not a regular file or block device",
@@ -445,6 +451,7 @@ array_open (const struct array_config *cfg, array_log_fn log,
   }
   a->log = log;
   a->manual_readd = cfg->manual_readd;
+  a->read_only = cfg->read_only;
   if (cfg->grow_backup &&
       (a->grow.backup_path = strdup (cfg->grow_backup)) == NULL) {
     free (a);

@@ -92,6 +92,13 @@ struct array_config {
   bool manual_readd;          /* a member that can come back by itself (an
                                * NBD export, io_member_can_return) is not
                                * re-added by itself (array/comeback.c) */
+  bool read_only;             /* nothing is ever written to a member (md's
+                               * read-only array): members opened for
+                               * reading only, no log recovered or
+                               * reserved, nothing recorded in the
+                               * superblocks, a read error not rewritten;
+                               * only a check runs.  No spare, no grow's
+                               * backup file */
 };
 
 enum array_log_level {

@@ -244,8 +244,8 @@ grow_backup_restore (struct array *a, struct array_err *err)
   unsigned n;
   int r = 0;
 
-  if (!g->active)
-    return 0;
+  if (!g->active || a->read_only)
+    return 0;                 /* read-only: the grow waits, as its jobs */
   if (!r5_reshape_critical (&g->r, g->safe)) {
     backup_adopt (a);
     return 0;

@@ -344,6 +344,16 @@ array_correct_read (struct array *a, const struct read_error *re,
   uint64_t sectors;
   int e;
 
+  /* md rewrites a read error only on a writable array (handle_stripe:
+   * R5_ReWrite needs !mddev->ro).
+   */
+  if (a->read_only) {
+    array_set_err (err, "member %u (%s): read error at member offset %"
+                   PRIu64 ": not corrected, the array is read-only (a "
+                   "repair rewrites it from the other members)", m,
+                   array_member_path (a, m), re->off);
+    return -EROFS;
+  }
   /* md fails a member whose read errors pile up faster than they are
    * corrected (raid5_end_read_request: read_errors > max_nr_stripes,
    * the count cleared by any read that succeeds).

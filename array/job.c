@@ -140,6 +140,10 @@ array_job_start (struct array *a, enum r5_job kind,
     array_set_err (err, "only check and repair are started by hand");
     return -EINVAL;
   }
+  if (a->read_only && kind != R5_JOB_CHECK) {
+    array_set_err (err, "the array is read-only: only a check runs");
+    return -EROFS;
+  }
   pthread_mutex_lock (&j->lock);
   if (j->kind != R5_JOB_NONE) {
     array_set_err (err, "busy: a %s is running (%" PRIu64 "/%" PRIu64
@@ -512,6 +516,10 @@ array_job_run (struct array *a, enum r5_job kind,
   bool was_dirty = false;
   int r = 0;
 
+  if (a->read_only && kind != R5_JOB_CHECK) {
+    array_set_err (err, "the array is read-only: only a check runs");
+    return -EROFS;
+  }
   /* Offline nothing runs the pending resync: a check looks at parity as
    * the crash left it, a repair does the resync's work on every stripe.
    */

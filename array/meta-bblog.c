@@ -27,6 +27,13 @@ write_bblog (struct array *a, unsigned slot, struct array_err *err)
   struct io_op op;
   int r;
 
+  if (a->read_only) {
+    free (sb);
+    array_set_err (err, "member %u (%s): its bad-block log is not written: "
+                   "the array is read-only", slot,
+                   array_member_path (a, slot));
+    return -EROFS;
+  }
   if (sb == NULL)
     return -ENOMEM;
   md_live_sb (&a->meta.live, slot, sb);

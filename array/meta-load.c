@@ -159,9 +159,11 @@ meta_init (struct array *a, struct array_err *err)
 int
 meta_start (struct array *a, struct array_err *err)
 {
-  int r = meta_bb_reserve (a);
+  int r;
 
-  if (r < 0) {
+  if (a->read_only)
+    return 0;                 /* md_update_sb: not while read-only */
+  if ((r = meta_bb_reserve (a)) < 0) {
     array_set_err (err, "the superblocks could not be written (reserving "
                    "an md bad-block log): %s", strerror (-r));
     return r;

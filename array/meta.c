@@ -136,6 +136,16 @@ meta_write_out (struct array *a, bool sb, struct array_err *err)
   struct meta *m = &a->meta;
   struct io_op ops[2 * ARRAY_MEMBERS];
 
+  /* md_update_sb returns at once on an array that is not read-write:
+   * the change stays in memory (a member failed stays failed until the
+   * array is stopped).
+   */
+  if (a->read_only) {
+    m->dirty = m->live.dirty;
+    meta_note_recorded (a);
+    meta_bits_durable (m);
+    return 0;
+  }
   for (;;) {
     size_t n;
     int r, out;

@@ -75,6 +75,7 @@ struct array {
   struct io_sig_list spare_sigs;  /* ... and that is what it held */
   struct epochs epochs;
   bool manual_readd;          /* array_config's: no comeback */
+  bool read_only;             /* array_config's: nothing written */
   unsigned member_timeout_ms; /* array_config's, for members opened later */
   struct io_tls tls;          /* array_config's, for members opened later */
   struct comeback comeback;

@@ -161,7 +161,10 @@ ppl_start (struct array *a, struct array_err *err)
   char *area;
   int r = 0;
 
-  if (!p->on)
+  /* Read-only: the logs are neither replayed nor reset (md recovers them
+   * when the array is started writable).
+   */
+  if (!p->on || a->read_only)
     return 0;
   if (dirty) {
     if (posix_memalign ((void **) &area, 4096, p->area_len) != 0) {

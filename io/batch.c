@@ -34,6 +34,13 @@ io_ops_fail_all (struct io_op *ops, size_t n, int err)
     ops[i].result = err;
 }
 
+/* Does op change the member (a flush does not)? */
+static bool
+writes (const struct io_op *op)
+{
+  return op->kind == IO_WRITE || op->kind == IO_ZERO || op->kind == IO_PUNCH;
+}
+
 int
 io_ops_first_error (const struct io_op *ops, size_t n)
 {
@@ -55,7 +62,7 @@ sole_backend (const struct io_member *members, const struct io_op *ops,
   for (size_t i = 0; i < n; i++) {
     const struct io_member *m = &members[ops[i].member];
 
-    if (m->backend != b || m->fail_after >= 0)
+    if (m->backend != b || m->fail_after >= 0 || m->reads_only)
       return NULL;
   }
   return b;
@@ -93,8 +100,10 @@ run_backend (struct split *sp, const struct io_backend *b)
   }
 }
 
-/* Members of several backends, members not open, or an injected failure:
- * strike the failures, then each backend runs its own ops.  The
+/* Members of several backends, members not open, an injected failure,
+ * or members opened for reading only (whose writes fail -EROFS, whatever
+ * their backend would let through): strike the failures, then each
+ * backend runs its own ops.  The
  * sub-batches run one after another (each is waited for in full).
  */
 static int
@@ -114,6 +123,7 @@ run_mixed (const struct io_member *members, struct io_op *ops, size_t n,
     const struct io_member *m = &members[ops[i].member];
 
     ops[i].result = m->backend == NULL ? -EBADF
+      : m->reads_only && writes (&ops[i]) ? -EROFS
       : injected_failure (m) ? -EIO : 1;       /* 1: still to run */
   }
   for (size_t i = 0; i < n; i++)

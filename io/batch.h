@@ -62,7 +62,9 @@ struct io_op {
  * failed, or because the batch could not run at all (no memory, no ring:
  * then every result is -ECANCELED and the return value says why).  So a
  * result other than 0 and -ECANCELED always blames that op's member;
- * link_lost says whether it was the member's link.
+ * link_lost says whether it was the member's link.  A write, zero or
+ * punch of a member opened for reading only (io_open_opts.reads_only)
+ * fails -EROFS without reaching it.
  */
 int io_run (const struct io_member *members, struct io_op *ops, size_t n,
             unsigned flags)

@@ -93,17 +93,17 @@ static int
 file_open (struct io_member *m, const char *path, enum io_open_mode mode,
            const struct io_tls *tls)
 {
-  int flags = mode == IO_OPEN_RO ? O_RDONLY : O_RDWR;
+  bool writes = mode == IO_OPEN_RW || mode == IO_OPEN_RW_DIRECT;
+  int flags = writes ? O_RDWR : O_RDONLY;
   int r;
 
-  m->direct = mode == IO_OPEN_RW_DIRECT;
+  m->direct = mode == IO_OPEN_RW_DIRECT || mode == IO_OPEN_READS_DIRECT;
   if (m->direct)
     flags |= O_DIRECT;
   m->file.fd = open (path, flags | O_CLOEXEC);
   if (m->file.fd == -1)
     return m->direct && errno == EINVAL ? -EOPNOTSUPP : -errno;
-  if ((r = describe (m)) == 0 && m->in_memory && mode != IO_OPEN_RO &&
-      !m->direct)
+  if ((r = describe (m)) == 0 && m->in_memory && writes && !m->direct)
     io_memmap_open (&m->file.mem, m->file.fd, m->size);
   if (r < 0) {
     close (m->file.fd);

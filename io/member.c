@@ -99,7 +99,8 @@ open_member (struct io_member *m, const char *path,
 {
   const struct io_backend *b = io_backend_for (path);
   enum io_open_mode mode = o->read_only ? IO_OPEN_RO
-                         : o->direct ? IO_OPEN_RW_DIRECT : IO_OPEN_RW;
+    : o->reads_only ? (o->direct ? IO_OPEN_READS_DIRECT : IO_OPEN_READS)
+    : o->direct ? IO_OPEN_RW_DIRECT : IO_OPEN_RW;
   int r;
 
   last_open.why[0] = '\0';
@@ -113,6 +114,7 @@ open_member (struct io_member *m, const char *path,
     return r;
   }
   m->backend = b;
+  m->reads_only = o->reads_only && !o->read_only;
   return 0;
 }
 
@@ -202,6 +204,8 @@ io_member_pwrite (const struct io_member *m, const void *buf, size_t len,
    */
   if (atomic_load (&m->fail_after) == 0)
     return -EIO;
+  if (m->reads_only)
+    return -EROFS;
   return m->backend ? m->backend->pwrite (m, buf, len, off) : -EBADF;
 }
 

@@ -25,6 +25,8 @@ enum io_open_mode {
   IO_OPEN_RW,                 /* a member in service */
   IO_OPEN_RW_DIRECT,          /* the same, bypassing the page cache */
   IO_OPEN_RO,                 /* looked at (superblock, signatures), not taken */
+  IO_OPEN_READS,              /* in service for reading only (a check) */
+  IO_OPEN_READS_DIRECT,       /* the same, bypassing the page cache */
 };
 
 /* What the file backend (io/file.c and the engine under it) keeps of an
@@ -58,6 +60,8 @@ struct io_member {
   const struct io_backend *backend;   /* NULL when not open */
   char *path;                 /* owned copy: the member's name in messages */
   bool direct;                /* opened with O_DIRECT */
+  bool reads_only;            /* opened for reading (IO_OPEN_READS*): its
+                                 writes fail -EROFS, never reaching it */
   bool blockdev;
   bool in_memory;             /* on tmpfs/ramfs: no non-blocking I/O, so
                                  io_uring would hand every op to a kernel
@@ -111,13 +115,16 @@ int io_member_open (struct io_member *m, const char *path, bool direct)
  * the network; 0: the backend's default, io/nbd.h), how an NBD export is
  * reached over TLS (io/tls.h; NULL: no TLS settings, so a TLS URI is
  * refused), and whether it is only looked at: read-only, without
- * O_DIRECT (as io_member_open_ro; direct is then ignored).
+ * O_DIRECT (as io_member_open_ro; direct is then ignored), or in service
+ * for reads only (reads_only: read-only, O_DIRECT as direct says, so that
+ * a user who may only read it can check it; its writes fail -EROFS).
  */
 struct io_open_opts {
   bool direct;
   unsigned timeout_ms;
   const struct io_tls *tls;
   bool read_only;
+  bool reads_only;
 };
 
 /* io_member_open with opts. */
@@ -199,7 +206,8 @@ int io_member_probe_read (struct io_member *m, uint64_t off, uint32_t len)
 /* Synchronous whole reads and writes for setup and tools (not the data
  * path: that is io_run, batch.h).  With O_DIRECT, buf, len and off must
  * be dio_align multiples.
- * Returns 0, -EIO on end of file, or -errno.
+ * Returns 0, -EIO on end of file, or -errno (a write to a member opened
+ * for reading only: -EROFS, nothing sent).
  */
 int io_member_pread (const struct io_member *m, void *buf, size_t len,
                      uint64_t off)

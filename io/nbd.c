@@ -111,10 +111,11 @@ describe (struct io_member *m, struct nbd_member *nm, struct nbd_handle *h,
           enum io_open_mode mode)
 {
   int64_t size = nbd_get_size (h);
+  bool writes = mode == IO_OPEN_RW || mode == IO_OPEN_RW_DIRECT;
 
   if (size < 0)
     return nbd_err ();
-  if (mode != IO_OPEN_RO && nbd_is_read_only (h) == 1)
+  if (writes && nbd_is_read_only (h) == 1)
     return -EROFS;
   m->size = (uint64_t) size;
   nm->can_flush = nbd_can_flush (h) == 1;

@@ -335,7 +335,8 @@ static int
 run (const struct check_opts *o)
 {
   struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO,
-                              .integrity = o->integrity };
+                              .integrity = o->integrity,
+                              .read_only = !o->repair };
   struct findings f = { .o = o };
   struct array_job_status res;
   struct check_result result = { .dirty = false };

@@ -16,7 +16,10 @@
 #     member stays in service; every byte reads right; status shows the
 #     bad block; a member without a log (raw members, metadata=none: no
 #     superblock) is taken out of service instead, and every byte still
-#     reads right, degraded.
+#     reads right, degraded;
+#   - raid5ctl check offline opens the array read-only: over a read-bad
+#     sector it fails, naming member 1 and the offset, rewrites nothing
+#     (every member file as before); repair rewrites it.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -116,6 +119,24 @@ grep -q '^write-error' "$LOG" || fail "no write was tried on the bad sector"
   fail "status: $(ctl_get 's["members"][1]["bad_blocks"]')"
 ctl status | grep 'bad blocks:'
 stop_server
+
+echo "== raid5ctl check offline: read-only, a read error named, not rewritten"
+sr=$(pick_stripe 70 data)
+echo "read $(( $(sector_of "$sr") + 8 )) 8" >"$BAD"
+sha256sum "${m[@]}" >"$tmpdir/before.sum"
+if "$RAID5CTL" check "${m[0]}" "nbd+unix:///?socket=$sock1" "${m[2]}" \
+     >"$tmpdir/ro.out" 2>&1; then
+  fail "check over an unreadable sector succeeded: $(cat "$tmpdir/ro.out")"
+fi
+grep -Eq "member 1 .*: read error at member offset [0-9]+: not corrected, the array is read-only" \
+  "$tmpdir/ro.out" || fail "check: $(cat "$tmpdir/ro.out")"
+grep -q "^remapped $(( $(sector_of "$sr") + 8 )) " "$LOG" &&
+  fail "check rewrote the bad sector: $(cat "$LOG")"
+sha256sum -c --quiet "$tmpdir/before.sum" || fail "check changed a member"
+"$RAID5CTL" repair "${m[0]}" "nbd+unix:///?socket=$sock1" "${m[2]}" \
+  >"$tmpdir/rw.out" 2>&1 || fail "repair: $(cat "$tmpdir/rw.out")"
+grep -q "^remapped $(( $(sector_of "$sr") + 8 )) 8\$" "$LOG" ||
+  fail "repair did not rewrite the bad sector: $(cat "$LOG")"
 
 echo "== the same without a bad-block log (raw members): member 1 out"
 r=()

@@ -8,8 +8,10 @@
  * the first error; an injected failure strikes before any backend sees
  * the op, and counts per op; an op on a member not open is -EBADF while
  * the rest still run; a batch of one backend goes to it whole (the
- * caller's ops, no copy); NBD URIs go to the NBD backend, paths to the
- * file backend, and a URI whose server is not there fails to open and
+ * caller's ops, no copy); a member opened for reads only fails its
+ * writes and zeroes -EROFS without reaching it (its reads run); NBD URIs
+ * go to the NBD backend, paths to the file backend, and a URI whose
+ * server is not there fails to open and
  * leaves nothing open; a file in memory says it can be mapped and is in
  * memory, one on a disk that it is not, and a member keeps the timeout
  * it was opened with; a file in memory prefers requests of a few pages
@@ -228,6 +230,32 @@ Test (backend, member_not_open)
   cr_assert_eq (io_run (members, ops, 2, 0), -EBADF);
   cr_assert_eq (ops[0].result, 0, "the open member's op still ran");
   cr_assert_eq (ops[1].result, -EBADF);
+}
+
+Test (backend, a_member_opened_for_reads_refuses_writes)
+{
+  static char buf[3][4096], back[4096];
+  struct io_op ops[3] = {
+    { IO_WRITE, 0, buf[0], 0, 4096, 99, false },
+    { IO_READ, 0, buf[1], 4096, 4096, 99, false },
+    { IO_ZERO, 0, NULL, 8192, 4096, 99, false },
+  };
+  char path[64];
+
+  snprintf (path, sizeof path, "%s", files[0]);
+  fill (buf[0], sizeof buf[0], 5);
+  io_member_close (&members[0]);
+  cr_assert_eq (io_member_open_opts (&members[0], path, &(struct io_open_opts) {
+                                       .reads_only = true }), 0);
+  cr_assert (members[0].reads_only);
+  cr_assert_eq (io_run (members, ops, 3, 0), -EROFS);
+  cr_assert_eq (ops[0].result, -EROFS);
+  cr_assert_eq (ops[1].result, 0, "the read ran");
+  cr_assert_eq (ops[2].result, -EROFS);
+  cr_assert_eq (io_member_pwrite (&members[0], buf[0], 4096, 0), -EROFS);
+  cr_assert_eq (io_member_pread (&members[0], back, 4096, 0), 0);
+  for (size_t i = 0; i < sizeof back; i++)
+    cr_assert_eq (back[i], 0, "a write reached the member at %zu", i);
 }
 
 Test (backend, one_backend_gets_the_batch_whole)
