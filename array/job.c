@@ -260,9 +260,13 @@ begin_next (struct array *a, enum r5_job kind, int r)
   }
 }
 
-/* The job is over (r: 0, or why it stopped); job.lock held. */
+/* The job is over (r: 0, or why it stopped: why, the step's words, or
+ * NULL); job.lock held.  say: log why it stopped (a job that runs in the
+ * caller's thread, array_job_run, returns it instead).
+ */
 static void
-finish_locked (struct array *a, enum r5_job kind, int r)
+finish_locked (struct array *a, enum r5_job kind, int r, const char *why,
+               bool say)
 {
   struct job *j = &a->job;
   struct array_err err;
@@ -274,7 +278,8 @@ finish_locked (struct array *a, enum r5_job kind, int r)
   j->last.stripes_bad = j->tally.stripes_bad;
   j->last.bb_stripes = j->tally.bb_stripes;
   snprintf (err.msg, sizeof err.msg, "%s",
-            r == -ECANCELED ? "cancelled because its member failed or "
+            why && why[0] ? why
+            : r == -ECANCELED ? "cancelled because its member failed or "
             "another job took over" : strerror (-r));
   if (kind == R5_JOB_REBUILD && r == 0)
     r = rebuild_done (a, &err);
@@ -299,10 +304,12 @@ finish_locked (struct array *a, enum r5_job kind, int r)
     array_log (a, ARRAY_LOG_ERROR, "the reshape stopped at array byte %"
                PRIu64 " (the superblocks say %" PRIu64 "): raid5ctl grow "
                "goes on with it", grow_line (a), (uint64_t) a->grow.safe);
+  snprintf (j->last.why, sizeof j->last.why, "%s", r < 0 ? err.msg : "");
   if (r < 0) {
     j->last.result = r;       /* its end failed too (a replace's slot) */
-    array_log (a, ARRAY_LOG_ERROR, "%s stopped at stripe %" PRIu64 ": %s",
-               r5_job_name (kind), (uint64_t) j->cursor, err.msg);
+    if (say)
+      array_log (a, ARRAY_LOG_ERROR, "%s stopped at stripe %" PRIu64 ": %s",
+                 r5_job_name (kind), (uint64_t) j->cursor, err.msg);
   }
   else
     array_log (a, ARRAY_LOG_DEBUG, "%s done: %" PRIu64 " stripes, "
@@ -318,7 +325,7 @@ void
 job_preempt (struct array *a)
 {
   if (a->job.kind != R5_JOB_NONE)
-    finish_locked (a, a->job.kind, -ECANCELED);
+    finish_locked (a, a->job.kind, -ECANCELED, NULL, true);
 }
 
 /* Keep progress in the superblocks now and then. */
@@ -393,7 +400,7 @@ step_once (struct array *a, bool online, const struct array_job_watch *watch)
 {
   struct job *j = &a->job;
   enum r5_job kind;
-  struct array_err err;
+  struct array_err err = { .msg = "" };
   int r;
 
   pthread_mutex_lock (&j->lock);
@@ -410,11 +417,10 @@ step_once (struct array *a, bool online, const struct array_job_watch *watch)
     r = replace_step (a, pacing_reach (j, online), &err);
   else if ((r = runner_for (a, &err)) == 0)
     r = runner_step (j->runner, pacing_reach (j, online), watch, &err);
-  if (r < 0 && r != -ENODEV && r != -ECANCELED)
-    array_log (a, ARRAY_LOG_ERROR, "%s: %s", r5_job_name (kind), err.msg);
   checkpoint (a, kind, r < 0 || j->cursor >= a->geom.stripes);
   if (r < 0 || j->cursor >= a->geom.stripes) {
-    finish_locked (a, kind, r);
+    finish_locked (a, kind, r, r < 0 && r != -ENODEV && r != -ECANCELED ?
+                   err.msg : NULL, online);
     resync_while_degraded (a);
   }
   pthread_mutex_unlock (&j->lock);
@@ -541,7 +547,7 @@ array_job_run (struct array *a, enum r5_job kind,
   if (r < 0)
     array_set_err (err, "%s stopped at stripe %" PRIu64 ": %s",
                    r5_job_name (kind), (uint64_t) j->cursor,
-                   r == -ENODEV ? "the array is degraded" : strerror (-r));
+                   r == -ENODEV ? "the array is degraded" : j->last.why);
   else if (was_dirty && kind == R5_JOB_REPAIR)
     r = meta_resync_done (a, err);
   return r;

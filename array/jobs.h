@@ -56,6 +56,8 @@ struct job_last {
   int result;
   uint64_t mismatches, stripes_bad, bb_stripes;
   uint64_t ended;             /* jobs ended since open */
+  char why[ARRAY_ERR_LEN];    /* why it stopped ("" if it did not): the
+                               * step's reason, naming member and offset */
 };
 
 /* The job's rate (pacing.c): md's limits, KiB/s per member; the speed
