@@ -50,8 +50,8 @@
 bool
 comeback_applies (const struct array *a, unsigned slot)
 {
-  return !a->manual_readd && a->meta.enabled && a->left_out[slot] == NULL &&
-    io_member_can_return (&a->members[slot]);
+  return !a->manual_readd && !a->read_only && a->meta.enabled &&
+    a->left_out[slot] == NULL && io_member_can_return (&a->members[slot]);
 }
 
 /* The slot whose member may come back by itself, or -1; job.lock held

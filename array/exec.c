@@ -158,7 +158,13 @@ handle_failure (struct request *rq, size_t nops, int r)
 static int
 correct (struct request *rq, const struct read_error *re, unsigned *tries)
 {
-  if (++*tries > CORRECT_TRIES) {
+  /* Read-only, nothing is rewritten (md: no R5_ReWrite while ro): the
+   * member is taken out, in memory only, and the batch redone from the
+   * others.  md keeps it in service and computes each such read from
+   * its row; here the bytes come out the same, the member stays out
+   * until the array is served writable again.
+   */
+  if (++*tries > CORRECT_TRIES || rq->a->read_only) {
     struct io_op op = { .kind = IO_READ, .member = re->member,
                         .off = re->off, .len = re->len,
                         .result = re->result };
@@ -443,6 +449,12 @@ serve (struct request rq)
 {
   int r;
 
+  if (rq.a->read_only && rq.op != R5_OP_READ) {
+    array_set_err (rq.err, "a %s of %" PRIu64 " bytes at %" PRIu64 ": the "
+                   "array is read-only", rq.op == R5_OP_WRITE ? "write"
+                   : rq.op == R5_OP_ZERO ? "zero" : "trim", rq.len, rq.off);
+    return -EROFS;
+  }
   pthread_rwlock_rdlock (&rq.a->shape_lock);
   r = run_request (rq);
   pthread_rwlock_unlock (&rq.a->shape_lock);
@@ -496,6 +508,8 @@ array_flush (struct array *a, struct array_err *err)
   int r;
 
   a->count.flushes++;
+  if (a->read_only)
+    return 0;                 /* nothing was written */
   pthread_rwlock_rdlock (&a->shape_lock);
   r = array_sync (a, err);
   pthread_rwlock_unlock (&a->shape_lock);

@@ -33,7 +33,13 @@ job_init (struct array *a)
   j->lock_made = true;
   j->rate.min = ARRAY_SYNC_SPEED_MIN;
   j->rate.max = ARRAY_SYNC_SPEED_MAX;
-  if (a->grow.active) {
+  if (a->read_only) {
+    /* md starts no resync, recovery or reshape on a read-only array
+     * (md_check_recovery: nothing while !md_is_rdwr); the reads see the
+     * array as it stands (a reshape's line, a rebuild's point).
+     */
+  }
+  else if (a->grow.active) {
     /* md goes on with a reshape before anything else (md_check_recovery:
      * reshape, then recovery, then resync).
      */
@@ -219,7 +225,7 @@ resync_while_degraded (struct array *a)
    * parity.  A reshape or a replace still to go on comes first (md:
    * reshape, then recovery).
    */
-  if (a->job.kind != R5_JOB_NONE || !meta_resync_due (a) ||
+  if (a->read_only || a->job.kind != R5_JOB_NONE || !meta_resync_due (a) ||
       health_out (&a->health) < 0 ||
       health_failed (&a->health) || io_member_is_open (&a->spare) ||
       a->grow.active || a->replace.slot >= 0)

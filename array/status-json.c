@@ -294,6 +294,8 @@ status_print_json (struct array *a, const struct array_job_status *j,
   strcat (h, "]");
   put_str (o, "state", status_array_state (a));
   put_str (o, "metadata", status_metadata_state (a));
+  json_object_object_add (o, "read_only",
+                          json_object_new_boolean (a->read_only));
   /* "active" says writes may be in flight; whether a resync is due too. */
   json_object_object_add (o, "resync_due", json_object_new_boolean (
                             a->meta.enabled && meta_resync_due (a)));

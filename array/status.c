@@ -287,9 +287,10 @@ print_text (struct array *a, const struct array_job_status *j,
 
   comeback_get (a, &c);
   status_health (a, h);
-  fprintf (out, "raid5 : %s, %s [%u/%u] [%s]\n", status_array_state (a),
-           status_metadata_state (a), a->geom.members,
-           status_in_service (a), h);
+  /* /proc/mdstat says "active (read-only)" of a read-only array. */
+  fprintf (out, "raid5 : %s, %s%s [%u/%u] [%s]\n", status_array_state (a),
+           status_metadata_state (a), a->read_only ? " (read-only)" : "",
+           a->geom.members, status_in_service (a), h);
   fprintf (out, "      %u members, %" PRIu64 "K chunk, %s, %" PRIu64
            " KiB\n", a->geom.members, a->geom.chunk / 1024,
            r5_layout_name (a->geom.layout), array_capacity (a) / 1024);

@@ -367,7 +367,7 @@ given_once (struct params *p, const char *key, const char *value)
     "integrity", "backup-file", "tls", "tls-certificates", "tls-psk",
     "tls-username", "direct", "force", "spare-force", "re-add",
     "member-timeout", "member-connections", "sync-speed-min",
-    "sync-speed-max", "sync-latency-max",
+    "sync-speed-max", "sync-latency-max", "readonly",
   };
 
   _Static_assert (sizeof once / sizeof once[0] <= 32, "bits of p->given");
@@ -399,6 +399,8 @@ params_config (struct params *p, const char *key, const char *value)
     return parse_bool (key, value, &p->array.direct);
   if (strcmp (key, "force") == 0)
     return parse_bool (key, value, &p->array.force);
+  if (strcmp (key, "readonly") == 0)
+    return parse_bool (key, value, &p->array.read_only);
   if (strcmp (key, "spare-force") == 0)
     return parse_bool (key, value, &p->array.spare_force);
   if (strcmp (key, "re-add") == 0)

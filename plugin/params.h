@@ -51,6 +51,9 @@ void params_free (struct params *p);
   "                   members have them, define geometry and roles;\n" \
   "                   none: raw members, geometry from the parameters.\n" \
   "force=BOOL         Start a dirty and degraded array anyway.\n" \
+  "readonly=BOOL      Write nothing to the members (md's read-only\n" \
+  "                   array: opened for reading, no resync or rebuild,\n" \
+  "                   no superblock update); clients may only read.\n" \
   "sync-speed-min=KIB Resync speed while clients are busy, KiB/s per\n" \
   "                   member (default 1000, as md).\n" \
   "sync-speed-max=KIB Resync speed while clients are idle (default\n" \

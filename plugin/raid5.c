@@ -171,6 +171,13 @@ raid5_can_multi_conn (void *handle)
   return 1;
 }
 
+/* readonly=true: nbdkit refuses clients' writes itself (as with -r). */
+static int
+raid5_can_write (void *handle)
+{
+  return !params.array.read_only;
+}
+
 static int
 raid5_can_fua (void *handle)
 {
@@ -188,7 +195,7 @@ static int
 fail (int r, const struct array_err *err)
 {
   nbdkit_error ("%s", err->msg);
-  errno = r == -ENOMEM ? ENOMEM : EIO;
+  errno = r == -ENOMEM ? ENOMEM : r == -EROFS ? EROFS : EIO;
   return -1;
 }
 
@@ -264,6 +271,7 @@ static struct nbdkit_plugin plugin = {
   .get_size = raid5_get_size,
   .block_size = raid5_block_size,
   .can_multi_conn = raid5_can_multi_conn,
+  .can_write = raid5_can_write,
   .can_fua = raid5_can_fua,
   .can_fast_zero = raid5_can_fast_zero,
   .pread = raid5_pread,

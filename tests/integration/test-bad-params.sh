@@ -104,6 +104,10 @@ expect_error 'sync-speed-max= given twice' "$d0" "$d1" "$d2" \
   sync-speed-max=1000 sync-speed-max=2000
 expect_error '^nbdkit: error: spare=.*nonexistent: cannot open' "$d0" "$d1" "$d2" \
   chunk=64K "spare=$tmpdir/nonexistent"
+# Read-only writes nothing: a spare (written by a rebuild) is refused.
+expect_error '^nbdkit: error: a spare is written to, and the array is opened read-only$' \
+  "$d0" "$d1" "$d2" chunk=64K readonly=true "spare=$tmpdir/sp0"
+expect_error 'readonly=maybe' "$d0" "$d1" "$d2" chunk=64K readonly=maybe
 expect_error 'tiny|small'    "$d0" "disk=$tmpdir/tiny" "$d1" chunk=64K
 expect_error 'small|data.offset|size' "$d0" "$d1" "$d2" data-offset=4M
 expect_error 'small|size|chunk' "$d0" "$d1" "$d2" chunk=8M
