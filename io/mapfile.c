@@ -30,6 +30,8 @@ open_flags (struct io_mapfile *f, const char *path, int flags,
     int e = -errno;
 
     close (fd);
+    if (flags & O_EXCL)
+      (void) unlink (path);   /* made just now: nothing of it is kept */
     return e;
   }
   f->fd = fd;
