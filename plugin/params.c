@@ -279,142 +279,224 @@ params_init (struct params *p)
   p->array.metadata = ARRAY_META_AUTO;
 }
 
-/* The geometry's parameters; 1 if key is not one of them. */
+/* The handlers of the key table below: each takes its key's value. */
+
 static int
-geometry_param (struct params *p, const char *key, const char *value)
+set_disk (struct params *p, const char *key, const char *value)
 {
-  if (strcmp (key, "disk") == 0)
-    return add_disk (p, value);
-  if (strcmp (key, "chunk") == 0) {
-    p->array.given |= ARRAY_GIVEN_CHUNK;
-    return parse_size (key, value, R5_MIN_CHUNK, R5_MAX_CHUNK,
-                       "from 4K to 64M", &p->array.chunk);
-  }
-  if (strcmp (key, "data-offset") == 0) {
-    p->array.given |= ARRAY_GIVEN_DATA_OFFSET;
-    return parse_size (key, value, 0, INT64_MAX, "below 8E",
-                       &p->array.data_offset);
-  }
-  if (strcmp (key, "metadata") == 0)
-    return parse_metadata (p, value);
-  if (strcmp (key, "layout") == 0) {
-    p->array.given |= ARRAY_GIVEN_LAYOUT;
-    if (r5_layout_parse (value, &p->array.layout) == 0)
-      return 0;
-    nbdkit_error ("layout=%s: unknown layout (expected " R5_LAYOUT_NAMES ")",
-                  value);
-    return -1;
-  }
-  return 1;
+  return add_disk (p, value);
 }
 
-/* A file parameter's value is not empty (given_once saw to it that it
- * is the first).
+static int
+set_chunk (struct params *p, const char *key, const char *value)
+{
+  p->array.given |= ARRAY_GIVEN_CHUNK;
+  return parse_size (key, value, R5_MIN_CHUNK, R5_MAX_CHUNK,
+                     "from 4K to 64M", &p->array.chunk);
+}
+
+static int
+set_data_offset (struct params *p, const char *key, const char *value)
+{
+  p->array.given |= ARRAY_GIVEN_DATA_OFFSET;
+  return parse_size (key, value, 0, INT64_MAX, "below 8E",
+                     &p->array.data_offset);
+}
+
+static int
+set_metadata (struct params *p, const char *key, const char *value)
+{
+  return parse_metadata (p, value);
+}
+
+static int
+set_layout (struct params *p, const char *key, const char *value)
+{
+  p->array.given |= ARRAY_GIVEN_LAYOUT;
+  if (r5_layout_parse (value, &p->array.layout) == 0)
+    return 0;
+  nbdkit_error ("layout=%s: unknown layout (expected " R5_LAYOUT_NAMES ")",
+                value);
+  return -1;
+}
+
+/* A file parameter's value: not empty, made absolute (nbdkit changes to
+ * / when it forks); *dst owns it.
  */
 static int
-one_path (const char *key, const char *value)
+set_file (const char *key, const char *value, const char **dst)
 {
   if (value[0] == '\0') {
     nbdkit_error ("%s=: empty path", key);
     return -1;
   }
-  return 0;
+  *dst = nbdkit_absolute_path (value);
+  return *dst ? 0 : -1;
 }
 
-/* The parameters naming files (made absolute: nbdkit changes to / when
- * it forks) and TLS settings; 1 if key is not one of them.
- */
 static int
-file_param (struct params *p, const char *key, const char *value)
+set_control (struct params *p, const char *key, const char *value)
 {
-  if (strcmp (key, "control") == 0 || strcmp (key, "spare") == 0) {
-    char **dst = key[0] == 'c' ? &p->control : (char **) &p->array.spare;
-
-    if (one_path (key, value) < 0)
-      return -1;
-    *dst = key[0] == 's' ? member_path (value) : nbdkit_absolute_path (value);
-    return *dst ? 0 : -1;
-  }
-  if (strcmp (key, "integrity") == 0 || strcmp (key, "backup-file") == 0) {
-    const char **dst = key[0] == 'i' ? &p->array.integrity
-                                     : &p->array.grow_backup;
-
-    if (one_path (key, value) < 0)
-      return -1;
-    *dst = nbdkit_absolute_path (value);
-    return *dst ? 0 : -1;
-  }
-  if (strcmp (key, "tls") == 0)
-    return parse_tls (p, value);
-  if (strcmp (key, "tls-certificates") == 0)
-    return set_tls_string (key, value, &p->array.tls.certificates);
-  if (strcmp (key, "tls-psk") == 0)
-    return set_tls_string (key, value, &p->array.tls.psk_file);
-  if (strcmp (key, "tls-username") == 0)
-    return set_tls_string (key, value, &p->array.tls.username);
-  return 1;
+  return set_file (key, value, (const char **) &p->control);
 }
 
-/* Every key but disk= is given once: a second chunk= or sync-speed-max=
- * would silently replace the first (mdadm: "may only be specified
- * once").  Unknown keys are left to the caller to name.
- */
+/* A spare is named as a member is: an NBD URI stays as it is. */
 static int
-given_once (struct params *p, const char *key, const char *value)
+set_spare (struct params *p, const char *key, const char *value)
 {
-  static const char *const once[] = {
-    "chunk", "data-offset", "metadata", "layout", "control", "spare",
-    "integrity", "backup-file", "tls", "tls-certificates", "tls-psk",
-    "tls-username", "direct", "force", "spare-force", "re-add",
-    "member-timeout", "member-connections", "sync-speed-min",
-    "sync-speed-max", "sync-latency-max", "readonly",
-  };
+  if (value[0] == '\0') {
+    nbdkit_error ("%s=: empty path", key);
+    return -1;
+  }
+  p->array.spare = member_path (value);
+  return p->array.spare ? 0 : -1;
+}
 
-  _Static_assert (sizeof once / sizeof once[0] <= 32, "bits of p->given");
-  for (unsigned i = 0; i < sizeof once / sizeof once[0]; i++) {
-    if (strcmp (key, once[i]) != 0)
+static int
+set_integrity (struct params *p, const char *key, const char *value)
+{
+  return set_file (key, value, &p->array.integrity);
+}
+
+static int
+set_backup_file (struct params *p, const char *key, const char *value)
+{
+  return set_file (key, value, &p->array.grow_backup);
+}
+
+static int
+set_tls (struct params *p, const char *key, const char *value)
+{
+  return parse_tls (p, value);
+}
+
+static int
+set_tls_certificates (struct params *p, const char *key, const char *value)
+{
+  return set_tls_string (key, value, &p->array.tls.certificates);
+}
+
+static int
+set_tls_psk (struct params *p, const char *key, const char *value)
+{
+  return set_tls_string (key, value, &p->array.tls.psk_file);
+}
+
+static int
+set_tls_username (struct params *p, const char *key, const char *value)
+{
+  return set_tls_string (key, value, &p->array.tls.username);
+}
+
+static int
+set_direct (struct params *p, const char *key, const char *value)
+{
+  return parse_bool (key, value, &p->array.direct);
+}
+
+static int
+set_force (struct params *p, const char *key, const char *value)
+{
+  return parse_bool (key, value, &p->array.force);
+}
+
+static int
+set_readonly (struct params *p, const char *key, const char *value)
+{
+  return parse_bool (key, value, &p->array.read_only);
+}
+
+static int
+set_spare_force (struct params *p, const char *key, const char *value)
+{
+  return parse_bool (key, value, &p->array.spare_force);
+}
+
+static int
+set_readd (struct params *p, const char *key, const char *value)
+{
+  return parse_readd (p, value);
+}
+
+static int
+set_member_timeout (struct params *p, const char *key, const char *value)
+{
+  return parse_timeout (key, value, &p->array.member_timeout_ms);
+}
+
+static int
+set_member_connections (struct params *p, const char *key, const char *value)
+{
+  return parse_connections (key, value);
+}
+
+static int
+set_sync_speed_min (struct params *p, const char *key, const char *value)
+{
+  return parse_speed (key, value, &p->sync_speed_min);
+}
+
+static int
+set_sync_speed_max (struct params *p, const char *key, const char *value)
+{
+  return parse_speed (key, value, &p->sync_speed_max);
+}
+
+static int
+set_sync_latency_max (struct params *p, const char *key, const char *value)
+{
+  return parse_latency (key, value, &p->sync_latency_max_us);
+}
+
+/* Every key the plugin takes, and how.  Every key but disk= is given
+ * once: a second chunk= or sync-speed-max= would silently replace the
+ * first (mdadm: "may only be specified once").
+ */
+static const struct {
+  const char *key;
+  int (*set) (struct params *p, const char *key, const char *value);
+  bool many;
+} keys[] = {
+  { "disk", set_disk, true },
+  { "chunk", set_chunk, false },
+  { "data-offset", set_data_offset, false },
+  { "metadata", set_metadata, false },
+  { "layout", set_layout, false },
+  { "control", set_control, false },
+  { "spare", set_spare, false },
+  { "integrity", set_integrity, false },
+  { "backup-file", set_backup_file, false },
+  { "tls", set_tls, false },
+  { "tls-certificates", set_tls_certificates, false },
+  { "tls-psk", set_tls_psk, false },
+  { "tls-username", set_tls_username, false },
+  { "direct", set_direct, false },
+  { "force", set_force, false },
+  { "readonly", set_readonly, false },
+  { "spare-force", set_spare_force, false },
+  { "re-add", set_readd, false },
+  { "member-timeout", set_member_timeout, false },
+  { "member-connections", set_member_connections, false },
+  { "sync-speed-min", set_sync_speed_min, false },
+  { "sync-speed-max", set_sync_speed_max, false },
+  { "sync-latency-max", set_sync_latency_max, false },
+};
+
+int
+params_config (struct params *p, const char *key, const char *value)
+{
+  _Static_assert (sizeof keys / sizeof keys[0] <= 32, "bits of p->given");
+  for (unsigned i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    if (strcmp (key, keys[i].key) != 0)
       continue;
-    if (p->given & (1u << i)) {
+    if (!keys[i].many && (p->given & (1u << i))) {
       nbdkit_error ("%s= given twice (the second: %s=%s): give it once", key,
                     key, value);
       return -1;
     }
     p->given |= 1u << i;
-    return 0;
+    return keys[i].set (p, key, value);
   }
-  return 0;
-}
-
-int
-params_config (struct params *p, const char *key, const char *value)
-{
-  int r;
-
-  if (given_once (p, key, value) < 0)
-    return -1;
-  if ((r = geometry_param (p, key, value)) != 1 ||
-      (r = file_param (p, key, value)) != 1)
-    return r;
-  if (strcmp (key, "direct") == 0)
-    return parse_bool (key, value, &p->array.direct);
-  if (strcmp (key, "force") == 0)
-    return parse_bool (key, value, &p->array.force);
-  if (strcmp (key, "readonly") == 0)
-    return parse_bool (key, value, &p->array.read_only);
-  if (strcmp (key, "spare-force") == 0)
-    return parse_bool (key, value, &p->array.spare_force);
-  if (strcmp (key, "re-add") == 0)
-    return parse_readd (p, value);
-  if (strcmp (key, "member-timeout") == 0)
-    return parse_timeout (key, value, &p->array.member_timeout_ms);
-  if (strcmp (key, "member-connections") == 0)
-    return parse_connections (key, value);
-  if (strcmp (key, "sync-speed-min") == 0)
-    return parse_speed (key, value, &p->sync_speed_min);
-  if (strcmp (key, "sync-speed-max") == 0)
-    return parse_speed (key, value, &p->sync_speed_max);
-  if (strcmp (key, "sync-latency-max") == 0)
-    return parse_latency (key, value, &p->sync_latency_max_us);
   nbdkit_error ("unknown parameter '%s' (see nbdkit raid5 --help)", key);
   return -1;
 }
