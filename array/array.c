@@ -29,6 +29,17 @@ array_set_err (struct array_err *err, const char *fmt, ...)
   va_end (ap);
 }
 
+int
+array_writable (const struct array *a, const char *what,
+                struct array_err *err)
+{
+  if (!a->read_only)
+    return 0;
+  array_set_err (err, "%s: the array is read-only: nothing is written to "
+                 "its members", what);
+  return -EROFS;
+}
+
 void
 array_test_crash (const char *point)
 {
@@ -90,9 +101,11 @@ array_check_config (const struct array_config *cfg, struct array_err *err)
                    "of one member only", missing);
     return -EINVAL;
   }
-  if (cfg->read_only && (cfg->spare || cfg->grow_backup)) {
-    array_set_err (err, "a %s is written to, and the array is opened "
-                   "read-only", cfg->spare ? "spare" : "grow's backup file");
+  if (cfg->read_only && (cfg->spare || cfg->grow_backup || cfg->integrity)) {
+    array_set_err (err, "%s is written to, and the array is opened "
+                   "read-only", cfg->spare ? "a spare"
+                   : cfg->grow_backup ? "a grow's backup file"
+                   : "the integrity record");
     return -EINVAL;
   }
   /* With metadata=auto the superblocks may decide everything; then a

@@ -98,7 +98,7 @@ struct array_config {
                                * reserved, nothing recorded in the
                                * superblocks, a read error not rewritten;
                                * only a check runs.  No spare, no grow's
-                               * backup file */
+                               * backup file, no integrity record */
 };
 
 enum array_log_level {

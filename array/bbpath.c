@@ -295,7 +295,9 @@ bb_rewrite_met (struct array *a, const struct wp_batch *b)
   uint64_t row = r5_stripe_member_off (g, stripe);
   bool mirror = a->replace.slot == (int) m && b->range->op != R5_OP_READ;
 
-  if (health_out (&a->health) >= 0 || (a->bb.write_error[m] && !mirror))
+  /* Read-only: listed bytes are read around, never rewritten. */
+  if (a->read_only || health_out (&a->health) >= 0 ||
+      (a->bb.write_error[m] && !mirror))
     return;
   for (uint64_t page = row; page < row + g->chunk; page += PAGE) {
     int e;

@@ -319,11 +319,8 @@ dispatch (struct array *a, char **w, unsigned n, FILE *out,
                    array_cmd_names ());
     return -EINVAL;
   }
-  if ((c->opts & ACMD_WRITES) && a->read_only) {
-    array_set_err (err, "%s: the array is served read-only (readonly=true): "
-                   "nothing is written to its members", c->name);
-    return -EROFS;
-  }
+  if ((c->opts & ACMD_WRITES) && (r = array_writable (a, c->name, err)) < 0)
+    return r;
   r = n < c->min_words || n > c->max_words ? -EINVAL
     : c->run (a, w, n, out, err);
   if (r == -EINVAL && err->msg[0] == '\0')

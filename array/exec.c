@@ -162,8 +162,17 @@ correct (struct request *rq, const struct read_error *re, unsigned *tries)
    * member is taken out, in memory only, and the batch redone from the
    * others.  md keeps it in service and computes each such read from
    * its row; here the bytes come out the same, the member stays out
-   * until the array is served writable again.
+   * until the array is served writable again.  Not while a resync is
+   * due: parity may be torn (a crash), and the read fails instead.
    */
+  if (rq->a->read_only && meta_resync_due (rq->a)) {
+    array_set_err (rq->err, "member %u (%s): read error at member offset %"
+                   PRIu64 ": the array is read-only and not in sync (it "
+                   "was not stopped cleanly), so the bytes cannot be "
+                   "computed from the others", re->member,
+                   array_member_path (rq->a, re->member), re->off);
+    return -EIO;
+  }
   if (++*tries > CORRECT_TRIES || rq->a->read_only) {
     struct io_op op = { .kind = IO_READ, .member = re->member,
                         .off = re->off, .len = re->len,

@@ -221,6 +221,8 @@ array_fail (struct array *a, unsigned slot, struct array_err *err)
   uint32_t gen;
   int t;
 
+  if ((t = array_writable (a, "fail", err)) < 0)
+    return t;
   if (slot >= a->geom.members) {
     array_set_err (err, "slot %u: the array has slots 0 to %u", slot,
                    a->geom.members - 1);

@@ -244,11 +244,20 @@ grow_backup_restore (struct array *a, struct array_err *err)
   unsigned n;
   int r = 0;
 
-  if (!g->active || a->read_only)
-    return 0;                 /* read-only: the grow waits, as its jobs */
-  if (!r5_reshape_critical (&g->r, g->safe)) {
-    backup_adopt (a);
+  if (!g->active)
     return 0;
+  if (!r5_reshape_critical (&g->r, g->safe)) {
+    if (!a->read_only)
+      backup_adopt (a);       /* read-only: the grow waits, as its jobs */
+    return 0;
+  }
+  if (a->read_only) {
+    array_set_err (err, "the grow stopped in its critical section (array "
+                   "byte %" PRIu64 "), whose bytes only its backup file "
+                   "holds: restoring them writes, and the array is "
+                   "read-only (open it writable with the backup file "
+                   "first)", (uint64_t) g->safe);
+    return -EROFS;
   }
   if ((r = grow_backup_open (a, false, err)) < 0 ||
       (r = read_header (a, &b, err)) < 0) {

@@ -516,6 +516,8 @@ array_grow_start (struct array *a, const char *const *paths, unsigned n,
   struct r5_reshape rs;
   int r;
 
+  if ((r = array_writable (a, "grow", err)) < 0)
+    return r;
   pthread_mutex_lock (&a->job.lock);
   if (n == 0)
     r = go_on (a, err);

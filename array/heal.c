@@ -350,7 +350,8 @@ array_correct_read (struct array *a, const struct read_error *re,
   if (a->read_only) {
     array_set_err (err, "member %u (%s): read error at member offset %"
                    PRIu64 ": not corrected, the array is read-only (a "
-                   "repair rewrites it from the other members)", m,
+                   "repair of it opened writable rewrites it from the "
+                   "other members)", m,
                    array_member_path (a, m), re->off);
     return -EROFS;
   }

@@ -33,13 +33,7 @@ job_init (struct array *a)
   j->lock_made = true;
   j->rate.min = ARRAY_SYNC_SPEED_MIN;
   j->rate.max = ARRAY_SYNC_SPEED_MAX;
-  if (a->read_only) {
-    /* md starts no resync, recovery or reshape on a read-only array
-     * (md_check_recovery: nothing while !md_is_rdwr); the reads see the
-     * array as it stands (a reshape's line, a rebuild's point).
-     */
-  }
-  else if (a->grow.active) {
+  if (a->grow.active) {
     /* md goes on with a reshape before anything else (md_check_recovery:
      * reshape, then recovery, then resync).
      */
@@ -61,6 +55,12 @@ job_init (struct array *a)
     j->kind = R5_JOB_RESYNC;
     j->cursor = meta_resync_from (a) * 512 / a->geom.chunk;
   }
+  /* md starts no resync, recovery or reshape on a read-only array
+   * (md_check_recovery: nothing while !md_is_rdwr).  The cursor stays:
+   * a reshape's is its line (grow_line), which the reads follow.
+   */
+  if (a->read_only)
+    j->kind = R5_JOB_NONE;
   /* A resumed job's speed is measured from where it resumes. */
   pacing_restart (j);
   j->checkpoint_ns = array_now_ns ();
@@ -146,10 +146,9 @@ array_job_start (struct array *a, enum r5_job kind,
     array_set_err (err, "only check and repair are started by hand");
     return -EINVAL;
   }
-  if (a->read_only && kind != R5_JOB_CHECK) {
-    array_set_err (err, "the array is read-only: only a check runs");
-    return -EROFS;
-  }
+  if (kind != R5_JOB_CHECK && (r = array_writable (a, r5_job_name (kind),
+                                                     err)) < 0)
+    return r;
   pthread_mutex_lock (&j->lock);
   if (j->kind != R5_JOB_NONE) {
     array_set_err (err, "busy: a %s is running (%" PRIu64 "/%" PRIu64
@@ -275,7 +274,7 @@ finish_locked (struct array *a, enum r5_job kind, int r, const char *why,
                bool say)
 {
   struct job *j = &a->job;
-  struct array_err err;
+  struct array_err err, also;
 
   j->last.kind = kind;
   j->last.result = r;
@@ -286,7 +285,7 @@ finish_locked (struct array *a, enum r5_job kind, int r, const char *why,
   snprintf (err.msg, sizeof err.msg, "%s",
             why && why[0] ? why
             : r == -ECANCELED ? "cancelled because its member failed or "
-            "another job took over" : strerror (-r));
+            "another job took over" : r < 0 ? strerror (-r) : "");
   if (kind == R5_JOB_REBUILD && r == 0)
     r = rebuild_done (a, &err);
   else if (kind == R5_JOB_REBUILD) {
@@ -296,9 +295,9 @@ finish_locked (struct array *a, enum r5_job kind, int r, const char *why,
     health_rebuild_failed (&a->health);
     if (meta_member_failed (a, (unsigned) job_slot (a),
                             health_gen (&a->health, (unsigned) job_slot (a)),
-                            &err) < 0)
+                            &also) < 0)
       array_log (a, ARRAY_LOG_ERROR, "recording the stopped rebuild: %s",
-                 err.msg);
+                 also.msg);
   }
   else if (kind == R5_JOB_RESYNC && r == 0)
     r = meta_resync_done (a, &err);
@@ -310,6 +309,8 @@ finish_locked (struct array *a, enum r5_job kind, int r, const char *why,
     array_log (a, ARRAY_LOG_ERROR, "the reshape stopped at array byte %"
                PRIu64 " (the superblocks say %" PRIu64 "): raid5ctl grow "
                "goes on with it", grow_line (a), (uint64_t) a->grow.safe);
+  if (r < 0 && err.msg[0] == '\0')
+    snprintf (err.msg, sizeof err.msg, "%s", strerror (-r));
   snprintf (j->last.why, sizeof j->last.why, "%s", r < 0 ? err.msg : "");
   if (r < 0) {
     j->last.result = r;       /* its end failed too (a replace's slot) */
@@ -526,12 +527,12 @@ array_job_run (struct array *a, enum r5_job kind,
   struct job *j = &a->job;
   bool scrub = kind == R5_JOB_CHECK || kind == R5_JOB_REPAIR;
   bool was_dirty = false;
+  uint64_t ended;
   int r = 0;
 
-  if (a->read_only && kind != R5_JOB_CHECK) {
-    array_set_err (err, "the array is read-only: only a check runs");
-    return -EROFS;
-  }
+  if (kind != R5_JOB_CHECK && (r = array_writable (a, r5_job_name (kind),
+                                                     err)) < 0)
+    return r;
   /* Offline nothing runs the pending resync: a check looks at parity as
    * the crash left it, a repair does the resync's work on every stripe.
    */
@@ -543,11 +544,21 @@ array_job_run (struct array *a, enum r5_job kind,
     return r;
   if (j->kind != (int) kind)
     return 0;                 /* no resync or rebuild pending */
+  ended = j->last.ended;
   while (j->kind == (int) kind) {
     if (!step_once (a, false, watch))
       break;
     if (watch && watch->progress)
       watch->progress (watch->opaque, j->cursor, a->geom.stripes);
+  }
+  if (j->last.ended == ended) {
+    /* Not ended: stopped with the array failed (step_once takes no
+     * step then), not by a job of before.
+     */
+    array_set_err (err, "%s stopped at stripe %" PRIu64 ": the array has "
+                   "failed (two members out of service)", r5_job_name (kind),
+                   (uint64_t) j->cursor);
+    return -EIO;
   }
   r = j->last.result;
   if (r < 0)

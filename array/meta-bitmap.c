@@ -195,7 +195,7 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
   struct meta *m = &a->meta;
   int r = 0;
 
-  if (!m->enabled || !m->dirty)
+  if (!m->enabled || !m->dirty || a->read_only)
     return 0;
   if (only_if_idle) {
     if (array_now_ns () - m->last_write_ns < ARRAY_SAFE_MODE_MS * 1000000ULL ||

@@ -130,6 +130,13 @@ void array_test_crash (const char *point) __attribute__((nonnull));
 void array_set_err (struct array_err *err, const char *fmt, ...)
   __attribute__((format (printf, 2, 3)));
 
+/* 0 if a may be written to, else -EROFS with err saying that what
+ * (a job's or command's name) writes and the array is read-only.
+ */
+int array_writable (const struct array *a, const char *what,
+                    struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 /* Report through the log hook, if any. */
 void array_log (const struct array *a, enum array_log_level level,
                 const char *fmt, ...)

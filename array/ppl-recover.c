@@ -161,10 +161,23 @@ ppl_start (struct array *a, struct array_err *err)
   char *area;
   int r = 0;
 
-  /* Read-only: the logs are neither replayed nor reset (md recovers them
-   * when the array is started writable).
+  if (!p->on)
+    return 0;
+  /* Read-only: the logs are neither replayed nor reset (that writes).  A
+   * dirty array read whole is read as the crash left it, as one without
+   * a log; degraded, a torn stripe's lost chunk would be computed from
+   * parity the log was to make whole, so it is refused (a dirty degraded
+   * array without a log is refused unless forced, at assembly).
    */
-  if (!p->on || a->read_only)
+  if (a->read_only && dirty && health_out (&a->health) >= 0) {
+    array_set_err (err, "slot %d is out of service and the array was not "
+                   "stopped cleanly: its partial parity logs must make the "
+                   "torn stripes whole before it can be read degraded, "
+                   "which writes, and the array is read-only (open it "
+                   "writable once first)", health_out (&a->health));
+    return -EROFS;
+  }
+  if (a->read_only)
     return 0;
   if (dirty) {
     if (posix_memalign ((void **) &area, 4096, p->area_len) != 0) {

@@ -318,6 +318,8 @@ array_rebuild_start (struct array *a, unsigned slot, const char *path,
   struct joining j = { .slot = slot, .m = &m, .sb = &sb, .force = force };
   int r;
 
+  if ((r = array_writable (a, "rebuild", err)) < 0)
+    return r;
   io_member_init (&m);
   pthread_mutex_lock (&a->job.lock);
   if ((r = check_slot (a, slot, err)) == 0 &&
@@ -382,6 +384,8 @@ array_readd_start (struct array *a, unsigned slot, const char *path,
                        .sb = &sb, .override = "a rebuild with --force" };
   int r;
 
+  if ((r = array_writable (a, "re-add", err)) < 0)
+    return r;
   if (!a->meta.enabled) {
     array_set_err (err, "raw members (metadata=none) keep no record of what "
                    "a member missed: rebuild it instead");

@@ -99,6 +99,8 @@ array_replace_start (struct array *a, unsigned slot, const char *path,
 {
   int r;
 
+  if ((r = array_writable (a, "replace", err)) < 0)
+    return r;
   pthread_mutex_lock (&a->job.lock);
   if (a->replace.slot == (int) slot &&
       io_member_named (replace_replacement (a), path)) {

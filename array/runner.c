@@ -215,6 +215,7 @@ fill_part (struct job_runner *r, unsigned i, uint64_t first, unsigned n,
   p->next = shared ? &r->next : NULL;
   p->views = shared ? &r->mapped : NULL;
   p->r = 0;
+  p->err.msg[0] = '\0';       /* a step's reason is its own */
 }
 
 static void *

@@ -51,7 +51,8 @@ io_ops_first_error (const struct io_op *ops, size_t n)
 }
 
 /* The one backend of every op's member, or NULL if they differ, if one
- * is not open, or if a failure is armed on one (the slow path).
+ * is not open, if a failure is armed on one, or if an op would write to
+ * a member opened for reading only (the slow path).
  */
 static const struct io_backend *
 sole_backend (const struct io_member *members, const struct io_op *ops,
@@ -62,7 +63,8 @@ sole_backend (const struct io_member *members, const struct io_op *ops,
   for (size_t i = 0; i < n; i++) {
     const struct io_member *m = &members[ops[i].member];
 
-    if (m->backend != b || m->fail_after >= 0 || m->reads_only)
+    if (m->backend != b || m->fail_after >= 0 ||
+        (m->reads_only && writes (&ops[i])))
       return NULL;
   }
   return b;

@@ -64,7 +64,8 @@ struct io_op {
  * result other than 0 and -ECANCELED always blames that op's member;
  * link_lost says whether it was the member's link.  A write, zero or
  * punch of a member opened for reading only (io_open_opts.reads_only)
- * fails -EROFS without reaching it.
+ * fails -EROFS without reaching it: the caller's mistake, not the
+ * member's (a read-only array asks for none).
  */
 int io_run (const struct io_member *members, struct io_op *ops, size_t n,
             unsigned flags)

@@ -25,7 +25,8 @@ enum io_open_mode {
   IO_OPEN_RW,                 /* a member in service */
   IO_OPEN_RW_DIRECT,          /* the same, bypassing the page cache */
   IO_OPEN_RO,                 /* looked at (superblock, signatures), not taken */
-  IO_OPEN_READS,              /* in service for reading only (a check) */
+  IO_OPEN_READS,              /* in service for reading only (a check, a
+                               * read-only array) */
   IO_OPEN_READS_DIRECT,       /* the same, bypassing the page cache */
 };
 

@@ -336,7 +336,7 @@ run (const struct check_opts *o)
 {
   struct array_config cfg = { .members = o->n, .metadata = ARRAY_META_AUTO,
                               .integrity = o->integrity,
-                              .read_only = !o->repair };
+                              .read_only = !o->repair && !o->integrity };
   struct findings f = { .o = o };
   struct array_job_status res;
   struct check_result result = { .dirty = false };

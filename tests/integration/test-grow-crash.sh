@@ -12,6 +12,8 @@
 # reshape is done, the resync after the kills too, check finds no wrong
 # parity, the export reads back as the model (the new space as zeroes),
 # and member-check finds every byte where md puts it for 4 members.
+# Halfway, the array is also served readonly=true as the kill left it:
+# every acknowledged byte reads back, no member changes.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -94,6 +96,27 @@ kill_when ()
   KILLED_AT+=("$done")
 }
 
+# read_only_mid_grow: the array served readonly=true where the kill left
+# the reshape: every acknowledged byte reads back (the reads follow the
+# reshape's line: the new shape below it, the old above), no job runs,
+# and not one byte of a member changes.
+read_only_mid_grow ()
+{
+  local sums size
+  sums=$(checksum_members "${m[@]#disk=}")
+  serve_ctl "$tmpdir/ro.log" "${m[@]}" readonly=true || fail "serve read-only"
+  [ "$(ctl_get '(s["read_only"], s["job"]["kind"], s["grow"] is not None)')" = "(True, 'idle', True)" ] ||
+    fail "read-only mid-grow: $(ctl_get '(s["read_only"], s["job"], s["grow"])')"
+  size=$(ctl_get 's["size_bytes"]')
+  "$RANDOM_IO" "$URI" "$size" --verify-only --model-in "$model" \
+    --model-out "$tmpdir/ro.model" >"$tmpdir/ro.out" 2>&1 ||
+    { cat "$tmpdir/ro.out" >&2; fail "read-only mid-grow: wrong bytes"; }
+  stop_server
+  [ "$(checksum_members "${m[@]#disk=}")" = "$sums" ] ||
+    fail "read-only mid-grow: a member changed"
+  echo "   served read-only after kill $k: every acknowledged byte read back"
+}
+
 echo "== 3 -> 4 members, $KILLS kills of the server"
 m=("${m[@]/#/disk=}")
 serve_array 3
@@ -104,6 +127,7 @@ sleep 0.5
 KILLED_AT=()
 for (( k = 0; k < KILLS; k++ )); do
   kill_when $(( k * stripes / KILLS ))
+  [ $k = $(( KILLS / 2 )) ] && [ "${KILLED_AT[$k]}" -ge 0 ] && read_only_mid_grow
   serve_array 4
   if [ "${KILLED_AT[$k]}" -lt 0 ]; then    # it ended before this kill
     unset "KILLED_AT[$k]"

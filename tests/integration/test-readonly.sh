@@ -5,12 +5,16 @@
 #   - a dirty array (its last server killed after a write) is served:
 #     every byte reads back as the model (clients' writes refused by
 #     nbdkit, the array not written), no resync runs, status says
-#     "(read-only)" as /proc/mdstat does, and a resync still due; a check runs (--wait, mismatch_cnt 0); repair, rebuild
-#     and fail are refused with one line naming readonly=true;
+#     "active (read-only)" as /proc/mdstat does (its superblocks say
+#     active: a resync is due); a check runs (--wait, mismatch_cnt 0);
+#     repair, rebuild and fail are refused with one line saying the
+#     array is read-only;
 #   - after the server stops, every member is byte-identical to before
 #     and the array is still dirty (State active);
 #   - without readonly=true, nobody's server cannot start (it must write):
-#     one line naming the member and the permission.
+#     one line naming the member and the permission;
+#   - a dirty PPL array is not served read-only degraded: its log would
+#     have to make the torn stripes whole first (that writes).
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -72,15 +76,15 @@ h = nbd.NBD(); h.connect_uri(sys.argv[1]); h.pwrite(b"x" * 4096, 0)' \
      "nbd+unix:///?socket=$tmpdir/ro/sock" 2>/dev/null; then
   fail "a client write was taken"
 fi
-[ "$(ctl_get '(s["read_only"], s["metadata"], s["job"]["kind"])')" = "(True, 'needs-resync', 'idle')" ] ||
+[ "$(ctl_get '(s["read_only"], s["metadata"], s["job"]["kind"])')" = "(True, 'active', 'idle')" ] ||
   fail "status read-only: $(ctl_get '(s["read_only"], s["metadata"], s["job"])')"
-ctl status | grep -q "^raid5 : healthy, needs-resync (read-only) \[3/3\] \[UUU\]" ||
+grep -q "^raid5 : healthy, active (read-only) \[3/3\] \[UUU\]" <<<"$(ctl status)" ||
   fail "status: $(ctl status)"
 out=$("$RAID5CTL" --control "$CTL_SOCK" check --wait 2>&1) &&
   grep -q "mismatch_cnt 0" <<<"$out" || fail "check read-only: $out"
 for cmd in "repair" "rebuild 1" "fail 1"; do
   out=$(ctl $cmd 2>&1) && fail "$cmd was taken read-only: $out"
-  grep -q "${cmd%% *}: the array is served read-only (readonly=true)" <<<"$out" ||
+  grep -q "${cmd%% *}: the array is read-only: nothing is written to its members" <<<"$out" ||
     fail "$cmd: $out"
 done
 kill "$ro"; wait "$ro" 2>/dev/null || :
@@ -95,5 +99,22 @@ if as_nobody "$NBDKIT" -f -U "$tmpdir/ro/sock2" "$tmpdir/ro/plugin.so" \
 fi
 grep -q "member 0 (${m[0]}): cannot open: Permission denied" "$tmpdir/rw2.log" ||
   fail "without readonly: $(cat "$tmpdir/rw2.log")"
+[ "$(checksum_members "${m[@]}")" = "$sums" ] || fail "a member changed"
+echo "== a dirty PPL array read-only and degraded: refused"
+chmod 0644 "${m[@]}"
+for i in 0 1 2; do rm -f "${m[$i]}"; truncate -s 16M "${m[$i]}"; done
+"$RAID5CTL" create --chunk 64K --consistency-policy ppl "${m[@]}" \
+  >"$tmpdir/create.log" 2>&1 || { cat "$tmpdir/create.log" >&2; fail "create ppl"; }
+serve_ctl "$tmpdir/ppl.log" "${disks[@]}" || fail "serve ppl"
+head -c "$(ctl_get 's["size_bytes"]')" /dev/urandom >"$tmpdir/model2"
+nbdcopy "$tmpdir/model2" "$URI" || fail "filling the ppl array"
+crash_server
+sums=$(checksum_members "${m[@]}")
+if "$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" disk=missing \
+     readonly=true --run true 2>"$tmpdir/pplro.log"; then
+  fail "a dirty degraded PPL array was served read-only"
+fi
+grep -q "slot 2 is out of service and the array was not stopped cleanly: its partial parity logs must make the torn stripes whole" \
+  "$tmpdir/pplro.log" || fail "dirty degraded PPL read-only: $(cat "$tmpdir/pplro.log")"
 [ "$(checksum_members "${m[@]}")" = "$sums" ] || fail "a member changed"
 echo "test-readonly: OK"
