@@ -100,7 +100,7 @@ pid=$!
 ro=0
 for (( i = 0; i < 100; i++ )); do
   sleep 0.1
-  ro=$(md_field "$new2" 'Recovery Offset')
+  ro=$(md_field "$new2" 'Recovery Offset' || :)   # mdadm may catch a superblock mid-write
   ro=${ro% sectors}
   [ "${ro:-0}" -gt 0 ] && break
 done
