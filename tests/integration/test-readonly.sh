@@ -59,7 +59,10 @@ chmod 0444 "${m[@]}"
 
 echo "== served read-only by nobody"
 CTL_SOCK=$tmpdir/ro/ctl
-as_nobody "$NBDKIT" -f -U "$tmpdir/ro/sock" "$tmpdir/ro/plugin.so" \
+# setpriv itself in the background (not the function, whose subshell
+# would be $!): it becomes nbdkit, so $! is the server.
+setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+  "$NBDKIT" -f -U "$tmpdir/ro/sock" "$tmpdir/ro/plugin.so" \
   "${disks[@]}" readonly=true control="$CTL_SOCK" 2>"$tmpdir/ro.log" &
 ro=$!
 cleanup_fn "kill_ours -9 $ro"
