@@ -31,7 +31,6 @@
 #define ACMD_HIDDEN 1024u /* raid5ctl's own use: not a command it offers */
 #define ACMD_ADD 2048u
 #define ACMD_BACKUP 4096u
-#define ACMD_WRITES 8192u /* it writes to members: not on a read-only array */
 
 /* The most bytes one read command returns: its reply (hex, newlines) is
  * then under 600 KiB, within what raid5ctl takes.

@@ -242,26 +242,26 @@ const struct array_cmd array_cmds[] = {
     "[--wait [--json] [--list N] [--files [--fs-offset SIZE]]]", NULL,
     cmd_scrub },
   { "repair", "rewrite wrong parity from the data", "repair", 1, 1,
-    ACMD_WAIT | ACMD_JSON | ACMD_LIST | ACMD_WRITES, 0, "[--wait [--json] [--list N]]",
+    ACMD_WAIT | ACMD_JSON | ACMD_LIST, 0, "[--wait [--json] [--list N]]",
     NULL, cmd_scrub },
   { "rebuild", "compute the member of a slot out of service (resumable)",
     "rebuild SLOT [PATH] [--force]", 2, 4,
-    ACMD_WAIT | ACMD_SLOT | ACMD_NEW | ACMD_FORCE | ACMD_WRITES, 2,
+    ACMD_WAIT | ACMD_SLOT | ACMD_NEW | ACMD_FORCE, 2,
     "[--wait] [--force] SLOT [PATH]", NULL, cmd_slot },
   { "re-add", "bring back a member that missed writes (bitmap-guided)",
-    "re-add SLOT [PATH]", 2, 3, ACMD_WAIT | ACMD_SLOT | ACMD_WRITES, 2,
+    "re-add SLOT [PATH]", 2, 3, ACMD_WAIT | ACMD_SLOT, 2,
     "[--wait] SLOT [PATH]", NULL, cmd_slot },
   { "replace", "copy a member onto a new disk while it serves (md's "
     "--replace)", "replace SLOT PATH [--force]", 3, 4,
-    ACMD_WAIT | ACMD_SLOT | ACMD_NEW | ACMD_FORCE | ACMD_WRITES, 2,
+    ACMD_WAIT | ACMD_SLOT | ACMD_NEW | ACMD_FORCE, 2,
     "[--wait] [--force] SLOT PATH", NULL, cmd_slot },
   { "grow", "add members and reshape the array onto them (resumable)",
     "grow [PATH...] [--force] [--backup-file=FILE]", 1, MAX_WORDS,
-    ACMD_WAIT | ACMD_ADD | ACMD_FORCE | ACMD_BACKUP | ACMD_WRITES, 0,
+    ACMD_WAIT | ACMD_ADD | ACMD_FORCE | ACMD_BACKUP, 0,
     "[--wait] [--force] [--backup-file FILE] --add PATH [--add PATH...]",
     NULL, cmd_grow },
   { "fail", "take a member of a served array out of service", "fail SLOT",
-    2, 2, ACMD_SLOT | ACMD_WRITES, 1, "SLOT",
+    2, 2, ACMD_SLOT, 1, "SLOT",
     "Take the member in SLOT out of service by hand (md's --fail): it is\n"
     "marked faulty in the other members' superblocks and the array goes\n"
     "on degraded.  Put a member back with raid5ctl rebuild --control.\n",
@@ -319,8 +319,6 @@ dispatch (struct array *a, char **w, unsigned n, FILE *out,
                    array_cmd_names ());
     return -EINVAL;
   }
-  if ((c->opts & ACMD_WRITES) && (r = array_writable (a, c->name, err)) < 0)
-    return r;
   r = n < c->min_words || n > c->max_words ? -EINVAL
     : c->run (a, w, n, out, err);
   if (r == -EINVAL && err->msg[0] == '\0')

@@ -484,9 +484,12 @@ array_grow_backup_file (struct array *a, const char *path,
                         struct array_err *err)
 {
   struct grow *g = &a->grow;
-  char *copy = strdup (path);
-  int r = 0;
+  char *copy;
+  int r;
 
+  if ((r = array_writable (a, "grow", err)) < 0)
+    return r;
+  copy = strdup (path);
   pthread_mutex_lock (&a->job.lock);
   if (copy == NULL) {
     array_set_err (err, "out of memory");

@@ -285,7 +285,7 @@ finish_locked (struct array *a, enum r5_job kind, int r, const char *why,
   snprintf (err.msg, sizeof err.msg, "%s",
             why && why[0] ? why
             : r == -ECANCELED ? "cancelled because its member failed or "
-            "another job took over" : r < 0 ? strerror (-r) : "");
+            "another job took over" : "");
   if (kind == R5_JOB_REBUILD && r == 0)
     r = rebuild_done (a, &err);
   else if (kind == R5_JOB_REBUILD) {
@@ -530,9 +530,6 @@ array_job_run (struct array *a, enum r5_job kind,
   uint64_t ended;
   int r = 0;
 
-  if (kind != R5_JOB_CHECK && (r = array_writable (a, r5_job_name (kind),
-                                                     err)) < 0)
-    return r;
   /* Offline nothing runs the pending resync: a check looks at parity as
    * the crash left it, a repair does the resync's work on every stripe.
    */

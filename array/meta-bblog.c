@@ -19,7 +19,7 @@
 static int
 write_bblog (struct array *a, unsigned slot, struct array_err *err)
 {
-  struct md_sb *sb = malloc (sizeof *sb);
+  struct md_sb *sb;
   unsigned ranges;
   uint64_t sectors, at;
   void *area = NULL;
@@ -28,13 +28,12 @@ write_bblog (struct array *a, unsigned slot, struct array_err *err)
   int r;
 
   if (a->read_only) {
-    free (sb);
     array_set_err (err, "member %u (%s): its bad-block log is not written: "
                    "the array is read-only", slot,
                    array_member_path (a, slot));
     return -EROFS;
   }
-  if (sb == NULL)
+  if ((sb = malloc (sizeof *sb)) == NULL)
     return -ENOMEM;
   md_live_sb (&a->meta.live, slot, sb);
   r = array_bb_encode (a, slot, sb, &area, &len, &at);
