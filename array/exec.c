@@ -150,6 +150,55 @@ handle_failure (struct request *rq, size_t nops, int r)
   return array_io_failed (rq->a, rq->w->ops, nops, r, rq->err);
 }
 
+/* Read-only, a read error is neither rewritten (md: no R5_ReWrite while
+ * ro) nor a reason to take the member out: md marks the stripe's device
+ * R5_ReadError, which analyse_stripe counts as failed for that stripe
+ * alone, and computes the read from the rest of the row (raid5.c,
+ * raid5_end_read_request and handle_stripe).  Here the batch is redone
+ * with the member read around (*around).  md fails the member once its
+ * read errors pass max_nr_stripes; so here, in memory.  Not while a
+ * resync is due (parity may be torn: the read fails instead), nor for a
+ * second member in one batch (there is no row to compute from).
+ */
+static int
+read_around (struct request *rq, const struct read_error *re, int *around)
+{
+  struct array *a = rq->a;
+  unsigned m = re->member;
+
+  if (meta_resync_due (a)) {
+    array_set_err (rq->err, "member %u (%s): read error at member offset %"
+                   PRIu64 ": the array is read-only and not in sync (it "
+                   "was not stopped cleanly), so the bytes cannot be "
+                   "computed from the others", m, array_member_path (a, m),
+                   re->off);
+    return -EIO;
+  }
+  if (*around >= 0) {
+    array_set_err (rq->err, "member %u (%s): read error at member offset %"
+                   PRIu64 " while member %d was read around: the bytes "
+                   "cannot be computed", m, array_member_path (a, m),
+                   re->off, *around);
+    return -EIO;
+  }
+  if (++a->read_errors[m] > ARRAY_READ_ERRORS_MAX) {
+    struct io_op op = { .kind = IO_READ, .member = m, .off = re->off,
+                        .len = re->len, .result = re->result };
+
+    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): %u read errors, more "
+               "than md's %u: taken out of service", m,
+               array_member_path (a, m), a->read_errors[m],
+               ARRAY_READ_ERRORS_MAX);
+    return array_io_failed (a, &op, 1, re->result, rq->err);
+  }
+  array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
+             "offset %" PRIu64 ": read from the other members, not "
+             "rewritten (the array is read-only)", m,
+             array_member_path (a, m), re->off);
+  *around = (int) m;
+  return 0;
+}
+
 /* A read error corrected with no stripe lock of ours held (heal.c), and
  * the batch redone; after CORRECT_TRIES corrections of one batch its
  * member is taken out (it reads back what it was given, then fails the
@@ -158,22 +207,7 @@ handle_failure (struct request *rq, size_t nops, int r)
 static int
 correct (struct request *rq, const struct read_error *re, unsigned *tries)
 {
-  /* Read-only, nothing is rewritten (md: no R5_ReWrite while ro): the
-   * member is taken out, in memory only, and the batch redone from the
-   * others.  md keeps it in service and computes each such read from
-   * its row; here the bytes come out the same, the member stays out
-   * until the array is served writable again.  Not while a resync is
-   * due: parity may be torn (a crash), and the read fails instead.
-   */
-  if (rq->a->read_only && meta_resync_due (rq->a)) {
-    array_set_err (rq->err, "member %u (%s): read error at member offset %"
-                   PRIu64 ": the array is read-only and not in sync (it "
-                   "was not stopped cleanly), so the bytes cannot be "
-                   "computed from the others", re->member,
-                   array_member_path (rq->a, re->member), re->off);
-    return -EIO;
-  }
-  if (++*tries > CORRECT_TRIES || rq->a->read_only) {
+  if (++*tries > CORRECT_TRIES) {
     struct io_op op = { .kind = IO_READ, .member = re->member,
                         .off = re->off, .len = re->len,
                         .result = re->result };
@@ -243,6 +277,7 @@ struct batch_fix {
   struct integrity_bad bad;
   struct read_error re;
   unsigned records;           /* times its failed writes were recorded */
+  int around;                 /* read-only: a member read around, or -1 */
 };
 
 /* Plan the stripes starting at pos, lock them, and run them unless
@@ -262,7 +297,8 @@ try_batch (struct request *rq, uint64_t pos, uint64_t *done,
   struct r5_range planned;
   struct wp_batch b = { .range = &planned };
   uint64_t limit, limit2, bsd;
-  int out = health_missing_for (&a->health, pos / sd, &limit);
+  int missing = health_missing_for (&a->health, pos / sd, &limit);
+  int out = missing >= 0 ? missing : fix->around;
   enum batch_next next = BATCH_DONE;
   enum stripe_lock_mode mode;
   size_t nops = 0;
@@ -284,7 +320,7 @@ try_batch (struct request *rq, uint64_t pos, uint64_t *done,
   if (lock || b.lock_reads)
     stripe_lock_range (&a->locks, pos / bsd, (pos + *done - 1) / bsd, mode,
                        &range);
-  if (out != health_missing_for (&a->health, pos / sd, &limit2) ||
+  if (missing != health_missing_for (&a->health, pos / sd, &limit2) ||
       !wp_holds (a, &b))
     next = BATCH_AGAIN;
   else if ((*r = execute (rq, &nops, &fix->bad)) == -EBADMSG)
@@ -316,13 +352,15 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
 {
   unsigned heals = 0, corrections = 0;
   enum batch_next next = BATCH_AGAIN;
-  struct batch_fix fix = { .records = 0 };
+  struct batch_fix fix = { .records = 0, .around = -1 };
   int r = 0;
 
   while (next != BATCH_DONE && r == 0) {
     next = try_batch (rq, pos, done, &fix, &r);
     if (next == BATCH_HEAL)
       r = heal (rq, &fix.bad, &heals);
+    else if (next == BATCH_CORRECT && rq->a->read_only)
+      r = read_around (rq, &fix.re, &fix.around);
     else if (next == BATCH_CORRECT)
       r = correct (rq, &fix.re, &corrections);
   }

@@ -16,7 +16,7 @@ R5_TEST_PACKAGES=(e2fsprogs fuse3 util-linux fio mdadm nbd-client
     qemu-system-x86 busybox-static cpio kmod xz-utils python3-libnbd
     xfsprogs fdisk cryptsetup-bin strace universal-ctags
     chromium-headless-shell python3-pil fonts-dejavu-core gnutls-bin iproute2
-    procps)
+    procps dmsetup)
 
 # configure arguments of the main build in build/ (check.sh and demo.sh
 # share that folder, so they must agree).

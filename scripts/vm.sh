@@ -33,7 +33,7 @@ set -euo pipefail
 
 VM_SH=$(readlink -f "${BASH_SOURCE[0]}")
 TOP=$(dirname "$(dirname "$VM_SH")")
-VM_MODULES="9p 9pnet_virtio virtio_pci virtio_blk nbd loop ext4 raid456"
+VM_MODULES="9p 9pnet_virtio virtio_pci virtio_blk nbd loop ext4 raid456 dm_mod"
 
 die() { echo "vm.sh: $*" >&2; exit 1; }
 

@@ -20,7 +20,9 @@
 #   - raid5ctl check offline opens the array read-only: over a read-bad
 #     sector it stops, saying once where and why (member 1, the offset),
 #     and rewrites nothing
-#     (every member file as before); repair rewrites it.
+#     (every member file as before); served readonly=true, the sector is
+#     read around and member 1 stays in service (md's R5_ReadError on a
+#     read-only array), nothing written; repair rewrites it.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -135,6 +137,19 @@ fi
 grep -q "^remapped $(( $(sector_of "$sr") + 8 )) " "$LOG" &&
   fail "check rewrote the bad sector: $(cat "$LOG")"
 sha256sum -c --quiet "$tmpdir/before.sum" || fail "check changed a member"
+
+echo "== served read-only: the sector read around, member 1 kept in service"
+serve_ctl "$tmpdir/ro-serve.log" "${disks[@]}" readonly=true || fail "serve read-only"
+nbdcopy "$URI" "$tmpdir/back" || fail "reading the read-only array over a read error"
+cmp "$tmpdir/model" "$tmpdir/back" || fail "wrong bytes read-only over a read error"
+[ "$(ctl_get '"%s %s" % (s["health"], s["members"][1]["state"])')" = "[UUU] active" ] ||
+  fail "read-only, member 1: $(ctl_get 's["health"], s["members"][1]["state"]')"
+grep -Eq "member 1 .*: read error at member offset [0-9]+: read from the other members, not rewritten" \
+  "$tmpdir/ro-serve.log" || fail "read-only: the log does not say: $(cat "$tmpdir/ro-serve.log")"
+stop_server
+grep -q "^remapped $(( $(sector_of "$sr") + 8 )) " "$LOG" &&
+  fail "the read-only server rewrote the bad sector: $(cat "$LOG")"
+sha256sum -c --quiet "$tmpdir/before.sum" || fail "the read-only server changed a member"
 "$RAID5CTL" repair "${m[0]}" "nbd+unix:///?socket=$sock1" "${m[2]}" \
   >"$tmpdir/rw.out" 2>&1 || fail "repair: $(cat "$tmpdir/rw.out")"
 grep -q "^remapped $(( $(sector_of "$sr") + 8 )) 8\$" "$LOG" ||
