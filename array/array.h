@@ -356,6 +356,10 @@ struct array_job_status {
    * bad blocks of their rows: the running job's, the last one's.
    */
   uint64_t bb_stripes, last_bb_stripes;
+  /* Stripes a read-only check skipped for read errors (not corrected):
+   * the running job's, the last one's.
+   */
+  uint64_t unread_stripes, last_unread_stripes;
   uint64_t jobs_ended;        /* since open: a watcher tells one job's end
                                * from the next's by it */
 };

@@ -127,6 +127,7 @@ job_begin (struct array *a, enum r5_job kind)
   j->tally.mismatches = 0;
   j->tally.stripes_bad = 0;
   j->tally.bb_stripes = 0;
+  j->tally.unread_stripes = 0;
   j->tally.nfound = 0;
   j->paused = false;
   j->abort = false;
@@ -196,6 +197,8 @@ array_job_status (struct array *a, struct array_job_status *st)
     .jobs_ended = j->last.ended,
     .last_stripes_bad = j->last.stripes_bad,
     .bb_stripes = j->tally.bb_stripes, .last_bb_stripes = j->last.bb_stripes,
+    .unread_stripes = j->tally.unread_stripes,
+    .last_unread_stripes = j->last.unread_stripes,
   };
   memcpy (st->found, j->tally.found, j->tally.nfound * sizeof j->tally.found[0]);
   pthread_mutex_unlock (&j->lock);
@@ -282,6 +285,7 @@ finish_locked (struct array *a, enum r5_job kind, int r, const char *why,
   j->last.mismatches = j->tally.mismatches;
   j->last.stripes_bad = j->tally.stripes_bad;
   j->last.bb_stripes = j->tally.bb_stripes;
+  j->last.unread_stripes = j->tally.unread_stripes;
   snprintf (err.msg, sizeof err.msg, "%s",
             why && why[0] ? why
             : r == -ECANCELED ? "cancelled because its member failed or "

@@ -48,13 +48,17 @@ struct job_tally {
    * is failed for that stripe).
    */
   _Atomic uint64_t bb_stripes;
+  /* Stripes a read-only check skipped for read errors it may not
+   * correct (scrub.c).
+   */
+  _Atomic uint64_t unread_stripes;
   unsigned nfound;
   struct array_mismatch found[ARRAY_FOUND_MAX];
 };
 struct job_last {
   enum r5_job kind;
   int result;
-  uint64_t mismatches, stripes_bad, bb_stripes;
+  uint64_t mismatches, stripes_bad, bb_stripes, unread_stripes;
   uint64_t ended;             /* jobs ended since open */
   char why[ARRAY_ERR_LEN];    /* why it stopped ("" if it did not): the
                                * step's reason, naming member and offset */

@@ -172,6 +172,10 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
       return -EAGAIN;
     if (tries == CORRECT_TRIES || !array_read_error (a, x.ops, x.nops, &re))
       return failed (p, &x, r);
+    if (a->read_only) {
+      p->unread = re;
+      return -ENODATA;
+    }
     if (array_correct_read (a, &re, true, &p->err) < 0)
       return -EIO;
     if (health_out (&a->health) >= 0)
@@ -205,6 +209,29 @@ run_plain (struct part *p, struct r5_job_span span, char *scratch)
   return run_plan (p, span, scratch, false, false);
 }
 
+/* Read-only, a check may not correct a read error (md rewrites one only
+ * on a writable array), and stopping there would leave the rest of a
+ * decaying disk unchecked: the piece is given up (run_plan: -ENODATA),
+ * run again a stripe at a time (run_listed), and each stripe whose read
+ * fails is skipped, its member and offset named, and counted.
+ */
+static void
+skip_unread (struct part *p, uint64_t stripe)
+{
+  struct array *a = p->a;
+  const struct read_error *re = &p->unread;
+
+  if (p->unread_stripe == stripe)
+    return;                   /* said in an earlier slice of it */
+  p->unread_stripe = stripe;
+  a->job.tally.unread_stripes++;
+  array_log (a, ARRAY_LOG_ERROR, "%s: stripe %" PRIu64 " skipped: member %u "
+             "(%s): read error at member offset %" PRIu64 ": not corrected, "
+             "the array is read-only (repair rewrites it from the other "
+             "members), so its parity cannot be judged", r5_job_name (p->kind),
+             stripe, re->member, array_member_path (a, re->member), re->off);
+}
+
 /* The stripes of span one at a time around the bad blocks their rows
  * list (badblocks.h; md fails a device for a stripe it is bad in): a
  * scrub skips such a stripe (its parity cannot be judged: one of its
@@ -234,7 +261,12 @@ run_listed (struct part *p, struct r5_job_span span, char *scratch)
                  r5_job_name (p->kind), s, (unsigned) __builtin_ctzll (bad));
       continue;
     }
-    if ((r = run_plain (p, one, scratch)) == 0 && bad)
+    if ((r = run_plain (p, one, scratch)) == -ENODATA) {
+      skip_unread (p, s);
+      r = 0;
+      continue;
+    }
+    if (r == 0 && bad)
       r = bb_rebuild_lost (a, (unsigned) slot, s, span.chunk_off, span.len,
                            &p->err);
   }
@@ -252,6 +284,8 @@ run_piece (struct part *p, struct r5_job_span span, char *scratch)
   for (unsigned tries = 0; r == -EAGAIN && tries <= CORRECT_TRIES; tries++)
     r = p->a->bb.listed > 0 ? run_listed (p, span, scratch)
                             : run_plain (p, span, scratch);
+  if (r == -ENODATA)
+    r = run_listed (p, span, scratch);
   if (r == -EAGAIN) {
     array_set_err (&p->err, "stripe %" PRIu64 ": read errors on the other "
                    "members keep coming after %u records", span.first,

@@ -56,6 +56,11 @@ struct part {
   struct r5_plan plan;        /* the part's own, reset for each piece */
   struct bad_stripe *bad;     /* room for n */
   unsigned nbad;
+  /* Read-only: the read error that gave up the last piece, and the
+   * stripe last skipped for one (counted once over its slices).
+   */
+  struct read_error unread;
+  uint64_t unread_stripe;
   int r;
   struct array_err err;
 };

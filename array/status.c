@@ -321,6 +321,10 @@ print_text (struct array *a, const struct array_job_status *j,
              "their rows (the log says which)\n", r5_job_name (j->last_kind),
              j->last_bb_stripes, j->last_kind == R5_JOB_REBUILD
              ? "not wholly rebuilt" : "skipped");
+  if (j->last_kind != R5_JOB_NONE && j->last_unread_stripes)
+    fprintf (out, "      last %s: %" PRIu64 " stripes skipped for read "
+             "errors, not corrected (read-only; the log says where)\n",
+             r5_job_name (j->last_kind), j->last_unread_stripes);
   fprintf (out, "      requests: %" PRIu64 " reads, %" PRIu64 " writes, %"
            PRIu64 " zeroes, %" PRIu64 " trims, %" PRIu64 " flushes\n",
            st->reads, st->writes, st->zeroes, st->trims, st->flushes);

@@ -247,6 +247,10 @@ report_text (const struct check_result *r)
   if (r->stripes_bad > r->n)
     printf ("  ... and %" PRIu64 " more stripes%s\n", r->stripes_bad - r->n,
             r->more_listable ? " (--list N shows more)" : "");
+  if (r->unread)
+    printf ("%" PRIu64 " stripes not checked: a member could not read them "
+            "(the log names each member and offset; raid5ctl repair "
+            "rewrites them from the other members)\n", r->unread);
   if (r->dirty && !r->repair)
     printf ("the array is dirty: it was not stopped cleanly, so parity may "
             "be stale where writes were in flight; raid5ctl repair (or "
@@ -283,6 +287,7 @@ report_json (const struct check_result *r)
   tool_json_u64 (&j, "stripes_checked", r->stripes);
   tool_json_u64 (&j, "stripes_bad", r->stripes_bad);
   tool_json_u64 (&j, "mismatch_sectors", r->mismatches);
+  tool_json_u64 (&j, "read_error_stripes", r->unread);
   tool_json_bool (&j, "repaired", r->repair && r->stripes_bad > 0);
   tool_json_bool (&j, "dirty", r->dirty);
   if (r->files)
@@ -319,7 +324,7 @@ check_report (const struct check_result *r, bool json)
 int
 check_status (const struct check_result *r)
 {
-  return !r->repair && r->stripes_bad ? 2 : TOOL_OK;
+  return !r->repair && r->stripes_bad ? 2 : r->unread ? TOOL_FAIL : TOOL_OK;
 }
 
 /* fsmap_src's read of an open array. */
@@ -378,7 +383,7 @@ run (const struct check_opts *o)
   result = (struct check_result) {
     .repair = o->repair, .stripes = res.total,
     .stripes_bad = res.last_stripes_bad, .mismatches = res.last_mismatches,
-    .list = f.list, .n = f.n, .more_listable = true, .dirty = result.dirty,
+    .unread = res.last_unread_stripes, .list = f.list, .n = f.n, .more_listable = true, .dirty = result.dirty,
     .files = r == 0 && o->files ? &files : NULL,
   };
   if (r == 0)

@@ -54,6 +54,7 @@ struct check_result {
   const struct array_mismatch *list;  /* the first n of them */
   unsigned n;
   bool more_listable;         /* --list N would show more than n */
+  uint64_t unread;            /* stripes skipped for read errors (read-only) */
   bool dirty;                 /* offline: the array had not been stopped
                                * cleanly (a repair was its resync) */
   const struct check_files *files;    /* --files, or NULL */

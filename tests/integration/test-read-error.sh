@@ -17,12 +17,14 @@
 #     bad block; a member without a log (raw members, metadata=none: no
 #     superblock) is taken out of service instead, and every byte still
 #     reads right, degraded;
-#   - raid5ctl check offline opens the array read-only: over a read-bad
-#     sector it stops, saying once where and why (member 1, the offset),
-#     and rewrites nothing
+#   - raid5ctl check offline opens the array read-only: over two read-bad
+#     sectors it goes on to the end, skipping their stripes and saying
+#     once each where and why (member 1, the offset), exits 1, and
+#     rewrites nothing
 #     (every member file as before); served readonly=true, the sector is
 #     read around and member 1 stays in service (md's R5_ReadError on a
-#     read-only array), nothing written; repair rewrites it.
+#     read-only array), an online check skips the two stripes as the
+#     offline one does, nothing is written; repair rewrites them.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -123,19 +125,29 @@ grep -q '^write-error' "$LOG" || fail "no write was tried on the bad sector"
 ctl status | grep 'bad blocks:'
 stop_server
 
-echo "== raid5ctl check offline: read-only, a read error named, not rewritten"
-sr=$(pick_stripe 70 data)
-echo "read $(( $(sector_of "$sr") + 8 )) 8" >"$BAD"
+echo "== raid5ctl check offline: read-only, read errors named, skipped, not rewritten"
+sr=$(pick_stripe 70 data) sr2=$(pick_stripe 90 data)
+{
+  echo "read $(( $(sector_of "$sr") + 8 )) 8"
+  echo "read $(( $(sector_of "$sr2") + 16 )) 8"
+} >"$BAD"
 sha256sum "${m[@]}" >"$tmpdir/before.sum"
-if "$RAID5CTL" check "${m[0]}" "nbd+unix:///?socket=$sock1" "${m[2]}" \
-     >"$tmpdir/ro.out" 2>&1; then
-  fail "check over an unreadable sector succeeded: $(cat "$tmpdir/ro.out")"
-fi
-[ "$(grep -c "read error" "$tmpdir/ro.out")" = 1 ] &&
-  grep -Eq "^raid5ctl check: check stopped at stripe [0-9]+: member 1 .*: read error at member offset [0-9]+: not corrected, the array is read-only" \
-  "$tmpdir/ro.out" || fail "check: $(cat "$tmpdir/ro.out")"
-grep -q "^remapped $(( $(sector_of "$sr") + 8 )) " "$LOG" &&
-  fail "check rewrote the bad sector: $(cat "$LOG")"
+st=0
+"$RAID5CTL" check "${m[0]}" "nbd+unix:///?socket=$sock1" "${m[2]}" \
+  >"$tmpdir/ro.out" 2>&1 || st=$?
+[ $st = 1 ] || fail "check over two unreadable sectors exited $st: $(cat "$tmpdir/ro.out")"
+for s in "$sr" "$sr2"; do
+  [ "$(grep -Ec "check: stripe $s skipped: member 1 .*: read error at member offset [0-9]+: not corrected, the array is read-only" \
+       "$tmpdir/ro.out")" = 1 ] || fail "check does not name stripe $s once: $(cat "$tmpdir/ro.out")"
+done
+grep -q '^check: [0-9]* stripes checked, 0 with wrong parity' "$tmpdir/ro.out" ||
+  fail "check did not go on to the end: $(cat "$tmpdir/ro.out")"
+grep -q '^2 stripes not checked: a member could not read them' "$tmpdir/ro.out" ||
+  fail "check does not count the stripes it skipped: $(cat "$tmpdir/ro.out")"
+unremapped () {
+  ! grep -Eq "^remapped ($(( $(sector_of "$sr") + 8 ))|$(( $(sector_of "$sr2") + 16 ))) " "$LOG"
+}
+unremapped || fail "check rewrote a bad sector: $(cat "$LOG")"
 sha256sum -c --quiet "$tmpdir/before.sum" || fail "check changed a member"
 
 echo "== served read-only: the sector read around, member 1 kept in service"
@@ -146,14 +158,20 @@ cmp "$tmpdir/model" "$tmpdir/back" || fail "wrong bytes read-only over a read er
   fail "read-only, member 1: $(ctl_get 's["health"], s["members"][1]["state"]')"
 grep -Eq "member 1 .*: read error at member offset [0-9]+: read from the other members, not rewritten" \
   "$tmpdir/ro-serve.log" || fail "read-only: the log does not say: $(cat "$tmpdir/ro-serve.log")"
+st=0
+"$RAID5CTL" --control "$CTL_SOCK" check --wait >"$tmpdir/ro-check.out" 2>&1 || st=$?
+[ $st = 1 ] && grep -q '^2 stripes not checked' "$tmpdir/ro-check.out" ||
+  fail "read-only online check exited $st: $(cat "$tmpdir/ro-check.out")"
+[ "$(ctl_get '"%s %s %s" % (s["last_job"]["read_error_stripes"], s["last_job"]["result"], s["members"][1]["state"])')" = "2 0 active" ] ||
+  fail "read-only online check: $(ctl_get 's["last_job"], s["members"][1]["state"]')"
 stop_server
-grep -q "^remapped $(( $(sector_of "$sr") + 8 )) " "$LOG" &&
-  fail "the read-only server rewrote the bad sector: $(cat "$LOG")"
+unremapped || fail "the read-only server rewrote a bad sector: $(cat "$LOG")"
 sha256sum -c --quiet "$tmpdir/before.sum" || fail "the read-only server changed a member"
 "$RAID5CTL" repair "${m[0]}" "nbd+unix:///?socket=$sock1" "${m[2]}" \
   >"$tmpdir/rw.out" 2>&1 || fail "repair: $(cat "$tmpdir/rw.out")"
-grep -q "^remapped $(( $(sector_of "$sr") + 8 )) 8\$" "$LOG" ||
-  fail "repair did not rewrite the bad sector: $(cat "$LOG")"
+for x in "$(( $(sector_of "$sr") + 8 ))" "$(( $(sector_of "$sr2") + 16 ))"; do
+  grep -q "^remapped $x 8\$" "$LOG" || fail "repair did not rewrite sector $x: $(cat "$LOG")"
+done
 
 echo "== the same without a bad-block log (raw members): member 1 out"
 r=()
