@@ -95,7 +95,7 @@ set_name (const struct create_opts *o, char out[33])
   if (o->name)
     snprintf (name, sizeof name, "%s", o->name);
   else
-    default_name (o->disks[0], name, sizeof name);
+    default_name (o->disks[o->missing == 0], name, sizeof name);
   if (gethostname (host, sizeof host - 1) != 0)
     host[0] = '\0';
   if (host[0] != '\0' && strchr (name, ':') == NULL &&
@@ -156,7 +156,11 @@ create_fill_sb (struct create_plan *p)
   sb->data_offset = p->doff;
   sb->super_offset = MD_SB_SECTOR;
   sb->events = 0;                 /* mdadm's write_init_super1 */
-  sb->resync_offset = o->assume_clean ? MD_MAX_SECTOR : 0;
+  /* Degraded, there is nothing to resync, and md would not start a
+   * dirty degraded array: mdadm makes it clean.
+   */
+  sb->resync_offset = o->assume_clean || o->missing >= 0 ? MD_MAX_SECTOR
+                                                          : 0;
   sb->max_dev = max_dev (o->n);
   for (unsigned i = 0; i < MD_SB_MAX_DEV; i++)
     sb->dev_roles[i] = i < o->n ? (uint16_t) i : MD_ROLE_SPARE;
@@ -176,7 +180,8 @@ create_fill_sb (struct create_plan *p)
 }
 
 /* Header, then every bit set (all of the array needs a resync until the
- * first one), then zeros to the 4 KiB boundary.
+ * first one) -- none when degraded, as mdadm writes it (md could not
+ * clear them while degraded) -- then zeros to the 4 KiB boundary.
  */
 static uint8_t *
 bitmap_area (const struct create_plan *p)
@@ -188,7 +193,7 @@ bitmap_area (const struct create_plan *p)
     return NULL;
   memset (area, 0, p->bm_bytes);
   md_bitmap_encode (&p->bm, area);
-  for (uint64_t k = 0; k < bits; k++)
+  for (uint64_t k = 0; p->opts->missing < 0 && k < bits; k++)
     md_bitmap_set (area + MD_BITMAP_HEADER, k);
   return area;
 }
@@ -210,9 +215,9 @@ write_at (const struct create_plan *p, unsigned i, const void *buf,
 }
 
 /* Member i's superblock as the state model writes one for a new array
- * whose every slot is in sync (raid/mdstate.h): slot i, device number i
- * (mdadm numbers them in slot order), roles filled as md's super_1_sync
- * fills them.
+ * whose every slot is in sync but the missing one (raid/mdstate.h): slot
+ * i, device number i (mdadm numbers them in slot order, "missing" too),
+ * roles filled as md's super_1_sync fills them.
  */
 static int
 encode_member (struct create_plan *p, unsigned i)
@@ -229,6 +234,10 @@ encode_member (struct create_plan *p, unsigned i)
   live->dirty = false;
   live->resync_cp = p->sb.resync_offset;
   for (unsigned k = 0; k < p->opts->n; k++) {
+    if (!create_has_disk (p->opts, k)) {
+      live->slot[k] = (struct md_live_slot) { .state = MD_SLOT_ABSENT };
+      continue;
+    }
     live->slot[k] = (struct md_live_slot) {
       .state = MD_SLOT_IN_SYNC, .dev_number = k,
       .data_size = p->m[k].size / 512 - p->doff,
@@ -287,10 +296,13 @@ create_write (struct create_plan *p)
   if (p->ppl && (area = ppl_area (p)) == NULL)
     return tool_error ("out of memory for the partial parity log");
   for (unsigned i = 0; area && i < p->opts->n && r == 0; i++)
-    r = write_at (p, i, area, len, p->bitmap ? CREATE_BITMAP_OFFSET
-                                              : CREATE_PPL_OFFSET);
+    if (create_has_disk (p->opts, i))
+      r = write_at (p, i, area, len, p->bitmap ? CREATE_BITMAP_OFFSET
+                                                : CREATE_PPL_OFFSET);
   free (area);
   for (unsigned i = 0; i < p->opts->n && r == 0; i++) {
+    if (!create_has_disk (p->opts, i))
+      continue;
     if ((r = encode_member (p, i)) == 0)
       r = write_at (p, i, p->block, MD_SB_BLOCK, MD_SB_OFFSET);
   }
@@ -362,7 +374,11 @@ create_summary (const struct create_plan *p, uint64_t mismatches)
   printf ("     Array Size : %" PRIu64 " KiB (%s, %" PRIu64 " bytes)\n",
           array / 1024, tool_human (array, a, sizeof a), array);
   print_bitmap (p);
-  if (o->assume_clean)
+  if (o->missing >= 0)
+    printf ("         Parity : nothing to sync (degraded: slot %d is "
+            "missing; raid5ctl rebuild --slot %d --new DISK adds a member)"
+            "\n", o->missing, o->missing);
+  else if (o->assume_clean)
     printf ("         Parity : not synced (--assume-clean)\n");
   else
     printf ("         Parity : in sync (resynced, %" PRIu64 " mismatched "

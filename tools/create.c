@@ -14,7 +14,8 @@
  *  - every slot is created active and the array dirty (resync_offset 0),
  *    then resynced here, instead of mdadm's degraded array + spare whose
  *    recovery the kernel runs; without --assume-clean the array is clean
- *    and consistent when create returns;
+ *    and consistent when create returns.  (A slot given as "missing" is
+ *    created degraded and clean, as mdadm does: nothing to resync);
  *  - the bad-block log follows the bitmap's area as md sizes it (its
  *    bits rounded up); mdadm counts the bits rounded down, and where the
  *    two differ by a 4 KiB page its log would overlap the bitmap's last
@@ -81,14 +82,17 @@ usage (FILE *fp)
 "                       mdadm's names: after a crash, resync every stripe\n"
 "                       (no bitmap), those the bitmap marks, or replay the\n"
 "                       partial parity log (1 MiB after the superblock),\n"
-"                       which also closes the write hole.  ppl arrays are\n"
-"                       served by kernel md only, for now\n"
+"                       which also closes the write hole\n"
 "  --data-offset SIZE   where data starts on each member, a multiple of 4K\n"
 "                       (default: mdadm's rule for the first disk's size)\n"
 "  --force              overwrite disks that hold a file system, partition\n"
 "                       table, md superblock or any other signature that\n"
 "                       libblkid knows (they are wiped)\n"
 "  -h, --help           this text\n"
+"\n"
+"One DISK may be the word missing: the array is made degraded, without\n"
+"that slot, as mdadm --create does (e.g. while the third disk still holds\n"
+"the data to copy in); raid5ctl rebuild --slot K --new DISK adds it later.\n"
 "\n"
 "A bare number is KiB (as in mdadm); suffixes s (sectors), K, M, G, T.\n"
 "Interrupting the parity sync is safe: the array stays marked as needing\n"
@@ -205,6 +209,25 @@ parse_option (struct create_opts *o, int c, const char *arg)
   }
 }
 
+/* The slot given as "missing", at most one (mdadm: "RAID5 can only
+ * support one missing device").
+ */
+static int
+find_missing (struct create_opts *o)
+{
+  o->missing = -1;
+  for (unsigned i = 0; i < o->n; i++) {
+    if (strcmp (o->disks[i], "missing") != 0)
+      continue;
+    if (o->missing >= 0)
+      return tool_error ("missing: given for slots %d and %u: RAID-5 "
+                         "survives the loss of one member only",
+                         o->missing, i);
+    o->missing = (int) i;
+  }
+  return 0;
+}
+
 /* Returns 0 to go on, -1 when done (help printed: exit 0), or TOOL_FAIL. */
 static int
 parse_args (int argc, char **argv, struct create_opts *o)
@@ -244,7 +267,7 @@ parse_args (int argc, char **argv, struct create_opts *o)
   if (o->n > R5_MAX_MEMBERS)
     return tool_error ("%u disks: at most %u are supported", o->n,
                        R5_MAX_MEMBERS);
-  return 0;
+  return find_missing (o);
 }
 
 /* Words for a disk that cannot be a member at all. */
@@ -276,11 +299,13 @@ open_disks (struct create_plan *p)
   for (unsigned i = 0; i < o->n; i++) {
     struct io_member *m = &p->m[i];
 
+    if (!create_has_disk (o, i))
+      continue;
     if ((r = io_member_open_opts (m, o->disks[i], &(struct io_open_opts) {
                                     .tls = tool_tls () })) < 0)
       return open_error (o->disks[i], r);
     for (unsigned j = 0; j < i; j++)
-      if (io_member_same (&p->m[j], m))
+      if (create_has_disk (o, j) && io_member_same (&p->m[j], m))
         return tool_error ("%s: given twice (as disk %u and disk %u)",
                            o->disks[i], j, i);
     if (check_not_held (o->disks[i], m) != 0)
@@ -326,6 +351,8 @@ check_signatures (struct create_plan *p)
   struct io_sig_list l;
 
   for (unsigned i = 0; i < o->n; i++) {
+    if (!create_has_disk (o, i))
+      continue;
     if (array_guard_probe (&p->m[i], o->disks[i], &g, &l, &err) < 0)
       return tool_error ("%s", err.msg);
     plan_wipes (p, i, &l);
@@ -338,10 +365,11 @@ static uint64_t
 data_offset (const struct create_plan *p)
 {
   const struct create_opts *o = p->opts;
+  unsigned first = o->missing == 0;
 
   if (o->data_offset != 0)
     return o->data_offset / 512;
-  return md_default_data_offset (p->m[0].size / 512,
+  return md_default_data_offset (p->m[first].size / 512,
                                  (uint32_t) (o->chunk / 512),
                                  o->policy == CREATE_POLICY_PPL);
 }
@@ -378,6 +406,8 @@ choose_size (struct create_plan *p)
   for (unsigned i = 0; i < o->n; i++) {
     uint64_t sectors = p->m[i].size / 512;
 
+    if (!create_has_disk (o, i))
+      continue;
     if (sectors < p->doff + room)
       return too_small (p, i, (p->doff + room) * 512);
     if ((sectors - p->doff) / chunk * chunk < p->size)
@@ -532,7 +562,7 @@ create_main (int argc, char **argv)
   if (r == 0)
     r = create_write (p);
   close_disks (p);
-  if (r == 0 && !o.assume_clean)
+  if (r == 0 && !o.assume_clean && o.missing < 0)
     r = sync_parity (p, &mismatches);
   if (r == 0)
     create_summary (p, mismatches);

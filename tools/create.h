@@ -52,11 +52,21 @@ struct create_opts {
   bool force;
   unsigned n;                 /* disks, R5_MIN_MEMBERS..R5_MAX_MEMBERS */
   char **disks;               /* in slot order; argv's */
+  int missing;                /* the slot given as "missing" (created
+                               * degraded, as mdadm --create does), or -1 */
 };
+
+/* Does slot i have a disk (not "missing")? */
+static inline bool
+create_has_disk (const struct create_opts *o, unsigned i)
+{
+  return (int) i != o->missing;
+}
 
 struct create_plan {
   const struct create_opts *opts;
-  struct io_member m[R5_MAX_MEMBERS];   /* open and locked until written */
+  struct io_member m[R5_MAX_MEMBERS];   /* open and locked until written;
+                                         * the missing slot's never open */
   uint64_t doff;              /* data offset, sectors */
   uint64_t size;              /* component size, sectors (chunk multiple) */
   bool bitmap;

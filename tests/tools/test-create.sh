@@ -316,6 +316,47 @@ else
   echo "loop devices: not tried (needs root and free loop devices)"
 fi
 
+# A slot given as "missing": made degraded and clean, as mdadm --create
+# makes it (no resync: nothing to sync; md refuses a dirty degraded
+# array), no bitmap bit set; served degraded, then rebuilt onto a new
+# disk, after which every byte reads back and parity checks.  Two
+# "missing" are refused, nothing written.
+DEG=("$tmpdir"/deg0 "$tmpdir"/deg1 "$tmpdir"/deg2 "$tmpdir"/deg3)
+truncate -s 32M "${DEG[@]}"
+DISKS=("${DEG[@]}")
+expect_refused "missing: given for slots 0 and 2: RAID-5 survives the loss of one member only" \
+  create missing "${DEG[1]}" missing
+"$RAID5CTL" create --chunk 64K --bitmap internal "${DEG[0]}" missing "${DEG[2]}" \
+  >"$tmpdir/missing.out" 2>&1 || { cat "$tmpdir/missing.out"; fail "create with missing"; }
+grep -q 'Parity : nothing to sync (degraded: slot 1 is missing' "$tmpdir/missing.out" ||
+  fail "create with missing: $(cat "$tmpdir/missing.out")"
+grep -q 'resync' "$tmpdir/missing.out" && fail "a degraded create resynced: $(cat "$tmpdir/missing.out")"
+for d in "${DEG[0]}" "${DEG[2]}"; do
+  ex=$(mdadm --examine "$d")
+  [ "$(md_field <(echo "$ex") State)/$(md_field <(echo "$ex") 'Array State' | cut -c1-3)" = "clean/A.A" ] ||
+    fail "$d after create with missing: $(echo "$ex" | grep -E 'State')"
+  grep -q 'Resync Offset' <<<"$ex" && fail "$d: a resync is due: $(grep 'Resync Offset' <<<"$ex")"
+  dd if="$d" of="$tmpdir/deg.bitmap" bs=4096 skip=2 count=1 status=none
+  [ "$(mdadm --examine-bitmap "$tmpdir/deg.bitmap" | sed -n 's/.* bits (chunks), \([0-9]*\) dirty.*/\1/p')" = 0 ] ||
+    fail "$d: bitmap bits set in a degraded new array: $(mdadm --examine-bitmap "$tmpdir/deg.bitmap" 2>&1 | grep -i 'dirty\|bitmap')"
+done
+[ -s "${DEG[1]}" ] && [ -z "$(tr -d '\0' <"${DEG[1]}" | head -c 1)" ] ||
+  fail "the disk left out was written to"
+head -c $((60 << 20)) /dev/urandom >"$tmpdir/missing.model"
+"$NBDKIT" -U - "$PLUGIN" disk="${DEG[0]}" disk=missing disk="${DEG[2]}" \
+  --run "nbdcopy '$tmpdir/missing.model' \"\$uri\"" ||
+  fail "writing the degraded new array"
+"$RAID5CTL" rebuild --slot 1 --new "${DEG[3]}" "${DEG[0]}" "${DEG[2]}" >/dev/null 2>&1 ||
+  fail "rebuild onto the missing slot"
+"$RAID5CTL" check "${DEG[0]}" "${DEG[3]}" "${DEG[2]}" >"$tmpdir/missing.check" 2>&1 ||
+  fail "check after the rebuild: $(cat "$tmpdir/missing.check")"
+"$NBDKIT" -U - "$PLUGIN" disk="${DEG[0]}" disk="${DEG[3]}" disk="${DEG[2]}" \
+  --run "nbdcopy \"\$uri\" '$tmpdir/missing.back'" || fail "reading it whole"
+cmp -n $((60 << 20)) "$tmpdir/missing.model" "$tmpdir/missing.back" ||
+  fail "wrong bytes after the rebuild onto the missing slot"
+rm -f "${DEG[@]}" "$tmpdir"/missing.* "$tmpdir/deg.bitmap"
+echo "missing: degraded and clean, rebuilt whole"
+
 # --force wipes them (a resync follows, so even inside the data area).
 "$RAID5CTL" create --force --chunk 64K "${F[@]}" >/dev/null 2>&1 ||
   fail "create --force over old v1.0 and v0.90 superblocks"
