@@ -281,6 +281,24 @@ int array_grow_start (struct array *a, const char *const *paths, unsigned n,
                       bool force, struct array_err *err)
   __attribute__((nonnull (1, 5), warn_unused_result));
 
+/* Grow the component size (sectors of each member used after its data
+ * offset) to `sectors`, or with 0 to all the room the smallest member
+ * has, in whole chunks: md's update_size and raid5_resize (mdadm --grow
+ * --size=SIZE|max).  The array gains whole stripes at its end; the
+ * superblocks record the size at once (each member's data_size its own
+ * room) and the new space is due a resync from the old end (the job
+ * RESYNC, which array_job_run carries out offline), its bitmap chunks
+ * set first -- none with clean (mdadm --assume-clean: the new space is
+ * taken as consistent).  Refused (err says why, nothing written) on raw
+ * members, a degraded array, a grow or replace under way, an integrity
+ * record, a size below the present one (-EINVAL) or above a member's
+ * room (-ENOSPC); -EALREADY when there is no whole chunk more.  No
+ * request may run (offline).  0 or -errno.
+ */
+int array_resize (struct array *a, uint64_t sectors, bool clean,
+                  struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 /* The backup file a grow that keeps its data offset uses from now on
  * (mdadm's --backup-file), made at path when one begins.  Refused
  * (-EBUSY) while a grow is under way.  0 or -errno.

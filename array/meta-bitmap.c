@@ -275,3 +275,57 @@ meta_set_resync_cp (struct array *a, uint64_t sectors)
                    .kind = MD_EV_RESYNC_CP, .sectors = sectors });
   pthread_mutex_unlock (&a->meta.lock);
 }
+
+/* bits (nbits of them) regrouped into chunks f times as big: bit j set
+ * if any of bits j*f .. j*f+f-1 was (md_bitmap_resize carries each old
+ * chunk's state into the new chunk that holds it).  In place: bit j is
+ * written after every bit it is made of was read.
+ */
+static void
+regroup (uint8_t *bits, uint64_t nbits, uint64_t f)
+{
+  uint64_t j;
+
+  if (bits == NULL || f == 1)
+    return;
+  for (j = 0; j * f < nbits; j++) {
+    bool any = false;
+
+    for (uint64_t k = j * f; k < j * f + f && k < nbits; k++)
+      any |= md_bitmap_test (bits, k);
+    if (any)
+      md_bitmap_set (bits, j);
+    else
+      md_bitmap_clear (bits, j);
+  }
+  for (; j < nbits; j++)
+    md_bitmap_clear (bits, j);
+}
+
+static void
+mark_sectors (uint8_t *bits, uint64_t per_bit, uint64_t from, uint64_t to)
+{
+  if (bits != NULL)
+    for (uint64_t k = from / per_bit; k <= (to - 1) / per_bit; k++)
+      md_bitmap_set (bits, k);
+}
+
+void
+meta_bitmap_grow (struct array *a, uint64_t from, uint64_t to, bool mark)
+{
+  struct meta *m = &a->meta;
+  uint64_t nbits = md_bitmap_bits (&m->bm), f;
+
+  if (!m->has_bitmap)
+    return;
+  f = md_bitmap_resize_chunk (&m->bm, to) / m->bm.chunksize;
+  regroup (meta_bitmap_bits (m), nbits, f);
+  regroup (m->bm_durable, nbits, f);
+  regroup (m->resync_bits, nbits, f);
+  m->bm.chunksize *= (uint32_t) f;
+  m->bm.sync_size = to;
+  if (mark) {
+    mark_sectors (meta_bitmap_bits (m), m->bm.chunksize / 512, from, to);
+    mark_sectors (m->resync_bits, m->bm.chunksize / 512, from, to);
+  }
+}

@@ -409,3 +409,22 @@ meta_readd_check (struct array *a, unsigned slot, const struct md_sb *dev,
     array_set_err (err, "%s", why);
   return r;
 }
+
+int
+meta_resize (struct array *a, uint64_t to, const uint64_t *sizes, bool clean,
+             struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  int r;
+
+  pthread_rwlock_wrlock (&m->gate);
+  pthread_mutex_lock (&m->lock);
+  meta_bitmap_grow (a, m->live.common.size, to, !clean);
+  md_live_apply (&m->live, &(struct md_event) {
+                   .kind = MD_EV_RESIZE, .sectors = to,
+                   .data_sizes = sizes, .clean = clean });
+  r = meta_write_out (a, true, err);
+  pthread_mutex_unlock (&m->lock);
+  pthread_rwlock_unlock (&m->gate);
+  return r;
+}

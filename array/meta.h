@@ -147,6 +147,17 @@ enum meta_join {
   META_JOIN_RE_ADD,           /* its old device, only what the bitmap marks */
 };
 
+/* Record the component grown to `to` sectors (array_resize; md's
+ * update_size): with no request in flight, the bitmap covers it (see
+ * meta_bitmap_grow), each member's data_size becomes sizes[slot], the
+ * new space is due a resync from the old size unless clean (mdadm
+ * --assume-clean), and the superblocks and bitmap are written.  0 or
+ * -errno (err set).
+ */
+int meta_resize (struct array *a, uint64_t to, const uint64_t *sizes,
+                 bool clean, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 /* A member takes slot (already in a->members[slot]) and is rebuilt; dev
  * is its own superblock for OLD and RE_ADD (NULL for NEW).  Superblocks
  * written: its own says how far it is rebuilt.

@@ -112,6 +112,20 @@ md_bitmap_default_chunk (uint64_t sync_size, uint64_t room_sectors)
   return (uint32_t) chunk;
 }
 
+uint32_t
+md_bitmap_resize_chunk (const struct md_bitmap_sb *bm, uint64_t sync_size)
+{
+  uint64_t space = (MD_BITMAP_HEADER + (md_bitmap_bits (bm) + 7) / 8 + 511)
+                   / 512 * 512;
+  struct md_bitmap_sb next = *bm;
+
+  next.sync_size = sync_size;
+  while (MD_BITMAP_HEADER + (md_bitmap_bits (&next) + 7) / 8 > space &&
+         next.chunksize < (1u << 31))
+    next.chunksize *= 2;
+  return next.chunksize;
+}
+
 int
 md_bitmap_test (const uint8_t *bits, uint64_t k)
 {

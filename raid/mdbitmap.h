@@ -72,6 +72,16 @@ uint32_t md_bitmap_default_chunk (uint64_t sync_size, uint64_t room_sectors)
  */
 uint64_t md_bitmap_room (uint64_t member_sectors) __attribute__((const));
 
+/* The chunk (bytes per bit) md gives the bitmap of bm when its component
+ * grows to sync_size sectors (md_bitmap_resize, called by raid5_resize):
+ * a v1.2 superblock does not record the bitmap's room, so md takes the
+ * sectors its bits fill now as all there is, and doubles the chunk until
+ * the new bits fit in them.
+ */
+uint32_t md_bitmap_resize_chunk (const struct md_bitmap_sb *bm,
+                                 uint64_t sync_size)
+  __attribute__((nonnull));
+
 /* Bit access on the area after the header (LSB first). */
 int md_bitmap_test (const uint8_t *bits, uint64_t k) __attribute__((nonnull));
 void md_bitmap_set (uint8_t *bits, uint64_t k) __attribute__((nonnull));

@@ -233,6 +233,23 @@ change_replacement (struct md_live *s, const struct md_event *ev)
   }
 }
 
+/* MD_EV_RESIZE (raid5_resize): the new space is resynced from the old
+ * end unless a resync is due from before it already.
+ */
+static void
+resize (struct md_live *s, const struct md_event *ev)
+{
+  assert (ev->sectors > s->common.size && ev->data_sizes != NULL);
+  if (!ev->clean && s->resync_cp > s->common.size)
+    s->resync_cp = s->common.size;
+  s->common.size = ev->sectors;
+  for (unsigned k = 0; k < s->common.raid_disks; k++)
+    if (attached (&s->slot[k])) {
+      assert (ev->data_sizes[k] >= ev->sectors);
+      s->slot[k].data_size = ev->data_sizes[k];
+    }
+}
+
 /* The changes of ev to s; false if they wait for the next write. */
 static bool
 change (struct md_live *s, const struct md_event *ev)
@@ -280,6 +297,7 @@ change (struct md_live *s, const struct md_event *ev)
     s->common.reshape_position = ev->sectors;
     return true;
   case MD_EV_RESHAPE_DONE: reshape_done (s); return true;
+  case MD_EV_RESIZE: resize (s, ev); return true;
   }
   assert (!"unknown md event");
   return false;

@@ -317,6 +317,15 @@ enum md_event_kind {
    * it is empty (feature 0x8 in that slot's superblock).
    */
   MD_EV_BAD_BLOCKS,
+  /* The component size grown (md's update_size and raid5_resize; mdadm
+   * --grow --size): the array's size becomes sectors and each attached
+   * device's data_size its data_sizes[slot] (rdev_size_change: all its
+   * room after the data offset); a resync is then due from the old size,
+   * unless one is due from before it (md: recovery_cp = the old
+   * dev_sectors when it was past them) -- or none, with clean (mdadm
+   * --assume-clean).
+   */
+  MD_EV_RESIZE,
 };
 
 struct md_event {
@@ -332,6 +341,8 @@ struct md_event {
                                * device_uuid (16 bytes each), each of
                                * data_size sectors */
   int32_t new_offset;         /* GROW */
+  const uint64_t *data_sizes; /* RESIZE: by slot, sectors */
+  bool clean;                 /* RESIZE: no resync of the new space */
 };
 
 /* Apply ev to s.  Returns true if superblocks must be written now (events

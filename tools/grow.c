@@ -13,15 +13,23 @@
  * here, window by window; the line is kept in the superblocks, so a
  * killed grow goes on where it was: rerun with the members, new ones
  * included, and without --add.
+ *
+ * With --size, the component size grows instead (array_resize: mdadm
+ * --grow --size=max|SIZE), into room the members have after the data
+ * they use -- bigger members put in one by one, or files and devices
+ * grown -- and the new space is resynced here as create resyncs.
  */
 #include <config.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "array/array.h"
 #include "raid/geom.h"
+#include "raid/number.h"
 #include "tools/offline.h"
 #include "tools/raid5ctl.h"
 
@@ -30,6 +38,9 @@ struct grow_opts {
   unsigned nadd;
   const char *add[R5_MAX_MEMBERS];
   const char *backup;         /* --backup-file */
+  bool resize;                /* --size given */
+  uint64_t size;              /* --size: sectors per member; 0: max */
+  bool assume_clean;          /* --assume-clean (with --size) */
 };
 
 static void
@@ -41,6 +52,7 @@ usage (void)
 "       raid5ctl grow [--max-speed SIZE] [--backup-file FILE] DISK...\n"
 "       raid5ctl grow --control SOCKET [--wait] [--force] [--backup-file FILE]\n"
 "                     --add PATH [--add PATH...]\n"
+"       raid5ctl grow --size max|SIZE [--assume-clean] [--max-speed SIZE] DISK...\n"
 "\n"
 "Grow an array whose members carry md superblocks by one member or more,\n"
 "offline (nothing may serve the members): mdadm --add, then mdadm --grow\n"
@@ -61,6 +73,12 @@ usage (void)
 "                    a new file (one that exists is refused, as mdadm),\n"
 "                    removed at the end; give it again to go on with a\n"
 "                    grow stopped in its critical section\n"
+"  --size max|SIZE   grow the space used of each member instead (mdadm\n"
+"                    --grow --size): to all the room the smallest has after\n"
+"                    its data offset, or SIZE of each (bare: KiB), in whole\n"
+"                    chunks; the new space is resynced\n"
+"  --assume-clean    with --size: take the new space as consistent (only if\n"
+"                    it is all zero on every member), no resync\n"
 "  --direct          member I/O with O_DIRECT, past the page cache: the\n"
 "                    default when every DISK (and PATH) is a block device\n"
 "  --buffered        member I/O through the page cache (image files' default)\n"
@@ -90,7 +108,13 @@ usage (void)
 "started again.  Without --add, a reshape that stopped (a second failure\n"
 "of the window's I/O) goes on.  PATH may be an NBD URI.\n"
 "\n"
-"Exit status: 0 when the array has its new members and size; 1 otherwise.\n");
+"With --size, the members keep their data offset and the array gains\n"
+"whole stripes at its end: after every member was replaced by a bigger\n"
+"one (raid5ctl replace, rebuild) or the image files or devices grew.\n"
+"Offline only.\n"
+"\n"
+"Exit status: 0 when the array has its new members and size (or --size\n"
+"found no room to grow: said so); 1 otherwise.\n");
 }
 
 static int
@@ -105,6 +129,17 @@ take_option (struct grow_opts *o, int c, const char *arg)
     o->add[o->nadd++] = arg;
     return TOOL_OK;
   case 'b': o->backup = arg; return TOOL_OK;
+  case 's':
+    o->resize = true;
+    if (strcmp (arg, "max") == 0)
+      return TOOL_OK;
+    if (r5_parse_size (arg, 1024, 512, INT64_MAX, &o->size) < 0 ||
+        o->size % 512)
+      return tool_error ("--size %s: expected max or a size in whole "
+                         "sectors (bare: KiB)", arg);
+    o->size /= 512;
+    return TOOL_OK;
+  case 'c': o->assume_clean = true; return TOOL_OK;
   default: return offline_option (&o->job, c, arg);
   }
 }
@@ -116,6 +151,8 @@ parse (int argc, char **argv, struct grow_opts *o)
     { "help", no_argument, NULL, 'h' },
     { "add", required_argument, NULL, 'a' },
     { "backup-file", required_argument, NULL, 'b' },
+    { "size", required_argument, NULL, 's' },
+    { "assume-clean", no_argument, NULL, 'c' },
     OFFLINE_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
@@ -124,6 +161,11 @@ parse (int argc, char **argv, struct grow_opts *o)
   while ((c = tool_getopt (argc, argv, "h", longopts)) != -1)
     if (take_option (o, c, optarg) != TOOL_OK)
       return TOOL_FAIL;
+  if (o->resize && (o->nadd || o->backup))
+    return tool_error ("--size grows the members' space, --add the members: "
+                       "one at a time (as mdadm)");
+  if (o->assume_clean && !o->resize)
+    return tool_error ("--assume-clean goes with --size");
   if (argc - optind < R5_MIN_MEMBERS - 1 || argc - optind > R5_MAX_MEMBERS)
     return tool_error ("%d disk%s given: give the array's members",
                        argc - optind, argc - optind == 1 ? "" : "s");
@@ -167,6 +209,36 @@ start (struct array *a, const struct grow_opts *o, uint64_t *from_cap)
   return TOOL_OK;
 }
 
+/* --size: the component grown and its new space resynced. */
+static int
+resize (struct array *a, const struct grow_opts *o)
+{
+  const struct r5_geom *g = array_geom (a);
+  uint64_t was = g->capacity;
+  char size[32], before[32];
+  struct array_job_status st;
+  struct array_err err;
+  int r = array_resize (a, o->size, o->assume_clean, &err);
+
+  if (r == -EALREADY) {
+    printf ("grow: %s\n", err.msg);
+    return TOOL_OK;
+  }
+  if (r < 0)
+    return tool_error ("%s", err.msg);
+  offline_log_release ();
+  array_job_status (a, &st);
+  if (st.kind == R5_JOB_RESYNC &&
+      (r = offline_run (a, R5_JOB_RESYNC, o->job.max_kib)) != TOOL_OK)
+    return r;
+  printf ("grow: the array has %" PRIu64 " sectors of each member, %s (%"
+          PRIu64 " bytes), was %s; a server started now serves that size: "
+          "grow the file system (resize2fs, xfs_growfs)\n",
+          g->member_data / 512, tool_human (g->capacity, size, sizeof size),
+          g->capacity, tool_human (was, before, sizeof before));
+  return TOOL_OK;
+}
+
 int
 grow_main (int argc, char **argv)
 {
@@ -179,6 +251,11 @@ grow_main (int argc, char **argv)
   offline_log_reset ();
   if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
     return TOOL_FAIL;
+  if (o.resize) {
+    r = resize (a, &o);
+    array_close (a);
+    return r;
+  }
   if ((r = start (a, &o, &was)) == TOOL_OK)
     r = offline_run (a, R5_JOB_RESHAPE, o.job.max_kib);
   if (r == TOOL_OK) {

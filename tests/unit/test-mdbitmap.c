@@ -241,6 +241,27 @@ Test (mdbitmap, default_chunk_matches_mdadm)
   }
 }
 
+/* md_bitmap_resize on a v1.2 superblock: the room is the sectors the bits
+ * fill now (header included); the chunk doubles until the new bits fit.
+ */
+Test (mdbitmap, resize_keeps_the_chunk_while_the_bits_fit)
+{
+  struct md_bitmap_sb bm = { .chunksize = 64u << 20, .sync_size = 1u << 20 };
+
+  /* 8 bits: 257 bytes, one sector, which holds 2048 bits. */
+  cr_expect_eq (md_bitmap_resize_chunk (&bm, 2048ull * (64u << 20) / 512),
+                64u << 20);
+  cr_expect_eq (md_bitmap_resize_chunk (&bm, 2049ull * (64u << 20) / 512),
+                128u << 20);
+  /* 16384 bits: 2304 bytes, 5 sectors (2560 bytes: 18432 bits). */
+  bm.sync_size = 16384ull * (128u << 20) / 512;
+  bm.chunksize = 128u << 20;
+  cr_expect_eq (md_bitmap_resize_chunk (&bm, 18432ull * (128u << 20) / 512),
+                128u << 20);
+  cr_expect_eq (md_bitmap_resize_chunk (&bm, 32768ull * (128u << 20) / 512),
+                256u << 20);
+}
+
 /* mdadm counts floor(size / 4 KiB) + 1 bits and halves: when the
  * component is an exact multiple of the chunk that fills the room, it
  * wants one more bit than fits and doubles the chunk.  For 1046528 x

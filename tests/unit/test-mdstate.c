@@ -912,6 +912,42 @@ Test (live, forced_start_is_recorded_clean)
   cr_expect_eq (sb.dev_roles[0], MD_ROLE_SPARE);
 }
 
+/* raid5_resize: the size and each device's data_size recorded, a resync
+ * due from the old size (md's recovery_cp = the old dev_sectors), or
+ * from before it if one was due already, or none when clean.
+ */
+Test (live, resize_resyncs_from_the_old_end)
+{
+  const uint64_t sizes[3] = { 2 * SIZE + 8, 2 * SIZE, 3 * SIZE };
+  struct md_live s;
+  struct md_sb sb;
+
+  live_of (&s, 3, -1);
+  cr_expect (md_live_apply (&s, &(struct md_event) {
+                 .kind = MD_EV_RESIZE, .sectors = 2 * SIZE,
+                 .data_sizes = sizes }));
+  cr_expect_eq (s.common.events, E + 1);
+  md_live_sb (&s, 2, &sb);
+  cr_expect_eq (sb.size, 2 * SIZE);
+  cr_expect_eq (sb.data_size, 3 * SIZE);
+  cr_expect_eq (sb.resync_offset, SIZE);
+  md_live_sb (&s, 0, &sb);
+  cr_expect_eq (sb.data_size, 2 * SIZE + 8);
+
+  live_of (&s, 3, -1);
+  s.resync_cp = 64;                   /* due from before the old end */
+  md_live_apply (&s, &(struct md_event) {
+                   .kind = MD_EV_RESIZE, .sectors = 2 * SIZE,
+                   .data_sizes = sizes });
+  cr_expect_eq (s.resync_cp, 64);
+
+  live_of (&s, 3, -1);
+  md_live_apply (&s, &(struct md_event) {
+                   .kind = MD_EV_RESIZE, .sectors = 2 * SIZE,
+                   .data_sizes = sizes, .clean = true });
+  cr_expect_eq (s.resync_cp, MD_MAX_SECTOR);
+}
+
 Test (live, readd_check)
 {
   struct md_live s;

@@ -1,0 +1,139 @@
+/* array/resize.c -- the component size grown into the members' room
+ * (array_resize, array.h): what mdadm --grow --size=max|SIZE asks of md
+ * (md.c update_size, raid5.c raid5_resize), once every member of an
+ * array has been replaced by a bigger one or the members' files or
+ * devices grew.  The same stripes, the same data offset: the array
+ * gains whole stripes at its end, and the new space is resynced from
+ * the old end (md's recovery_cp), its bitmap chunks set first.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/object.h"
+#include "array/state.h"
+
+/* Why the array cannot grow its component now, or NULL. */
+static const char *
+not_now (const struct array *a)
+{
+  if (!a->meta.enabled)
+    return "the members have no md superblocks (metadata=none): there is "
+      "no component size to record";
+  if (health_out (&a->health) >= 0)
+    return "the array is degraded: rebuild it first (each member's room "
+      "must be known)";
+  if (a->grow.active)
+    return "a grow by members is under way: let it finish first";
+  if (a->replace.slot >= 0)
+    return "a member is being replaced: let the replace finish first";
+  if (a->integrity.on)
+    return "an integrity record covers the members' old size: a new record "
+      "would be needed";
+  return NULL;
+}
+
+/* The new component size (sectors): want (0: all the room the smallest
+ * member has), whole chunks, no less than now; sizes[i] each member's
+ * room after its data offset.  0, -EALREADY (no more), or -errno.
+ */
+static int
+new_size (struct array *a, uint64_t want, uint64_t sizes[],
+          uint64_t *out, struct array_err *err)
+{
+  const uint64_t chunk = a->geom.chunk / 512, doff = a->geom.data_offset / 512;
+  const uint64_t now = a->meta.live.common.size;
+  uint64_t room = UINT64_MAX;
+  unsigned small = 0;
+
+  for (unsigned i = 0; i < a->geom.members; i++) {
+    sizes[i] = a->members[i].size / 512 > doff
+      ? a->members[i].size / 512 - doff : 0;
+    if (sizes[i] < room)
+      room = sizes[i], small = i;
+  }
+  if (want > room) {
+    array_set_err (err, "member %u (%s) has room for %" PRIu64 " sectors "
+                   "after its data offset, not %" PRIu64, small,
+                   array_member_path (a, small), room, want);
+    return -ENOSPC;
+  }
+  *out = (want ? want : room) / chunk * chunk;  /* raid5_resize: whole chunks */
+  if (*out < now) {
+    array_set_err (err, "%" PRIu64 " sectors per member is less than the %"
+                   PRIu64 " the array uses: shrinking would cut off its "
+                   "end", *out, now);
+    return -EINVAL;
+  }
+  if (*out == now) {
+    array_set_err (err, "the component size stays %" PRIu64 " sectors: "
+                   "member %u (%s) has no whole chunk more of room", now,
+                   small, array_member_path (a, small));
+    return -EALREADY;
+  }
+  return 0;
+}
+
+static int
+new_geometry (const struct array *a, uint64_t sectors, struct r5_geom *g,
+              struct array_err *err)
+{
+  int r = r5_geom_init (g, &(struct r5_geom_params) {
+      .members = a->geom.members, .chunk = a->geom.chunk,
+      .layout = a->geom.layout, .data_offset = a->geom.data_offset,
+      .member_bytes = a->geom.data_offset + sectors * 512 });
+
+  if (r < 0)
+    array_set_err (err, "%" PRIu64 " sectors per member: not a usable "
+                   "geometry: %s", sectors, strerror (-r));
+  return r;
+}
+
+/* Record the new size (job.lock and the shape lock held: no request in
+ * flight): superblocks and bitmap, then the geometry, and the resync it
+ * leaves due.
+ */
+static int
+record (struct array *a, uint64_t sectors, const uint64_t sizes[],
+        bool clean, const struct r5_geom *g, struct array_err *err)
+{
+  int r;
+
+  if ((r = meta_resize (a, sectors, sizes, clean, err)) < 0)
+    return r;
+  a->geom = *g;
+  if (meta_resync_due (a) && a->job.kind == R5_JOB_NONE) {
+    job_begin (a, R5_JOB_RESYNC);
+    a->job.cursor = meta_resync_from (a) * 512 / a->geom.chunk;
+  }
+  return 0;
+}
+
+int
+array_resize (struct array *a, uint64_t sectors, bool clean,
+              struct array_err *err)
+{
+  uint64_t sizes[R5_MAX_MEMBERS], to;
+  const char *why;
+  struct r5_geom g;
+  int r;
+
+  if ((r = array_writable (a, "grow the component size", err)) < 0)
+    return r;
+  pthread_mutex_lock (&a->job.lock);
+  if ((why = not_now (a)) != NULL) {
+    array_set_err (err, "cannot grow the component size: %s", why);
+    r = -EBUSY;
+  }
+  else if ((r = new_size (a, sectors, sizes, &to, err)) == 0 &&
+           (r = new_geometry (a, to, &g, err)) == 0) {
+    pthread_rwlock_wrlock (&a->shape_lock);
+    r = record (a, to, sizes, clean, &g, err);
+    pthread_rwlock_unlock (&a->shape_lock);
+  }
+  pthread_mutex_unlock (&a->job.lock);
+  return r;
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# raid5ctl grow --size (mdadm --grow --size=max|SIZE), offline:
+#  - with no room to grow it says so, exits 0 and writes nothing;
+#  - refusals are one line and write nothing: a size below the one in use
+#    (shrinking), above the smallest member's room, --size with --add, a
+#    degraded array, --assume-clean without --size;
+#  - members grown (random bytes appended) under an array holding random
+#    data: --size
+#    40M, then max; each time mdadm --examine gives the new Used and
+#    Avail Dev Size, the array is clean with no resync due, the bitmap
+#    covers the new size; raid5ctl check finds parity right over the new
+#    space (resynced from the old end); the plugin serves the new size,
+#    the old bytes intact, and new bytes written at the end read back;
+#  - a grow killed during its resync: the superblocks hold the new size
+#    and a resync due; the plugin serving the array finishes it, and
+#    check then finds 0.
+. "${0%/*}/functions.sh"
+requires_raid5ctl
+requires nbdcopy --version
+
+g=("$tmpdir"/g0 "$tmpdir"/g1 "$tmpdir"/g2)
+truncate -s 32M "${g[@]}"
+"$RAID5CTL" create --chunk 64K --bitmap internal "${g[@]}" >/dev/null 2>&1 ||
+  fail "create"
+size=$("$NBDKIT" -U - "$PLUGIN" "${g[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
+head -c "$size" /dev/urandom >"$tmpdir/model"
+"$NBDKIT" -U - "$PLUGIN" "${g[@]/#/disk=}" --run "nbdcopy '$tmpdir/model' \"\$uri\"" ||
+  fail "filling the array"
+DISKS=("${g[@]}")
+
+# examined KEY: what mdadm --examine says of member 0.
+examined () { mdadm --examine "${g[0]}" | sed -n "s/^ *$1 : //p"; }
+
+echo "== no room: said, nothing written"
+sums=$(checksum_members "${g[@]}")
+out=$("$RAID5CTL" grow --size max "${g[@]}" 2>&1) || fail "grow --size max with no room: $out"
+grep -q 'component size stays 63488 sectors' <<<"$out" || fail "no room: $out"
+[ "$(checksum_members "${g[@]}")" = "$sums" ] || fail "grow with no room wrote"
+
+# members_grow MIB: each member made MIB long, the space past its end
+# random (different on each: the new space's parity is wrong until the
+# resync makes it right).
+members_grow ()
+{
+  local m
+  for m in "${g[@]}"; do
+    head -c $(( ($1 << 20) - $(stat -c %s "$m") )) /dev/urandom >>"$m"
+  done
+}
+
+echo "== refusals"
+members_grow 48
+expect_refused "less than the 63488 the array uses: shrinking" grow --size 20M "${g[@]}"
+expect_refused "member 0 .* has room for 96256 sectors after its data offset, not 204800" \
+  grow --size 100M "${g[@]}"
+expect_refused "--size grows the members' space, --add the members: one at a time" \
+  grow --size max --add "$tmpdir/x" "${g[@]}"
+expect_refused "--assume-clean goes with --size" grow --assume-clean "${g[@]}"
+expect_refused "cannot grow the component size: the array is degraded" \
+  grow --size max "${g[0]}" missing "${g[2]}"
+[ "$failures" -eq 0 ] || fail "$failures refusals were wrong"
+
+# grown KIB: the checks after a grow to KIB per member.
+grown ()
+{
+  local sectors=$(( $1 * 2 )) cap used
+  # mdadm leaves out Used Dev Size when it is all of Avail Dev Size.
+  used=$(examined 'Used Dev Size' | cut -d' ' -f1)
+  [ "${used:-$(examined 'Avail Dev Size' | cut -d' ' -f1)}" = $sectors ] ||
+    fail "Used Dev Size: '$used', want $sectors"
+  [ "$(examined 'Avail Dev Size' | cut -d' ' -f1)" = 96256 ] ||
+    fail "Avail Dev Size: $(examined 'Avail Dev Size')"
+  [ "$(examined State)" = clean ] && [ -z "$(examined 'Resync Offset')" ] ||
+    fail "after the grow: State $(examined State), Resync Offset $(examined 'Resync Offset')"
+  dd if="${g[0]}" of="$tmpdir/bm" bs=4096 skip=2 count=1 status=none
+  mdadm --examine-bitmap "$tmpdir/bm" | grep -q "Sync Size : $(( sectors / 2 )) " ||
+    fail "the bitmap does not cover $sectors sectors: $(mdadm --examine-bitmap "$tmpdir/bm" | grep 'Sync Size')"
+  "$RAID5CTL" check "${g[@]}" >"$tmpdir/check" 2>&1 ||
+    fail "check after the grow: $(cat "$tmpdir/check")"
+  cap=$("$NBDKIT" -U - "$PLUGIN" "${g[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
+  [ "$cap" = $(( sectors * 512 * 2 )) ] || fail "served size $cap, want $(( sectors * 1024 ))"
+  head -c $(( cap - size )) /dev/urandom >"$tmpdir/tail"
+  cat "$tmpdir/model" "$tmpdir/tail" >"$tmpdir/model2"
+  "$NBDKIT" -U - "$PLUGIN" "${g[@]/#/disk=}" --run "
+    nbdcopy '$tmpdir/model2' \"\$uri\" && nbdcopy \"\$uri\" '$tmpdir/back'" ||
+    fail "writing the new space"
+  cmp "$tmpdir/model2" "$tmpdir/back" || fail "the grown array reads back wrong"
+  echo "   $sectors sectors of each member, served $cap bytes, parity right"
+}
+
+echo "== --size 40M, then max"
+out=$("$RAID5CTL" grow --size 40M "${g[@]}" 2>&1) || fail "grow --size 40M: $out"
+grep -q 'resync: .* (resumed at stripe 496 of 640)' <<<"$out" ||
+  fail "the resync did not begin at the old end: $out"
+grown 40960
+size=$(( 40960 * 1024 * 2 )); cp "$tmpdir/model2" "$tmpdir/model"
+out=$("$RAID5CTL" grow --size max "${g[@]}" 2>&1) || fail "grow --size max: $out"
+grown 48128
+
+echo "== killed during its resync, finished by the plugin"
+members_grow 160
+"$RAID5CTL" grow --size max --max-speed 8M "${g[@]}" >"$tmpdir/slow" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+  [ "$(examined 'Avail Dev Size' | cut -d' ' -f1)" = 325632 ] && break
+  sleep 0.05
+done
+sleep 0.5
+kill -9 $pid; wait $pid 2>/dev/null || :
+kill -0 $pid 2>/dev/null && fail "the grow was not killed"
+[ -z "$(examined 'Used Dev Size')" ] &&
+  [ "$(examined 'Avail Dev Size' | cut -d' ' -f1)" = 325632 ] &&
+  [ "$(examined State)" = active ] ||
+  fail "after the kill: Used $(examined 'Used Dev Size'), Avail $(examined 'Avail Dev Size'), State $(examined State) ($(cat "$tmpdir/slow"))"
+echo "   killed with the new size recorded and a resync due"
+"$NBDKIT" -U - "$PLUGIN" "${g[@]/#/disk=}" control="$tmpdir/ctl" --run "
+  for i in \$(seq 300); do
+    '$RAID5CTL' --control '$tmpdir/ctl' status | grep -q 'last resync: done' && exit 0
+    sleep 0.1
+  done; exit 1" || fail "the plugin did not finish the resync"
+[ "$(examined State)" = clean ] || fail "still due: State $(examined State)"
+"$RAID5CTL" check "${g[@]}" >"$tmpdir/check" 2>&1 ||
+  fail "check after the finished resync: $(cat "$tmpdir/check")"
+echo "test-grow-size: OK"
