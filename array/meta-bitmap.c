@@ -314,10 +314,11 @@ void
 meta_bitmap_grow (struct array *a, uint64_t from, uint64_t to, bool mark)
 {
   struct meta *m = &a->meta;
-  uint64_t nbits = md_bitmap_bits (&m->bm), f;
+  uint64_t nbits, f;
 
   if (!m->has_bitmap)
     return;
+  nbits = md_bitmap_bits (&m->bm);
   f = md_bitmap_resize_chunk (&m->bm, to) / m->bm.chunksize;
   regroup (meta_bitmap_bits (m), nbits, f);
   regroup (m->bm_durable, nbits, f);

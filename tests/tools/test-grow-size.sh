@@ -97,6 +97,19 @@ size=$(( 40960 * 1024 * 2 )); cp "$tmpdir/model2" "$tmpdir/model"
 out=$("$RAID5CTL" grow --size max "${g[@]}" 2>&1) || fail "grow --size max: $out"
 grown 48128
 
+echo "== without a bitmap"
+n=("$tmpdir"/n0 "$tmpdir"/n1 "$tmpdir"/n2)
+truncate -s 16M "${n[@]}"
+"$RAID5CTL" create --chunk 64K --bitmap none "${n[@]}" >/dev/null 2>&1 || fail "create n"
+for m in "${n[@]}"; do head -c $((8 << 20)) /dev/urandom >>"$m"; done
+"$RAID5CTL" grow --size max "${n[@]}" >"$tmpdir/n.out" 2>&1 ||
+  fail "grow --size max without a bitmap: $(cat "$tmpdir/n.out")"
+"$RAID5CTL" check "${n[@]}" >"$tmpdir/check" 2>&1 ||
+  fail "check after the grow without a bitmap: $(cat "$tmpdir/check")"
+grep -q '^check: 368 stripes checked, 0 with wrong parity' "$tmpdir/check" ||
+  fail "without a bitmap: $(cat "$tmpdir/check")"
+echo "   grown to 368 stripes, parity right"
+
 echo "== killed during its resync, finished by the plugin"
 members_grow 160
 "$RAID5CTL" grow --size max --max-speed 8M "${g[@]}" >"$tmpdir/slow" 2>&1 &
