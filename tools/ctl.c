@@ -103,6 +103,10 @@ take_option (struct ctl_args *a, int c, const char *arg)
   case 'o':
     a->given |= ACMD_FS_OFFSET;
     return check_parse_fs_offset (arg, &a->fs_off);
+  case 'z':
+    return tool_error ("--size %s: the component size grows offline only "
+                       "(stop the server, then raid5ctl grow --size %s "
+                       "DISK...)", arg, arg);
   default: return TOOL_FAIL;
   }
 }
@@ -123,6 +127,7 @@ parse_options (int argc, char **argv, struct ctl_args *a)
     { "force", no_argument, NULL, 'F' },
     { "add", required_argument, NULL, 'a' },
     { "backup-file", required_argument, NULL, 'b' },
+    { "size", required_argument, NULL, 'z' },
     { NULL, 0, NULL, 0 },
   };
   unsigned bad;

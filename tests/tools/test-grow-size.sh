@@ -3,7 +3,7 @@
 #  - with no room to grow it says so, exits 0 and writes nothing;
 #  - refusals are one line and write nothing: a size below the one in use
 #    (shrinking), above the smallest member's room, --size with --add, a
-#    degraded array, --assume-clean without --size;
+#    degraded array, --assume-clean without --size, --size with --control;
 #  - members grown (random bytes appended) under an array holding random
 #    data: --size
 #    40M, then max; each time mdadm --examine gives the new Used and
@@ -56,6 +56,8 @@ expect_refused "member 0 .* has room for 96256 sectors after its data offset, no
 expect_refused "--size grows the members' space, --add the members: one at a time" \
   grow --size max --add "$tmpdir/x" "${g[@]}"
 expect_refused "--assume-clean goes with --size" grow --assume-clean "${g[@]}"
+expect_refused "--size max: the component size grows offline only" \
+  --control "$tmpdir/none.sock" grow --size max
 expect_refused "cannot grow the component size: the array is degraded" \
   grow --size max "${g[0]}" missing "${g[2]}"
 [ "$failures" -eq 0 ] || fail "$failures refusals were wrong"
