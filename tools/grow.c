@@ -43,10 +43,7 @@ struct grow_opts {
   bool assume_clean;          /* --assume-clean (with --size) */
 };
 
-static void
-usage (void)
-{
-  printf (
+static const char usage_text[] =
 "usage: raid5ctl grow --add PATH [--add PATH...] [--force] [--max-speed SIZE]\n"
 "                     [--backup-file FILE] [--direct|--buffered] DISK...\n"
 "       raid5ctl grow [--max-speed SIZE] [--backup-file FILE] DISK...\n"
@@ -114,7 +111,12 @@ usage (void)
 "Offline only.\n"
 "\n"
 "Exit status: 0 when the array has its new members and size (or --size\n"
-"found no room to grow: said so); 1 otherwise.\n");
+"found no room to grow: said so); 1 otherwise.\n";
+
+static void
+usage (void)
+{
+  fputs (usage_text, stdout);
 }
 
 static int
