@@ -289,11 +289,13 @@ int array_grow_start (struct array *a, const char *const *paths, unsigned n,
  * room) and the new space is due a resync from the old end (the job
  * RESYNC, which array_job_run carries out offline), its bitmap chunks
  * set first -- none with clean (mdadm --assume-clean: the new space is
- * taken as consistent).  Refused (err says why, nothing written) on raw
- * members, a degraded array, a grow or replace under way, an integrity
- * record, a size below the present one (-EINVAL) or above a member's
- * room (-ENOSPC); -EALREADY when there is no whole chunk more.  No
- * request may run (offline).  0 or -errno.
+ * taken as consistent).  The members' sizes are read again first (files
+ * and devices grown while served).  Requests are held while it records
+ * the size; a server's job thread runs the resync.  Refused (err says
+ * why, nothing written) on raw members, a degraded array, a job running
+ * or due, a grow or replace under way, an integrity record, a size
+ * below the present one (-EINVAL) or above a member's room (-ENOSPC);
+ * -EALREADY when there is no whole chunk more.  0 or -errno.
  */
 int array_resize (struct array *a, uint64_t sectors, bool clean,
                   struct array_err *err)

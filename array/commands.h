@@ -31,6 +31,8 @@
 #define ACMD_HIDDEN 1024u /* raid5ctl's own use: not a command it offers */
 #define ACMD_ADD 2048u
 #define ACMD_BACKUP 4096u
+#define ACMD_SIZE 8192u
+#define ACMD_ASSUME_CLEAN 16384u
 
 /* The most bytes one read command returns: its reply (hex, newlines) is
  * then under 600 KiB, within what raid5ctl takes.

@@ -160,9 +160,46 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
   return r;
 }
 
+/* grow --size=max|SECTORS [--assume-clean]: the component size grown
+ * (array_resize), its new space resynced by the job thread.
+ */
+static int
+grow_size (struct array *a, char **w, unsigned n, FILE *out,
+           struct array_err *err)
+{
+  uint64_t sectors = 0, was = a->geom.capacity;
+  bool clean = false;
+  char *end;
+  int r;
+
+  for (unsigned i = 1; i < n; i++) {
+    if (strcmp (w[i], "--assume-clean") == 0 && !clean)
+      clean = true;
+    else if (strncmp (w[i], "--size=", 7) != 0)
+      return -EINVAL;
+    else if (strcmp (w[i] + 7, "max") != 0) {
+      errno = 0;
+      sectors = strtoull (w[i] + 7, &end, 10);
+      if (errno || *end || sectors == 0)
+        return -EINVAL;
+    }
+  }
+  if ((r = array_resize (a, sectors, clean, err)) == -EALREADY) {
+    fprintf (out, "grow: %s\n", err->msg);
+    return 0;
+  }
+  if (r < 0)
+    return r;
+  fprintf (out, "grow: %" PRIu64 " sectors of each member, %" PRIu64
+           " bytes (was %" PRIu64 ")%s; clients see the new size when they "
+           "connect again\n", a->geom.member_data / 512, a->geom.capacity,
+           was, clean ? "" : ": the new space is being resynced");
+  return 0;
+}
+
 /* grow [PATH...] [--force] [--backup-file=FILE]: the paths join in new
  * slots and the array is reshaped onto them; without paths, a stopped
- * reshape goes on.
+ * reshape goes on.  With --size=, the component size grows instead.
  */
 static int
 cmd_grow (struct array *a, char **w, unsigned n, FILE *out,
@@ -173,6 +210,9 @@ cmd_grow (struct array *a, char **w, unsigned n, FILE *out,
   bool force = false;
   int r;
 
+  for (unsigned i = 1; i < n; i++)
+    if (strncmp (w[i], "--size=", 7) == 0)
+      return grow_size (a, w, n, out, err);
   for (unsigned i = 1; i < n; i++) {
     if (strcmp (w[i], "--force") == 0 && !force)
       force = true;
@@ -256,8 +296,10 @@ const struct array_cmd array_cmds[] = {
     ACMD_WAIT | ACMD_SLOT | ACMD_NEW | ACMD_FORCE, 2,
     "[--wait] [--force] SLOT PATH", NULL, cmd_slot },
   { "grow", "add members and reshape the array onto them (resumable)",
-    "grow [PATH...] [--force] [--backup-file=FILE]", 1, MAX_WORDS,
-    ACMD_WAIT | ACMD_ADD | ACMD_FORCE | ACMD_BACKUP, 0,
+    "grow [PATH...] [--force] [--backup-file=FILE] | grow "
+    "--size=max|SECTORS [--assume-clean]", 1, MAX_WORDS,
+    ACMD_WAIT | ACMD_ADD | ACMD_FORCE | ACMD_BACKUP | ACMD_SIZE |
+    ACMD_ASSUME_CLEAN, 0,
     "[--wait] [--force] [--backup-file FILE] --add PATH [--add PATH...]",
     NULL, cmd_grow },
   { "fail", "take a member of a served array out of service", "fail SLOT",

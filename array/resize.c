@@ -2,7 +2,8 @@
  * (array_resize, array.h): what mdadm --grow --size=max|SIZE asks of md
  * (md.c update_size, raid5.c raid5_resize), once every member of an
  * array has been replaced by a bigger one or the members' files or
- * devices grew.  The same stripes, the same data offset: the array
+ * devices grew -- offline, or while served (requests held meanwhile, as
+ * md suspends the array; clients see the size when they connect).  The same stripes, the same data offset: the array
  * gains whole stripes at its end, and the new space is resynced from
  * the old end (md's recovery_cp), its bitmap chunks set first.
  */
@@ -33,7 +34,29 @@ not_now (const struct array *a)
   if (a->integrity.on)
     return "an integrity record covers the members' old size: a new record "
       "would be needed";
+  if (a->job.kind != R5_JOB_NONE)
+    return a->job.kind == R5_JOB_RESYNC
+      ? "a resync is due: let it finish first (offline: raid5ctl repair)"
+      : "a job is running: let it finish first";
   return NULL;
+}
+
+/* Each member's size read again: files and devices may have grown while
+ * open (served).  No request runs (the shape lock is held).
+ */
+static int
+sizes_now (struct array *a, struct array_err *err)
+{
+  for (unsigned i = 0; i < a->geom.members; i++) {
+    int r = io_member_size_now (&a->members[i]);
+
+    if (r < 0) {
+      array_set_err (err, "member %u (%s): cannot read its size: %s", i,
+                     array_member_path (a, i), strerror (-r));
+      return r;
+    }
+  }
+  return 0;
 }
 
 /* The new component size (sectors): want (0: all the room the smallest
@@ -94,7 +117,7 @@ new_geometry (const struct array *a, uint64_t sectors, struct r5_geom *g,
 
 /* Record the new size (job.lock and the shape lock held: no request in
  * flight): superblocks and bitmap, then the geometry, and the resync it
- * leaves due.
+ * leaves due (a server's job thread takes it up).
  */
 static int
 record (struct array *a, uint64_t sectors, const uint64_t sizes[],
@@ -124,16 +147,16 @@ array_resize (struct array *a, uint64_t sectors, bool clean,
   if ((r = array_writable (a, "grow the component size", err)) < 0)
     return r;
   pthread_mutex_lock (&a->job.lock);
+  pthread_rwlock_wrlock (&a->shape_lock);
   if ((why = not_now (a)) != NULL) {
     array_set_err (err, "cannot grow the component size: %s", why);
     r = -EBUSY;
   }
-  else if ((r = new_size (a, sectors, sizes, &to, err)) == 0 &&
-           (r = new_geometry (a, to, &g, err)) == 0) {
-    pthread_rwlock_wrlock (&a->shape_lock);
+  else if ((r = sizes_now (a, err)) == 0 &&
+           (r = new_size (a, sectors, sizes, &to, err)) == 0 &&
+           (r = new_geometry (a, to, &g, err)) == 0)
     r = record (a, to, sizes, clean, &g, err);
-    pthread_rwlock_unlock (&a->shape_lock);
-  }
+  pthread_rwlock_unlock (&a->shape_lock);
   pthread_mutex_unlock (&a->job.lock);
   return r;
 }

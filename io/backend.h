@@ -51,6 +51,10 @@ struct io_backend {
   bool uri;
   /* What the open member can do (member.h's IO_CAP_* bits). */
   unsigned (*caps) (const struct io_member *m);
+  /* io_member_size_now: read the open member's size again into m->size
+   * (a file or device grown since open).  NULL: the size is fixed.
+   */
+  int (*size_now) (struct io_member *m);
   /* io_member_request_size's answer for the open member.  NULL: zeros. */
   struct io_request_size (*request_size) (const struct io_member *m);
   /* tls: how a URI of this kind is reached over TLS (io/tls.h); NULL:

@@ -37,6 +37,16 @@ read_size (struct io_member *m, const struct stat *st)
   return 0;
 }
 
+static int
+file_size_now (struct io_member *m)
+{
+  struct stat st;
+
+  if (fstat (m->file.fd, &st) == -1)
+    return -errno;
+  return read_size (m, &st);
+}
+
 /* What O_DIRECT needs here: the file system's or device's own alignment if
  * the kernel reports one larger than our default.
  */
@@ -310,6 +320,7 @@ const struct io_backend io_file_backend = {
   .claims = file_claims,
   .caps = file_caps,
   .request_size = file_request_size,
+  .size_now = file_size_now,
   .open = file_open,
   .close = file_close,
   .run = file_run,

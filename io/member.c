@@ -131,6 +131,12 @@ io_member_caps (const struct io_member *m)
   return m->backend && m->backend->caps ? m->backend->caps (m) : 0;
 }
 
+int
+io_member_size_now (struct io_member *m)
+{
+  return m->backend && m->backend->size_now ? m->backend->size_now (m) : 0;
+}
+
 struct io_request_size
 io_member_request_size (const struct io_member *m)
 {

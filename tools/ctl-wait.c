@@ -326,7 +326,7 @@ ctl_wait (const struct ctl_wait *w)
     report_rebuild (w, &v);
     return TOOL_OK;
   }
-  if (w->kind == R5_JOB_RESHAPE) {
+  if (w->kind == R5_JOB_RESHAPE || w->kind == R5_JOB_RESYNC) {
     report_grow (&v);
     return TOOL_OK;
   }

@@ -27,6 +27,7 @@
 static const char *const opt_names[] = {
   "--json", "--wait", "--list", "--slot", "--new", "--min", "--max",
   "--files", "--fs-offset", "--force", "", "--add", "--backup-file",
+  "--size", "--assume-clean",
 };
 
 /* What the command line said. */
@@ -39,6 +40,8 @@ struct ctl_args {
   const char *add[R5_MAX_MEMBERS];  /* grow's --add */
   unsigned nadd;
   const char *backup;         /* grow's --backup-file */
+  const char *size;           /* grow's --size, as given */
+  uint64_t size_sectors;      /* ... parsed: 0 for max */
   unsigned slot_no;           /* slot, parsed */
   uint64_t min_kib, max_kib;
   uint64_t fs_off;            /* --fs-offset, or CHECK_FS_AUTO */
@@ -104,9 +107,10 @@ take_option (struct ctl_args *a, int c, const char *arg)
     a->given |= ACMD_FS_OFFSET;
     return check_parse_fs_offset (arg, &a->fs_off);
   case 'z':
-    return tool_error ("--size %s: the component size grows offline only "
-                       "(stop the server, then raid5ctl grow --size %s "
-                       "DISK...)", arg, arg);
+    a->given |= ACMD_SIZE;
+    a->size = arg;
+    return grow_parse_size (arg, &a->size_sectors);
+  case 'C': a->given |= ACMD_ASSUME_CLEAN; return TOOL_OK;
   default: return TOOL_FAIL;
   }
 }
@@ -128,6 +132,7 @@ parse_options (int argc, char **argv, struct ctl_args *a)
     { "add", required_argument, NULL, 'a' },
     { "backup-file", required_argument, NULL, 'b' },
     { "size", required_argument, NULL, 'z' },
+    { "assume-clean", no_argument, NULL, 'C' },
     { NULL, 0, NULL, 0 },
   };
   unsigned bad;
@@ -149,6 +154,11 @@ parse_options (int argc, char **argv, struct ctl_args *a)
     return tool_error ("--files explains a finished check: it needs --wait");
   if ((a->given & ACMD_FS_OFFSET) && !(a->given & ACMD_FILES))
     return tool_error ("--fs-offset: only with --files");
+  if ((a->given & ACMD_SIZE) && (a->given & (ACMD_ADD | ACMD_BACKUP | ACMD_FORCE)))
+    return tool_error ("--size grows the members' space, --add the members: "
+                       "one at a time (as mdadm)");
+  if ((a->given & ACMD_ASSUME_CLEAN) && !(a->given & ACMD_SIZE))
+    return tool_error ("--assume-clean goes with --size");
   /* Both given and crossed: a mistake (the plugin refuses it too).  One
    * alone is taken as array_set_sync_speed says (the max kept at or
    * above the min).
@@ -258,12 +268,23 @@ compose (const struct ctl_args *a, char *line, size_t len)
     n += snprintf (line + n, len - (size_t) n, " --max %" PRIu64, a->max_kib);
   if (a->force)
     n += snprintf (line + n, len - (size_t) n, " --force");
+  if (a->size && a->size_sectors)
+    n += snprintf (line + n, len - (size_t) n, " --size=%" PRIu64,
+                   a->size_sectors);
+  else if (a->size)
+    n += snprintf (line + n, len - (size_t) n, " --size=max");
+  if (a->given & ACMD_ASSUME_CLEAN)
+    n += snprintf (line + n, len - (size_t) n, " --assume-clean");
   return TOOL_OK;
 }
 
 static enum r5_job
-job_of (const struct array_cmd *c)
+job_of (const struct ctl_args *a)
 {
+  const struct array_cmd *c = a->cmd;
+
+  if (a->given & ACMD_SIZE)
+    return R5_JOB_RESYNC;     /* grow --size: its new space's */
   return strcmp (c->name, "check") == 0 ? R5_JOB_CHECK
     : strcmp (c->name, "repair") == 0 ? R5_JOB_REPAIR
     : strcmp (c->name, "grow") == 0 ? R5_JOB_RESHAPE
@@ -277,6 +298,7 @@ ctl_main (const char *path, int argc, char **argv)
                         .list = ARRAY_FOUND_MAX, .fs_off = CHECK_FS_AUTO };
   static char line[(R5_MAX_MEMBERS + 1) * (PATH_MAX + 8)];
   char *reply;
+  bool nothing;
   int r;
 
   if (a.cmd == NULL || a.cmd->opts & ACMD_HIDDEN)
@@ -288,12 +310,15 @@ ctl_main (const char *path, int argc, char **argv)
       ctl_request (path, line, &reply) != TOOL_OK)
     return TOOL_FAIL;
   r = ctl_reply (reply, a.wait && a.json ? stderr : stdout);
+  /* grow --size with nothing to resync: no job to wait for. */
+  nothing = (a.given & ACMD_ASSUME_CLEAN) ||
+    strstr (reply, "component size stays") != NULL;
   free (reply);
-  if (r != TOOL_OK || !a.wait)
+  if (r != TOOL_OK || !a.wait || nothing)
     return r;
   fflush (stdout);
   return ctl_wait (&(struct ctl_wait) {
-      .path = path, .kind = job_of (a.cmd), .json = a.json, .list = a.list,
+      .path = path, .kind = job_of (&a), .json = a.json, .list = a.list,
       .files = a.given & ACMD_FILES, .fs_off = a.fs_off,
       .slot = a.slot_no });
 }

@@ -50,6 +50,7 @@ static const char usage_text[] =
 "       raid5ctl grow --control SOCKET [--wait] [--force] [--backup-file FILE]\n"
 "                     --add PATH [--add PATH...]\n"
 "       raid5ctl grow --size max|SIZE [--assume-clean] [--max-speed SIZE] DISK...\n"
+"       raid5ctl grow --control SOCKET [--wait] --size max|SIZE [--assume-clean]\n"
 "\n"
 "Grow an array whose members carry md superblocks by one member or more,\n"
 "offline (nothing may serve the members): mdadm --add, then mdadm --grow\n"
@@ -108,7 +109,9 @@ static const char usage_text[] =
 "With --size, the members keep their data offset and the array gains\n"
 "whole stripes at its end: after every member was replaced by a bigger\n"
 "one (raid5ctl replace, rebuild) or the image files or devices grew.\n"
-"Offline only.\n"
+"With --control the server does it while it serves (requests held the\n"
+"moment it records the size; clients see it when they connect again) and\n"
+"resyncs the new space in the background; --wait follows that resync.\n"
 "\n"
 "Exit status: 0 when the array has its new members and size (or --size\n"
 "found no room to grow: said so); 1 otherwise.\n";
@@ -117,6 +120,20 @@ static void
 usage (void)
 {
   fputs (usage_text, stdout);
+}
+
+int
+grow_parse_size (const char *arg, uint64_t *sectors)
+{
+  *sectors = 0;
+  if (strcmp (arg, "max") == 0)
+    return TOOL_OK;
+  if (r5_parse_size (arg, 1024, 512, INT64_MAX, sectors) < 0 ||
+      *sectors % 512)
+    return tool_error ("--size %s: expected max or a size in whole "
+                       "sectors (bare: KiB)", arg);
+  *sectors /= 512;
+  return TOOL_OK;
 }
 
 static int
@@ -131,16 +148,7 @@ take_option (struct grow_opts *o, int c, const char *arg)
     o->add[o->nadd++] = arg;
     return TOOL_OK;
   case 'b': o->backup = arg; return TOOL_OK;
-  case 's':
-    o->resize = true;
-    if (strcmp (arg, "max") == 0)
-      return TOOL_OK;
-    if (r5_parse_size (arg, 1024, 512, INT64_MAX, &o->size) < 0 ||
-        o->size % 512)
-      return tool_error ("--size %s: expected max or a size in whole "
-                         "sectors (bare: KiB)", arg);
-    o->size /= 512;
-    return TOOL_OK;
+  case 's': o->resize = true; return grow_parse_size (arg, &o->size);
   case 'c': o->assume_clean = true; return TOOL_OK;
   default: return offline_option (&o->job, c, arg);
   }

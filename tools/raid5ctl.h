@@ -43,6 +43,10 @@ int repair_main (int argc, char **argv);
 int rebuild_main (int argc, char **argv);
 int readd_main (int argc, char **argv);
 int grow_main (int argc, char **argv);
+/* grow --size's argument: max (*sectors 0) or a size per member in whole
+ * sectors (bare: KiB).  TOOL_OK, or TOOL_FAIL with the error said.
+ */
+int grow_parse_size (const char *arg, uint64_t *sectors);
 int replace_main (int argc, char **argv);
 int layout_main (int argc, char **argv);       /* teaching: teach.h */
 int map_main (int argc, char **argv);

@@ -3,7 +3,7 @@
 #  - with no room to grow it says so, exits 0 and writes nothing;
 #  - refusals are one line and write nothing: a size below the one in use
 #    (shrinking), above the smallest member's room, --size with --add, a
-#    degraded array, --assume-clean without --size, --size with --control;
+#    degraded array, --assume-clean without --size;
 #  - members grown (random bytes appended) under an array holding random
 #    data: --size
 #    40M, then max; each time mdadm --examine gives the new Used and
@@ -13,7 +13,11 @@
 #    the old bytes intact, and new bytes written at the end read back;
 #  - a grow killed during its resync: the superblocks hold the new size
 #    and a resync due; the plugin serving the array finishes it, and
-#    check then finds 0.
+#    check then finds 0;
+#  - while served (--control ... --wait), a client rewriting blocks of
+#    the old space throughout: no write lost, a new connection sees the
+#    new size, check --wait finds parity right, the superblocks clean
+#    after the server stops.
 . "${0%/*}/functions.sh"
 requires_raid5ctl
 requires nbdcopy --version
@@ -56,8 +60,6 @@ expect_refused "member 0 .* has room for 96256 sectors after its data offset, no
 expect_refused "--size grows the members' space, --add the members: one at a time" \
   grow --size max --add "$tmpdir/x" "${g[@]}"
 expect_refused "--assume-clean goes with --size" grow --assume-clean "${g[@]}"
-expect_refused "--size max: the component size grows offline only" \
-  --control "$tmpdir/none.sock" grow --size max
 expect_refused "cannot grow the component size: the array is degraded" \
   grow --size max "${g[0]}" missing "${g[2]}"
 [ "$failures" -eq 0 ] || fail "$failures refusals were wrong"
@@ -136,4 +138,58 @@ echo "   killed with the new size recorded and a resync due"
 [ "$(examined State)" = clean ] || fail "still due: State $(examined State)"
 "$RAID5CTL" check "${g[@]}" >"$tmpdir/check" 2>&1 ||
   fail "check after the finished resync: $(cat "$tmpdir/check")"
+echo "== while served: clients writing throughout"
+s=("$tmpdir"/s0 "$tmpdir"/s1 "$tmpdir"/s2)
+truncate -s 32M "${s[@]}"
+"$RAID5CTL" create --chunk 64K --bitmap internal "${s[@]}" >/dev/null 2>&1 || fail "create s"
+sock=$tmpdir/s.sock ctl=$tmpdir/s.ctl
+"$NBDKIT" -U "$sock" -P "$tmpdir/s.pid" "$PLUGIN" "${s[@]/#/disk=}" control="$ctl" ||
+  fail "serving s"
+cleanup_fn 'kill $(cat '"$tmpdir/s.pid"') 2>/dev/null'
+for _ in $(seq 100); do [ -S "$ctl" ] && break; sleep 0.05; done
+uri="nbd+unix:///?socket=$sock"
+old=$(nbdinfo --size "$uri")
+head -c "$old" /dev/urandom >"$tmpdir/s.model"
+nbdcopy "$tmpdir/s.model" "$uri" || fail "filling s"
+DISKS=()     # the server itself may mark the array clean meanwhile
+expect_refused "--assume-clean goes with --size" --control "$ctl" grow --assume-clean
+expect_refused "--size grows the members' space, --add the members" \
+  --control "$ctl" grow --size max --add "$tmpdir/x"
+[ "$failures" -eq 0 ] || fail "$failures refusals were wrong"
+for m in "${s[@]}"; do head -c $((16 << 20)) /dev/urandom >>"$m"; done
+# A client rewrites 4 KiB blocks of the old space at random while the
+# size changes; the model follows it.
+/usr/bin/python3 - "$uri" "$tmpdir/s.model" "$tmpdir/s.go" <<'EOF' &
+import nbd, os, random, sys, time
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+model = bytearray(open(sys.argv[2], 'rb').read())
+blocks = len(model) // 4096
+end = time.time() + 20
+while not os.path.exists(sys.argv[3]) and time.time() < end:
+    b = random.randrange(blocks); d = os.urandom(4096)
+    h.pwrite(d, b * 4096); model[b * 4096:(b + 1) * 4096] = d
+h.flush()
+open(sys.argv[2], 'wb').write(model)
+EOF
+writer=$!
+sleep 0.3
+out=$("$RAID5CTL" --control "$ctl" grow --size max --wait 2>&1) ||
+  { touch "$tmpdir/s.go"; fail "grow --size max while served: $out"; }
+sleep 0.3
+touch "$tmpdir/s.go"
+wait $writer || fail "the client writing during the grow failed"
+grep -q 'grow: 96256 sectors of each member, 98566144 bytes (was 65011712): the new space is being resynced' <<<"$out" &&
+  grep -q 'grow: the array has 3 members, 94 MiB (98566144 bytes)' <<<"$out" ||
+  fail "grow --size max while served said: $out"
+[ "$(nbdinfo --size "$uri")" = 98566144 ] || fail "a new client sees $(nbdinfo --size "$uri") bytes"
+nbdcopy "$uri" "$tmpdir/s.back" || fail "reading s"
+cmp -n "$old" "$tmpdir/s.model" "$tmpdir/s.back" || fail "bytes written during the grow were lost"
+out=$("$RAID5CTL" --control "$ctl" check --wait 2>&1) || fail "check after the grow while served: $out"
+grep -q 'check: 752 stripes checked, 0 with wrong parity' <<<"$out" || fail "check: $out"
+kill "$(cat "$tmpdir/s.pid")"
+for _ in $(seq 100); do kill -0 "$(cat "$tmpdir/s.pid")" 2>/dev/null || break; sleep 0.05; done
+[ -z "$(mdadm --examine "${s[0]}" | sed -n 's/^ *Used Dev Size : //p')" ] &&
+  [ "$(mdadm --examine "${s[0]}" | sed -n 's/^ *State : //p')" = clean ] ||
+  fail "after the server stopped: $(mdadm --examine "${s[0]}" | grep -E 'Size|State')"
+echo "   grown while a client wrote: every byte kept, new size served, parity right"
 echo "test-grow-size: OK"
