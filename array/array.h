@@ -301,6 +301,19 @@ int array_resize (struct array *a, uint64_t sectors, bool clean,
                   struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* Add an internal bitmap (on) or remove it: mdadm --grow
+ * --bitmap=internal|none.  Added where and as mdadm adds one (8 sectors
+ * after the superblock, its chunk as at create for the room before the
+ * bad-block log, every bit set), the superblocks recording it at once;
+ * removed, the superblocks no longer name it (its bytes stay, as
+ * mdadm leaves them).  Requests are held meanwhile.  Refused (err says
+ * why, nothing written) as array_resize is, and with a partial parity
+ * log, or without room (-ENOSPC); -EALREADY when there is one already
+ * (none).  0 or -errno.
+ */
+int array_set_bitmap (struct array *a, bool on, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 /* The backup file a grow that keeps its data offset uses from now on
  * (mdadm's --backup-file), made at path when one begins.  Refused
  * (-EBUSY) while a grow is under way.  0 or -errno.

@@ -33,6 +33,7 @@
 #define ACMD_BACKUP 4096u
 #define ACMD_SIZE 8192u
 #define ACMD_ASSUME_CLEAN 16384u
+#define ACMD_BITMAP 32768u
 
 /* The most bytes one read command returns: its reply (hex, newlines) is
  * then under 600 KiB, within what raid5ctl takes.

@@ -160,6 +160,26 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
   return r;
 }
 
+/* grow --bitmap=internal|none: the internal bitmap added or removed. */
+static int
+grow_bitmap (struct array *a, const char *what, FILE *out,
+             struct array_err *err)
+{
+  bool on = strcmp (what, "internal") == 0;
+  int r;
+
+  if (!on && strcmp (what, "none") != 0)
+    return -EINVAL;
+  if ((r = array_set_bitmap (a, on, err)) == -EALREADY) {
+    fprintf (out, "grow: %s\n", err->msg);
+    return 0;
+  }
+  if (r == 0)
+    fprintf (out, "grow: %s\n", on ? "internal bitmap added" : "bitmap "
+             "removed");
+  return r;
+}
+
 /* grow --size=max|SECTORS [--assume-clean]: the component size grown
  * (array_resize), its new space resynced by the job thread.
  */
@@ -213,6 +233,8 @@ cmd_grow (struct array *a, char **w, unsigned n, FILE *out,
   for (unsigned i = 1; i < n; i++)
     if (strncmp (w[i], "--size=", 7) == 0)
       return grow_size (a, w, n, out, err);
+  if (n == 2 && strncmp (w[1], "--bitmap=", 9) == 0)
+    return grow_bitmap (a, w[1] + 9, out, err);
   for (unsigned i = 1; i < n; i++) {
     if (strcmp (w[i], "--force") == 0 && !force)
       force = true;
@@ -297,9 +319,9 @@ const struct array_cmd array_cmds[] = {
     "[--wait] [--force] SLOT PATH", NULL, cmd_slot },
   { "grow", "add members and reshape the array onto them (resumable)",
     "grow [PATH...] [--force] [--backup-file=FILE] | grow "
-    "--size=max|SECTORS [--assume-clean]", 1, MAX_WORDS,
-    ACMD_WAIT | ACMD_ADD | ACMD_FORCE | ACMD_BACKUP | ACMD_SIZE |
-    ACMD_ASSUME_CLEAN, 0,
+    "--size=max|SECTORS [--assume-clean] | grow --bitmap=internal|none", 1,
+    MAX_WORDS, ACMD_WAIT | ACMD_ADD | ACMD_FORCE | ACMD_BACKUP | ACMD_SIZE |
+    ACMD_ASSUME_CLEAN | ACMD_BITMAP, 0,
     "[--wait] [--force] [--backup-file FILE] --add PATH [--add PATH...]",
     NULL, cmd_grow },
   { "fail", "take a member of a served array out of service", "fail SLOT",

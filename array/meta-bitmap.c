@@ -4,6 +4,8 @@
  */
 #include <config.h>
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -329,4 +331,79 @@ meta_bitmap_grow (struct array *a, uint64_t from, uint64_t to, bool mark)
     mark_sectors (meta_bitmap_bits (m), m->bm.chunksize / 512, from, to);
     mark_sectors (m->resync_bits, m->bm.chunksize / 512, from, to);
   }
+}
+
+/* The bitmap mdadm --grow --bitmap=internal adds (add_internal_bitmap1):
+ * 8 sectors after the superblock, its chunk as at create for the room
+ * before the bad-block log (or the data), every bit set.  0, or -ENOSPC
+ * with err set when no bitmap fits.
+ */
+static int
+new_bitmap (struct array *a, struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  const struct md_sb *c = &m->live.common;
+  uint64_t at = (MD_SB_SECTOR + (uint64_t) MD_BITMAP_SB_OFFSET) * 512;
+  uint64_t limit = c->data_offset * 512, room;
+  struct md_bitmap_sb bm = {
+    .version = MD_BITMAP_VERSION, .sync_size = c->size,
+    .daemon_sleep = MD_BITMAP_DAEMON_SLEEP,
+  };
+
+  if (c->bblog_size && c->bblog_offset > 0)
+    limit = (MD_SB_SECTOR + (uint64_t) c->bblog_offset) * 512;
+  room = limit > at ? (limit - at) / 512 : 0;
+  if (md_bitmap_room (c->size) < room)
+    room = md_bitmap_room (c->size);
+  bm.chunksize = md_bitmap_default_chunk (c->size, room);
+  memcpy (bm.uuid, c->set_uuid, 16);
+  if (room * 512 <= MD_BITMAP_HEADER ||
+      at + md_bitmap_area_bytes (&bm) > limit) {
+    array_set_err (err, "no room for an internal bitmap between the "
+                   "superblock and %s (bytes %" PRIu64 " to %" PRIu64 ")",
+                   c->bblog_size ? "the bad-block log" : "the data", at,
+                   limit);
+    return -ENOSPC;
+  }
+  m->bm = bm;
+  m->bm_offset = at;
+  m->bm_area_bytes = md_bitmap_area_bytes (&bm);
+  if (posix_memalign ((void **) &m->bm_area, 4096, m->bm_area_bytes) != 0 ||
+      (m->bm_durable = calloc (1, m->bm_area_bytes - MD_BITMAP_HEADER)) == NULL) {
+    free (m->bm_area);
+    m->bm_area = NULL;
+    array_set_err (err, "out of memory for the bitmap");
+    return -ENOMEM;
+  }
+  memset (m->bm_area, 0, m->bm_area_bytes);
+  for (uint64_t k = 0; k < md_bitmap_bits (&bm); k++)
+    md_bitmap_set (meta_bitmap_bits (m), k);
+  return 0;
+}
+
+int
+meta_set_bitmap (struct array *a, bool on, struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  int r = 0;
+
+  pthread_rwlock_wrlock (&m->gate);
+  pthread_mutex_lock (&m->lock);
+  if (on && (r = new_bitmap (a, err)) == 0)
+    m->has_bitmap = true;
+  if (r == 0) {
+    if (!on)
+      m->has_bitmap = false;
+    md_live_apply (&m->live, &(struct md_event) { .kind = MD_EV_BITMAP,
+                                                  .sectors = on });
+    r = meta_write_out (a, true, err);
+  }
+  if (!m->has_bitmap) {
+    free (m->bm_area);
+    free (m->bm_durable);
+    m->bm_area = m->bm_durable = NULL;
+  }
+  pthread_mutex_unlock (&m->lock);
+  pthread_rwlock_unlock (&m->gate);
+  return r;
 }

@@ -147,6 +147,14 @@ enum meta_join {
   META_JOIN_RE_ADD,           /* its old device, only what the bitmap marks */
 };
 
+/* Add (on) or remove the internal bitmap (array_set_bitmap; mdadm
+ * --grow --bitmap=internal|none), with no request in flight: added where
+ * and as mdadm adds it, every bit set; the superblocks (and the bitmap)
+ * written.  0 or -errno (err set; -ENOSPC: no room for one).
+ */
+int meta_set_bitmap (struct array *a, bool on, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 /* Record the component grown to `to` sectors (array_resize; md's
  * update_size): with no request in flight, the bitmap covers it (see
  * meta_bitmap_grow), each member's data_size becomes sizes[slot], the

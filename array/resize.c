@@ -1,5 +1,8 @@
-/* array/resize.c -- the component size grown into the members' room
- * (array_resize, array.h): what mdadm --grow --size=max|SIZE asks of md
+/* array/resize.c -- what mdadm --grow changes besides the members: the
+ * component size grown into the members' room (array_resize, array.h),
+ * and an internal bitmap added or removed (array_set_bitmap).
+ *
+ * The size: what mdadm --grow --size=max|SIZE asks of md
  * (md.c update_size, raid5.c raid5_resize), once every member of an
  * array has been replaced by a bigger one or the members' files or
  * devices grew -- offline, or while served (requests held meanwhile, as
@@ -156,6 +159,39 @@ array_resize (struct array *a, uint64_t sectors, bool clean,
            (r = new_size (a, sectors, sizes, &to, err)) == 0 &&
            (r = new_geometry (a, to, &g, err)) == 0)
     r = record (a, to, sizes, clean, &g, err);
+  pthread_rwlock_unlock (&a->shape_lock);
+  pthread_mutex_unlock (&a->job.lock);
+  return r;
+}
+
+int
+array_set_bitmap (struct array *a, bool on, struct array_err *err)
+{
+  const char *why;
+  int r;
+
+  if ((r = array_writable (a, on ? "add a bitmap" : "remove the bitmap",
+                           err)) < 0)
+    return r;
+  pthread_mutex_lock (&a->job.lock);
+  pthread_rwlock_wrlock (&a->shape_lock);
+  if ((why = not_now (a)) != NULL) {
+    array_set_err (err, "cannot %s: %s", on ? "add a bitmap"
+                   : "remove the bitmap", why);
+    r = -EBUSY;
+  }
+  else if (on && a->ppl.on) {
+    array_set_err (err, "cannot add a bitmap: the array keeps a partial "
+                   "parity log (md keeps one or the other)");
+    r = -EINVAL;
+  }
+  else if (on == a->meta.has_bitmap) {
+    array_set_err (err, "the array has %s", on ? "an internal bitmap "
+                   "already" : "no bitmap");
+    r = -EALREADY;
+  }
+  else
+    r = meta_set_bitmap (a, on, err);
   pthread_rwlock_unlock (&a->shape_lock);
   pthread_mutex_unlock (&a->job.lock);
   return r;

@@ -24,6 +24,10 @@
 #define MD_BITMAP_STALE       2u          /* state mask: forces full resync */
 #define MD_BITMAP_MIN_CHUNK   (64u << 20) /* mdadm's default floor */
 #define MD_BITMAP_DAEMON_SLEEP 5u         /* seconds, mdadm's default */
+/* Where mdadm puts an internal bitmap: 8 sectors after a v1.2
+ * superblock (its bitmap_offset), at create and when one is added.
+ */
+#define MD_BITMAP_SB_OFFSET   8u
 #define MD_BITMAP_MAX_SYNC    (UINT64_C (1) << 54)  /* sectors: 8 EiB */
 
 struct md_bitmap_sb {

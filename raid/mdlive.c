@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "raid/mdbitmap.h"
 #include "raid/mdstate.h"
 
 void
@@ -298,6 +299,16 @@ change (struct md_live *s, const struct md_event *ev)
     return true;
   case MD_EV_RESHAPE_DONE: reshape_done (s); return true;
   case MD_EV_RESIZE: resize (s, ev); return true;
+  case MD_EV_BITMAP:
+    if (ev->sectors) {
+      s->common.feature_map |= MD_FEATURE_BITMAP_OFFSET;
+      s->common.bitmap_offset = MD_BITMAP_SB_OFFSET;
+    }
+    else {
+      s->common.feature_map &= ~(uint32_t) MD_FEATURE_BITMAP_OFFSET;
+      s->common.bitmap_offset = 0;
+    }
+    return true;
   }
   assert (!"unknown md event");
   return false;

@@ -326,6 +326,11 @@ enum md_event_kind {
    * --assume-clean).
    */
   MD_EV_RESIZE,
+  /* An internal bitmap added (sectors 1: at 8 sectors from the
+   * superblock, mdadm's place) or removed (0): mdadm --grow
+   * --bitmap=internal|none, md's bitmap/location.
+   */
+  MD_EV_BITMAP,
 };
 
 struct md_event {

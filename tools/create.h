@@ -19,7 +19,7 @@
 #include "io/signature.h"
 
 /* mdadm puts the bitmap 8 sectors after a v1.2 superblock: byte 8192. */
-#define CREATE_BITMAP_SECTORS 8
+#define CREATE_BITMAP_SECTORS MD_BITMAP_SB_OFFSET
 #define CREATE_BITMAP_OFFSET 8192u
 
 enum create_bitmap {

@@ -27,7 +27,7 @@
 static const char *const opt_names[] = {
   "--json", "--wait", "--list", "--slot", "--new", "--min", "--max",
   "--files", "--fs-offset", "--force", "", "--add", "--backup-file",
-  "--size", "--assume-clean",
+  "--size", "--assume-clean", "--bitmap",
 };
 
 /* What the command line said. */
@@ -42,6 +42,7 @@ struct ctl_args {
   const char *backup;         /* grow's --backup-file */
   const char *size;           /* grow's --size, as given */
   uint64_t size_sectors;      /* ... parsed: 0 for max */
+  int bitmap;                 /* grow's --bitmap: 1 internal, 0 none */
   unsigned slot_no;           /* slot, parsed */
   uint64_t min_kib, max_kib;
   uint64_t fs_off;            /* --fs-offset, or CHECK_FS_AUTO */
@@ -111,6 +112,7 @@ take_option (struct ctl_args *a, int c, const char *arg)
     a->size = arg;
     return grow_parse_size (arg, &a->size_sectors);
   case 'C': a->given |= ACMD_ASSUME_CLEAN; return TOOL_OK;
+  case 'i': a->given |= ACMD_BITMAP; return grow_parse_bitmap (arg, &a->bitmap);
   default: return TOOL_FAIL;
   }
 }
@@ -133,6 +135,7 @@ parse_options (int argc, char **argv, struct ctl_args *a)
     { "backup-file", required_argument, NULL, 'b' },
     { "size", required_argument, NULL, 'z' },
     { "assume-clean", no_argument, NULL, 'C' },
+    { "bitmap", required_argument, NULL, 'i' },
     { NULL, 0, NULL, 0 },
   };
   unsigned bad;
@@ -154,8 +157,9 @@ parse_options (int argc, char **argv, struct ctl_args *a)
     return tool_error ("--files explains a finished check: it needs --wait");
   if ((a->given & ACMD_FS_OFFSET) && !(a->given & ACMD_FILES))
     return tool_error ("--fs-offset: only with --files");
-  if ((a->given & ACMD_SIZE) && (a->given & (ACMD_ADD | ACMD_BACKUP | ACMD_FORCE)))
-    return tool_error ("--size grows the members' space, --add the members: "
+  if (!!(a->given & (ACMD_ADD | ACMD_BACKUP | ACMD_FORCE)) +
+      !!(a->given & ACMD_SIZE) + !!(a->given & ACMD_BITMAP) > 1)
+    return tool_error ("--add, --size and --bitmap change one thing each: "
                        "one at a time (as mdadm)");
   if ((a->given & ACMD_ASSUME_CLEAN) && !(a->given & ACMD_SIZE))
     return tool_error ("--assume-clean goes with --size");
@@ -275,6 +279,9 @@ compose (const struct ctl_args *a, char *line, size_t len)
     n += snprintf (line + n, len - (size_t) n, " --size=max");
   if (a->given & ACMD_ASSUME_CLEAN)
     n += snprintf (line + n, len - (size_t) n, " --assume-clean");
+  if (a->given & ACMD_BITMAP)
+    n += snprintf (line + n, len - (size_t) n, " --bitmap=%s",
+                   a->bitmap ? "internal" : "none");
   return TOOL_OK;
 }
 
@@ -311,7 +318,7 @@ ctl_main (const char *path, int argc, char **argv)
     return TOOL_FAIL;
   r = ctl_reply (reply, a.wait && a.json ? stderr : stdout);
   /* grow --size with nothing to resync: no job to wait for. */
-  nothing = (a.given & ACMD_ASSUME_CLEAN) ||
+  nothing = (a.given & (ACMD_ASSUME_CLEAN | ACMD_BITMAP)) ||
     strstr (reply, "component size stays") != NULL;
   free (reply);
   if (r != TOOL_OK || !a.wait || nothing)

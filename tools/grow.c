@@ -41,6 +41,7 @@ struct grow_opts {
   bool resize;                /* --size given */
   uint64_t size;              /* --size: sectors per member; 0: max */
   bool assume_clean;          /* --assume-clean (with --size) */
+  int bitmap;                 /* --bitmap: 1 internal, 0 none, -1 not given */
 };
 
 static const char usage_text[] =
@@ -51,6 +52,8 @@ static const char usage_text[] =
 "                     --add PATH [--add PATH...]\n"
 "       raid5ctl grow --size max|SIZE [--assume-clean] [--max-speed SIZE] DISK...\n"
 "       raid5ctl grow --control SOCKET [--wait] --size max|SIZE [--assume-clean]\n"
+"       raid5ctl grow --bitmap internal|none DISK...\n"
+"       raid5ctl grow --control SOCKET --bitmap internal|none\n"
 "\n"
 "Grow an array whose members carry md superblocks by one member or more,\n"
 "offline (nothing may serve the members): mdadm --add, then mdadm --grow\n"
@@ -77,6 +80,8 @@ static const char usage_text[] =
 "                    chunks; the new space is resynced\n"
 "  --assume-clean    with --size: take the new space as consistent (only if\n"
 "                    it is all zero on every member), no resync\n"
+"  --bitmap internal|none  add a write-intent bitmap or remove it instead\n"
+"                    (mdadm --grow --bitmap), where mdadm puts one\n"
 "  --direct          member I/O with O_DIRECT, past the page cache: the\n"
 "                    default when every DISK (and PATH) is a block device\n"
 "  --buffered        member I/O through the page cache (image files' default)\n"
@@ -123,6 +128,16 @@ usage (void)
 }
 
 int
+grow_parse_bitmap (const char *arg, int *on)
+{
+  if (strcmp (arg, "internal") == 0 || strcmp (arg, "none") == 0) {
+    *on = arg[0] == 'i';
+    return TOOL_OK;
+  }
+  return tool_error ("--bitmap %s: internal or none", arg);
+}
+
+int
 grow_parse_size (const char *arg, uint64_t *sectors)
 {
   *sectors = 0;
@@ -150,6 +165,7 @@ take_option (struct grow_opts *o, int c, const char *arg)
   case 'b': o->backup = arg; return TOOL_OK;
   case 's': o->resize = true; return grow_parse_size (arg, &o->size);
   case 'c': o->assume_clean = true; return TOOL_OK;
+  case 'i': return grow_parse_bitmap (arg, &o->bitmap);
   default: return offline_option (&o->job, c, arg);
   }
 }
@@ -163,6 +179,7 @@ parse (int argc, char **argv, struct grow_opts *o)
     { "backup-file", required_argument, NULL, 'b' },
     { "size", required_argument, NULL, 's' },
     { "assume-clean", no_argument, NULL, 'c' },
+    { "bitmap", required_argument, NULL, 'i' },
     OFFLINE_LONGOPTS,
     { NULL, 0, NULL, 0 },
   };
@@ -171,8 +188,9 @@ parse (int argc, char **argv, struct grow_opts *o)
   while ((c = tool_getopt (argc, argv, "h", longopts)) != -1)
     if (take_option (o, c, optarg) != TOOL_OK)
       return TOOL_FAIL;
-  if (o->resize && (o->nadd || o->backup))
-    return tool_error ("--size grows the members' space, --add the members: "
+  if ((o->resize || o->bitmap >= 0) + (o->nadd || o->backup) +
+      (o->bitmap >= 0 && o->resize) > 1)
+    return tool_error ("--add, --size and --bitmap change one thing each: "
                        "one at a time (as mdadm)");
   if (o->assume_clean && !o->resize)
     return tool_error ("--assume-clean goes with --size");
@@ -219,6 +237,25 @@ start (struct array *a, const struct grow_opts *o, uint64_t *from_cap)
   return TOOL_OK;
 }
 
+/* --bitmap: the internal bitmap added or removed. */
+static int
+set_bitmap (struct array *a, const struct grow_opts *o)
+{
+  struct array_err err;
+  int r = array_set_bitmap (a, o->bitmap, &err);
+
+  if (r == -EALREADY) {
+    printf ("grow: %s\n", err.msg);
+    return TOOL_OK;
+  }
+  if (r < 0)
+    return tool_error ("%s", err.msg);
+  printf ("grow: %s\n", o->bitmap ? "internal bitmap added (every bit set: "
+          "a server or md clears them once it finds the array in sync)"
+          : "bitmap removed");
+  return TOOL_OK;
+}
+
 /* --size: the component grown and its new space resynced. */
 static int
 resize (struct array *a, const struct grow_opts *o)
@@ -252,7 +289,7 @@ resize (struct array *a, const struct grow_opts *o)
 int
 grow_main (int argc, char **argv)
 {
-  struct grow_opts o = { 0 };
+  struct grow_opts o = { .bitmap = -1 };
   struct array *a = NULL;
   uint64_t was = 0;
   char size[32], before[32];
@@ -261,8 +298,8 @@ grow_main (int argc, char **argv)
   offline_log_reset ();
   if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
     return TOOL_FAIL;
-  if (o.resize) {
-    r = resize (a, &o);
+  if (o.resize || o.bitmap >= 0) {
+    r = o.resize ? resize (a, &o) : set_bitmap (a, &o);
     array_close (a);
     return r;
   }

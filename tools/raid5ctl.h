@@ -47,6 +47,10 @@ int grow_main (int argc, char **argv);
  * sectors (bare: KiB).  TOOL_OK, or TOOL_FAIL with the error said.
  */
 int grow_parse_size (const char *arg, uint64_t *sectors);
+/* grow --bitmap's argument: internal (*on 1) or none (0).  TOOL_OK, or
+ * TOOL_FAIL with the error said.
+ */
+int grow_parse_bitmap (const char *arg, int *on);
 int replace_main (int argc, char **argv);
 int layout_main (int argc, char **argv);       /* teaching: teach.h */
 int map_main (int argc, char **argv);

@@ -14,6 +14,10 @@
 #  - a grow killed during its resync: the superblocks hold the new size
 #    and a resync due; the plugin serving the array finishes it, and
 #    check then finds 0;
+#  - grow --bitmap internal|none: added offline (8 sectors after the
+#    superblock, covering the component), said when there is one already,
+#    refused with a partial parity log; removed and added again while
+#    served, the array clean after;
 #  - while served (--control ... --wait), a client rewriting blocks of
 #    the old space throughout: no write lost, a new connection sees the
 #    new size, check --wait finds parity right, the superblocks clean
@@ -57,7 +61,7 @@ members_grow 48
 expect_refused "less than the 63488 the array uses: shrinking" grow --size 20M "${g[@]}"
 expect_refused "member 0 .* has room for 96256 sectors after its data offset, not 204800" \
   grow --size 100M "${g[@]}"
-expect_refused "--size grows the members' space, --add the members: one at a time" \
+expect_refused "--add, --size and --bitmap change one thing each: one at a time" \
   grow --size max --add "$tmpdir/x" "${g[@]}"
 expect_refused "--assume-clean goes with --size" grow --assume-clean "${g[@]}"
 expect_refused "cannot grow the component size: the array is degraded" \
@@ -153,7 +157,7 @@ head -c "$old" /dev/urandom >"$tmpdir/s.model"
 nbdcopy "$tmpdir/s.model" "$uri" || fail "filling s"
 DISKS=()     # the server itself may mark the array clean meanwhile
 expect_refused "--assume-clean goes with --size" --control "$ctl" grow --assume-clean
-expect_refused "--size grows the members' space, --add the members" \
+expect_refused "--add, --size and --bitmap change one thing each" \
   --control "$ctl" grow --size max --add "$tmpdir/x"
 [ "$failures" -eq 0 ] || fail "$failures refusals were wrong"
 for m in "${s[@]}"; do head -c $((16 << 20)) /dev/urandom >>"$m"; done
@@ -192,4 +196,38 @@ for _ in $(seq 100); do kill -0 "$(cat "$tmpdir/s.pid")" 2>/dev/null || break; s
   [ "$(mdadm --examine "${s[0]}" | sed -n 's/^ *State : //p')" = clean ] ||
   fail "after the server stopped: $(mdadm --examine "${s[0]}" | grep -E 'Size|State')"
 echo "   grown while a client wrote: every byte kept, new size served, parity right"
+echo "== a bitmap added and removed (grow --bitmap), offline and served"
+DISKS=("${n[@]}")
+expect_refused "--add, --size and --bitmap change one thing each" \
+  grow --bitmap internal --size max "${n[@]}"
+expect_refused "--bitmap on: internal or none" grow --bitmap on "${n[@]}"
+out=$("$RAID5CTL" grow --bitmap internal "${n[@]}" 2>&1) || fail "grow --bitmap internal: $out"
+mdadm --examine "${n[0]}" | grep -q 'Internal Bitmap : 8 sectors from superblock' ||
+  fail "no bitmap after grow --bitmap internal: $(mdadm --examine "${n[0]}" | grep -E 'Feature|Bitmap')"
+dd if="${n[0]}" of="$tmpdir/bm" bs=4096 skip=2 count=1 status=none
+mdadm --examine-bitmap "$tmpdir/bm" | grep -q 'Sync Size : 23552 ' ||
+  fail "the bitmap added: $(mdadm --examine-bitmap "$tmpdir/bm" 2>&1 | grep -E 'Sync|Bitmap')"
+out=$("$RAID5CTL" grow --bitmap internal "${n[@]}" 2>&1) &&
+  grep -q 'has an internal bitmap already' <<<"$out" || fail "added twice: $out"
+p=("$tmpdir"/p0 "$tmpdir"/p1 "$tmpdir"/p2)
+truncate -s 16M "${p[@]}"
+"$RAID5CTL" create --chunk 64K --consistency-policy ppl "${p[@]}" >/dev/null 2>&1 || fail "create p"
+DISKS=("${p[@]}")
+expect_refused "cannot add a bitmap: the array keeps a partial parity log" \
+  grow --bitmap internal "${p[@]}"
+[ "$failures" -eq 0 ] || fail "$failures refusals were wrong"
+head -c $((4 << 20)) /dev/urandom >"$tmpdir/four"
+"$NBDKIT" -U - "$PLUGIN" "${n[@]/#/disk=}" control="$tmpdir/n.ctl" --run "
+  '$RAID5CTL' --control '$tmpdir/n.ctl' grow --bitmap none &&
+  '$RAID5CTL' --control '$tmpdir/n.ctl' status | grep -q 'consistency policy: bitmap' && exit 1
+  nbdcopy '$tmpdir/four' \"\$uri\" &&
+  '$RAID5CTL' --control '$tmpdir/n.ctl' grow --bitmap internal &&
+  '$RAID5CTL' --control '$tmpdir/n.ctl' status | grep -q 'consistency policy: bitmap' &&
+  nbdcopy '$tmpdir/four' \"\$uri\"" >"$tmpdir/n.serve" 2>&1 ||
+  fail "the bitmap removed and added while served: $(cat "$tmpdir/n.serve")"
+mdadm --examine "${n[0]}" | grep -q 'Internal Bitmap : 8 sectors from superblock' &&
+  [ "$(mdadm --examine "${n[0]}" | sed -n 's/^ *State : //p')" = clean ] ||
+  fail "after serving: $(mdadm --examine "${n[0]}" | grep -E 'Feature|Bitmap|State')"
+"$RAID5CTL" check "${n[@]}" >"$tmpdir/check" 2>&1 || fail "check: $(cat "$tmpdir/check")"
+echo "   added offline, removed and added again while served, parity right"
 echo "test-grow-size: OK"

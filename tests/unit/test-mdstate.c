@@ -948,6 +948,24 @@ Test (live, resize_resyncs_from_the_old_end)
   cr_expect_eq (s.resync_cp, MD_MAX_SECTOR);
 }
 
+/* mdadm --grow --bitmap=internal|none: the feature bit and offset. */
+Test (live, bitmap_added_and_removed)
+{
+  struct md_live s;
+  struct md_sb sb;
+
+  live_of (&s, 3, -1);
+  cr_expect (apply (&s, MD_EV_BITMAP, 0, 1));
+  md_live_sb (&s, 1, &sb);
+  cr_expect (sb.feature_map & MD_FEATURE_BITMAP_OFFSET);
+  cr_expect_eq (sb.bitmap_offset, 8);
+  cr_expect_eq (sb.events, E + 1);
+  cr_expect (apply (&s, MD_EV_BITMAP, 0, 0));
+  md_live_sb (&s, 1, &sb);
+  cr_expect (!(sb.feature_map & MD_FEATURE_BITMAP_OFFSET));
+  cr_expect_eq (sb.bitmap_offset, 0);
+}
+
 Test (live, readd_check)
 {
   struct md_live s;

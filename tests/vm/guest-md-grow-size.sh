@@ -21,7 +21,11 @@
 #                the old ones: a weakness this project does not share).
 # Then 2 TiB sparse members grown to 4 TiB with --assume-clean: the bitmap
 # chunk doubles (its bits outgrow the sectors they filled), and ours must
-# say what md's says.
+# say what md's says.  Last, an internal bitmap added to arrays made
+# without (32 MiB and 200 GiB members) by mdadm --grow --bitmap=internal
+# and by raid5ctl grow --bitmap internal: the same superblock lines and
+# bitmap (place, chunk, bits); md runs ours with it; removed again by
+# both, the same lines.
 # Env: PAT, PAT2 (4 MiB each), RAID5CTL, PLUGIN.
 
 . "${BASH_SOURCE[0]%/*}/guest-lib.sh"
@@ -170,4 +174,45 @@ b=$(mdadm --examine-bitmap "${B[0]}" | sed -n 's/^ *Bitmap : \([0-9]* bits\).*/\
 [[ -n $a && $a == "$b" ]] && ok "big: the same $a" || not_ok "big: md has $a, ours $b"
 mdadm --examine-bitmap "${A[0]}" | grep -E 'Chunksize|Bitmap :' | sed 's/^/#   md: /'
 for l in "${A[@]}" "${B[@]}"; do losetup -d "$l"; done
+rm -f "$D"/*
+
+# An internal bitmap added and removed (mdadm --grow --bitmap=internal
+# on md's running array, raid5ctl grow --bitmap internal on ours).
+for sz in 32M 200G; do
+    log "bitmap added and removed, $sz members"
+    loops "a-bm$sz" "$sz" && A=("${L[@]}") && loops "b-bm$sz" "$sz" && B=("${L[@]}") ||
+        { not_ok "bitmap $sz: loops"; continue; }
+    MD=$((MD + 1))
+    run mdadm --create "/dev/md$MD" --run --metadata=1.2 --level=5 --raid-devices=3 \
+        --chunk=64 --assume-clean --bitmap=none --homehost=gs --name=bm "${A[@]}" ||
+        not_ok "bitmap $sz: mdadm --create"
+    run mdadm --grow /dev/md$MD --bitmap=internal || not_ok "bitmap $sz: mdadm --grow --bitmap=internal"
+    md_stop md$MD
+    run "$RAID5CTL" create --assume-clean --chunk 64K --bitmap none --name bm "${B[@]}" ||
+        not_ok "bitmap $sz: raid5ctl create"
+    run "$RAID5CTL" grow --bitmap internal "${B[@]}" || not_ok "bitmap $sz: raid5ctl grow --bitmap internal"
+    same "bitmap $sz: added" --examine "${A[0]}" "${B[0]}" 'Feature Map' 'Internal Bitmap' \
+        'Bad Block Log' 'Data Offset' 'Avail Dev Size'
+    same "bitmap $sz: added" --examine-bitmap "${A[0]}" "${B[0]}" 'Version' 'Chunksize' \
+        'Sync Size' 'Daemon' 'Write Mode'
+    a=$(mdadm --examine-bitmap "${A[0]}" | sed -n 's/^ *Bitmap : \([0-9]* bits\).*/\1/p')
+    b=$(mdadm --examine-bitmap "${B[0]}" | sed -n 's/^ *Bitmap : \([0-9]* bits\).*/\1/p')
+    [[ -n $a && $a == "$b" ]] && ok "bitmap $sz: the same $a" || not_ok "bitmap $sz: md has $a, ours $b"
+    # md runs ours with the bitmap, and a write marks and clears it.
+    start "${B[@]}" || not_ok "bitmap $sz: md does not assemble ours"
+    [[ $(cat /sys/block/md$MD/md/bitmap/location 2>/dev/null) == +8 ]] &&
+        ok "bitmap $sz: md runs ours with its bitmap (location +8)" ||
+        not_ok "bitmap $sz: md's bitmap location: $(cat /sys/block/md$MD/md/bitmap/location 2>&1)"
+    run dd if="$PAT" of=/dev/md$MD bs=1M count=1 oflag=direct status=none
+    run mdadm --grow /dev/md$MD --bitmap=none || not_ok "bitmap $sz: md removes ours"
+    md_stop md$MD
+    start "${A[@]}" && run mdadm --grow /dev/md$MD --bitmap=none || not_ok "bitmap $sz: md removes its own"
+    md_stop md$MD
+    run "$RAID5CTL" grow --bitmap internal "${B[@]}" && run "$RAID5CTL" grow --bitmap none "${B[@]}" ||
+        not_ok "bitmap $sz: raid5ctl grow --bitmap none"
+    same "bitmap $sz: removed" --examine "${A[0]}" "${B[0]}" 'Feature Map' 'Internal Bitmap' \
+        'Bad Block Log' 'State'
+    for l in "${A[@]}" "${B[@]}"; do losetup -d "$l"; done
+    rm -f "$D"/*
+done
 exit $((GUEST_FAILS > 0))

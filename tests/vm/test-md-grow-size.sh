@@ -6,7 +6,9 @@
 # ours at the new size with its new space in sync, the plugin serves md's,
 # and md's own check confirms where md leaves new space unsynced (a
 # bitmap chunk over old and new space) that ours does not.  The bitmap's
-# chunk doubling (2 TiB -> 4 TiB sparse members) agrees with md's.
+# chunk doubling (2 TiB -> 4 TiB sparse members) agrees with md's, and
+# so does a bitmap added to an array made without one, and removed
+# (mdadm --grow --bitmap=internal|none; raid5ctl grow --bitmap).
 # One guest boot; the members are loop devices inside it.
 . "${0%/*}/lib.sh"
 need_plugin
