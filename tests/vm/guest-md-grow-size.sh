@@ -21,8 +21,8 @@
 #                the old ones: a weakness this project does not share).
 # Then 2 TiB sparse members grown to 4 TiB with --assume-clean: the bitmap
 # chunk doubles (its bits outgrow the sectors they filled), and ours must
-# say what md's says.  Last, an internal bitmap added to arrays made
-# without (32 MiB and 200 GiB members) by mdadm --grow --bitmap=internal
+# say what md's says.  Last, an internal bitmap added to an array made
+# without (200 GiB members) by mdadm --grow --bitmap=internal
 # and by raid5ctl grow --bitmap internal: the same superblock lines and
 # bitmap (place, chunk, bits); md runs ours with it; removed again by
 # both, the same lines.
@@ -56,13 +56,24 @@ grow_files () {
     done
 }
 
+# field TEXT KEY: KEY's value in mdadm's TEXT (bash only, no exec).
+field () {
+    local line
+    while IFS= read -r line; do
+        line=${line#"${line%%[! ]*}"}
+        [[ $line == "$2 : "* ]] && { echo "${line#"$2 : "}"; return; }
+    done <<<"$1"
+}
+
 # same WHAT OPTION A B KEY...: mdadm OPTION says the same of A and B.
+# (mdadm runs once a device: under TCG every exec costs a tenth of a
+# second or more.)
 same () {
-    local what=$1 opt=$2 a=$3 b=$4 k x y bad=; shift 4
+    local what=$1 opt=$2 a=$3 b=$4 k x y bad= ea eb; shift 4
     blockdev --flushbufs "$a" "$b"
+    ea=$(mdadm "$opt" "$a" 2>&1) eb=$(mdadm "$opt" "$b" 2>&1)
     for k; do
-        x=$(mdadm "$opt" "$a" 2>&1 | sed -n "s/^ *$k : //p" | head -n1)
-        y=$(mdadm "$opt" "$b" 2>&1 | sed -n "s/^ *$k : //p" | head -n1)
+        x=$(field "$ea" "$k") y=$(field "$eb" "$k")
         [[ $x == "$y" ]] || bad+="$k: md '$x', ours '$y'; "
     done
     [[ -z $bad ]] && ok "$what: mdadm $opt says the same" || not_ok "$what: $bad"
@@ -178,7 +189,7 @@ rm -f "$D"/*
 
 # An internal bitmap added and removed (mdadm --grow --bitmap=internal
 # on md's running array, raid5ctl grow --bitmap internal on ours).
-for sz in 32M 200G; do
+for sz in 200G; do
     log "bitmap added and removed, $sz members"
     loops "a-bm$sz" "$sz" && A=("${L[@]}") && loops "b-bm$sz" "$sz" && B=("${L[@]}") ||
         { not_ok "bitmap $sz: loops"; continue; }
