@@ -52,29 +52,6 @@ KEYS=('Feature Map' 'Raid Devices' 'Avail Dev Size' 'Array Size'
 BKEYS=('Version' 'Events' 'Events Cleared' 'State' 'Chunksize' 'Sync Size'
        'Bitmap')
 
-# field TEXT KEY: KEY's value in mdadm's TEXT (bash only, no exec).
-field () {
-    local line
-    while IFS= read -r line; do
-        line=${line#"${line%%[! ]*}"}
-        [[ $line == "$2 : "* ]] && { echo "${line#"$2 : "}"; return; }
-    done <<<"$1"
-}
-
-# same_examine WHAT MDADM-OPTION THEIRS OURS KEY...
-# (mdadm runs once a device: under TCG every exec costs a tenth of a
-# second or more.)
-same_examine () {
-    local what=$1 opt=$2 a=$3 b=$4 k x y bad= ea eb; shift 4
-    blockdev --flushbufs "$a" "$b"
-    ea=$(mdadm "$opt" "$a" 2>&1) eb=$(mdadm "$opt" "$b" 2>&1)
-    for k; do
-        x=$(field "$ea" "$k") y=$(field "$eb" "$k")
-        [[ $x == "$y" ]] || bad+="$k: md '$x', ours '$y'; "
-    done
-    [[ -z $bad ]] && ok "$what: mdadm $opt says the same" || not_ok "$what: $bad"
-}
-
 # whole WHAT PATTERN-FILE M0 M1 M2: md assembles the three, has nothing to
 # recover, checks parity clean and reads the pattern.
 whole () {
@@ -132,12 +109,12 @@ for pol in none bitmap ppl; do
     run "$RAID5CTL" create --chunk 64K --name "$pol" "${ours[@]}" "${B[0]}" missing "${B[2]}" ||
         { not_ok "$pol: raid5ctl create with missing"; continue; }
     for i in 0 2; do
-        same_examine "$pol: member $i" --examine "${A[i]}" "${B[i]}" "${KEYS[@]}"
+        md_same "$pol: member $i" --examine "${A[i]}" "${B[i]}" "${KEYS[@]}"
         d=$(sb_differs "${A[i]}" "${B[i]}")
         [[ -z $d ]] && ok "$pol: member $i: the same superblock bytes" ||
             not_ok "$pol: member $i: superblock bytes differ at $d"
     done
-    [[ $pol != bitmap ]] || same_examine "$pol" --examine-bitmap "${A[0]}" "${B[0]}" "${BKEYS[@]}"
+    [[ $pol != bitmap ]] || md_same "$pol" --examine-bitmap "${A[0]}" "${B[0]}" "${BKEYS[@]}"
     # Both ways with a bitmap (the one whose bits differ from a whole
     # create's), one way each for the others: TCG makes every rebuild dear.
     [[ $pol == ppl ]] ||

@@ -56,29 +56,6 @@ grow_files () {
     done
 }
 
-# field TEXT KEY: KEY's value in mdadm's TEXT (bash only, no exec).
-field () {
-    local line
-    while IFS= read -r line; do
-        line=${line#"${line%%[! ]*}"}
-        [[ $line == "$2 : "* ]] && { echo "${line#"$2 : "}"; return; }
-    done <<<"$1"
-}
-
-# same WHAT OPTION A B KEY...: mdadm OPTION says the same of A and B.
-# (mdadm runs once a device: under TCG every exec costs a tenth of a
-# second or more.)
-same () {
-    local what=$1 opt=$2 a=$3 b=$4 k x y bad= ea eb; shift 4
-    blockdev --flushbufs "$a" "$b"
-    ea=$(mdadm "$opt" "$a" 2>&1) eb=$(mdadm "$opt" "$b" 2>&1)
-    for k; do
-        x=$(field "$ea" "$k") y=$(field "$eb" "$k")
-        [[ $x == "$y" ]] || bad+="$k: md '$x', ours '$y'; "
-    done
-    [[ -z $bad ]] && ok "$what: mdadm $opt says the same" || not_ok "$what: $bad"
-}
-
 start () { MD=$((MD + 1)); run mdadm --assemble "/dev/md$MD" "$@"; }
 
 for pol in none internal; do
@@ -109,8 +86,8 @@ for pol in none internal; do
     run "$RAID5CTL" grow --size max "${B[@]}" && ok "$pol: raid5ctl grow --size max" ||
         not_ok "$pol: raid5ctl grow --size max"
 
-    for i in 0 1 2; do same "$pol: member $i" --examine "${A[i]}" "${B[i]}" "${KEYS[@]}"; done
-    [[ $pol == none ]] || same "$pol" --examine-bitmap "${A[0]}" "${B[0]}" "${BKEYS[@]}"
+    for i in 0 1 2; do md_same "$pol: member $i" --examine "${A[i]}" "${B[i]}" "${KEYS[@]}"; done
+    [[ $pol == none ]] || md_same "$pol" --examine-bitmap "${A[0]}" "${B[0]}" "${BKEYS[@]}"
 
     # here -> md
     start "${B[@]}" || { not_ok "$pol: md does not assemble ours"; continue; }
@@ -176,10 +153,10 @@ start "${A[@]}" && run mdadm --grow /dev/md$MD --size=max --assume-clean ||
     not_ok "big: mdadm --grow --size=max --assume-clean"
 md_stop md$MD
 run "$RAID5CTL" grow --size max --assume-clean "${B[@]}" || not_ok "big: raid5ctl grow"
-same "big: member 0" --examine "${A[0]}" "${B[0]}" "${KEYS[@]}"
+md_same "big: member 0" --examine "${A[0]}" "${B[0]}" "${KEYS[@]}"
 # md cleared the bits mdadm --create set (it ran the array); ours never
 # ran: the chunk and the number of bits are what must agree.
-same "big" --examine-bitmap "${A[0]}" "${B[0]}" 'Chunksize' 'Sync Size'
+md_same "big" --examine-bitmap "${A[0]}" "${B[0]}" 'Chunksize' 'Sync Size'
 a=$(mdadm --examine-bitmap "${A[0]}" | sed -n 's/^ *Bitmap : \([0-9]* bits\).*/\1/p')
 b=$(mdadm --examine-bitmap "${B[0]}" | sed -n 's/^ *Bitmap : \([0-9]* bits\).*/\1/p')
 [[ -n $a && $a == "$b" ]] && ok "big: the same $a" || not_ok "big: md has $a, ours $b"
@@ -202,9 +179,9 @@ for sz in 200G; do
     run "$RAID5CTL" create --assume-clean --chunk 64K --bitmap none --name bm "${B[@]}" ||
         not_ok "bitmap $sz: raid5ctl create"
     run "$RAID5CTL" grow --bitmap internal "${B[@]}" || not_ok "bitmap $sz: raid5ctl grow --bitmap internal"
-    same "bitmap $sz: added" --examine "${A[0]}" "${B[0]}" 'Feature Map' 'Internal Bitmap' \
+    md_same "bitmap $sz: added" --examine "${A[0]}" "${B[0]}" 'Feature Map' 'Internal Bitmap' \
         'Bad Block Log' 'Data Offset' 'Avail Dev Size'
-    same "bitmap $sz: added" --examine-bitmap "${A[0]}" "${B[0]}" 'Version' 'Chunksize' \
+    md_same "bitmap $sz: added" --examine-bitmap "${A[0]}" "${B[0]}" 'Version' 'Chunksize' \
         'Sync Size' 'Daemon' 'Write Mode'
     a=$(mdadm --examine-bitmap "${A[0]}" | sed -n 's/^ *Bitmap : \([0-9]* bits\).*/\1/p')
     b=$(mdadm --examine-bitmap "${B[0]}" | sed -n 's/^ *Bitmap : \([0-9]* bits\).*/\1/p')
@@ -221,7 +198,7 @@ for sz in 200G; do
     md_stop md$MD
     run "$RAID5CTL" grow --bitmap internal "${B[@]}" && run "$RAID5CTL" grow --bitmap none "${B[@]}" ||
         not_ok "bitmap $sz: raid5ctl grow --bitmap none"
-    same "bitmap $sz: removed" --examine "${A[0]}" "${B[0]}" 'Feature Map' 'Internal Bitmap' \
+    md_same "bitmap $sz: removed" --examine "${A[0]}" "${B[0]}" 'Feature Map' 'Internal Bitmap' \
         'Bad Block Log' 'State'
     for l in "${A[@]}" "${B[@]}"; do losetup -d "$l"; done
     rm -f "$D"/*
