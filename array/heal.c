@@ -214,6 +214,21 @@ array_read_error (const struct array *a, const struct io_op *ops, size_t n,
   return true;
 }
 
+/* md clears a member's count of read errors whenever a read of it
+ * succeeds (raid5_end_read_request: atomic_set (&rdev->read_errors, 0)),
+ * so that only errors with no good read between them take it out.
+ */
+void
+array_reads_succeeded (struct array *a, const struct io_op *ops, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (ops[i].kind == IO_READ && ops[i].result == 0 &&
+        atomic_load_explicit (&a->read_errors[ops[i].member],
+                              memory_order_relaxed) != 0)
+      atomic_store_explicit (&a->read_errors[ops[i].member], 0,
+                             memory_order_relaxed);
+}
+
 /* Member m's bytes [off, off + len) within one stripe: computed from the
  * row, written (durably), read again and compared (R5_ReWrite, then
  * R5_ReRead).  0, or -errno with *failed the op that failed (a

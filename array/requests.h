@@ -97,6 +97,13 @@ bool array_read_error (const struct array *a, const struct io_op *ops,
                        size_t n, struct read_error *re)
   __attribute__((nonnull, warn_unused_result));
 
+/* The reads of ops[0..n) that succeeded clear their members' counts of
+ * read errors (md's rule: only errors in a row count).
+ */
+void array_reads_succeeded (struct array *a, const struct io_op *ops,
+                            size_t n)
+  __attribute__((nonnull));
+
 /* Correct re, each stripe it touches locked exclusively meanwhile: by
  * the caller (locked: a job's step holds its stripes), else here (a
  * request, holding none).  0: corrected, or the member taken out of

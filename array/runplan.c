@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "array/object.h"
+#include "array/requests.h"
 #include "array/runplan.h"
 #include "array/writepath.h"
 #include "io/view.h"
@@ -106,6 +107,7 @@ run_reads (struct array *a, struct plan_run *x)
 {
   const struct r5_plan *p = x->plan;
   size_t k = 0;
+  int r;
 
   for (size_t i = 0; i < p->nios; i++) {
     const struct r5_io *io = &p->ios[i];
@@ -119,7 +121,9 @@ run_reads (struct array *a, struct plan_run *x)
     x->ops[k++] = op_of (x, io);
   }
   x->nops = k;
-  return io_run (a->members, x->ops, k, x->io_flags & IO_CALLS);
+  r = io_run (a->members, x->ops, k, x->io_flags & IO_CALLS);
+  array_reads_succeeded (a, x->ops, k);
+  return r;
 }
 
 /* Phase 1's reads against their checksums: -EBADMSG with x->bad at the

@@ -24,7 +24,9 @@
 #     (every member file as before); served readonly=true, the sector is
 #     read around and member 1 stays in service (md's R5_ReadError on a
 #     read-only array), an online check skips the two stripes as the
-#     offline one does, nothing is written; repair rewrites them.
+#     offline one does, nothing is written; 300 read errors each followed
+#     by a good read of member 1 keep it, 300 in a row (past md's 256)
+#     take it out, in memory only; repair rewrites them.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -164,6 +166,37 @@ st=0
   fail "read-only online check exited $st: $(cat "$tmpdir/ro-check.out")"
 [ "$(ctl_get '"%s %s %s" % (s["last_job"]["read_error_stripes"], s["last_job"]["result"], s["members"][1]["state"])')" = "2 0 active" ] ||
   fail "read-only online check: $(ctl_get 's["last_job"], s["members"][1]["state"]')"
+# md's count of read errors (raid5_end_read_request): any good read of
+# the member clears it, so 300 read errors each followed by a good read
+# of member 1 keep it in service; 300 in a row (more than md's 256) take
+# it out -- in memory only, the array being read-only.
+read_errors ()
+{
+  /usr/bin/python3 - "$URI" "$tmpdir/model" "$sr" "$CHUNK" "$1" <<'EOF'
+import nbd, sys
+uri, model, s, chunk = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+good = sys.argv[5] == "good"
+pd = 2 - s % 3                          # left-symmetric, 3 members
+at = s * 2 * chunk + (3 - pd) % 3 * chunk   # member 1's data chunk
+want = open(model, "rb").read()
+h = nbd.NBD(); h.connect_uri(uri)
+def read(off):
+    if h.pread(4096, off) != want[off:off + 4096]:
+        sys.exit("wrong bytes at array offset %d" % off)
+for _ in range(300):
+    read(at + 4096)                     # its sectors 8-15: every read fails
+    if good:
+        read(at)                        # its sectors 0-7: read well
+EOF
+}
+read_errors good || fail "300 read errors, each then a good read"
+[ "$(ctl_get '"%s %s" % (s["health"], s["members"][1]["state"])')" = "[UUU] active" ] ||
+  fail "good reads did not clear member 1's read errors: $(ctl_get 's["health"], s["members"][1]["state"]')"
+read_errors bad || fail "300 read errors in a row"
+[ "$(ctl_get '"%s %s" % (s["health"], s["members"][1]["state"])')" = "[U_U] faulty" ] ||
+  fail "300 read errors in a row, member 1: $(ctl_get 's["health"], s["members"][1]["state"]')"
+grep -Eq "member 1 .*: 257 read errors, more than md's 256: taken out of service" \
+  "$tmpdir/ro-serve.log" || fail "the log does not say member 1 was taken out"
 stop_server
 unremapped || fail "the read-only server rewrote a bad sector: $(cat "$LOG")"
 sha256sum -c --quiet "$tmpdir/before.sum" || fail "the read-only server changed a member"
