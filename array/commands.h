@@ -40,6 +40,12 @@
  */
 #define ARRAY_READ_MAX (256u << 10)
 
+/* How a reply begins when the command changed nothing (grow --size
+ * with no room, grow --bitmap already so): raid5ctl --wait then has no
+ * job to follow.
+ */
+#define ACMD_UNCHANGED "unchanged: "
+
 struct array;
 struct array_err;
 

@@ -171,7 +171,7 @@ grow_bitmap (struct array *a, const char *what, FILE *out,
   if (!on && strcmp (what, "none") != 0)
     return -EINVAL;
   if ((r = array_set_bitmap (a, on, err)) == -EALREADY) {
-    fprintf (out, "grow: %s\n", err->msg);
+    fprintf (out, "grow: " ACMD_UNCHANGED "%s\n", err->msg);
     return 0;
   }
   if (r == 0)
@@ -205,7 +205,7 @@ grow_size (struct array *a, char **w, unsigned n, FILE *out,
     }
   }
   if ((r = array_resize (a, sectors, clean, err)) == -EALREADY) {
-    fprintf (out, "grow: %s\n", err->msg);
+    fprintf (out, "grow: " ACMD_UNCHANGED "%s\n", err->msg);
     return 0;
   }
   if (r < 0)

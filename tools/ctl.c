@@ -40,7 +40,6 @@ struct ctl_args {
   const char *add[R5_MAX_MEMBERS];  /* grow's --add */
   unsigned nadd;
   const char *backup;         /* grow's --backup-file */
-  const char *size;           /* grow's --size, as given */
   uint64_t size_sectors;      /* ... parsed: 0 for max */
   int bitmap;                 /* grow's --bitmap: 1 internal, 0 none */
   unsigned slot_no;           /* slot, parsed */
@@ -109,7 +108,6 @@ take_option (struct ctl_args *a, int c, const char *arg)
     return check_parse_fs_offset (arg, &a->fs_off);
   case 'z':
     a->given |= ACMD_SIZE;
-    a->size = arg;
     return grow_parse_size (arg, &a->size_sectors);
   case 'C': a->given |= ACMD_ASSUME_CLEAN; return TOOL_OK;
   case 'i': a->given |= ACMD_BITMAP; return grow_parse_bitmap (arg, &a->bitmap);
@@ -272,10 +270,10 @@ compose (const struct ctl_args *a, char *line, size_t len)
     n += snprintf (line + n, len - (size_t) n, " --max %" PRIu64, a->max_kib);
   if (a->force)
     n += snprintf (line + n, len - (size_t) n, " --force");
-  if (a->size && a->size_sectors)
+  if ((a->given & ACMD_SIZE) && a->size_sectors)
     n += snprintf (line + n, len - (size_t) n, " --size=%" PRIu64,
                    a->size_sectors);
-  else if (a->size)
+  else if (a->given & ACMD_SIZE)
     n += snprintf (line + n, len - (size_t) n, " --size=max");
   if (a->given & ACMD_ASSUME_CLEAN)
     n += snprintf (line + n, len - (size_t) n, " --assume-clean");
@@ -319,7 +317,7 @@ ctl_main (const char *path, int argc, char **argv)
   r = ctl_reply (reply, a.wait && a.json ? stderr : stdout);
   /* grow --size with nothing to resync: no job to wait for. */
   nothing = (a.given & (ACMD_ASSUME_CLEAN | ACMD_BITMAP)) ||
-    strstr (reply, "component size stays") != NULL;
+    strstr (reply, ACMD_UNCHANGED) != NULL;
   free (reply);
   if (r != TOOL_OK || !a.wait || nothing)
     return r;

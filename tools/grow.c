@@ -188,8 +188,7 @@ parse (int argc, char **argv, struct grow_opts *o)
   while ((c = tool_getopt (argc, argv, "h", longopts)) != -1)
     if (take_option (o, c, optarg) != TOOL_OK)
       return TOOL_FAIL;
-  if ((o->resize || o->bitmap >= 0) + (o->nadd || o->backup) +
-      (o->bitmap >= 0 && o->resize) > 1)
+  if (o->resize + (o->bitmap >= 0) + (o->nadd || o->backup) > 1)
     return tool_error ("--add, --size and --bitmap change one thing each: "
                        "one at a time (as mdadm)");
   if (o->assume_clean && !o->resize)

@@ -190,6 +190,10 @@ nbdcopy "$uri" "$tmpdir/s.back" || fail "reading s"
 cmp -n "$old" "$tmpdir/s.model" "$tmpdir/s.back" || fail "bytes written during the grow were lost"
 out=$("$RAID5CTL" --control "$ctl" check --wait 2>&1) || fail "check after the grow while served: $out"
 grep -q 'check: 752 stripes checked, 0 with wrong parity' <<<"$out" || fail "check: $out"
+# No room left: said, and --wait has no resync to follow (it returns).
+out=$(timeout 10 "$RAID5CTL" --control "$ctl" grow --size max --wait 2>&1) &&
+  grep -q '^grow: unchanged: the component size stays 96256 sectors' <<<"$out" ||
+  fail "grow --size max --wait with no room while served: $out"
 kill "$(cat "$tmpdir/s.pid")"
 for _ in $(seq 100); do kill -0 "$(cat "$tmpdir/s.pid")" 2>/dev/null || break; sleep 0.05; done
 [ -z "$(mdadm --examine "${s[0]}" | sed -n 's/^ *Used Dev Size : //p')" ] &&
