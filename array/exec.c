@@ -26,6 +26,11 @@
 #include "array/runplan.h"
 #include "array/writepath.h"
 
+/* md works a row of 4 KiB of each member at a time (a stripe_head:
+ * STRIPE_SIZE, one page), and counts its failed devices row by row.
+ */
+#define ROW_BYTES 4096u
+
 struct request {
   struct array *a;
   struct worker *w;
@@ -33,6 +38,11 @@ struct request {
   unsigned flags;
   char *buf;                  /* client buffer; NULL for zero and trim */
   uint64_t off, len;
+  /* Read-only, read errors on two members in one batch: the batches
+   * before pieces_end are of one 4 KiB row each, so that each is read
+   * around its own failed member, as md treats each row on its own.
+   */
+  uint64_t pieces_end;
   struct array_err *err;
 };
 
@@ -157,11 +167,14 @@ handle_failure (struct request *rq, size_t nops, int r)
  * raid5_end_read_request and handle_stripe).  Here the batch is redone
  * with the member read around (*around).  md fails the member once its
  * read errors pass max_nr_stripes; so here, in memory.  Not while a
- * resync is due (parity may be torn: the read fails instead), nor for a
- * second member in one batch (there is no row to compute from).
+ * resync is due (parity may be torn: the read fails instead).  A second
+ * member failing too has the batch redone a 4 KiB row at a time
+ * (rq->pieces_end), each row read around its own; two failing in one
+ * row cannot be computed (md: two failed devices in the stripe).
  */
 static int
-read_around (struct request *rq, const struct read_error *re, int *around)
+read_around (struct request *rq, const struct read_error *re, int *around,
+             uint64_t batch_end)
 {
   struct array *a = rq->a;
   unsigned m = re->member;
@@ -173,6 +186,11 @@ read_around (struct request *rq, const struct read_error *re, int *around)
                    "computed from the others", m, array_member_path (a, m),
                    re->off);
     return -EIO;
+  }
+  if (*around >= 0 && rq->pieces_end < batch_end) {
+    rq->pieces_end = batch_end;
+    *around = -1;
+    return 0;
   }
   if (*around >= 0) {
     array_set_err (rq->err, "member %u (%s): read error at member offset %"
@@ -200,14 +218,15 @@ read_around (struct request *rq, const struct read_error *re, int *around)
 }
 
 /* A read error corrected with no stripe lock of ours held (heal.c), and
- * the batch redone; after CORRECT_TRIES corrections of one batch its
+ * the batch redone; after CORRECT_TRIES corrections of one place its
  * member is taken out (it reads back what it was given, then fails the
- * batch's read again).
+ * batch's read there again).
  */
 static int
-correct (struct request *rq, const struct read_error *re, unsigned *tries)
+correct (struct request *rq, const struct read_error *re,
+         struct correct_tries *tries)
 {
-  if (++*tries > CORRECT_TRIES) {
+  if (array_correct_try (tries, re) > CORRECT_TRIES) {
     struct io_op op = { .kind = IO_READ, .member = re->member,
                         .off = re->off, .len = re->len,
                         .result = re->result };
@@ -248,6 +267,8 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
 
   if (limit != UINT64_MAX && limit * a->geom.stripe_data - pos < len)
     len = limit * a->geom.stripe_data - pos;
+  if (pos < rq->pieces_end && ROW_BYTES - pos % ROW_BYTES < len)
+    len = ROW_BYTES - pos % ROW_BYTES;
   *b->range = (struct r5_range) {
     .op = rq->op, .off = pos, .len = len, .req_off = rq->off,
     .missing = out, .budget = a->pool.buf_bytes,
@@ -278,6 +299,7 @@ struct batch_fix {
   struct read_error re;
   unsigned records;           /* times its failed writes were recorded */
   int around;                 /* read-only: a member read around, or -1 */
+  uint64_t end;               /* the bytes of the array the batch covers end */
 };
 
 /* Plan the stripes starting at pos, lock them, and run them unless
@@ -315,6 +337,7 @@ try_batch (struct request *rq, uint64_t pos, uint64_t *done,
        (*r = meta_record_out (a, rq->err)) < 0) ||
       (*r = plan_batch (rq, pos, out, limit, &b, done)) < 0)
     return BATCH_DONE;
+  fix->end = pos + *done;
   mode = lock_mode (rq, &lock);
   bsd = b.geom->stripe_data;
   if (lock || b.lock_reads)
@@ -350,7 +373,8 @@ try_batch (struct request *rq, uint64_t pos, uint64_t *done,
 static int
 run_batch (struct request *rq, uint64_t pos, uint64_t *done)
 {
-  unsigned heals = 0, corrections = 0;
+  struct correct_tries corrections = { 0, 0, 0, 0 };
+  unsigned heals = 0;
   enum batch_next next = BATCH_AGAIN;
   struct batch_fix fix = { .records = 0, .around = -1 };
   int r = 0;
@@ -360,7 +384,7 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
     if (next == BATCH_HEAL)
       r = heal (rq, &fix.bad, &heals);
     else if (next == BATCH_CORRECT && rq->a->read_only)
-      r = read_around (rq, &fix.re, &fix.around);
+      r = read_around (rq, &fix.re, &fix.around, fix.end);
     else if (next == BATCH_CORRECT)
       r = correct (rq, &fix.re, &corrections);
   }

@@ -185,32 +185,39 @@ integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
 
 /* --- read errors (md: raid5_end_read_request, handle_stripe) ---------- */
 
-/* Can the failure of the batch ops[0..n) be corrected as md does?  Only a
- * read error on one member in service, reported by the member (not its
- * link lost), with every other member in service to compute its bytes
- * from ("read error not correctable" otherwise), and no grow under way
- * (a member offset is then in one of two shapes).
+/* Can the failure of the batch ops[0..n) be corrected as md does?  Only
+ * read errors, each reported by its member (not its link lost) on a
+ * member in service, with every member in service ("read error not
+ * correctable" otherwise), and no grow under way (a member offset is
+ * then in one of two shapes).  A batch covers many stripes and may meet
+ * several: md handles each stripe's failed devices on their own
+ * (analyse_stripe), so the first is corrected and the batch redone,
+ * which meets the next.
  */
 bool
 array_read_error (const struct array *a, const struct io_op *ops, size_t n,
                   struct read_error *re)
 {
-  const struct io_op *bad = NULL;
+  const struct io_op *first = NULL;
 
-  for (size_t i = 0; i < n; i++) {
-    if (ops[i].result == 0 || ops[i].result == -ECANCELED)
-      continue;
-    if (bad || ops[i].kind != IO_READ || ops[i].link_lost ||
-        ops[i].result == -ENOMEM)
-      return false;
-    bad = &ops[i];
-  }
-  if (bad == NULL || health_out (&a->health) >= 0 || a->grow.active ||
-      health_state (&a->health, bad->member) != MEMBER_ACTIVE ||
-      bad->off < a->geom.data_offset)
+  if (health_out (&a->health) >= 0 || a->grow.active)
     return false;
-  *re = (struct read_error) { .member = bad->member, .off = bad->off,
-                              .len = bad->len, .result = bad->result };
+  for (size_t i = 0; i < n; i++) {
+    const struct io_op *op = &ops[i];
+
+    if (op->result == 0 || op->result == -ECANCELED)
+      continue;
+    if (op->kind != IO_READ || op->link_lost || op->result == -ENOMEM ||
+        health_state (&a->health, op->member) != MEMBER_ACTIVE ||
+        op->off < a->geom.data_offset)
+      return false;
+    if (first == NULL)
+      first = op;
+  }
+  if (first == NULL)
+    return false;
+  *re = (struct read_error) { .member = first->member, .off = first->off,
+                              .len = first->len, .result = first->result };
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 
 #include "array/scratch_pool.h"
@@ -89,9 +90,10 @@ struct read_error {
   int result;                 /* the read's -errno */
 };
 
-/* Is the failure of ops[0..n) (io_run's results) a read error to
- * correct -- one member's read, an error it reported, every other member
- * in service, no grow under way?  Then true and *re.
+/* Is the failure of ops[0..n) (io_run's results) read errors to correct
+ * -- reads only, errors their members reported, every member in
+ * service, no grow under way?  Then true and *re the first of them (the
+ * caller corrects it and runs ops again, meeting the next).
  */
 bool array_read_error (const struct array *a, const struct io_op *ops,
                        size_t n, struct read_error *re)
@@ -103,6 +105,30 @@ bool array_read_error (const struct array *a, const struct io_op *ops,
 void array_reads_succeeded (struct array *a, const struct io_op *ops,
                             size_t n)
   __attribute__((nonnull));
+
+/* Corrections of one place (a member op: member and offset), for
+ * CORRECT_TRIES: a read error where the last one was counts once more,
+ * one elsewhere begins a new count (a batch or piece may meet several
+ * read errors, each corrected and the work redone).  Past
+ * ARRAY_READ_ERRORS_MAX corrections of one batch in all, every try is
+ * too many (places that fail again by turns must not loop for ever).
+ */
+struct correct_tries {
+  unsigned member, n, total;
+  uint64_t off;
+};
+static inline unsigned
+array_correct_try (struct correct_tries *t, const struct read_error *re)
+{
+  if (++t->total > ARRAY_READ_ERRORS_MAX)
+    return UINT_MAX;
+  if (t->n == 0 || t->member != re->member || t->off != re->off) {
+    t->member = re->member;
+    t->off = re->off;
+    t->n = 0;
+  }
+  return ++t->n;
+}
 
 /* Correct re, each stripe it touches locked exclusively meanwhile: by
  * the caller (locked: a job's step holds its stripes), else here (a

@@ -148,6 +148,7 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
     .plan = &p->plan, .scratch = scratch, .zero = a->zero,
     .views = p->views, .ops = p->ops, .cmp = p->cmp, .io_flags = IO_CALLS,
   };
+  struct correct_tries corrections = { 0, 0, 0, 0 };
   int r;
 
   span.job = checksums && p->kind != R5_JOB_REBUILD ? R5_JOB_CHECK
@@ -170,7 +171,8 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
         bb_rebuild_read_failed (a, x.ops, x.nops, (unsigned) job_slot (a),
                                 &p->err))
       return -EAGAIN;
-    if (tries == CORRECT_TRIES || !array_read_error (a, x.ops, x.nops, &re))
+    if (!array_read_error (a, x.ops, x.nops, &re) ||
+        array_correct_try (&corrections, &re) > CORRECT_TRIES)
       return failed (p, &x, r);
     if (a->read_only) {
       p->unread = re;

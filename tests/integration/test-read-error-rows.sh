@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Several read errors met by one request or one piece of a check, as md
+# meets them: md counts failed devices row by row (a stripe_head: 4 KiB
+# of each member), so unreadable sectors in different rows -- of one
+# member or of two -- are each corrected (writable) or read around
+# (read-only), and only two members failing in one row fail the read.
+# Members 1 and 2 are disks with bad sectors (nbdkit-badsector-plugin over
+# NBD); the array holds random data and has no bad-block log entries, so
+# requests and checks run in batches of many stripes.
+#   - writable: one 2 MiB read over two bad sectors of member 1 (stripes
+#     apart) and one of member 2 returns the right bytes, all three are
+#     rewritten, no member leaves;
+#   - read-only: the same over new bad sectors, plus members 1 and 2 bad
+#     in two rows of one stripe: the right bytes, no member leaves,
+#     nothing written; members 1 and 2 bad in the same row: that read
+#     fails, and the array goes on;
+#   - raid5ctl check (offline, read-only) over them goes to the end and
+#     names each stripe it could not read, as the online check does.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
+[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+
+MB=16 CHUNK=65536
+m=()
+for i in 0 1 2; do
+  m+=("$tmpdir/g$i.img")
+  truncate -s ${MB}M "${m[$i]}"
+done
+"$RAID5CTL" create --chunk 64K --bitmap none --assume-clean "${m[@]}" \
+  >"$tmpdir/create.log" 2>&1 || { cat "$tmpdir/create.log" >&2; fail "create"; }
+md_geometry "${m[0]}"
+[ "$MD_LAYOUT" = left-symmetric ] || fail "layout $MD_LAYOUT"
+for i in 1 2; do
+  badsector_serve "${m[$i]}" "$tmpdir/g$i.nsock" "$tmpdir/bad$i.list" "$tmpdir/bad$i.log"
+done
+disks=("disk=${m[0]}" "disk=nbd+unix:///?socket=$tmpdir/g1.nsock"
+       "disk=nbd+unix:///?socket=$tmpdir/g2.nsock")
+serve_ctl "$tmpdir/nbdkit.log" "${disks[@]}" || fail "serve"
+size=$(ctl_get 's["size_bytes"]')
+head -c "$size" /dev/urandom >"$tmpdir/model"
+nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+
+# sec M S ROW: member M's sector of 4 KiB row ROW of its chunk in stripe
+# S; the stripes used hold data on both members 1 and 2 (S % 3 == 2 in
+# left-symmetric order over 3 members: parity on member 0).
+sec () { echo $(( (MD_DOFF + $2 * CHUNK + $3 * 4096) / 512 )); }
+# read_range OFF LEN: the array's bytes compared with the model.
+read_range ()
+{
+  /usr/bin/python3 - "$URI" "$tmpdir/model" "$1" "$2" <<'EOF'
+import nbd, sys
+uri, model, off, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+h = nbd.NBD(); h.connect_uri(uri)
+with open(model, "rb") as f:
+    f.seek(off); want = f.read(n)
+got = h.pread(n, off)
+if got != want:
+    sys.exit("wrong bytes in [%d, +%d)" % (off, n))
+EOF
+}
+health () { ctl_get '"%s %s %s" % (s["health"], s["members"][1]["state"], s["members"][2]["state"])'; }
+stripe_off () { echo $(( $1 * 2 * CHUNK )); }
+
+echo "== writable: three read errors in one read, each corrected"
+echo "read $(sec 1 20 1) 8" >"$tmpdir/bad1.list"
+echo "read $(sec 1 26 2) 8" >>"$tmpdir/bad1.list"
+echo "read $(sec 2 23 3) 8" >"$tmpdir/bad2.list"
+read_range "$(stripe_off 18)" $(( 2 << 20 )) || fail "the read over three read errors"
+[ "$(health)" = "[UUU] active active" ] || fail "after the read: $(health)"
+for x in "1 $(sec 1 20 1)" "1 $(sec 1 26 2)" "2 $(sec 2 23 3)"; do
+  set -- $x
+  grep -q "^remapped $2 8\$" "$tmpdir/bad$1.log" ||
+    fail "member $1's sector $2 was not rewritten: $(cat "$tmpdir/bad$1.log")"
+done
+stop_server
+
+echo "== read-only: read around row by row, no member out, nothing written"
+sha256sum "${m[@]}" >"$tmpdir/before.sum"
+echo "read $(sec 1 38 1) 8" >"$tmpdir/bad1.list"     # stripe 38: member 1 only
+echo "read $(sec 1 41 2) 8" >>"$tmpdir/bad1.list"    # stripe 41: members 1 and 2,
+echo "read $(sec 2 41 5) 8" >"$tmpdir/bad2.list"     #   rows 2 and 5
+echo "read $(sec 2 44 0) 8" >>"$tmpdir/bad2.list"    # stripe 44: member 2 only
+serve_ctl "$tmpdir/ro.log" "${disks[@]}" readonly=true || fail "serve read-only"
+read_range "$(stripe_off 37)" $(( 2 << 20 )) || fail "the read-only read over four read errors"
+[ "$(health)" = "[UUU] active active" ] || fail "read-only, after the read: $(health)"
+grep -q "while member [12] was read around" "$tmpdir/ro.log" &&
+  fail "a second member's read error failed a read: $(grep 'read around' "$tmpdir/ro.log")"
+echo "read $(sec 2 41 2) 8" >>"$tmpdir/bad2.list"    # row 2 of stripe 41 on both
+read_range "$(stripe_off 41)" $(( 2 * CHUNK )) 2>/dev/null &&
+  fail "a row two members cannot read was read"
+grep -q "while member 1 was read around: the bytes cannot be computed" "$tmpdir/ro.log" ||
+  fail "the failed read is not explained: $(tail -n 3 "$tmpdir/ro.log")"
+read_range "$(stripe_off 44)" $(( 2 * CHUNK )) || fail "read-only, a read after the failed one"
+[ "$(health)" = "[UUU] active active" ] || fail "read-only, after the failed read: $(health)"
+stop_server
+sha256sum -c --quiet "$tmpdir/before.sum" || fail "the read-only server changed a member"
+
+echo "== check, offline and read-only: each unreadable stripe named, the rest checked"
+st=0
+"$RAID5CTL" check "${m[0]}" "nbd+unix:///?socket=$tmpdir/g1.nsock" \
+  "nbd+unix:///?socket=$tmpdir/g2.nsock" >"$tmpdir/check.out" 2>&1 || st=$?
+[ $st = 1 ] || fail "check exited $st: $(cat "$tmpdir/check.out")"
+for s in 38 41 44; do
+  grep -Eq "check: stripe $s skipped: member [12] .*: read error at member offset" \
+    "$tmpdir/check.out" || fail "check does not name stripe $s: $(cat "$tmpdir/check.out")"
+done
+grep -q '^3 stripes not checked' "$tmpdir/check.out" ||
+  fail "check does not count 3 stripes: $(cat "$tmpdir/check.out")"
+grep -q 'member marked faulty\|degraded' "$tmpdir/check.out" &&
+  fail "check took a member out: $(cat "$tmpdir/check.out")"
+sha256sum -c --quiet "$tmpdir/before.sum" || fail "the check changed a member"
+echo "test-read-error-rows: OK"
