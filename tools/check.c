@@ -214,7 +214,7 @@ report_text (const struct check_result *r)
 {
   printf ("%s: %" PRIu64 " stripes checked, %" PRIu64 " with wrong parity, "
           "mismatch_cnt %" PRIu64 "%s\n", r->repair ? "repair" : "check",
-          r->stripes, r->stripes_bad, r->mismatches,
+          check_stripes_checked (r), r->stripes_bad, r->mismatches,
           !r->repair || !r->stripes_bad ? ""
           : healed_any (r) ? " (the units that failed their checksum "
             "rewritten, parity elsewhere)" : " (parity rewritten)");
@@ -251,6 +251,9 @@ report_text (const struct check_result *r)
     printf ("%" PRIu64 " stripes not checked: a member could not read them "
             "(the log names each member and offset; raid5ctl repair "
             "rewrites them from the other members)\n", r->unread);
+  if (r->listed)
+    printf ("%" PRIu64 " stripes skipped: bad blocks in their rows (raid5ctl "
+            "examine --badblocks lists them)\n", r->listed);
   if (r->dirty && !r->repair)
     printf ("the array is dirty: it was not stopped cleanly, so parity may "
             "be stale where writes were in flight; raid5ctl repair (or "
@@ -284,10 +287,11 @@ report_json (const struct check_result *r)
   tool_json_init (&j, stdout);
   tool_json_open (&j, NULL, '{');
   tool_json_str (&j, "action", r->repair ? "repair" : "check");
-  tool_json_u64 (&j, "stripes_checked", r->stripes);
+  tool_json_u64 (&j, "stripes_checked", check_stripes_checked (r));
   tool_json_u64 (&j, "stripes_bad", r->stripes_bad);
   tool_json_u64 (&j, "mismatch_sectors", r->mismatches);
   tool_json_u64 (&j, "read_error_stripes", r->unread);
+  tool_json_u64 (&j, "bad_block_stripes", r->listed);
   tool_json_bool (&j, "repaired", r->repair && r->stripes_bad > 0);
   tool_json_bool (&j, "dirty", r->dirty);
   if (r->files)
@@ -319,6 +323,14 @@ check_report (const struct check_result *r, bool json)
     report_json (r);
   else
     report_text (r);
+}
+
+uint64_t
+check_stripes_checked (const struct check_result *r)
+{
+  uint64_t skipped = r->unread + r->listed;
+
+  return r->stripes > skipped ? r->stripes - skipped : 0;
 }
 
 int
@@ -383,7 +395,8 @@ run (const struct check_opts *o)
   result = (struct check_result) {
     .repair = o->repair, .stripes = res.total,
     .stripes_bad = res.last_stripes_bad, .mismatches = res.last_mismatches,
-    .unread = res.last_unread_stripes, .list = f.list, .n = f.n, .more_listable = true, .dirty = result.dirty,
+    .unread = res.last_unread_stripes, .listed = res.last_bb_stripes,
+    .list = f.list, .n = f.n, .more_listable = true, .dirty = result.dirty,
     .files = r == 0 && o->files ? &files : NULL,
   };
   if (r == 0)

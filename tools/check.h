@@ -48,13 +48,15 @@ int check_parse_list (const char *arg, unsigned *list)
 
 struct check_result {
   bool repair;                /* the job was a repair */
-  uint64_t stripes;           /* stripes checked */
+  uint64_t stripes;           /* stripes the job went over; those
+                               * checked are these but unread and listed */
   uint64_t stripes_bad;       /* with wrong parity */
   uint64_t mismatches;        /* md's mismatch_cnt, 512-byte sectors */
   const struct array_mismatch *list;  /* the first n of them */
   unsigned n;
   bool more_listable;         /* --list N would show more than n */
   uint64_t unread;            /* stripes skipped for read errors (read-only) */
+  uint64_t listed;            /* stripes skipped for bad blocks in their rows */
   bool dirty;                 /* offline: the array had not been stopped
                                * cleanly (a repair was its resync) */
   const struct check_files *files;    /* --files, or NULL */
@@ -97,8 +99,16 @@ void check_files_json (const struct check_files *f, unsigned i,
 void check_report (const struct check_result *r, bool json)
   __attribute__((nonnull));
 
+/* The stripes a finished job checked: those it went over but the ones
+ * it skipped (unread, listed).
+ */
+uint64_t check_stripes_checked (const struct check_result *r)
+  __attribute__((nonnull));
+
 /* The exit status of a finished check or repair: 2 for a check that
- * found wrong parity (as a test would), else TOOL_OK.
+ * found wrong parity (as a test would), TOOL_FAIL for stripes a member
+ * could not read, else TOOL_OK (stripes skipped for listed bad blocks
+ * are known already: their member's log says so).
  */
 int check_status (const struct check_result *r) __attribute__((nonnull));
 

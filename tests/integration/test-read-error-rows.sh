@@ -109,6 +109,8 @@ for s in 38 41 44; do
 done
 grep -q '^3 stripes not checked' "$tmpdir/check.out" ||
   fail "check does not count 3 stripes: $(cat "$tmpdir/check.out")"
+grep -q "^check: $(( size / (2 * CHUNK) - 3 )) stripes checked, 0 with wrong parity" \
+  "$tmpdir/check.out" || fail "the stripes not checked are counted as checked: $(cat "$tmpdir/check.out")"
 grep -q 'member marked faulty\|degraded' "$tmpdir/check.out" &&
   fail "check took a member out: $(cat "$tmpdir/check.out")"
 sha256sum -c --quiet "$tmpdir/before.sum" || fail "the check changed a member"
