@@ -321,6 +321,7 @@ meta_bitmap_grow (struct array *a, uint64_t from, uint64_t to, bool mark)
   if (!m->has_bitmap)
     return;
   nbits = md_bitmap_bits (&m->bm);
+  m->bm.sectors_reserved = md_bitmap_space (&m->bm);  /* md keeps it */
   f = md_bitmap_resize_chunk (&m->bm, to) / m->bm.chunksize;
   regroup (meta_bitmap_bits (m), nbits, f);
   regroup (m->bm_durable, nbits, f);
@@ -396,7 +397,7 @@ meta_set_bitmap (struct array *a, bool on, struct array_err *err)
       m->has_bitmap = false;
     md_live_apply (&m->live, &(struct md_event) { .kind = MD_EV_BITMAP,
                                                   .sectors = on });
-    r = meta_write_out (a, true, err);
+    r = meta_write_bitmap_first (a, err);
   }
   if (!m->has_bitmap) {
     free (m->bm_area);

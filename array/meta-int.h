@@ -19,6 +19,16 @@ struct array;
 int meta_write_out (struct array *a, bool sb, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* meta.c: the same for a change of what the bitmap covers (the size,
+ * the bitmap itself): the bitmap written first, then the superblocks
+ * that count on it, as mdadm writes a new bitmap before it sets
+ * bitmap/location -- a crash between them leaves superblocks that still
+ * say the old thing, which the new bitmap serves too (it covers at least
+ * the old size; its events are ahead, not behind).  meta.lock held.
+ */
+int meta_write_bitmap_first (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 /* meta.c: apply ev, and write the superblocks if it changed what they
  * say.  0 or -errno (err set).
  */

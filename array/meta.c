@@ -175,6 +175,17 @@ meta_write_out (struct array *a, bool sb, struct array_err *err)
   }
 }
 
+int
+meta_write_bitmap_first (struct array *a, struct array_err *err)
+{
+  int r = a->meta.has_bitmap ? meta_write_out (a, false, err) : 0;
+
+  if (r < 0)
+    return r;
+  array_test_crash ("bitmap-written");
+  return meta_write_out (a, true, err);
+}
+
 /* Apply ev and write the superblocks if it changed what they say;
  * meta.lock held.
  */
@@ -423,7 +434,7 @@ meta_resize (struct array *a, uint64_t to, const uint64_t *sizes, bool clean,
   md_live_apply (&m->live, &(struct md_event) {
                    .kind = MD_EV_RESIZE, .sectors = to,
                    .data_sizes = sizes, .clean = clean });
-  r = meta_write_out (a, true, err);
+  r = meta_write_bitmap_first (a, err);
   pthread_mutex_unlock (&m->lock);
   pthread_rwlock_unlock (&m->gate);
   return r;

@@ -14,6 +14,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,9 @@ not_now (const struct array *a)
   if (a->integrity.on)
     return "an integrity record covers the members' old size: a new record "
       "would be needed";
+  if (a->ppl.on)                /* raid5_resize: -EINVAL with a log */
+    return "the array keeps a partial parity log, and md does not grow the "
+      "component size of such an array";
   if (a->job.kind != R5_JOB_NONE)
     return a->job.kind == R5_JOB_RESYNC
       ? "a resync is due: let it finish first (offline: raid5ctl repair)"
@@ -44,47 +49,70 @@ not_now (const struct array *a)
   return NULL;
 }
 
-/* Each member's size read again: files and devices may have grown while
- * open (served).  No request runs (the shape lock is held).
+/* Each member's size read again, and the spare's: files and devices may
+ * have grown while open (served).  No request runs (the shape lock is
+ * held).
  */
 static int
 sizes_now (struct array *a, struct array_err *err)
 {
-  for (unsigned i = 0; i < a->geom.members; i++) {
-    int r = io_member_size_now (&a->members[i]);
+  int r;
 
-    if (r < 0) {
+  for (unsigned i = 0; i < a->geom.members; i++)
+    if ((r = io_member_size_now (&a->members[i])) < 0) {
       array_set_err (err, "member %u (%s): cannot read its size: %s", i,
                      array_member_path (a, i), strerror (-r));
       return r;
     }
+  if (io_member_is_open (&a->spare) &&
+      (r = io_member_size_now (&a->spare)) < 0) {
+    array_set_err (err, "spare=%s: cannot read its size: %s", a->spare.path,
+                   strerror (-r));
+    return r;
   }
   return 0;
 }
 
+/* Sectors after the data offset of member m (the spare: -1). */
+static uint64_t
+room_of (const struct array *a, int m)
+{
+  uint64_t doff = a->geom.data_offset / 512;
+  uint64_t size = (m < 0 ? a->spare.size : a->members[m].size) / 512;
+
+  return size > doff ? size - doff : 0;
+}
+
 /* The new component size (sectors): want (0: all the room the smallest
- * member has), whole chunks, no less than now; sizes[i] each member's
- * room after its data offset.  0, -EALREADY (no more), or -errno.
+ * member has), whole chunks, no less than now.  The spare counts as a
+ * member (md.c update_size walks every rdev, spares too): it must be
+ * able to take any slot.  sizes[i]: member i's data size to record --
+ * want, or with want 0 all its room (mdadm writes each member's "size"
+ * as asked, super_1_rdev_size_change records it as data_size).  0,
+ * -EALREADY (no more), or -errno.
  */
 static int
 new_size (struct array *a, uint64_t want, uint64_t sizes[],
           uint64_t *out, struct array_err *err)
 {
-  const uint64_t chunk = a->geom.chunk / 512, doff = a->geom.data_offset / 512;
+  const uint64_t chunk = a->geom.chunk / 512;
   const uint64_t now = a->meta.live.common.size;
   uint64_t room = UINT64_MAX;
-  unsigned small = 0;
+  int small = 0;
+  char who[PATH_MAX + 32];
 
-  for (unsigned i = 0; i < a->geom.members; i++) {
-    sizes[i] = a->members[i].size / 512 > doff
-      ? a->members[i].size / 512 - doff : 0;
-    if (sizes[i] < room)
-      room = sizes[i], small = i;
-  }
+  for (int i = io_member_is_open (&a->spare) ? -1 : 0;
+       i < (int) a->geom.members; i++)
+    if (room_of (a, i) < room)
+      room = room_of (a, i), small = i;
+  if (small < 0)
+    snprintf (who, sizeof who, "the spare (%s)", a->spare.path);
+  else
+    snprintf (who, sizeof who, "member %d (%s)", small,
+              array_member_path (a, (unsigned) small));
   if (want > room) {
-    array_set_err (err, "member %u (%s) has room for %" PRIu64 " sectors "
-                   "after its data offset, not %" PRIu64, small,
-                   array_member_path (a, small), room, want);
+    array_set_err (err, "%s has room for %" PRIu64 " sectors after its "
+                   "data offset, not %" PRIu64, who, room, want);
     return -ENOSPC;
   }
   *out = (want ? want : room) / chunk * chunk;  /* raid5_resize: whole chunks */
@@ -96,10 +124,11 @@ new_size (struct array *a, uint64_t want, uint64_t sizes[],
   }
   if (*out == now) {
     array_set_err (err, "the component size stays %" PRIu64 " sectors: "
-                   "member %u (%s) has no whole chunk more of room", now,
-                   small, array_member_path (a, small));
+                   "%s has no whole chunk more of room", now, who);
     return -EALREADY;
   }
+  for (unsigned i = 0; i < a->geom.members; i++)
+    sizes[i] = want ? want : room_of (a, (int) i);
   return 0;
 }
 

@@ -113,10 +113,18 @@ md_bitmap_default_chunk (uint64_t sync_size, uint64_t room_sectors)
 }
 
 uint32_t
+md_bitmap_space (const struct md_bitmap_sb *bm)
+{
+  if (bm->sectors_reserved)
+    return bm->sectors_reserved;
+  return (uint32_t) ((MD_BITMAP_HEADER + (md_bitmap_bits (bm) + 7) / 8 + 511)
+                     / 512);
+}
+
+uint32_t
 md_bitmap_resize_chunk (const struct md_bitmap_sb *bm, uint64_t sync_size)
 {
-  uint64_t space = (MD_BITMAP_HEADER + (md_bitmap_bits (bm) + 7) / 8 + 511)
-                   / 512 * 512;
+  uint64_t space = (uint64_t) md_bitmap_space (bm) * 512;
   struct md_bitmap_sb next = *bm;
 
   next.sync_size = sync_size;

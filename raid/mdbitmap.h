@@ -76,11 +76,19 @@ uint32_t md_bitmap_default_chunk (uint64_t sync_size, uint64_t room_sectors)
  */
 uint64_t md_bitmap_room (uint64_t member_sectors) __attribute__((const));
 
+/* The sectors md lets the bitmap of bm fill when its component grows
+ * (md_bitmap_resize's bitmap_info.space): what the bitmap's header
+ * records (sectors_reserved, which md writes back with the header from
+ * the first resize on: md_bitmap_update_sb), or where it records none --
+ * mdadm writes 0, and a v1.2 superblock has no such field -- the sectors
+ * its bits fill now, header included.
+ */
+uint32_t md_bitmap_space (const struct md_bitmap_sb *bm)
+  __attribute__((nonnull));
+
 /* The chunk (bytes per bit) md gives the bitmap of bm when its component
  * grows to sync_size sectors (md_bitmap_resize, called by raid5_resize):
- * a v1.2 superblock does not record the bitmap's room, so md takes the
- * sectors its bits fill now as all there is, and doubles the chunk until
- * the new bits fit in them.
+ * the chunk doubles until the new bits fit in md_bitmap_space (bm).
  */
 uint32_t md_bitmap_resize_chunk (const struct md_bitmap_sb *bm,
                                  uint64_t sync_size)

@@ -17,7 +17,13 @@
 #  - grow --bitmap internal|none: added offline (8 sectors after the
 #    superblock, covering the component), said when there is one already,
 #    refused with a partial parity log; removed and added again while
-#    served, the array clean after;
+#    served, the array clean after; --size refused with a partial parity
+#    log (md's raid5_resize refuses it);
+#  - killed after the bitmap was written and before the superblocks
+#    (RAID5_TEST_CRASH=bitmap-written), a --size and a --bitmap leave the
+#    array as it was (mdadm writes a bitmap first too), and run again;
+#  - a hot spare (spare=) counts as a member: a size past its room is
+#    refused, max is its room (md's update_size walks spares too);
 #  - while served (--control ... --wait), a client rewriting blocks of
 #    the old space throughout: no write lost, a new connection sees the
 #    new size, check --wait finds parity right, the superblocks clean
@@ -68,7 +74,9 @@ expect_refused "cannot grow the component size: the array is degraded" \
   grow --size max "${g[0]}" missing "${g[2]}"
 [ "$failures" -eq 0 ] || fail "$failures refusals were wrong"
 
-# grown KIB: the checks after a grow to KIB per member.
+# grown KIB AVAIL: the checks after a grow to KIB per member, each
+# member's data size (Avail Dev Size) AVAIL sectors: what --size asked
+# for, or with max all its room (as md records it).
 grown ()
 {
   local sectors=$(( $1 * 2 )) cap used
@@ -76,8 +84,8 @@ grown ()
   used=$(examined 'Used Dev Size' | cut -d' ' -f1)
   [ "${used:-$(examined 'Avail Dev Size' | cut -d' ' -f1)}" = $sectors ] ||
     fail "Used Dev Size: '$used', want $sectors"
-  [ "$(examined 'Avail Dev Size' | cut -d' ' -f1)" = 96256 ] ||
-    fail "Avail Dev Size: $(examined 'Avail Dev Size')"
+  [ "$(examined 'Avail Dev Size' | cut -d' ' -f1)" = "$2" ] ||
+    fail "Avail Dev Size: $(examined 'Avail Dev Size'), want $2"
   [ "$(examined State)" = clean ] && [ -z "$(examined 'Resync Offset')" ] ||
     fail "after the grow: State $(examined State), Resync Offset $(examined 'Resync Offset')"
   dd if="${g[0]}" of="$tmpdir/bm" bs=4096 skip=2 count=1 status=none
@@ -100,10 +108,10 @@ echo "== --size 40M, then max"
 out=$("$RAID5CTL" grow --size 40M "${g[@]}" 2>&1) || fail "grow --size 40M: $out"
 grep -q 'resync: .* (resumed at stripe 496 of 640)' <<<"$out" ||
   fail "the resync did not begin at the old end: $out"
-grown 40960
+grown 40960 81920
 size=$(( 40960 * 1024 * 2 )); cp "$tmpdir/model2" "$tmpdir/model"
 out=$("$RAID5CTL" grow --size max "${g[@]}" 2>&1) || fail "grow --size max: $out"
-grown 48128
+grown 48128 96256
 
 echo "== without a bitmap"
 n=("$tmpdir"/n0 "$tmpdir"/n1 "$tmpdir"/n2)
@@ -219,6 +227,9 @@ truncate -s 16M "${p[@]}"
 DISKS=("${p[@]}")
 expect_refused "cannot add a bitmap: the array keeps a partial parity log" \
   grow --bitmap internal "${p[@]}"
+truncate -s 32M "${p[@]}"
+expect_refused "md does not grow the component size of such an array" \
+  grow --size max "${p[@]}"
 [ "$failures" -eq 0 ] || fail "$failures refusals were wrong"
 head -c $((4 << 20)) /dev/urandom >"$tmpdir/four"
 "$NBDKIT" -U - "$PLUGIN" "${n[@]/#/disk=}" control="$tmpdir/n.ctl" --run "
@@ -234,4 +245,56 @@ mdadm --examine "${n[0]}" | grep -q 'Internal Bitmap : 8 sectors from superblock
   fail "after serving: $(mdadm --examine "${n[0]}" | grep -E 'Feature|Bitmap|State')"
 "$RAID5CTL" check "${n[@]}" >"$tmpdir/check" 2>&1 || fail "check: $(cat "$tmpdir/check")"
 echo "   added offline, removed and added again while served, parity right"
+echo "== a hot spare: the new size fits it too (md: every rdev, spares too)"
+q=("$tmpdir"/q0 "$tmpdir"/q1 "$tmpdir"/q2)
+truncate -s 16M "${q[@]}" "$tmpdir/qs"
+"$RAID5CTL" create --chunk 64K --bitmap internal --assume-clean "${q[@]}" >/dev/null 2>&1 ||
+  fail "create q"
+doff=$(mdadm --examine "${q[0]}" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors/\1/p')
+truncate -s 32M "${q[@]}"
+truncate -s 24M "$tmpdir/qs"
+spare_room=$(( (24 * 2048 - doff) / 128 * 128 ))
+"$NBDKIT" -U - "$PLUGIN" "${q[@]/#/disk=}" spare="$tmpdir/qs" control="$tmpdir/q.ctl" --run "
+  '$RAID5CTL' --control '$tmpdir/q.ctl' grow --size 28M --assume-clean && exit 1
+  '$RAID5CTL' --control '$tmpdir/q.ctl' grow --size max --assume-clean || exit 1
+  '$RAID5CTL' --control '$tmpdir/q.ctl' grow --size max --wait" >"$tmpdir/q.serve" 2>&1 ||
+  fail "a grow with a spare: $(cat "$tmpdir/q.serve")"
+grep -Eq "the spare \(.*/qs\) has room for $(( 24 * 2048 - doff )) sectors after its data offset, not 57344" \
+  "$tmpdir/q.serve" || fail "a size the spare cannot hold was not refused: $(cat "$tmpdir/q.serve")"
+grep -q "grow: $spare_room sectors of each member" "$tmpdir/q.serve" &&
+  grep -Eq "grow: unchanged: the component size stays $spare_room sectors: the spare \(.*/qs\) has no whole chunk more of room" \
+  "$tmpdir/q.serve" || fail "max is not the spare's room ($spare_room): $(cat "$tmpdir/q.serve")"
+echo "   a size past the spare's room refused, max the spare's room"
+echo "== killed between the bitmap and the superblocks: the array as before"
+c=("$tmpdir"/c0 "$tmpdir"/c1 "$tmpdir"/c2)
+truncate -s 16M "${c[@]}"
+"$RAID5CTL" create --chunk 64K --bitmap internal --assume-clean "${c[@]}" >/dev/null 2>&1 ||
+  fail "create c"
+before=$(mdadm --examine "${c[0]}" | sed -n 's/^ *Array Size : //p')
+truncate -s 24M "${c[@]}"
+st=0
+RAID5_TEST_CRASH=bitmap-written "$RAID5CTL" grow --size max --assume-clean "${c[@]}" \
+  >"$tmpdir/c.out" 2>&1 || st=$?
+[ $st = 137 ] || fail "grow --size was not killed at bitmap-written (exit $st): $(cat "$tmpdir/c.out")"
+[ "$(mdadm --examine "${c[0]}" | sed -n 's/^ *Array Size : //p')" = "$before" ] ||
+  fail "the superblocks were written before the bitmap: $(mdadm --examine "${c[0]}" | grep 'Array Size')"
+"$RAID5CTL" check "${c[@]}" >"$tmpdir/check" 2>&1 ||
+  fail "the array after the kill does not check: $(cat "$tmpdir/check")"
+"$RAID5CTL" grow --size max --assume-clean "${c[@]}" >"$tmpdir/c.out" 2>&1 ||
+  fail "grow --size after the kill: $(cat "$tmpdir/c.out")"
+d=("$tmpdir"/d0 "$tmpdir"/d1 "$tmpdir"/d2)
+truncate -s 16M "${d[@]}"
+"$RAID5CTL" create --chunk 64K --bitmap none --assume-clean "${d[@]}" >/dev/null 2>&1 ||
+  fail "create d"
+st=0
+RAID5_TEST_CRASH=bitmap-written "$RAID5CTL" grow --bitmap internal "${d[@]}" \
+  >"$tmpdir/d.out" 2>&1 || st=$?
+[ $st = 137 ] || fail "grow --bitmap was not killed at bitmap-written (exit $st): $(cat "$tmpdir/d.out")"
+mdadm --examine "${d[0]}" | grep -q 'Internal Bitmap' &&
+  fail "the superblocks point to the bitmap before it was written"
+"$RAID5CTL" check "${d[@]}" >"$tmpdir/check" 2>&1 ||
+  fail "the array after the kill does not check: $(cat "$tmpdir/check")"
+"$RAID5CTL" grow --bitmap internal "${d[@]}" >"$tmpdir/d.out" 2>&1 ||
+  fail "grow --bitmap after the kill: $(cat "$tmpdir/d.out")"
+echo "   the size and a bitmap: the superblocks as before, done again after"
 echo "test-grow-size: OK"

@@ -262,6 +262,30 @@ Test (mdbitmap, resize_keeps_the_chunk_while_the_bits_fit)
                 256u << 20);
 }
 
+/* From the first resize on md records the room in the header
+ * (sectors_reserved) and takes it from there, not from the bits: a
+ * 2 TiB array grown to 3 TiB (64 -> 128 MiB chunks, 9 sectors recorded)
+ * and then to 4 TiB keeps 128 MiB, where the bits it had at 3 TiB (7
+ * sectors) would have doubled it again.
+ */
+Test (mdbitmap, resize_takes_the_room_md_recorded)
+{
+  struct md_bitmap_sb bm = { .chunksize = 64u << 20,
+                             .sync_size = 32767ull * (64u << 20) / 512 };
+
+  cr_expect_eq (md_bitmap_space (&bm), 9);
+  bm.sectors_reserved = md_bitmap_space (&bm);
+  bm.chunksize = md_bitmap_resize_chunk (&bm, 49151ull * (64u << 20) / 512);
+  cr_expect_eq (bm.chunksize, 128u << 20);
+  bm.sync_size = 49151ull * (64u << 20) / 512;
+  cr_expect_eq (md_bitmap_space (&bm), 9);
+  cr_expect_eq (md_bitmap_resize_chunk (&bm, 32767ull * (128u << 20) / 512),
+                128u << 20);
+  bm.sectors_reserved = 0;      /* not recorded: the bits now, 7 sectors */
+  cr_expect_eq (md_bitmap_resize_chunk (&bm, 32767ull * (128u << 20) / 512),
+                256u << 20);
+}
+
 /* mdadm counts floor(size / 4 KiB) + 1 bits and halves: when the
  * component is an exact multiple of the chunk that fills the room, it
  * wants one more bit than fits and doubles the chunk.  For 1046528 x

@@ -19,9 +19,10 @@
 #                with a bitmap whose one chunk covers old and new space,
 #                wrong in the new space (md resyncs only chunks wholly past
 #                the old ones: a weakness this project does not share).
-# Then 2 TiB sparse members grown to 4 TiB with --assume-clean: the bitmap
-# chunk doubles (its bits outgrow the sectors they filled), and ours must
-# say what md's says.  Last, an internal bitmap added to an array made
+# Then 2 TiB sparse members grown to 4 TiB with --assume-clean, first to
+# a size asked for (3 TiB: md records it as each member's data size),
+# then max: the bitmap chunk doubles (its bits outgrow the sectors they
+# filled), and ours must say what md's says.  Last, an internal bitmap added to an array made
 # without (200 GiB members) by mdadm --grow --bitmap=internal
 # and by raid5ctl grow --bitmap internal: the same superblock lines and
 # bitmap (place, chunk, bits); md runs ours with it; removed again by
@@ -149,6 +150,12 @@ for i in 0 1 2; do
     truncate -s 4T "$D/a-big.$i" "$D/b-big.$i"
     losetup -c "${A[i]}"; losetup -c "${B[i]}"
 done
+# A size asked for (3 TiB): md records it as each member's data size.
+start "${A[@]}" && run mdadm --grow /dev/md$MD --size=3T --assume-clean ||
+    not_ok "big: mdadm --grow --size=3T --assume-clean"
+md_stop md$MD
+run "$RAID5CTL" grow --size 3T --assume-clean "${B[@]}" || not_ok "big: raid5ctl grow --size 3T"
+md_same "big, 3 TiB: member 0" --examine "${A[0]}" "${B[0]}" "${KEYS[@]}"
 start "${A[@]}" && run mdadm --grow /dev/md$MD --size=max --assume-clean ||
     not_ok "big: mdadm --grow --size=max --assume-clean"
 md_stop md$MD
