@@ -236,6 +236,50 @@ correct (struct request *rq, const struct read_error *re,
   return array_correct_read (rq->a, re, false, rq->err);
 }
 
+/* A degraded array's read failing on a member in service: its bytes
+ * cannot be computed (md: "read error not correctable").  md records the
+ * pages in that member's bad-block log and fails only what needs them
+ * (raid5_end_read_request: set_bad, rdev_set_badblocks); so here, and the
+ * batch is redone with the row listed (bb_shape fails what needs it).
+ * Read-only, md changes its table in memory only: here nothing is
+ * recorded, the request fails and the member stays.  True: handled
+ * (*r: 0 to redo the batch, or the request's error).
+ */
+static bool
+unreadable_degraded (struct request *rq, size_t nops, unsigned *records,
+                     int *r)
+{
+  struct array *a = rq->a;
+  const struct io_op *ops = rq->w->ops;
+  int out = health_out (&a->health);
+
+  if (out < 0 || *records >= CORRECT_TRIES)
+    return false;
+  if (!a->read_only) {
+    if (!bb_rebuild_read_failed (a, ops, nops, (unsigned) out, rq->err))
+      return false;
+    ++*records;
+    *r = 0;
+    return true;
+  }
+  for (size_t i = 0; i < nops; i++) {
+    const struct io_op *op = &ops[i];
+
+    if (op->result == 0 || op->result == -ECANCELED)
+      continue;
+    if (op->kind != IO_READ || op->link_lost || op->result == -ENOMEM ||
+        op->member == (unsigned) out)
+      return false;
+    array_set_err (rq->err, "member %u (%s): read error at member offset %"
+                   PRIu64 ": not correctable, the array is degraded "
+                   "(member %d is out of service) and read-only",
+                   op->member, array_member_path (a, op->member), op->off,
+                   out);
+  }
+  *r = -EIO;
+  return true;
+}
+
 static enum stripe_lock_mode
 lock_mode (const struct request *rq, bool *needed)
 {
@@ -355,6 +399,8 @@ try_batch (struct request *rq, uint64_t pos, uint64_t *done,
     fix->records++;
     next = BATCH_AGAIN;
   }
+  else if (*r < 0 && unreadable_degraded (rq, nops, &fix->records, r))
+    next = *r == 0 ? BATCH_AGAIN : BATCH_DONE;
   else if (*r < 0 && (*r = handle_failure (rq, nops, *r)) == 0)
     next = BATCH_AGAIN;
   else if (*r == 0)

@@ -15,7 +15,11 @@
 #     nothing written; members 1 and 2 bad in the same row: that read
 #     fails, and the array goes on;
 #   - raid5ctl check (offline, read-only) over them goes to the end and
-#     names each stripe it could not read, as the online check does.
+#     names each stripe it could not read, as the online check does;
+#   - degraded (member 0 failed), a read error on member 1 cannot be
+#     corrected: as md, the page is recorded in member 1's bad-block log
+#     and only what needs that row fails, member 1 stays in service;
+#     read-only, nothing is recorded, the read fails, member 2 stays.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -114,4 +118,32 @@ grep -q "^check: $(( size / (2 * CHUNK) - 3 )) stripes checked, 0 with wrong par
 grep -q 'member marked faulty\|degraded' "$tmpdir/check.out" &&
   fail "check took a member out: $(cat "$tmpdir/check.out")"
 sha256sum -c --quiet "$tmpdir/before.sum" || fail "the check changed a member"
+echo "== degraded: a read error on a member in service fails that row only"
+# read_fails OFF LEN: a read the array must refuse.
+read_fails () { ! read_range "$1" "$2" 2>/dev/null; }
+: >"$tmpdir/bad1.list"; : >"$tmpdir/bad2.list"
+serve_ctl "$tmpdir/deg.log" "${disks[@]}" || fail "serve again"
+ctl_ok fail 0
+echo "read $(sec 1 47 1) 8" >"$tmpdir/bad1.list"     # stripe 47: parity on member 0
+read_fails $(( $(stripe_off 47) + 4096 )) 4096 || fail "a row lost on two members was read"
+read_range "$(stripe_off 47)" 4096 && read_range $(( $(stripe_off 47) + 8192 )) $(( 2 * CHUNK - 8192 )) ||
+  fail "the rest of stripe 47 does not read right"
+read_fails "$(stripe_off 46)" $(( 3 * 2 * CHUNK )) || fail "a read over the lost row succeeded"
+read_range "$(stripe_off 48)" $(( 2 << 20 )) || fail "a degraded read past the lost row"
+[ "$(ctl_get '"%s %s %s" % (s["health"], s["members"][1]["state"], s["members"][1]["bad_blocks"]["sectors"])')" = "[_UU] active 8" ] ||
+  fail "degraded, after the read error: $(ctl_get 's["health"], s["members"][1]')"
+grep -q "member 1 .*: 4096 bytes at member offset $(( $(sec 1 47 1) * 512 )) recorded in its md bad-block log" \
+  "$tmpdir/deg.log" || fail "the lost page was not recorded: $(tail -n 3 "$tmpdir/deg.log")"
+stop_server
+sha256sum "${m[@]}" >"$tmpdir/before.sum"
+echo "read $(sec 2 53 2) 8" >"$tmpdir/bad2.list"     # stripe 53: parity on member 0
+serve_ctl "$tmpdir/deg-ro.log" "${disks[@]}" readonly=true || fail "serve degraded, read-only"
+read_fails $(( $(stripe_off 53) + CHUNK + 8192 )) 4096 || fail "read-only: a lost row was read"
+read_range "$(stripe_off 53)" "$CHUNK" || fail "read-only: the rest of stripe 53"
+[ "$(ctl_get '"%s %s" % (s["health"], s["members"][2]["state"])')" = "[_UU] active" ] ||
+  fail "read-only, degraded, after the read error: $(ctl_get 's["health"], s["members"][2]')"
+grep -q "member 2 .*: read error at member offset [0-9]*: not correctable, the array is degraded (member 0 is out of service) and read-only" \
+  "$tmpdir/deg-ro.log" || fail "the read-only failure is not explained: $(tail -n 3 "$tmpdir/deg-ro.log")"
+stop_server
+sha256sum -c --quiet "$tmpdir/before.sum" || fail "the read-only server changed a member"
 echo "test-read-error-rows: OK"
