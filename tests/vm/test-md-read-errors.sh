@@ -1,0 +1,104 @@
+#!/bin/bash
+# tests/vm/test-md-read-errors.sh -- a read error md cannot correct, kernel
+# md as the oracle, both directions (tests/vm/guest-md-read-errors.sh says
+# what the guest does).  A raid5ctl array holding a pattern, copied twice
+# (A for md, B for the plugin); each is run degraded (member 0 out) while
+# member 1's 4 KiB row 2 of stripe 3 fails reads: with no member to
+# compute it from, md records the page in member 1's bad-block log and
+# fails only the reads that need it, member 1 kept in service
+# (raid5_end_read_request: set_bad, rdev_set_badblocks).
+#   B  here: the plugin, member 1 behind nbdkit-badsector-plugin, member 0
+#      failed by hand: the lost 4 KiB pieces fail, every other byte reads right,
+#      member 1 stays active with the page in its log;
+#   A  md: member 1 behind dm's error target, assembled without member 0:
+#      the same 4 KiB fails, the rest reads right, member 1 stays active;
+#      md's log of member 1 lists what ours lists (mdadm
+#      --examine-badblocks);
+#   here -> md: md assembles B and fails the listed row, reads the rest;
+#   md -> here: the plugin serves A and does the same.
+# One guest boot.
+. "${0%/*}/lib.sh"
+need_plugin
+need_cmds mdadm cmp nbdkit nbdcopy dmsetup
+need_raid5ctl
+BADSECTOR=$(dirname "$RAID5CTL")/../tests/integration/.libs/nbdkit-badsector-plugin.so
+[[ -f $BADSECTOR ]] || skip "the badsector plugin is not built ($BADSECTOR: make check builds it)"
+/usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "python3-libnbd is not installed"
+# Stripe 3 (64K chunks, left-symmetric, 3 members): parity on member 2,
+# data on member 0 (array bytes 384K..448K) and member 1 (448K..512K).
+# Member 1's row 2 (member sectors 400..407 past the data offset) holds
+# array bytes 456K..460K; with member 0 out, its row 2 (392K..396K) is
+# computed from member 1's and is lost with it.
+BAD_AT=400 LOST="$((392 << 10)) $((456 << 10))"
+
+for i in 0 1 2; do truncate -s 32M "$W/a$i.img"; done
+head -c $((4 << 20)) /dev/urandom >"$W/pattern"
+"$RAID5CTL" create --assume-clean --chunk 64K "$W"/a{0,1,2}.img >"$W/create.out" 2>&1 ||
+    { cat "$W/create.out"; fail "raid5ctl create"; }
+nbdkit -U - "$PLUGIN" disk="$W/a0.img" disk="$W/a1.img" disk="$W/a2.img" \
+    --run "nbdcopy '$W/pattern' \"\$uri\"" || fail "writing the pattern"
+for i in 0 1 2; do cp "$W/a$i.img" "$W/b$i.img"; done
+DOFF=$(mdadm --examine "$W/a1.img" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p')
+[[ -n $DOFF ]] || fail "no data offset: $(mdadm --examine "$W/a1.img" 2>&1 | head -n 3)"
+# What md's dd (conv=noerror,sync) reads: the pattern, the lost 4 KiB as
+# zeros.
+cp "$W/pattern" "$W/expect"
+for x in $LOST; do
+    dd if=/dev/zero of="$W/expect" bs=4096 seek=$((x / 4096)) count=1 conv=notrunc status=none
+done
+
+# reads.py URI: every byte of the pattern reads right but the lost
+# 4 KiB pieces, whose reads fail.
+cat >"$W/reads.py" <<PY
+import nbd, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+pat, lost = open("$W/pattern", "rb").read(), [${LOST// /, }]
+for x in lost:
+    try:
+        h.pread(4096, x)
+        sys.exit("the lost 4 KiB at %d read" % x)
+    except nbd.Error:
+        pass
+for off in range(0, len(pat), 4096):
+    if off not in lost and h.pread(4096, off) != pat[off:off + 4096]:
+        sys.exit("array bytes %d+4096 read wrong" % off)
+PY
+
+# B here: the plugin, degraded, member 1's row failing reads.
+echo "read $((DOFF + BAD_AT)) 8" >"$W/b.bad"
+nbdkit -f -U "$W/b1.sock" "$BADSECTOR" file="$W/b1.img" bad="$W/b.bad" \
+    log="$W/b.badlog" >"$W/b1.nbdkit.log" 2>&1 &
+bs=$!
+for (( i = 0; i < 100; i++ )); do [[ -S $W/b1.sock ]] && break; sleep 0.05; done
+nbdkit -U - "$PLUGIN" disk="$W/b0.img" disk="nbd+unix:///?socket=$W/b1.sock" \
+    disk="$W/b2.img" control="$W/b.ctl" --run "
+    '$RAID5CTL' --control '$W/b.ctl' fail 0 >/dev/null &&
+    /usr/bin/python3 '$W/reads.py' \"\$uri\" &&
+    '$RAID5CTL' --control '$W/b.ctl' status --json >'$W/B.json'" >"$W/B.serve.log" 2>&1 ||
+    { kill $bs; cat "$W/B.serve.log"; fail "B: the plugin degraded over member 1's read error"; }
+kill $bs; wait $bs 2>/dev/null || :
+state=$(/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1]));
+m = s["members"][1]; print(s["health"], m["state"], m["bad_blocks"]["sectors"])' "$W/B.json")
+[[ $state == "[_UU] active 8" ]] || fail "B: after the read error the plugin says '$state'"
+mdadm --examine-badblocks "$W/b1.img" | grep ' for ' >"$W/B.bb" ||
+    fail "B: mdadm lists no bad block of member 1"
+say "B: the plugin fails the lost rows only, keeps member 1, lists $(tr -s ' ' <"$W/B.bb")"
+
+vm_run -e EXPECT="$W/expect" -e BAD_AT=$BAD_AT -e DOFF="$DOFF" \
+    "$VM_TESTS/guest-md-read-errors.sh" "$W"/a{0,1,2}.img "$W"/b{0,1,2}.img ||
+    fail "kernel md degraded over a read error (see above)"
+[[ -s $W/A.bb ]] || fail "A: md listed no bad block of member 1"
+cmp -s "$W/A.bb" "$W/B.bb" ||
+    fail "A: md lists '$(tr -s ' ' <"$W/A.bb")', the plugin '$(tr -s ' ' <"$W/B.bb")'"
+say "A: md lists the same page in member 1's log"
+
+# md -> here: md's array A, as md left it.
+nbdkit -U - "$PLUGIN" disk="$W/a0.img" disk="$W/a1.img" disk="$W/a2.img" \
+    control="$W/a.ctl" --run "
+    /usr/bin/python3 '$W/reads.py' \"\$uri\" &&
+    '$RAID5CTL' --control '$W/a.ctl' status --json >'$W/A.json'" >"$W/A.serve.log" 2>&1 ||
+    { cat "$W/A.serve.log"; fail "md -> here: the plugin over md's degraded array"; }
+state=$(/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1]));
+m = s["members"][1]; print(m["state"], m["bad_blocks"]["sectors"])' "$W/A.json")
+[[ $state == "active 8" ]] || fail "md -> here: the plugin says member 1 is '$state'"
+say "md -> here: the plugin fails md's listed row only, the rest reads right"
