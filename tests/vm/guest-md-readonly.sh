@@ -6,15 +6,16 @@
 #        vdd vde vdf = array R, made and written on the host by raid5ctl
 #        and the plugin, whose server was killed: dirty.
 # Env: PAT (4 MiB pattern), MODEL (R's bytes, 4 MiB), BAD_AT (member
-# sectors past the data offset, 8 of them, that fail reads on M's member 1).
+# sectors past the data offset, 8 of them, that fail reads on M's member 1),
+# BAD2_AT (the same on member 2, in another stripe of the same 256 KiB).
 #
 # M  md -> here: mdadm --create, the pattern written, stopped.  Assembled
 #    --readonly: /proc/mdstat says (read-only), a write is refused, the
 #    pattern reads back, and no byte of a member changes.  Then member 1
 #    behind a device-mapper table whose sectors BAD_AT.. fail reads
-#    (dm's error target): md reads the pattern anyway (from the rest of
-#    the row), keeps member 1 in service (mdadm --detail: 3 active, 0
-#    failed) and writes nothing.  The host then serves the same disks
+#    (dm's error target), and member 2 whose sectors BAD2_AT.. do: md
+#    reads the pattern anyway (each row from the rest of it), keeps both
+#    in service (mdadm --detail: 3 active, 0 failed) and writes nothing.  The host then serves the same disks
 #    with readonly=true and the same sectors failing.
 # R  here -> md: md assembles the dirty array --readonly: no resync runs
 #    (mdstat: resync=PENDING), the host's bytes read back, nothing is
@@ -61,29 +62,37 @@ md_stop md1
 [[ $(sums /dev/vda /dev/vdb /dev/vdc) == "$before" ]] &&
     ok "M: md wrote nothing read-only" || not_ok "M: a member changed read-only"
 
-log "M: member 1's sectors $BAD_AT+8 past the data offset fail reads"
-size=$(blockdev --getsz /dev/vdb)
+log "M: member 1's sectors $BAD_AT+8 and member 2's $BAD2_AT+8 past the data offset fail reads"
+# failing NAME DEV AT: DEV as /dev/mapper/NAME, its 8 sectors from AT
+# failing reads.
+failing () {
+    local size bad
+    size=$(blockdev --getsz "$2")
+    bad=$((DOFF + $3))
+    printf '%s\n' "0 $bad linear $2 0" "$bad 8 error" \
+        "$((bad + 8)) $((size - bad - 8)) linear $2 $((bad + 8))" |
+        run dmsetup create --noudevsync "$1"
+}
+failing e1 /dev/vdb "$BAD_AT" && failing e2 /dev/vdc "$BAD2_AT" ||
+    { not_ok "M: dmsetup create"; exit 1; }
 bad=$((DOFF + BAD_AT))
-printf '%s\n' "0 $bad linear /dev/vdb 0" "$bad 8 error" \
-    "$((bad + 8)) $((size - bad - 8)) linear /dev/vdb $((bad + 8))" |
-    run dmsetup create --noudevsync e1 || { not_ok "M: dmsetup create"; exit 1; }
 if dd if=/dev/mapper/e1 of=/dev/null bs=512 skip=$bad count=1 iflag=direct status=none 2>/dev/null; then
     not_ok "M: control: the error target read (the test proves nothing)"
 else
     ok "M: control: member 1's sector $bad fails reads"
 fi
-run mdadm --assemble --readonly /dev/md1 /dev/vda /dev/mapper/e1 /dev/vdc ||
+run mdadm --assemble --readonly /dev/md1 /dev/vda /dev/mapper/e1 /dev/mapper/e2 ||
     { not_ok "M: assemble --readonly with the failing member"; exit 1; }
-reads_as md1 "$PAT" "M: md reads the pattern over member 1's read error"
+reads_as md1 "$PAT" "M: md reads the pattern over members 1's and 2's read errors"
 detail=$(mdadm --detail /dev/md1)
 active=$(sed -n 's/^ *Active Devices : //p' <<<"$detail")
 failed=$(sed -n 's/^ *Failed Devices : //p' <<<"$detail")
 echo "MD_ACTIVE=$active MD_FAILED=$failed" >>"$VM_WORK/M.info"
 [[ $active == 3 && $failed == 0 ]] &&
-    ok "M: md keeps member 1 in service read-only (3 active, 0 failed)" ||
+    ok "M: md keeps members 1 and 2 in service read-only (3 active, 0 failed)" ||
     not_ok "M: after the read error md has $active active, $failed failed"
 md_stop md1
-run dmsetup remove e1 || not_ok "M: dmsetup remove"
+run dmsetup remove e1 && run dmsetup remove e2 || not_ok "M: dmsetup remove"
 [[ $(sums /dev/vda /dev/vdb /dev/vdc) == "$before" ]] &&
     ok "M: md wrote nothing over the read error (no rewrite read-only)" ||
     not_ok "M: a member changed after the read error"

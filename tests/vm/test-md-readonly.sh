@@ -3,10 +3,11 @@
 # read-only array (mdadm --assemble --readonly), kernel md as the oracle,
 # both directions (tests/vm/guest-md-readonly.sh says what the guest does):
 #   M  md -> here: md's array, read-only in md and then here: the pattern
-#      reads back, nothing is written; with sectors of member 1 failing
-#      reads (dm's error target in the guest, nbdkit-badsector-plugin
-#      here), both read the pattern from the rest of the row, keep
-#      member 1 in service and rewrite nothing.
+#      reads back, nothing is written; with sectors of member 1 and of
+#      member 2 failing reads, in different rows of one 256 KiB request
+#      (dm's error target in the guest, nbdkit-badsector-plugin here),
+#      both read the pattern, each row from the rest of it, keep both in
+#      service and rewrite nothing.
 #   R  here -> md: an array raid5ctl made and the plugin left dirty (its
 #      server killed after a write): md assembles it read-only without
 #      resyncing or writing a byte, and reads what the plugin wrote; the
@@ -20,6 +21,10 @@ BADSECTOR=$(dirname "$RAID5CTL")/../tests/integration/.libs/nbdkit-badsector-plu
 [[ -f $BADSECTOR ]] || skip "the badsector plugin is not built ($BADSECTOR: make check builds it)"
 /usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "python3-libnbd is not installed"
 BAD_AT=96    # member 1's sectors 96..103 past the data offset: array 224..231
+# Member 2's sectors 168..175 past the data offset: stripe 1 (its data
+# chunk 0), row 5 -- in the same 256 KiB request as member 1's, another
+# row: each is read around its own member.
+BAD2_AT=168
 
 for i in 0 1 2; do truncate -s 32M "$W/a$i.img" "$W/r$i.img"; done
 head -c $((4 << 20)) /dev/urandom >"$W/pattern"
@@ -44,7 +49,7 @@ kill -9 $srv; wait $srv 2>/dev/null || :
 "$RAID5CTL" examine "$W/r0.img" | grep -q 'State : active' ||
     fail "R: the array was left clean (the test proves nothing): $("$RAID5CTL" examine "$W/r0.img" | grep State)"
 
-vm_run -e PAT="$W/pattern" -e MODEL="$W/model" -e BAD_AT=$BAD_AT \
+vm_run -e PAT="$W/pattern" -e MODEL="$W/model" -e BAD_AT=$BAD_AT -e BAD2_AT=$BAD2_AT \
     "$VM_TESTS/guest-md-readonly.sh" "$W"/a{0,1,2}.img "$W"/r{0,1,2}.img ||
     fail "kernel md read-only (see above)"
 [[ -s $W/M.info ]] || fail "the guest left no M.info"
@@ -64,26 +69,35 @@ serve_ro () {
         >"$W/$name.serve.log" 2>&1
 }
 
-# M here: md's array, member 1 failing reads at the sectors md's did.
+# M here: md's array, members 1 and 2 failing reads at the sectors md's
+# did.
 before=$(sums "$W"/a{0,1,2}.img)
-echo "read $((DOFF + BAD_AT)) 8" >"$W/a.bad"
-nbdkit -f -U "$W/a1.sock" "$BADSECTOR" file="$W/a1.img" bad="$W/a.bad" \
-    log="$W/a.badlog" >"$W/a1.nbdkit.log" 2>&1 &
-bs=$!
-for (( i = 0; i < 100; i++ )); do [[ -S $W/a1.sock ]] && break; sleep 0.05; done
-serve_ro M disk="$W/a0.img" disk="nbd+unix:///?socket=$W/a1.sock" disk="$W/a2.img" ||
-    { kill $bs; cat "$W/M.serve.log"; fail "M: serving md's array read-only"; }
-kill $bs; wait $bs 2>/dev/null || :
-awk -v b=$((DOFF + BAD_AT)) '$1 == "read-error" && $2 <= b && b < $2 + $3 { f = 1 }
-    END { exit !f }' "$W/a.badlog" ||
-    fail "M: control: no read of the failing sectors failed: $(cat "$W/a.badlog")"
+bs=()
+for i in 1 2; do
+    at=$BAD_AT; [[ $i == 2 ]] && at=$BAD2_AT
+    echo "read $((DOFF + at)) 8" >"$W/a$i.bad"
+    nbdkit -f -U "$W/a$i.sock" "$BADSECTOR" file="$W/a$i.img" bad="$W/a$i.bad" \
+        log="$W/a$i.badlog" >"$W/a$i.nbdkit.log" 2>&1 &
+    bs+=($!)
+    for (( k = 0; k < 100; k++ )); do [[ -S $W/a$i.sock ]] && break; sleep 0.05; done
+done
+serve_ro M disk="$W/a0.img" disk="nbd+unix:///?socket=$W/a1.sock" \
+    disk="nbd+unix:///?socket=$W/a2.sock" ||
+    { kill "${bs[@]}"; cat "$W/M.serve.log"; fail "M: serving md's array read-only"; }
+kill "${bs[@]}"; wait "${bs[@]}" 2>/dev/null || :
+for i in 1 2; do
+    at=$BAD_AT; [[ $i == 2 ]] && at=$BAD2_AT
+    awk -v b=$((DOFF + at)) '$1 == "read-error" && $2 <= b && b < $2 + $3 { f = 1 }
+        END { exit !f }' "$W/a$i.badlog" ||
+        fail "M: control: no read of member $i's failing sectors failed: $(cat "$W/a$i.badlog")"
+done
 cmp "$W/pattern" "$W/M.back" || fail "M: the plugin read-only read md's array wrong"
 state=$(/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1]));
-print(s["health"], s["members"][1]["state"], s["read_only"])' "$W/M.json")
-[[ $state == "[UUU] active True" ]] ||
-    fail "M: after the read error the plugin says '$state'; md kept member 1 ($MD_ACTIVE active, $MD_FAILED failed)"
+print(s["health"], s["members"][1]["state"], s["members"][2]["state"], s["read_only"])' "$W/M.json")
+[[ $state == "[UUU] active active True" ]] ||
+    fail "M: after the read errors the plugin says '$state'; md kept members 1 and 2 ($MD_ACTIVE active, $MD_FAILED failed)"
 [[ $(sums "$W"/a{0,1,2}.img) == "$before" ]] || fail "M: the plugin wrote to md's members read-only"
-say "M: md and the plugin both read around member 1's read error read-only, keep it, write nothing"
+say "M: md and the plugin both read around members 1's and 2's read errors read-only, keep them, write nothing"
 
 # R here: the dirty array, read-only, after md's read-only look at it.
 before=$(sums "$W"/r{0,1,2}.img)
