@@ -20,31 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array/exec-int.h"
 #include "array/object.h"
 #include "array/requests.h"
 #include "array/state.h"
 #include "array/runplan.h"
 #include "array/writepath.h"
-
-/* md works a row of 4 KiB of each member at a time (a stripe_head:
- * STRIPE_SIZE, one page), and counts its failed devices row by row.
- */
-#define ROW_BYTES 4096u
-
-struct request {
-  struct array *a;
-  struct worker *w;
-  enum r5_op op;
-  unsigned flags;
-  char *buf;                  /* client buffer; NULL for zero and trim */
-  uint64_t off, len;
-  /* Read-only, read errors on two members in one batch: the batches
-   * before pieces_end are of one 4 KiB row each, so that each is read
-   * around its own failed member, as md treats each row on its own.
-   */
-  uint64_t pieces_end;
-  struct array_err *err;
-};
 
 void
 array_worker_free (void *p)
@@ -135,149 +116,10 @@ execute (struct request *rq, size_t *nops, struct integrity_bad *bad)
   return r;
 }
 
-/* A read of the request failed its checksum (nothing was written): put
- * the unit right, with no stripe lock of ours held, and let the batch be
- * redone.  A unit that fails again after HEAL_TRIES heals is an error.
- */
-#define HEAL_TRIES 3
-
-static int
-heal (struct request *rq, const struct integrity_bad *bad, unsigned *tries)
-{
-  if (++*tries > HEAL_TRIES) {
-    array_set_err (rq->err, "member %u (%s): 4 KiB at member offset %"
-                   PRIu64 " still fails its checksum after %u repairs",
-                   bad->member, array_member_path (rq->a, bad->member),
-                   bad->off, HEAL_TRIES);
-    return -EIO;
-  }
-  return integrity_heal (rq->a, bad, false, rq->err);
-}
-
 static int
 handle_failure (struct request *rq, size_t nops, int r)
 {
   return array_io_failed (rq->a, rq->w->ops, nops, r, rq->err);
-}
-
-/* Read-only, a read error is neither rewritten (md: no R5_ReWrite while
- * ro) nor a reason to take the member out: md marks the stripe's device
- * R5_ReadError, which analyse_stripe counts as failed for that stripe
- * alone, and computes the read from the rest of the row (raid5.c,
- * raid5_end_read_request and handle_stripe).  Here the batch is redone
- * with the member read around (*around).  md fails the member once its
- * read errors pass max_nr_stripes; so here, in memory.  Not while a
- * resync is due (parity may be torn: the read fails instead).  A second
- * member failing too has the batch redone a 4 KiB row at a time
- * (rq->pieces_end), each row read around its own; two failing in one
- * row cannot be computed (md: two failed devices in the stripe).
- */
-static int
-read_around (struct request *rq, const struct read_error *re, int *around,
-             uint64_t batch_end)
-{
-  struct array *a = rq->a;
-  unsigned m = re->member;
-
-  if (meta_resync_due (a)) {
-    array_set_err (rq->err, "member %u (%s): read error at member offset %"
-                   PRIu64 ": the array is read-only and not in sync (it "
-                   "was not stopped cleanly), so the bytes cannot be "
-                   "computed from the others", m, array_member_path (a, m),
-                   re->off);
-    return -EIO;
-  }
-  if (*around >= 0 && rq->pieces_end < batch_end) {
-    rq->pieces_end = batch_end;
-    *around = -1;
-    return 0;
-  }
-  if (*around >= 0) {
-    array_set_err (rq->err, "member %u (%s): read error at member offset %"
-                   PRIu64 " while member %d was read around: the bytes "
-                   "cannot be computed", m, array_member_path (a, m),
-                   re->off, *around);
-    return -EIO;
-  }
-  if (++a->read_errors[m] > ARRAY_READ_ERRORS_MAX) {
-    struct io_op op = { .kind = IO_READ, .member = m, .off = re->off,
-                        .len = re->len, .result = re->result };
-
-    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): %u read errors, more "
-               "than md's %u: taken out of service", m,
-               array_member_path (a, m), a->read_errors[m],
-               ARRAY_READ_ERRORS_MAX);
-    return array_io_failed (a, &op, 1, re->result, rq->err);
-  }
-  array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
-             "offset %" PRIu64 ": read from the other members, not "
-             "rewritten (the array is read-only)", m,
-             array_member_path (a, m), re->off);
-  *around = (int) m;
-  return 0;
-}
-
-/* A read error corrected with no stripe lock of ours held (heal.c), and
- * the batch redone; after CORRECT_TRIES corrections of one place its
- * member is taken out (it reads back what it was given, then fails the
- * batch's read there again).
- */
-static int
-correct (struct request *rq, const struct read_error *re,
-         struct correct_tries *tries)
-{
-  if (array_correct_try (tries, re) > CORRECT_TRIES) {
-    struct io_op op = { .kind = IO_READ, .member = re->member,
-                        .off = re->off, .len = re->len,
-                        .result = re->result };
-
-    return array_io_failed (rq->a, &op, 1, re->result, rq->err);
-  }
-  return array_correct_read (rq->a, re, false, rq->err);
-}
-
-/* A degraded array's read failing on a member in service: its bytes
- * cannot be computed (md: "read error not correctable").  md records the
- * pages in that member's bad-block log and fails only what needs them
- * (raid5_end_read_request: set_bad, rdev_set_badblocks); so here, and the
- * batch is redone with the row listed (bb_shape fails what needs it).
- * Read-only, md changes its table in memory only: here nothing is
- * recorded, the request fails and the member stays.  True: handled
- * (*r: 0 to redo the batch, or the request's error).
- */
-static bool
-unreadable_degraded (struct request *rq, size_t nops, unsigned *records,
-                     int *r)
-{
-  struct array *a = rq->a;
-  const struct io_op *ops = rq->w->ops;
-  int out = health_out (&a->health);
-
-  if (out < 0 || *records >= CORRECT_TRIES)
-    return false;
-  if (!a->read_only) {
-    if (!bb_rebuild_read_failed (a, ops, nops, (unsigned) out, rq->err))
-      return false;
-    ++*records;
-    *r = 0;
-    return true;
-  }
-  for (size_t i = 0; i < nops; i++) {
-    const struct io_op *op = &ops[i];
-
-    if (op->result == 0 || op->result == -ECANCELED)
-      continue;
-    if (op->kind != IO_READ || op->link_lost || op->result == -ENOMEM ||
-        op->member == (unsigned) out)
-      return false;
-    array_set_err (rq->err, "member %u (%s): read error at member offset %"
-                   PRIu64 ": not correctable, the array is degraded "
-                   "(member %d is out of service) and read-only",
-                   op->member, array_member_path (a, op->member), op->off,
-                   out);
-  }
-  *r = -EIO;
-  return true;
 }
 
 static enum stripe_lock_mode
@@ -399,7 +241,7 @@ try_batch (struct request *rq, uint64_t pos, uint64_t *done,
     fix->records++;
     next = BATCH_AGAIN;
   }
-  else if (*r < 0 && unreadable_degraded (rq, nops, &fix->records, r))
+  else if (*r < 0 && exec_unreadable_degraded (rq, nops, &fix->records, r))
     next = *r == 0 ? BATCH_AGAIN : BATCH_DONE;
   else if (*r < 0 && (*r = handle_failure (rq, nops, *r)) == 0)
     next = BATCH_AGAIN;
@@ -428,11 +270,11 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
   while (next != BATCH_DONE && r == 0) {
     next = try_batch (rq, pos, done, &fix, &r);
     if (next == BATCH_HEAL)
-      r = heal (rq, &fix.bad, &heals);
+      r = exec_heal (rq, &fix.bad, &heals);
     else if (next == BATCH_CORRECT && rq->a->read_only)
-      r = read_around (rq, &fix.re, &fix.around, fix.end);
+      r = exec_read_around (rq, &fix.re, &fix.around, fix.end);
     else if (next == BATCH_CORRECT)
-      r = correct (rq, &fix.re, &corrections);
+      r = exec_correct (rq, &fix.re, &corrections);
   }
   return r;
 }

@@ -1,0 +1,70 @@
+/* array/exec-int.h -- internal to array/exec*.c: a client's request
+ * being carried out (exec.c), and what a failed batch of it asks for
+ * before it is redone (exec-fix.c).  A request and its worker belong to
+ * the thread that serves it.
+ */
+#ifndef ARRAY_EXEC_INT_H
+#define ARRAY_EXEC_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "array/integrity.h"
+#include "array/requests.h"
+#include "raid/plan.h"
+
+struct array;
+struct array_err;
+struct worker;
+
+/* md works a row of 4 KiB of each member at a time (a stripe_head:
+ * STRIPE_SIZE, one page), and counts its failed devices row by row.
+ */
+#define ROW_BYTES 4096u
+
+struct request {
+  struct array *a;
+  struct worker *w;
+  enum r5_op op;
+  unsigned flags;
+  char *buf;                  /* client buffer; NULL for zero and trim */
+  uint64_t off, len;
+  /* Read-only, read errors on two members in one batch: the batches
+   * before pieces_end are of one 4 KiB row each, so that each is read
+   * around its own failed member, as md treats each row on its own.
+   */
+  uint64_t pieces_end;
+  struct array_err *err;
+};
+
+/* A read of the request failed its checksum (nothing was written): the
+ * unit put right, with no stripe lock of ours held; -EIO after HEAL_TRIES
+ * heals of one batch.
+ */
+int exec_heal (struct request *rq, const struct integrity_bad *bad,
+               unsigned *tries) __attribute__((nonnull));
+
+/* Read-only, a read error: the batch (ending at array byte batch_end)
+ * to be redone with re's member read around (*around), or a row at a time
+ * when a second member fails.  0, or -EIO (rq->err set).
+ */
+int exec_read_around (struct request *rq, const struct read_error *re,
+                      int *around, uint64_t batch_end)
+  __attribute__((nonnull));
+
+/* A read error corrected (heal.c), or its member taken out after
+ * CORRECT_TRIES corrections of one place.  0, or -errno (rq->err set).
+ */
+int exec_correct (struct request *rq, const struct read_error *re,
+                  struct correct_tries *tries) __attribute__((nonnull));
+
+/* A degraded array's read failing on a member in service: true if
+ * handled (*r 0: the batch to be redone with the row listed; or the
+ * request's error), false if it is not such a failure.
+ */
+bool exec_unreadable_degraded (struct request *rq, size_t nops,
+                               unsigned *records, int *r)
+  __attribute__((nonnull));
+
+#endif /* ARRAY_EXEC_INT_H */
