@@ -346,13 +346,22 @@ new_bitmap (struct array *a, struct array_err *err)
   const struct md_sb *c = &m->live.common;
   uint64_t at = (MD_SB_SECTOR + (uint64_t) MD_BITMAP_SB_OFFSET) * 512;
   uint64_t limit = c->data_offset * 512, room;
+  /* md finds the new bitmap older than the array (mdadm writes its
+   * events as 0), does a full recovery of it and takes the array's
+   * events as those cleared (md_bitmap_read_sb: BITMAP_STALE).
+   */
   struct md_bitmap_sb bm = {
     .version = MD_BITMAP_VERSION, .sync_size = c->size,
-    .daemon_sleep = MD_BITMAP_DAEMON_SLEEP,
+    .daemon_sleep = MD_BITMAP_DAEMON_SLEEP, .events_cleared = c->events,
   };
 
+  /* mdadm leaves 8 sectors for a bad-block log when there is none
+   * (add_internal_bitmap1: bbl_size 8).
+   */
   if (c->bblog_size && c->bblog_offset > 0)
     limit = (MD_SB_SECTOR + (uint64_t) c->bblog_offset) * 512;
+  else
+    limit = limit > 8 * 512 ? limit - 8 * 512 : 0;
   room = limit > at ? (limit - at) / 512 : 0;
   if (md_bitmap_room (c->size) < room)
     room = md_bitmap_room (c->size);

@@ -304,10 +304,8 @@ change (struct md_live *s, const struct md_event *ev)
       s->common.feature_map |= MD_FEATURE_BITMAP_OFFSET;
       s->common.bitmap_offset = MD_BITMAP_SB_OFFSET;
     }
-    else {
+    else                      /* the offset stays, as md's super_1_sync */
       s->common.feature_map &= ~(uint32_t) MD_FEATURE_BITMAP_OFFSET;
-      s->common.bitmap_offset = 0;
-    }
     return true;
   }
   assert (!"unknown md event");

@@ -219,6 +219,11 @@ mdadm --examine "${n[0]}" | grep -q 'Internal Bitmap : 8 sectors from superblock
 dd if="${n[0]}" of="$tmpdir/bm" bs=4096 skip=2 count=1 status=none
 mdadm --examine-bitmap "$tmpdir/bm" | grep -q 'Sync Size : 23552 ' ||
   fail "the bitmap added: $(mdadm --examine-bitmap "$tmpdir/bm" 2>&1 | grep -E 'Sync|Bitmap')"
+# md takes a new bitmap as stale: the array's events (before the add's
+# own) are those cleared.
+[ "$(mdadm --examine-bitmap "$tmpdir/bm" | sed -n 's/^ *Events Cleared : //p')" = \
+  $(( $(mdadm --examine "${n[0]}" | sed -n 's/^ *Events : //p') - 1 )) ] ||
+  fail "the bitmap added: $(mdadm --examine-bitmap "$tmpdir/bm" | grep Events), $(mdadm --examine "${n[0]}" | grep Events)"
 out=$("$RAID5CTL" grow --bitmap internal "${n[@]}" 2>&1) &&
   grep -q 'has an internal bitmap already' <<<"$out" || fail "added twice: $out"
 p=("$tmpdir"/p0 "$tmpdir"/p1 "$tmpdir"/p2)

@@ -207,6 +207,10 @@ for sz in 200G; do
         not_ok "bitmap $sz: raid5ctl grow --bitmap none"
     md_same "bitmap $sz: removed" --examine "${A[0]}" "${B[0]}" 'Feature Map' 'Internal Bitmap' \
         'Bad Block Log' 'State'
+    # md leaves the superblock's bitmap_offset (bytes 96-99) as it was.
+    a=$(od -An -tx1 -j $((4096 + 96)) -N 4 "${A[0]}"); b=$(od -An -tx1 -j $((4096 + 96)) -N 4 "${B[0]}")
+    [[ $a == "$b" ]] && ok "bitmap $sz: removed: the same bitmap_offset bytes ($a)" ||
+        not_ok "bitmap $sz: removed: bitmap_offset bytes md '$a', ours '$b'"
     for l in "${A[@]}" "${B[@]}"; do losetup -d "$l"; done
     rm -f "$D"/*
 done
