@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdio.h>
 
 #include "array/exec-int.h"
 #include "array/object.h"
@@ -138,20 +137,25 @@ exec_unreadable_degraded (struct request *rq, size_t nops,
     *r = 0;
     return true;
   }
+  const struct io_op *bad = NULL;
+
   for (size_t i = 0; i < nops; i++) {
     const struct io_op *op = &ops[i];
 
     if (op->result == 0 || op->result == -ECANCELED)
       continue;
     if (op->kind != IO_READ || op->link_lost || op->result == -ENOMEM ||
-        op->member == (unsigned) out)
+        health_state (&a->health, op->member) != MEMBER_ACTIVE)
       return false;
-    array_set_err (rq->err, "member %u (%s): read error at member offset %"
-                   PRIu64 ": not correctable, the array is degraded "
-                   "(member %d is out of service) and read-only",
-                   op->member, array_member_path (a, op->member), op->off,
-                   out);
+    if (bad == NULL)
+      bad = op;
   }
+  if (bad == NULL)            /* the batch did not run: not a read error */
+    return false;
+  array_set_err (rq->err, "member %u (%s): read error at member offset %"
+                 PRIu64 ": not correctable, the array is degraded (member "
+                 "%d is out of service) and read-only", bad->member,
+                 array_member_path (a, bad->member), bad->off, out);
   *r = -EIO;
   return true;
 }

@@ -47,7 +47,8 @@ int exec_heal (struct request *rq, const struct integrity_bad *bad,
 
 /* Read-only, a read error: the batch (ending at array byte batch_end)
  * to be redone with re's member read around (*around), or a row at a time
- * when a second member fails.  0, or -EIO (rq->err set).
+ * when a second member fails.  0, or -errno (rq->err set): -EIO, or the
+ * member taken out past md's count of read errors failed the array.
  */
 int exec_read_around (struct request *rq, const struct read_error *re,
                       int *around, uint64_t batch_end)

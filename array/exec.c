@@ -183,15 +183,17 @@ enum batch_next { BATCH_DONE, BATCH_AGAIN, BATCH_HEAL, BATCH_CORRECT };
 struct batch_fix {
   struct integrity_bad bad;
   struct read_error re;
-  unsigned records;           /* times its failed writes were recorded */
+  unsigned records;           /* times its failed writes (or, degraded,
+                                 reads) were recorded */
   int around;                 /* read-only: a member read around, or -1 */
-  uint64_t end;               /* the bytes of the array the batch covers end */
+  uint64_t end;               /* the array byte where the batch ends */
 };
 
 /* Plan the stripes starting at pos, lock them, and run them unless
  * health (the rebuild cursor, the reshape line, the bad-block tables)
  * changed meanwhile; a write failing on part of a member is recorded in
- * its bad-block log, a member failing otherwise is taken out (the batch
+ * its bad-block log, as is a read that cannot be corrected on a degraded
+ * array (exec-fix.c), a member failing otherwise is taken out (the batch
  * is then redone degraded); listed bytes met are rewritten after.
  * *done: the bytes the batch covers; *r: 0 or the request's error.
  */

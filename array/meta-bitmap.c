@@ -312,17 +312,82 @@ mark_sectors (uint8_t *bits, uint64_t per_bit, uint64_t from, uint64_t to)
       md_bitmap_set (bits, k);
 }
 
-void
-meta_bitmap_grow (struct array *a, uint64_t from, uint64_t to, bool mark)
+/* *p, of old bytes, made bytes long, the new part zeroed; p may be NULL
+ * (then it stays so).  0 or -ENOMEM (*p as it was).
+ */
+static int
+widen (uint8_t **p, size_t old, size_t bytes, bool aligned)
+{
+  uint8_t *q;
+
+  if (*p == NULL || bytes <= old)
+    return 0;
+  if (aligned ? posix_memalign ((void **) &q, 4096, bytes) != 0
+              : (q = malloc (bytes)) == NULL)
+    return -ENOMEM;
+  memcpy (q, *p, old);
+  memset (q + old, 0, bytes - old);
+  free (*p);
+  *p = q;
+  return 0;
+}
+
+/* The bitmap's buffers (its area, the durable copy, the resync bits)
+ * made room for an area of bytes: it may outgrow them, as md lets it
+ * fill the sectors recorded in its header (sectors_reserved), not only
+ * those its bits filled when it was loaded.  The area must end before
+ * the bad-block log (or the data).  0, -ENOSPC or -ENOMEM (err set).
+ */
+static int
+bitmap_room (struct array *a, size_t bytes, struct array_err *err)
 {
   struct meta *m = &a->meta;
+  const struct md_sb *c = &m->live.common;
+  uint64_t limit = c->data_offset * 512;
+  size_t old = m->bm_area_bytes, h = MD_BITMAP_HEADER;
+
+  if (c->bblog_size && c->bblog_offset > 0 &&
+      (MD_SB_SECTOR + (uint64_t) c->bblog_offset) * 512 > m->bm_offset)
+    limit = (MD_SB_SECTOR + (uint64_t) c->bblog_offset) * 512;
+  if (m->bm_offset + bytes > limit) {
+    array_set_err (err, "the grown bitmap (%zu bytes at byte %" PRIu64 ") "
+                   "would pass the %s at byte %" PRIu64, bytes, m->bm_offset,
+                   limit < c->data_offset * 512 ? "bad-block log" : "data",
+                   limit);
+    return -ENOSPC;
+  }
+  if (bytes <= old)
+    return 0;
+  if (widen (&m->bm_area, old, bytes, true) < 0 ||
+      widen (&m->bm_durable, old - h, bytes - h, false) < 0 ||
+      widen (&m->resync_bits, old - h, bytes - h, false) < 0) {
+    array_set_err (err, "out of memory for the grown bitmap");
+    return -ENOMEM;
+  }
+  m->bm_area_bytes = bytes;
+  return 0;
+}
+
+int
+meta_bitmap_grow (struct array *a, uint64_t from, uint64_t to, bool mark,
+                  struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  struct md_bitmap_sb next;
   uint64_t nbits, f;
+  int r;
 
   if (!m->has_bitmap)
-    return;
+    return 0;
   nbits = md_bitmap_bits (&m->bm);
-  m->bm.sectors_reserved = md_bitmap_space (&m->bm);  /* md keeps it */
-  f = md_bitmap_resize_chunk (&m->bm, to) / m->bm.chunksize;
+  next = m->bm;
+  next.sectors_reserved = md_bitmap_space (&m->bm);   /* md keeps it */
+  next.chunksize = md_bitmap_resize_chunk (&next, to);
+  next.sync_size = to;
+  if ((r = bitmap_room (a, md_bitmap_area_bytes (&next), err)) < 0)
+    return r;
+  f = next.chunksize / m->bm.chunksize;
+  m->bm.sectors_reserved = next.sectors_reserved;
   regroup (meta_bitmap_bits (m), nbits, f);
   regroup (m->bm_durable, nbits, f);
   regroup (m->resync_bits, nbits, f);
@@ -332,6 +397,7 @@ meta_bitmap_grow (struct array *a, uint64_t from, uint64_t to, bool mark)
     mark_sectors (meta_bitmap_bits (m), m->bm.chunksize / 512, from, to);
     mark_sectors (m->resync_bits, m->bm.chunksize / 512, from, to);
   }
+  return 0;
 }
 
 /* The bitmap mdadm --grow --bitmap=internal adds (add_internal_bitmap1):

@@ -59,15 +59,18 @@ uint8_t *meta_bitmap_bits (struct meta *m) __attribute__((nonnull));
 void meta_bits_durable (struct meta *m) __attribute__((nonnull));
 
 /* meta-bitmap.c: the component grown from `from` to `to` sectors
- * (meta_resize), with meta.lock held and no write in flight: the bitmap covers `to` (md's
- * md_bitmap_resize: its chunk doubled until the bits fit the sectors
- * they fill now, each old chunk's state carried into the new one), and
- * with mark the chunks of the new space are set, so that a resync taken
- * up from the superblocks visits all of it (md sets only chunks wholly
- * past the old ones: md_bitmap_resize's NEEDED_MASK).  In memory; the
- * caller writes it out.
+ * (meta_resize), with meta.lock held and no write in flight: the bitmap
+ * covers `to` (md's md_bitmap_resize: its chunk doubled until the bits
+ * fit its room -- md_bitmap_space -- each old chunk's state carried into
+ * the new one; its buffers widened to match), and with mark the chunks
+ * of the new space are set, so that a resync taken up from the
+ * superblocks visits all of it (md sets only chunks wholly past the old
+ * ones: md_bitmap_resize's NEEDED_MASK).  In memory; the caller writes
+ * it out.  0, or -ENOSPC (it would pass the bad-block log or the data)
+ * or -ENOMEM, nothing changed (err set).
  */
-void meta_bitmap_grow (struct array *a, uint64_t from, uint64_t to,
-                       bool mark) __attribute__((nonnull));
+int meta_bitmap_grow (struct array *a, uint64_t from, uint64_t to,
+                      bool mark, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
 
 #endif /* ARRAY_META_INT_H */

@@ -430,11 +430,13 @@ meta_resize (struct array *a, uint64_t to, const uint64_t *sizes, bool clean,
 
   pthread_rwlock_wrlock (&m->gate);
   pthread_mutex_lock (&m->lock);
-  meta_bitmap_grow (a, m->live.common.size, to, !clean);
-  md_live_apply (&m->live, &(struct md_event) {
-                   .kind = MD_EV_RESIZE, .sectors = to,
-                   .data_sizes = sizes, .clean = clean });
-  r = meta_write_bitmap_first (a, err);
+  if ((r = meta_bitmap_grow (a, m->live.common.size, to, !clean,
+                             err)) == 0) {
+    md_live_apply (&m->live, &(struct md_event) {
+                     .kind = MD_EV_RESIZE, .sectors = to,
+                     .data_sizes = sizes, .clean = clean });
+    r = meta_write_bitmap_first (a, err);
+  }
   pthread_mutex_unlock (&m->lock);
   pthread_rwlock_unlock (&m->gate);
   return r;

@@ -12,8 +12,8 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "array/scratch_pool.h"
@@ -117,6 +117,7 @@ struct correct_tries {
   unsigned member, n, total;
   uint64_t off;
 };
+
 static inline unsigned
 array_correct_try (struct correct_tries *t, const struct read_error *re)
 {

@@ -39,9 +39,6 @@ not_now (const struct array *a)
   if (a->integrity.on)
     return "an integrity record covers the members' old size: a new record "
       "would be needed";
-  if (a->ppl.on)                /* raid5_resize: -EINVAL with a log */
-    return "the array keeps a partial parity log, and md does not grow the "
-      "component size of such an array";
   if (a->job.kind != R5_JOB_NONE)
     return a->job.kind == R5_JOB_RESYNC
       ? "a resync is due: let it finish first (offline: raid5ctl repair)"
@@ -183,6 +180,11 @@ array_resize (struct array *a, uint64_t sectors, bool clean,
   if ((why = not_now (a)) != NULL) {
     array_set_err (err, "cannot grow the component size: %s", why);
     r = -EBUSY;
+  }
+  else if (a->ppl.on) {         /* raid5_resize: -EINVAL with a log */
+    array_set_err (err, "cannot grow the component size: the array keeps a "
+                   "partial parity log, and md does not grow such an array");
+    r = -EINVAL;
   }
   else if ((r = sizes_now (a, err)) == 0 &&
            (r = new_size (a, sectors, sizes, &to, err)) == 0 &&

@@ -22,6 +22,9 @@
 #  - killed after the bitmap was written and before the superblocks
 #    (RAID5_TEST_CRASH=bitmap-written), a --size and a --bitmap leave the
 #    array as it was (mdadm writes a bitmap first too), and run again;
+#  - grown twice (2 -> 3 -> 4 TiB, sparse members, each grow its own
+#    process): the bitmap keeps md's chunk (its recorded room) and a
+#    write at the array's end sets a bit that reaches the disk;
 #  - a hot spare (spare=) counts as a member: a size past its room is
 #    refused, max is its room (md's update_size walks spares too);
 #  - while served (--control ... --wait), a client rewriting blocks of
@@ -230,10 +233,10 @@ p=("$tmpdir"/p0 "$tmpdir"/p1 "$tmpdir"/p2)
 truncate -s 16M "${p[@]}"
 "$RAID5CTL" create --chunk 64K --consistency-policy ppl "${p[@]}" >/dev/null 2>&1 || fail "create p"
 DISKS=("${p[@]}")
-expect_refused "cannot add a bitmap: the array keeps a partial parity log" \
+expect_refused "cannot add a bitmap: the array keeps a partial parity log \\(md keeps one or the other\\)$" \
   grow --bitmap internal "${p[@]}"
 truncate -s 32M "${p[@]}"
-expect_refused "md does not grow the component size of such an array" \
+expect_refused "cannot grow the component size: the array keeps a partial parity log, and md does not grow such an array" \
   grow --size max "${p[@]}"
 [ "$failures" -eq 0 ] || fail "$failures refusals were wrong"
 head -c $((4 << 20)) /dev/urandom >"$tmpdir/four"
@@ -250,6 +253,40 @@ mdadm --examine "${n[0]}" | grep -q 'Internal Bitmap : 8 sectors from superblock
   fail "after serving: $(mdadm --examine "${n[0]}" | grep -E 'Feature|Bitmap|State')"
 "$RAID5CTL" check "${n[@]}" >"$tmpdir/check" 2>&1 || fail "check: $(cat "$tmpdir/check")"
 echo "   added offline, removed and added again while served, parity right"
+echo "== grown twice (2 -> 3 -> 4 TiB, sparse): the bitmap outgrows the buffer it was loaded into"
+# The first grow (offline) records the bitmap's room (sectors_reserved,
+# 9 sectors here: md's rule); the server then loads 4 KiB of bitmap and,
+# grown again while it serves, keeps the 128 MiB chunk and needs 4352
+# bytes.  A write at the array's end, the server killed: its bit must be
+# on the disk (the bits raid5ctl create set stay: no server cleared them).
+t=("$tmpdir"/t0 "$tmpdir"/t1 "$tmpdir"/t2)
+truncate -s 2T "${t[@]}"
+"$RAID5CTL" create --assume-clean --bitmap internal "${t[@]}" >/dev/null 2>&1 || fail "create t"
+truncate -s 3T "${t[@]}"
+"$RAID5CTL" grow --size max --assume-clean "${t[@]}" >"$tmpdir/t.out" 2>&1 ||
+  fail "grow t to 3T: $(cat "$tmpdir/t.out")"
+dd if="${t[0]}" of="$tmpdir/bm" bs=4096 skip=2 count=2 status=none
+dirty=$(mdadm --examine-bitmap "$tmpdir/bm" | sed -n 's/^ *Bitmap : 24575 bits (chunks), \([0-9]*\) dirty.*/\1/p')
+[ -n "$dirty" ] || fail "grown to 3T: $(mdadm --examine-bitmap "$tmpdir/bm" | grep -E 'Chunksize|Bitmap :')"
+"$NBDKIT" -f -U "$tmpdir/t.sock" -P "$tmpdir/t.pid" "$PLUGIN" "${t[@]/#/disk=}" \
+  control="$tmpdir/t.ctl" &
+tpid=$!
+for _ in $(seq 100); do [ -S "$tmpdir/t.ctl" ] && break; sleep 0.05; done
+truncate -s 4T "${t[@]}"
+"$RAID5CTL" --control "$tmpdir/t.ctl" grow --size max --assume-clean >"$tmpdir/t.out" 2>&1 ||
+  { kill -9 $tpid; fail "grow t to 4T while served: $(cat "$tmpdir/t.out")"; }
+/usr/bin/python3 -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+h.pwrite(b"x" * 4096, h.get_size() - 4096); h.flush()
+' "nbd+unix:///?socket=$tmpdir/t.sock" || { kill -9 $tpid; fail "a write at the end of t"; }
+kill -9 $tpid; wait $tpid 2>/dev/null || :
+dd if="${t[0]}" of="$tmpdir/bm" bs=4096 skip=2 count=2 status=none
+mdadm --examine-bitmap "$tmpdir/bm" | grep -q 'Chunksize : 128 MB' &&
+  mdadm --examine-bitmap "$tmpdir/bm" | grep -Eq "Bitmap : 32767 bits \(chunks\), $(( dirty + 1 )) dirty" ||
+  fail "the bit of the array's last chunk is not on the disk: $(mdadm --examine-bitmap "$tmpdir/bm" | grep -E 'Chunksize|Bitmap :')"
+rm -f "${t[@]}"
+echo "   the last chunk's bit on the disk (a bitmap of 4352 bytes)"
 echo "== a hot spare: the new size fits it too (md: every rdev, spares too)"
 q=("$tmpdir"/q0 "$tmpdir"/q1 "$tmpdir"/q2)
 truncate -s 16M "${q[@]}" "$tmpdir/qs"
