@@ -104,7 +104,7 @@ bool array_read_error (const struct array *a, const struct io_op *ops,
  */
 void array_reads_succeeded (struct array *a, const struct io_op *ops,
                             size_t n)
-  __attribute__((nonnull));
+  __attribute__((nonnull (1)));
 
 /* Corrections of one place (a member op: member and offset), for
  * CORRECT_TRIES: a read error where the last one was counts once more,

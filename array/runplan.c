@@ -122,7 +122,8 @@ run_reads (struct array *a, struct plan_run *x)
   }
   x->nops = k;
   r = io_run (a->members, x->ops, k, x->io_flags & IO_CALLS);
-  array_reads_succeeded (a, x->ops, k);
+  if (k > 0)                  /* ops may be NULL with none (a trim) */
+    array_reads_succeeded (a, x->ops, k);
   return r;
 }
 
