@@ -114,31 +114,23 @@ exec_correct (struct request *rq, const struct read_error *re,
 /* A degraded array's read failing on a member in service: its bytes
  * cannot be computed (md: "read error not correctable").  md records the
  * pages in that member's bad-block log and fails only what needs them
- * (raid5_end_read_request: set_bad, rdev_set_badblocks); so here, and the
- * batch is redone with the row listed (bb_shape fails what needs it).
- * Read-only, md changes its table in memory only: here nothing is
- * recorded, the request fails and the member stays.  True: handled
- * (*r: 0 to redo the batch, or the request's error).
+ * (raid5_end_read_request: set_bad, rdev_set_badblocks); so here: true
+ * with *r 0, and exec_record_unreadable records them once the batch's
+ * locks are let go, each row's stripe locked exclusively meanwhile (a
+ * table changes only so: bbpath.c), and the batch is redone with the
+ * rows listed (bb_shape fails what needs them).  Read-only, md changes
+ * its table in memory only: here nothing is recorded, the request fails
+ * (*r) and the member stays.  False: not such a failure.
  */
 bool
-exec_unreadable_degraded (struct request *rq, size_t nops,
-                          unsigned *records, int *r)
+exec_unreadable_degraded (struct request *rq, size_t nops, int *r)
 {
   struct array *a = rq->a;
-  const struct io_op *ops = rq->w->ops;
+  const struct io_op *ops = rq->w->ops, *bad = NULL;
   int out = health_out (&a->health);
 
-  if (out < 0 || *records >= CORRECT_TRIES)
+  if (out < 0)
     return false;
-  if (!a->read_only) {
-    if (!bb_rebuild_read_failed (a, ops, nops, (unsigned) out, rq->err))
-      return false;
-    ++*records;
-    *r = 0;
-    return true;
-  }
-  const struct io_op *bad = NULL;
-
   for (size_t i = 0; i < nops; i++) {
     const struct io_op *op = &ops[i];
 
@@ -152,10 +144,44 @@ exec_unreadable_degraded (struct request *rq, size_t nops,
   }
   if (bad == NULL)            /* the batch did not run: not a read error */
     return false;
+  if (!a->read_only) {
+    *r = 0;
+    return true;
+  }
   array_set_err (rq->err, "member %u (%s): read error at member offset %"
                  PRIu64 ": not correctable, the array is degraded (member "
                  "%d is out of service) and read-only", bad->member,
                  array_member_path (a, bad->member), bad->off, out);
   *r = -EIO;
   return true;
+}
+
+int
+exec_record_unreadable (struct request *rq, size_t nops)
+{
+  struct array *a = rq->a;
+  const struct r5_geom *g = &a->geom;
+  int out = health_out (&a->health);
+
+  if (out < 0)
+    return 0;                 /* whole again meanwhile: redo */
+  for (size_t i = 0; i < nops; i++) {
+    const struct io_op *op = &rq->w->ops[i];
+    struct stripe_range held = { 0, 0, false };
+    bool recorded = false;
+
+    if (op->result == 0 || op->result == -ECANCELED)
+      continue;
+    if (op->off >= g->data_offset) {
+      uint64_t stripe = (op->off - g->data_offset) / g->chunk;
+
+      stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
+      recorded = bb_rebuild_read_failed (a, op, 1, (unsigned) out, rq->err);
+      stripe_unlock_range (&a->locks, &held);
+    }
+    /* No log, or a full one: md fails the member (md_error). */
+    if (!recorded)
+      return array_io_failed (a, op, 1, op->result, rq->err);
+  }
+  return 0;
 }

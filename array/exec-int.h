@@ -60,12 +60,22 @@ int exec_read_around (struct request *rq, const struct read_error *re,
 int exec_correct (struct request *rq, const struct read_error *re,
                   struct correct_tries *tries) __attribute__((nonnull));
 
-/* A degraded array's read failing on a member in service: true if
- * handled (*r 0: the batch to be redone with the row listed; or the
- * request's error), false if it is not such a failure.
+/* A degraded array's read failing on a member in service (reads only,
+ * errors their members reported): true, with *r 0 when its pages are to
+ * be recorded (exec_record_unreadable, then the batch redone) or, read-
+ * only, the request's error; false if it is not such a failure.  Called
+ * under the batch's stripe locks.
  */
-bool exec_unreadable_degraded (struct request *rq, size_t nops,
-                               unsigned *records, int *r)
+bool exec_unreadable_degraded (struct request *rq, size_t nops, int *r)
+  __attribute__((nonnull));
+
+/* The failed reads of the request's ops[0..nops) re-read a page at a time
+ * and the pages that fail again recorded in their members' bad-block
+ * logs, each op's stripe locked exclusively meanwhile (no lock of the
+ * batch held); a member that cannot record them is taken out, as md
+ * fails it.  0 (the batch to be redone), or -errno (rq->err set).
+ */
+int exec_record_unreadable (struct request *rq, size_t nops)
   __attribute__((nonnull));
 
 #endif /* ARRAY_EXEC_INT_H */

@@ -179,7 +179,10 @@ plan_batch (struct request *rq, uint64_t pos, int out, uint64_t limit,
  * a unit healed or a read error corrected first (with no stripe lock
  * held), and then planned again.
  */
-enum batch_next { BATCH_DONE, BATCH_AGAIN, BATCH_HEAL, BATCH_CORRECT };
+enum batch_next {
+  BATCH_DONE, BATCH_AGAIN, BATCH_HEAL, BATCH_CORRECT,
+  BATCH_RECORD,               /* degraded: unreadable pages to record */
+};
 struct batch_fix {
   struct integrity_bad bad;
   struct read_error re;
@@ -187,6 +190,7 @@ struct batch_fix {
                                  reads) were recorded */
   int around;                 /* read-only: a member read around, or -1 */
   uint64_t end;               /* the array byte where the batch ends */
+  size_t nops;                /* BATCH_RECORD: the failed phase's ops */
 };
 
 /* Plan the stripes starting at pos, lock them, and run them unless
@@ -243,14 +247,19 @@ try_batch (struct request *rq, uint64_t pos, uint64_t *done,
     fix->records++;
     next = BATCH_AGAIN;
   }
-  else if (*r < 0 && exec_unreadable_degraded (rq, nops, &fix->records, r))
-    next = *r == 0 ? BATCH_AGAIN : BATCH_DONE;
+  else if (*r < 0 && fix->records < CORRECT_TRIES &&
+           exec_unreadable_degraded (rq, nops, r)) {
+    fix->records++;
+    fix->nops = nops;
+    next = *r == 0 ? BATCH_RECORD : BATCH_DONE;
+  }
   else if (*r < 0 && (*r = handle_failure (rq, nops, *r)) == 0)
     next = BATCH_AGAIN;
   else if (*r == 0)
     count_segments (a, &rq->w->plan);
   stripe_unlock_range (&a->locks, &range);
-  if (next == BATCH_HEAL || next == BATCH_CORRECT || next == BATCH_AGAIN)
+  if (next == BATCH_HEAL || next == BATCH_CORRECT || next == BATCH_AGAIN ||
+      next == BATCH_RECORD)
     *r = 0;
   else if (*r == 0 && b.bb_member >= 0)
     bb_rewrite_met (a, &b);
@@ -277,6 +286,8 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
       r = exec_read_around (rq, &fix.re, &fix.around, fix.end);
     else if (next == BATCH_CORRECT)
       r = exec_correct (rq, &fix.re, &corrections);
+    else if (next == BATCH_RECORD)
+      r = exec_record_unreadable (rq, fix.nops);
   }
   return r;
 }
