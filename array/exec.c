@@ -193,6 +193,30 @@ struct batch_fix {
   size_t nops;                /* BATCH_RECORD: the failed phase's ops */
 };
 
+/* What a batch whose ops[0..nops) failed with *r asks next, its locks
+ * still held: a read error corrected (or read around), a write failure
+ * or a degraded read error recorded, or the member taken out.
+ */
+static enum batch_next
+on_failure (struct request *rq, size_t nops, struct batch_fix *fix, int *r)
+{
+  struct array *a = rq->a;
+
+  if (array_read_error (a, rq->w->ops, nops, &fix->re))
+    return BATCH_CORRECT;
+  if (fix->records < CORRECT_TRIES &&
+      array_bb_write_failed (a, rq->w->ops, nops, rq->err)) {
+    fix->records++;
+    return BATCH_AGAIN;
+  }
+  if (fix->records < CORRECT_TRIES && exec_unreadable_degraded (rq, nops, r)) {
+    fix->records++;
+    fix->nops = nops;
+    return *r == 0 ? BATCH_RECORD : BATCH_DONE;
+  }
+  return (*r = handle_failure (rq, nops, *r)) == 0 ? BATCH_AGAIN : BATCH_DONE;
+}
+
 /* Plan the stripes starting at pos, lock them, and run them unless
  * health (the rebuild cursor, the reshape line, the bad-block tables)
  * changed meanwhile; a write failing on part of a member is recorded in
@@ -240,22 +264,9 @@ try_batch (struct request *rq, uint64_t pos, uint64_t *done,
     next = BATCH_AGAIN;
   else if ((*r = execute (rq, &nops, &fix->bad)) == -EBADMSG)
     next = BATCH_HEAL;
-  else if (*r < 0 && array_read_error (a, rq->w->ops, nops, &fix->re))
-    next = BATCH_CORRECT;
-  else if (*r < 0 && fix->records < CORRECT_TRIES &&
-           array_bb_write_failed (a, rq->w->ops, nops, rq->err)) {
-    fix->records++;
-    next = BATCH_AGAIN;
-  }
-  else if (*r < 0 && fix->records < CORRECT_TRIES &&
-           exec_unreadable_degraded (rq, nops, r)) {
-    fix->records++;
-    fix->nops = nops;
-    next = *r == 0 ? BATCH_RECORD : BATCH_DONE;
-  }
-  else if (*r < 0 && (*r = handle_failure (rq, nops, *r)) == 0)
-    next = BATCH_AGAIN;
-  else if (*r == 0)
+  else if (*r < 0)
+    next = on_failure (rq, nops, fix, r);
+  else
     count_segments (a, &rq->w->plan);
   stripe_unlock_range (&a->locks, &range);
   if (next == BATCH_HEAL || next == BATCH_CORRECT || next == BATCH_AGAIN ||
