@@ -347,7 +347,8 @@ record_uncorrected (struct array *a, const struct io_op *failed, bool locked,
     stripe_unlock_range (&a->locks, &held);
   }
   if (e == 0) {
-    a->bb.write_error[m] = true;
+    if (failed->kind == IO_WRITE)   /* md's WriteErrorSeen */
+      a->bb.write_error[m] = true;
     return 0;
   }
   if (e != -ENOSPC)
@@ -398,6 +399,20 @@ array_correct_read (struct array *a, const struct read_error *re,
                "from the other members failed", m, array_member_path (a, m),
                re->off, failed.kind == IO_WRITE ? "the rewrite"
                : "the read");
+    /* Another member's read of the row failed: two members fail in it,
+     * and md sets a bad block on each (handle_failed_stripe): m's page
+     * cannot be computed either.
+     */
+    if (failed.kind == IO_READ && failed.member != m) {
+      struct io_op own = failed;
+
+      own.member = m;
+      own.result = re->result;
+      own.link_lost = false;
+      if ((e = record_uncorrected (a, &failed, locked, err)) < 0)
+        return e;
+      return record_uncorrected (a, &own, locked, err);
+    }
     return record_uncorrected (a, &failed, locked, err);
   }
   a->read_errors[m] = 0;

@@ -9,7 +9,9 @@
 # requests and checks run in batches of many stripes.
 #   - writable: one 2 MiB read over two bad sectors of member 1 (stripes
 #     apart) and one of member 2 returns the right bytes, all three are
-#     rewritten, no member leaves;
+#     rewritten, no member leaves; members 1 and 2 bad in one row: the
+#     row's reads fail, both pages are recorded in their members'
+#     bad-block logs, both members stay (md's handle_failed_stripe);
 #   - read-only: the same over new bad sectors, plus members 1 and 2 bad
 #     in two rows of one stripe: the right bytes, no member leaves,
 #     nothing written; members 1 and 2 bad in the same row: that read
@@ -18,7 +20,8 @@
 #     names each stripe it could not read, as the online check does;
 #   - degraded (member 0 failed), a read error on member 1 cannot be
 #     corrected: as md, the page is recorded in member 1's bad-block log
-#     and only what needs that row fails, member 1 stays in service;
+#     and only what needs that row fails, member 1 stays in service (16
+#     sectors listed: stripe 29's page too);
 #     read-only, nothing is recorded, the read fails, member 2 stays.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
@@ -79,6 +82,19 @@ for x in "1 $(sec 1 20 1)" "1 $(sec 1 26 2)" "2 $(sec 2 23 3)"; do
   grep -q "^remapped $2 8\$" "$tmpdir/bad$1.log" ||
     fail "member $1's sector $2 was not rewritten: $(cat "$tmpdir/bad$1.log")"
 done
+echo "== writable: members 1 and 2 fail in one row: both pages recorded, both kept"
+echo "read $(sec 1 29 3) 8" >"$tmpdir/bad1.list"
+echo "read $(sec 2 29 3) 8" >"$tmpdir/bad2.list"
+read_range "$(stripe_off 29)" $(( 2 * CHUNK )) 2>/dev/null &&
+  fail "a row two members cannot read was read"
+read_range "$(stripe_off 28)" $(( 2 * CHUNK )) && read_range "$(stripe_off 30)" $(( 2 * CHUNK )) &&
+  read_range "$(stripe_off 29)" $(( 3 * 4096 )) || fail "the rows around the lost one"
+[ "$(ctl_get '"%s %s %s %s %s" % (s["health"], s["members"][1]["state"], s["members"][2]["state"], s["members"][1]["bad_blocks"]["sectors"], s["members"][2]["bad_blocks"]["sectors"])')" = "[UUU] active active 8 8" ] ||
+  fail "two members failing in one row: $(ctl_get 's["health"], s["members"][1], s["members"][2]')"
+# Read errors, not write errors: md sets WriteErrorSeen only for writes,
+# and a member that saw none gets its listed pages rewritten later.
+[ "$(ctl_get '"%s %s" % (s["members"][1]["bad_blocks"]["write_error_seen"], s["members"][2]["bad_blocks"]["write_error_seen"])')" = "False False" ] ||
+  fail "a read error counted as a write error: $(ctl_get 's["members"][1], s["members"][2]')"
 stop_server
 
 echo "== read-only: read around row by row, no member out, nothing written"
@@ -113,7 +129,9 @@ for s in 38 41 44; do
 done
 grep -q '^3 stripes not checked' "$tmpdir/check.out" ||
   fail "check does not count 3 stripes: $(cat "$tmpdir/check.out")"
-grep -q "^check: $(( size / (2 * CHUNK) - 3 )) stripes checked, 0 with wrong parity" \
+grep -q '^1 stripes skipped: bad blocks in their rows' "$tmpdir/check.out" ||
+  fail "check does not count stripe 29, listed: $(cat "$tmpdir/check.out")"
+grep -q "^check: $(( size / (2 * CHUNK) - 4 )) stripes checked, 0 with wrong parity" \
   "$tmpdir/check.out" || fail "the stripes not checked are counted as checked: $(cat "$tmpdir/check.out")"
 grep -q 'member marked faulty\|degraded' "$tmpdir/check.out" &&
   fail "check took a member out: $(cat "$tmpdir/check.out")"
@@ -130,7 +148,7 @@ read_range "$(stripe_off 47)" 4096 && read_range $(( $(stripe_off 47) + 8192 )) 
   fail "the rest of stripe 47 does not read right"
 read_fails "$(stripe_off 46)" $(( 3 * 2 * CHUNK )) || fail "a read over the lost row succeeded"
 read_range "$(stripe_off 48)" $(( 2 << 20 )) || fail "a degraded read past the lost row"
-[ "$(ctl_get '"%s %s %s" % (s["health"], s["members"][1]["state"], s["members"][1]["bad_blocks"]["sectors"])')" = "[_UU] active 8" ] ||
+[ "$(ctl_get '"%s %s %s" % (s["health"], s["members"][1]["state"], s["members"][1]["bad_blocks"]["sectors"])')" = "[_UU] active 16" ] ||
   fail "degraded, after the read error: $(ctl_get 's["health"], s["members"][1]')"
 grep -q "member 1 .*: 4096 bytes at member offset $(( $(sec 1 47 1) * 512 )) recorded in its md bad-block log" \
   "$tmpdir/deg.log" || fail "the lost page was not recorded: $(tail -n 3 "$tmpdir/deg.log")"
