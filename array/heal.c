@@ -356,6 +356,36 @@ record_uncorrected (struct array *a, const struct io_op *failed, bool locked,
   return array_io_failed (a, failed, 1, failed->result, err);
 }
 
+/* re could not be corrected: failed is the op that failed (the rewrite,
+ * the read back, or another member's read of the row).  Each page lost
+ * is recorded (record_uncorrected).
+ */
+static int
+uncorrected (struct array *a, const struct read_error *re,
+             const struct io_op *failed, bool locked, struct array_err *err)
+{
+  unsigned m = re->member;
+  struct io_op own = *failed;
+  int e;
+
+  array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
+             "offset %" PRIu64 " NOT corrected: %s of the bytes computed "
+             "from the other members failed", m, array_member_path (a, m),
+             re->off, failed->kind == IO_WRITE ? "the rewrite" : "the read");
+  if (failed->kind != IO_READ || failed->member == m)
+    return record_uncorrected (a, failed, locked, err);
+  /* Another member's read of the row failed: two members fail in it,
+   * and md sets a bad block on each (handle_failed_stripe): m's page
+   * cannot be computed either.
+   */
+  own.member = m;
+  own.result = re->result;
+  own.link_lost = false;
+  if ((e = record_uncorrected (a, failed, locked, err)) < 0)
+    return e;
+  return record_uncorrected (a, &own, locked, err);
+}
+
 int
 array_correct_read (struct array *a, const struct read_error *re,
                     bool locked, struct array_err *err)
@@ -393,28 +423,8 @@ array_correct_read (struct array *a, const struct read_error *re,
     array_set_err (err, "out of memory");
     return e;
   }
-  if (e < 0) {
-    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
-               "offset %" PRIu64 " NOT corrected: %s of the bytes computed "
-               "from the other members failed", m, array_member_path (a, m),
-               re->off, failed.kind == IO_WRITE ? "the rewrite"
-               : "the read");
-    /* Another member's read of the row failed: two members fail in it,
-     * and md sets a bad block on each (handle_failed_stripe): m's page
-     * cannot be computed either.
-     */
-    if (failed.kind == IO_READ && failed.member != m) {
-      struct io_op own = failed;
-
-      own.member = m;
-      own.result = re->result;
-      own.link_lost = false;
-      if ((e = record_uncorrected (a, &failed, locked, err)) < 0)
-        return e;
-      return record_uncorrected (a, &own, locked, err);
-    }
-    return record_uncorrected (a, &failed, locked, err);
-  }
+  if (e < 0)
+    return uncorrected (a, re, &failed, locked, err);
   a->read_errors[m] = 0;
   if (pages == 0)
     return 0;                 /* it reads well now, page by page */
