@@ -126,23 +126,10 @@ bool
 exec_unreadable_degraded (struct request *rq, size_t nops, int *r)
 {
   struct array *a = rq->a;
-  const struct io_op *ops = rq->w->ops, *bad = NULL;
   int out = health_out (&a->health);
+  const struct io_op *bad;
 
-  if (out < 0)
-    return false;
-  for (size_t i = 0; i < nops; i++) {
-    const struct io_op *op = &ops[i];
-
-    if (op->result == 0 || op->result == -ECANCELED)
-      continue;
-    if (op->kind != IO_READ || op->link_lost || op->result == -ENOMEM ||
-        health_state (&a->health, op->member) != MEMBER_ACTIVE)
-      return false;
-    if (bad == NULL)
-      bad = op;
-  }
-  if (bad == NULL)            /* the batch did not run: not a read error */
+  if (out < 0 || (bad = array_failed_reads (a, rq->w->ops, nops)) == NULL)
     return false;
   if (!a->read_only) {
     *r = 0;

@@ -194,14 +194,11 @@ integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
  * (analyse_stripe), so the first is corrected and the batch redone,
  * which meets the next.
  */
-bool
-array_read_error (const struct array *a, const struct io_op *ops, size_t n,
-                  struct read_error *re)
+const struct io_op *
+array_failed_reads (const struct array *a, const struct io_op *ops, size_t n)
 {
   const struct io_op *first = NULL;
 
-  if (health_out (&a->health) >= 0 || a->grow.active)
-    return false;
   for (size_t i = 0; i < n; i++) {
     const struct io_op *op = &ops[i];
 
@@ -210,11 +207,21 @@ array_read_error (const struct array *a, const struct io_op *ops, size_t n,
     if (op->kind != IO_READ || op->link_lost || op->result == -ENOMEM ||
         health_state (&a->health, op->member) != MEMBER_ACTIVE ||
         op->off < a->geom.data_offset)
-      return false;
+      return NULL;
     if (first == NULL)
       first = op;
   }
-  if (first == NULL)
+  return first;
+}
+
+bool
+array_read_error (const struct array *a, const struct io_op *ops, size_t n,
+                  struct read_error *re)
+{
+  const struct io_op *first;
+
+  if (health_out (&a->health) >= 0 || a->grow.active ||
+      (first = array_failed_reads (a, ops, n)) == NULL)
     return false;
   *re = (struct read_error) { .member = first->member, .off = first->off,
                               .len = first->len, .result = first->result };

@@ -90,6 +90,14 @@ struct read_error {
   int result;                 /* the read's -errno */
 };
 
+/* If every failed op of ops[0..n) (io_run's results) is a read of the
+ * data area, its error reported by a member in service, the first of
+ * them; else NULL (also when none failed: the batch did not run).
+ */
+const struct io_op *array_failed_reads (const struct array *a,
+                                        const struct io_op *ops, size_t n)
+  __attribute__((nonnull (1)));
+
 /* Is the failure of ops[0..n) (io_run's results) read errors to correct
  * -- reads only, errors their members reported, every member in
  * service, no grow under way?  Then true and *re the first of them (the
