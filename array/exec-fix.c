@@ -160,7 +160,7 @@ exec_record_unreadable (struct request *rq, size_t nops)
     if (op->result == 0 || op->result == -ECANCELED)
       continue;
     if (op->off >= g->data_offset) {
-      uint64_t stripe = (op->off - g->data_offset) / g->chunk;
+      uint64_t stripe = array_member_stripe (a, op->off);
 
       stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
       recorded = bb_rebuild_read_failed (a, op, 1, (unsigned) out, rq->err);

@@ -164,7 +164,7 @@ integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
                 struct array_err *err)
 {
   const struct r5_geom *g = &a->geom;
-  uint64_t stripe = (b->off - g->data_offset) / g->chunk;
+  uint64_t stripe = array_member_stripe (a, b->off);
   struct stripe_range range = { 0, 0, false };
   struct heal h;
   int e;
@@ -187,9 +187,11 @@ integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
 
 /* Can the failure of the batch ops[0..n) be corrected as md does?  Only
  * read errors, each reported by its member (not its link lost) on a
- * member in service, with every member in service ("read error not
- * correctable" otherwise), and no grow under way (a member offset is
- * then in one of two shapes).  A batch covers many stripes and may meet
+ * member in service, with every member in service in the first one's
+ * row ("read error not correctable" otherwise; below a rebuild's mark
+ * the member rebuilt is in service, as md counts a recovering device
+ * R5_Insync for a stripe below its recovery_offset: analyse_stripe),
+ * and no grow under way (a member offset is then in one of two shapes).  A batch covers many stripes and may meet
  * several: md handles each stripe's failed devices on their own
  * (analyse_stripe), so the first is corrected and the batch redone,
  * which meets the next.
@@ -219,9 +221,11 @@ array_read_error (const struct array *a, const struct io_op *ops, size_t n,
                   struct read_error *re)
 {
   const struct io_op *first;
+  uint64_t limit;
 
-  if (health_out (&a->health) >= 0 || a->grow.active ||
-      (first = array_failed_reads (a, ops, n)) == NULL)
+  if (a->grow.active || (first = array_failed_reads (a, ops, n)) == NULL ||
+      health_missing_for (&a->health, array_member_stripe (a, first->off),
+                          &limit) >= 0)
     return false;
   *re = (struct read_error) { .member = first->member, .off = first->off,
                               .len = first->len, .result = first->result };
@@ -283,14 +287,15 @@ rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
 /* The 4 KiB page of member m at off, its stripe locked exclusively: read
  * again alone (md retries a failed read page by page, R5_ReadNoMerge) if
  * reread; if that fails too, or without reread, rewritten from the row.
- * 1 rewritten, 0 it read well, or -errno with *failed the op that failed.
+ * 1 rewritten, 0 it read well, -ENODEV a member of the row is out of
+ * service (nothing done), or -errno with *failed the op that failed.
  */
 static int
 fix_page (struct array *a, unsigned m, uint64_t off, bool locked,
           bool reread, struct io_op *failed)
 {
   const struct r5_geom *g = &a->geom;
-  uint64_t stripe = (off - g->data_offset) / g->chunk;
+  uint64_t stripe = array_member_stripe (a, off), limit;
   struct stripe_range held = { 0, 0, false };
   struct heal h;
   int e;
@@ -303,7 +308,13 @@ fix_page (struct array *a, unsigned m, uint64_t off, bool locked,
       .kind = IO_READ, .member = m, .off = off, .len = 4096,
       .buf = h.scratch + r5_job_column (g, 0, m, 4096),
     };
-    if (reread && io_run (a->members, failed, 1, 0) == 0)
+    /* Looked at again with the stripe held: a member taken out since
+     * the caller looked (a write failed on it, a rebuild stopped) may
+     * hold stale bytes, which must not be used to compute the page.
+     */
+    if (health_missing_for (&a->health, stripe, &limit) >= 0)
+      e = -ENODEV;
+    else if (reread && io_run (a->members, failed, 1, 0) == 0)
       e = 0;
     else if ((e = rewrite_piece (&h, m, off, failed)) == 0)
       e = 1;
@@ -340,9 +351,8 @@ static int
 record_uncorrected (struct array *a, const struct io_op *failed, bool locked,
                     struct array_err *err)
 {
-  const struct r5_geom *g = &a->geom;
   unsigned m = failed->member;
-  uint64_t stripe = (failed->off - g->data_offset) / g->chunk;
+  uint64_t stripe = array_member_stripe (a, failed->off);
   struct stripe_range held = { 0, 0, false };
   int e = -ENOSPC;
 
@@ -430,6 +440,8 @@ array_correct_read (struct array *a, const struct read_error *re,
     array_set_err (err, "out of memory");
     return e;
   }
+  if (e == -ENODEV)
+    return 0;                 /* redone around the member out meanwhile */
   if (e < 0)
     return uncorrected (a, re, &failed, locked, err);
   a->read_errors[m] = 0;
@@ -451,8 +463,7 @@ array_correct_read (struct array *a, const struct read_error *re,
 int
 array_rewrite_page (struct array *a, unsigned m, uint64_t off)
 {
-  const struct r5_geom *g = &a->geom;
-  uint64_t stripe = (off - g->data_offset) / g->chunk;
+  uint64_t stripe = array_member_stripe (a, off);
   struct stripe_range held;
   struct array_err err;
   struct io_op failed;

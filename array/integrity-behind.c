@@ -35,8 +35,8 @@ struct behind_pass {
 static bool
 maybe_written (struct array *a, uint64_t off, uint64_t len)
 {
-  uint64_t first = (off - a->geom.data_offset) / a->geom.chunk;
-  uint64_t last = (off + len - 1 - a->geom.data_offset) / a->geom.chunk;
+  uint64_t first = array_member_stripe (a, off);
+  uint64_t last = array_member_stripe (a, off + len - 1);
 
   for (uint64_t s = first; s <= last && s < a->geom.stripes; s++)
     if (meta_stripe_marked (a, s))

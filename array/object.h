@@ -101,6 +101,15 @@ struct array {
   bool shape_lock_made;
 };
 
+/* The stripe (row of chunks) holding member offset off, which is at or
+ * past the data offset: the same on every member.
+ */
+static inline uint64_t
+array_member_stripe (const struct array *a, uint64_t off)
+{
+  return (off - a->geom.data_offset) / a->geom.chunk;
+}
+
 /* Monotonic time in nanoseconds. */
 static inline uint64_t
 array_now_ns (void)

@@ -59,7 +59,7 @@ static void
 note_csum (struct part *p, const struct integrity_bad *u)
 {
   struct array *a = p->a;
-  uint64_t stripe = (u->off - a->geom.data_offset) / a->geom.chunk;
+  uint64_t stripe = array_member_stripe (a, u->off);
   struct bad_stripe *b = bad_of (p, stripe);
   struct array_err err;
   bool healed = false;
@@ -234,11 +234,59 @@ skip_unread (struct part *p, uint64_t stripe)
              stripe, re->member, array_member_path (a, re->member), re->off);
 }
 
+/* Is row [co, co + 4 KiB) of stripe s, within the span's end, listed
+ * on a member other than slot?
+ */
+static bool
+row_listed (const struct array *a, uint64_t s, uint64_t co, uint64_t end,
+            int slot)
+{
+  uint64_t next = (co / 4096 + 1) * 4096;
+
+  return bb_row_listed (a, s, co, (next < end ? next : end) - co, slot) != 0;
+}
+
+/* A rebuild's stripe (one) whose row lists bad blocks: md counts a
+ * device failed in a stripe_head (a 4 KiB row) it lists bad and does not
+ * read it there (analyse_stripe), so a listed row, with the slot rebuilt
+ * missing too, cannot be computed: it is recorded bad on the slot
+ * (handle_failed_sync: rdev_set_badblocks on the device being
+ * recovered), its listed bytes left unread -- a disk's bad sector would
+ * fail again; the runs of rows between are rebuilt.
+ */
+static int
+rebuild_listed (struct part *p, struct r5_job_span one, char *scratch)
+{
+  struct array *a = p->a;
+  int slot = job_slot (a), r = 0;
+  uint64_t end = one.chunk_off + one.len;
+
+  for (uint64_t co = one.chunk_off, run_end; r == 0 && co < end;
+       co = run_end) {
+    struct r5_job_span piece = one;
+    bool listed = row_listed (a, one.first, co, end, slot);
+
+    run_end = co;
+    do
+      run_end = (run_end / 4096 + 1) * 4096;
+    while (run_end < end && row_listed (a, one.first, run_end, end,
+                                        slot) == listed);
+    if (run_end > end)
+      run_end = end;
+    piece.chunk_off = co;
+    piece.len = run_end - co;
+    r = listed ? bb_rebuild_lost (a, (unsigned) slot, one.first, co,
+                                  piece.len, &p->err)
+               : run_plain (p, piece, scratch);
+  }
+  return r;
+}
+
 /* The stripes of span one at a time around the bad blocks their rows
  * list (badblocks.h; md fails a device for a stripe it is bad in): a
  * scrub skips such a stripe (its parity cannot be judged: one of its
- * units is not what the row holds), a rebuild runs it and records on the
- * rebuilt member what it could not compute.
+ * units is not what the row holds), a rebuild computes its rows not
+ * listed and records on the rebuilt member the rows it cannot compute.
  */
 static int
 run_listed (struct part *p, struct r5_job_span span, char *scratch)
@@ -263,14 +311,12 @@ run_listed (struct part *p, struct r5_job_span span, char *scratch)
                  r5_job_name (p->kind), s, (unsigned) __builtin_ctzll (bad));
       continue;
     }
-    if ((r = run_plain (p, one, scratch)) == -ENODATA) {
+    if (bad)
+      r = rebuild_listed (p, one, scratch);
+    else if ((r = run_plain (p, one, scratch)) == -ENODATA) {
       skip_unread (p, s);
       r = 0;
-      continue;
     }
-    if (r == 0 && bad)
-      r = bb_rebuild_lost (a, (unsigned) slot, s, span.chunk_off, span.len,
-                           &p->err);
   }
   return r;
 }
