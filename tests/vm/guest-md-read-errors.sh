@@ -3,7 +3,9 @@
 #
 # Disks: vda vdb vdc = array A (raid5ctl's, the pattern written), as made;
 #        vdd vde vdf = array B, the same after the plugin ran it degraded
-#        (member 0 failed) and recorded member 1's failing page.
+#        (member 0 failed) and recorded member 1's failing page;
+#        vdg = a blank disk for md to recover A's member 0 onto;
+#        vdh vdi vdj = array C: B rebuilt by raid5ctl onto a blank member 0.
 # Env: EXPECT (the pattern with the lost 4 KiB pieces zeroed: what dd
 #      conv=noerror,sync reads), BAD_AT (member sectors past the data
 #      offset, 8, failing reads on A's member 1), DOFF (data offset).
@@ -15,6 +17,10 @@
 #    lines of mdadm --examine-badblocks).
 # B  here -> md: md assembles B (member 0 failed in its superblocks) and
 #    reads it as A: the row the plugin listed fails, the rest reads.
+# C  md recovers A onto vdg over the row member 1 lists: it goes to the
+#    end and lists the row on vdg ($VM_WORK/AC.bb); A then reads as
+#    before.  here -> md: md assembles C (all three in service) and reads
+#    it as A.
 
 . "${BASH_SOURCE[0]%/*}/guest-lib.sh"
 export DM_DISABLE_UDEV=1   # no udev here: dmsetup makes its own nodes
@@ -62,4 +68,30 @@ run mdadm --assemble --run /dev/md2 /dev/vdd /dev/vde /dev/vdf ||
 reads_as md2 "B"
 kept md2 "B"
 md_stop md2
+
+log "C: md recovers A's member 0 onto a blank disk over member 1's listed row"
+run mdadm --assemble --run /dev/md3 /dev/vdb /dev/vdc ||
+    { not_ok "C: mdadm --assemble --run A"; exit 1; }
+run mdadm /dev/md3 --add /dev/vdg || not_ok "C: mdadm --add"
+nap 0.5
+wait_idle md3 120 || not_ok "C: the recovery did not end"
+detail=$(mdadm --detail /dev/md3)
+[[ $(sed -n 's/^ *Active Devices : //p' <<<"$detail") == 3 ]] &&
+    ok "C: md recovered onto vdg (3 active)" ||
+    not_ok "C: after the recovery: $(grep -E 'State :|Devices :' <<<"$detail" | tr -s ' ')"
+reads_as md3 "C, md"
+md_stop md3
+mdadm --examine-badblocks /dev/vdg | grep ' for ' >"$VM_WORK/AC.bb"
+[[ -s $VM_WORK/AC.bb ]] && ok "C: md lists $(tr -s ' ' <"$VM_WORK/AC.bb") on vdg" ||
+    not_ok "C: md recorded no bad block on the recovered member"
+
+log "C: here -> md, the array raid5ctl rebuilt"
+run mdadm --assemble --run /dev/md4 /dev/vdh /dev/vdi /dev/vdj ||
+    { not_ok "C: mdadm --assemble --run of raid5ctl's rebuilt array"; exit 1; }
+detail=$(mdadm --detail /dev/md4)
+[[ $(sed -n 's/^ *Active Devices : //p' <<<"$detail") == 3 ]] &&
+    ok "C: md runs raid5ctl's rebuilt array (3 active)" ||
+    not_ok "C: md4: $(grep -E 'State :|Devices :' <<<"$detail" | tr -s ' ')"
+reads_as md4 "C, here -> md"
+md_stop md4
 exit $((GUEST_FAILS > 0))

@@ -15,7 +15,15 @@
 #      md's log of member 1 lists what ours lists (mdadm
 #      --examine-badblocks);
 #   here -> md: md assembles B and fails the listed row, reads the rest;
-#   md -> here: the plugin serves A and does the same.
+#   md -> here: the plugin serves A (after C) and does the same.
+#   C  a rebuild of member 0 over the row member 1 lists: md counts a
+#      device failed in a stripe_head it lists and does not read it there
+#      (analyse_stripe), so the row cannot be computed and is recorded on
+#      the device being recovered (handle_failed_sync); md recovers A onto
+#      a blank disk, raid5ctl rebuilds B's copy (member 1's page still
+#      failing reads) onto a blank file: both go to the end and list the
+#      same page on the new member; each array then reads as before (the
+#      two lost pieces fail), md over ours and the plugin over md's.
 # One guest boot.
 . "${0%/*}/lib.sh"
 need_plugin
@@ -84,21 +92,46 @@ mdadm --examine-badblocks "$W/b1.img" | grep ' for ' >"$W/B.bb" ||
     fail "B: mdadm lists no bad block of member 1"
 say "B: the plugin fails the lost rows only, keeps member 1, lists $(tr -s ' ' <"$W/B.bb")"
 
+# C here: B's copy rebuilt offline onto a blank member 0, member 1's page
+# still failing reads (a read of it would fail the rebuild).
+for i in 1 2; do cp "$W/b$i.img" "$W/c$i.img"; done
+truncate -s 32M "$W/c0.img" "$W/g.img"
+nbdkit -f -U "$W/c1.sock" "$BADSECTOR" file="$W/c1.img" bad="$W/b.bad" \
+    log="$W/c.badlog" >"$W/c1.nbdkit.log" 2>&1 &
+bs=$!
+for (( i = 0; i < 100; i++ )); do [[ -S $W/c1.sock ]] && break; sleep 0.05; done
+"$RAID5CTL" rebuild --slot 0 --new "$W/c0.img" "nbd+unix:///?socket=$W/c1.sock" \
+    "$W/c2.img" >"$W/C.rebuild.log" 2>&1 ||
+    { kill $bs; cat "$W/C.rebuild.log"; fail "C: the rebuild over member 1's listed row"; }
+kill $bs; wait $bs 2>/dev/null || :
+grep -q "^read-error" "$W/c.badlog" 2>/dev/null &&
+    fail "C: the rebuild read member 1's listed page: $(cat "$W/c.badlog")"
+mdadm --examine-badblocks "$W/c0.img" | grep ' for ' >"$W/C.bb" ||
+    fail "C: mdadm lists no bad block of the rebuilt member 0: $(cat "$W/C.rebuild.log")"
+say "C: the rebuild goes past member 1's listed row, lists $(tr -s ' ' <"$W/C.bb") on member 0"
+
 vm_run -e EXPECT="$W/expect" -e BAD_AT=$BAD_AT -e DOFF="$DOFF" \
-    "$VM_TESTS/guest-md-read-errors.sh" "$W"/a{0,1,2}.img "$W"/b{0,1,2}.img ||
+    "$VM_TESTS/guest-md-read-errors.sh" "$W"/a{0,1,2}.img "$W"/b{0,1,2}.img \
+    "$W/g.img" "$W"/c{0,1,2}.img ||
     fail "kernel md degraded over a read error (see above)"
 [[ -s $W/A.bb ]] || fail "A: md listed no bad block of member 1"
 cmp -s "$W/A.bb" "$W/B.bb" ||
     fail "A: md lists '$(tr -s ' ' <"$W/A.bb")', the plugin '$(tr -s ' ' <"$W/B.bb")'"
 say "A: md lists the same page in member 1's log"
 
-# md -> here: md's array A, as md left it.
-nbdkit -U - "$PLUGIN" disk="$W/a0.img" disk="$W/a1.img" disk="$W/a2.img" \
+# C: md's recovery lists on its new member what the rebuild lists on ours.
+[[ -s $W/AC.bb ]] || fail "C: md listed no bad block on the member it recovered"
+cmp -s "$W/AC.bb" "$W/C.bb" ||
+    fail "C: md lists '$(tr -s ' ' <"$W/AC.bb")' on its new member, the plugin '$(tr -s ' ' <"$W/C.bb")'"
+say "C: md's recovery lists the same page on its new member"
+
+# md -> here: md's array A, as md left it (recovered onto g.img).
+nbdkit -U - "$PLUGIN" disk="$W/g.img" disk="$W/a1.img" disk="$W/a2.img" \
     control="$W/a.ctl" --run "
     /usr/bin/python3 '$W/reads.py' \"\$uri\" &&
     '$RAID5CTL' --control '$W/a.ctl' status --json >'$W/A.json'" >"$W/A.serve.log" 2>&1 ||
-    { cat "$W/A.serve.log"; fail "md -> here: the plugin over md's degraded array"; }
+    { cat "$W/A.serve.log"; fail "md -> here: the plugin over md's recovered array"; }
 state=$(/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1]));
-m = s["members"][1]; print(m["state"], m["bad_blocks"]["sectors"])' "$W/A.json")
-[[ $state == "active 8" ]] || fail "md -> here: the plugin says member 1 is '$state'"
+print(s["health"], *("%s %s" % (m["state"], m["bad_blocks"]["sectors"]) for m in s["members"][:2]))' "$W/A.json")
+[[ $state == "[UUU] active 8 active 8" ]] || fail "md -> here: the plugin says '$state'"
 say "md -> here: the plugin fails md's listed row only, the rest reads right"
