@@ -22,6 +22,7 @@ say () { echo "$test_name: $*"; }
 W=$(mktemp -d "${TMPDIR:-/var/tmp}/raid5-vm-$test_name.XXXXXX")
 _vm_cleanup () {
     local rc=$?
+    badsector_stop
     if [[ $rc == 0 && -z ${VM_KEEP:-} ]]; then rm -rf "$W"; exit 0; fi
     if [[ $rc != 0 && $rc != 77 && -s $W/console.log ]]; then
         echo "$test_name: guest kernel messages (warnings and errors):"
@@ -58,6 +59,34 @@ find_raid5ctl () {
 need_raid5ctl () {
     find_raid5ctl
     [[ -x $RAID5CTL ]] || skip "raid5ctl is not built ($RAID5CTL)"
+}
+
+# need_badsector (after need_raid5ctl): BADSECTOR, the tests' nbdkit
+# plugin serving a file as a disk with bad sectors (make check builds
+# it); skip the test unless it is built.
+need_badsector () {
+    BADSECTOR=$(dirname "$RAID5CTL")/../tests/integration/.libs/nbdkit-badsector-plugin.so
+    [[ -f $BADSECTOR ]] || skip "the badsector plugin is not built ($BADSECTOR: make check builds it)"
+}
+
+# badsector_start NAME IMG LIST: IMG served as a disk whose sectors LIST
+# says are bad, on $W/NAME.sock (its log of failed and remapped sectors
+# $W/NAME.badlog, nbdkit's $W/NAME.nbdkit.log); waits at most 5 s for
+# the socket.  badsector_stop: every one started stops (at exit too).
+BADSECTOR_PIDS=()
+badsector_start () {
+    local i
+    nbdkit -f -U "$W/$1.sock" "$BADSECTOR" file="$2" bad="$3" \
+        log="$W/$1.badlog" >"$W/$1.nbdkit.log" 2>&1 &
+    BADSECTOR_PIDS+=($!)
+    for (( i = 0; i < 100; i++ )); do [[ -S $W/$1.sock ]] && return 0; sleep 0.05; done
+    fail "the badsector server $1 did not start: $(cat "$W/$1.nbdkit.log")"
+}
+badsector_stop () {
+    (( ${#BADSECTOR_PIDS[@]} > 0 )) || return 0
+    kill "${BADSECTOR_PIDS[@]}" 2>/dev/null || :
+    wait "${BADSECTOR_PIDS[@]}" 2>/dev/null || :
+    BADSECTOR_PIDS=()
 }
 
 need_cmds () {

@@ -30,8 +30,7 @@ need_cmds mdadm cmp
 need_raid5ctl
 BB_PUT=$(dirname "$RAID5CTL")/../tests/tools/bb-put
 [[ -x $BB_PUT ]] || skip "bb-put is not built ($BB_PUT: make check builds it)"
-BADSECTOR=$(dirname "$RAID5CTL")/../tests/integration/.libs/nbdkit-badsector-plugin.so
-[[ -f $BADSECTOR ]] || skip "the badsector plugin is not built ($BADSECTOR: make check builds it)"
+need_badsector
 need_cmds nbdkit nbdcopy
 /usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "python3-libnbd is not installed"
 
@@ -52,15 +51,12 @@ head -c $((4 << 20)) /dev/urandom >"$W/pattern"
 "$RAID5CTL" create --assume-clean --chunk 64K "$W"/d{0,1,2}.img >"$W/create-d.out" 2>&1 ||
     { cat "$W/create-d.out"; fail "raid5ctl create (D)"; }
 echo "write 2148 8" >"$W/d.bad"
-nbdkit -f -U "$W/d1.sock" "$BADSECTOR" file="$W/d1.img" bad="$W/d.bad" \
-    log="$W/d.badlog" >"$W/d1.nbdkit.log" 2>&1 &
-bs_pid=$!
-for (( i = 0; i < 100; i++ )); do [[ -S $W/d1.sock ]] && break; sleep 0.05; done
+badsector_start d1 "$W/d1.img" "$W/d.bad"
 nbdkit -U - "$PLUGIN" disk="$W/d0.img" disk="nbd+unix:///?socket=$W/d1.sock" \
     disk="$W/d2.img" --run "nbdcopy '$W/pattern' \"\$uri\"" >"$W/d.serve.log" 2>&1 ||
-    { cat "$W/d.serve.log"; kill $bs_pid; fail "D: writing the pattern with a sector that fails writes"; }
-kill $bs_pid; wait $bs_pid 2>/dev/null || :
-grep -q '^write-error 2144 8$' "$W/d.badlog" || fail "D: the failed page was not written again alone: $(cat "$W/d.badlog")"
+    { cat "$W/d.serve.log"; fail "D: writing the pattern with a sector that fails writes"; }
+badsector_stop
+grep -q '^write-error 2144 8$' "$W/d1.badlog" || fail "D: the failed page was not written again alone: $(cat "$W/d1.badlog")"
 grep -q 'recorded in its md bad-block log' "$W/d.serve.log" ||
     fail "D: the plugin did not say it recorded the bad block: $(cat "$W/d.serve.log")"
 want_d=$'2144 16'

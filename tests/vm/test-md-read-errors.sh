@@ -29,8 +29,7 @@
 need_plugin
 need_cmds mdadm cmp nbdkit nbdcopy dmsetup
 need_raid5ctl
-BADSECTOR=$(dirname "$RAID5CTL")/../tests/integration/.libs/nbdkit-badsector-plugin.so
-[[ -f $BADSECTOR ]] || skip "the badsector plugin is not built ($BADSECTOR: make check builds it)"
+need_badsector
 /usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "python3-libnbd is not installed"
 # Stripe 3 (64K chunks, left-symmetric, 3 members): parity on member 2,
 # data on member 0 (array bytes 384K..448K) and member 1 (448K..512K).
@@ -74,17 +73,14 @@ PY
 
 # B here: the plugin, degraded, member 1's row failing reads.
 echo "read $((DOFF + BAD_AT)) 8" >"$W/b.bad"
-nbdkit -f -U "$W/b1.sock" "$BADSECTOR" file="$W/b1.img" bad="$W/b.bad" \
-    log="$W/b.badlog" >"$W/b1.nbdkit.log" 2>&1 &
-bs=$!
-for (( i = 0; i < 100; i++ )); do [[ -S $W/b1.sock ]] && break; sleep 0.05; done
+badsector_start b1 "$W/b1.img" "$W/b.bad"
 nbdkit -U - "$PLUGIN" disk="$W/b0.img" disk="nbd+unix:///?socket=$W/b1.sock" \
     disk="$W/b2.img" control="$W/b.ctl" --run "
     '$RAID5CTL' --control '$W/b.ctl' fail 0 >/dev/null &&
     /usr/bin/python3 '$W/reads.py' \"\$uri\" &&
     '$RAID5CTL' --control '$W/b.ctl' status --json >'$W/B.json'" >"$W/B.serve.log" 2>&1 ||
-    { kill $bs; cat "$W/B.serve.log"; fail "B: the plugin degraded over member 1's read error"; }
-kill $bs; wait $bs 2>/dev/null || :
+    { cat "$W/B.serve.log"; fail "B: the plugin degraded over member 1's read error"; }
+badsector_stop
 state=$(/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1]));
 m = s["members"][1]; print(s["health"], m["state"], m["bad_blocks"]["sectors"])' "$W/B.json")
 [[ $state == "[_UU] active 8" ]] || fail "B: after the read error the plugin says '$state'"
@@ -96,16 +92,13 @@ say "B: the plugin fails the lost rows only, keeps member 1, lists $(tr -s ' ' <
 # still failing reads (a read of it would fail the rebuild).
 for i in 1 2; do cp "$W/b$i.img" "$W/c$i.img"; done
 truncate -s 32M "$W/c0.img" "$W/g.img"
-nbdkit -f -U "$W/c1.sock" "$BADSECTOR" file="$W/c1.img" bad="$W/b.bad" \
-    log="$W/c.badlog" >"$W/c1.nbdkit.log" 2>&1 &
-bs=$!
-for (( i = 0; i < 100; i++ )); do [[ -S $W/c1.sock ]] && break; sleep 0.05; done
+badsector_start c1 "$W/c1.img" "$W/b.bad"
 "$RAID5CTL" rebuild --slot 0 --new "$W/c0.img" "nbd+unix:///?socket=$W/c1.sock" \
     "$W/c2.img" >"$W/C.rebuild.log" 2>&1 ||
-    { kill $bs; cat "$W/C.rebuild.log"; fail "C: the rebuild over member 1's listed row"; }
-kill $bs; wait $bs 2>/dev/null || :
-grep -q "^read-error" "$W/c.badlog" 2>/dev/null &&
-    fail "C: the rebuild read member 1's listed page: $(cat "$W/c.badlog")"
+    { cat "$W/C.rebuild.log"; fail "C: the rebuild over member 1's listed row"; }
+badsector_stop
+grep -q "^read-error" "$W/c1.badlog" 2>/dev/null &&
+    fail "C: the rebuild read member 1's listed page: $(cat "$W/c1.badlog")"
 mdadm --examine-badblocks "$W/c0.img" | grep ' for ' >"$W/C.bb" ||
     fail "C: mdadm lists no bad block of the rebuilt member 0: $(cat "$W/C.rebuild.log")"
 say "C: the rebuild goes past member 1's listed row, lists $(tr -s ' ' <"$W/C.bb") on member 0"

@@ -17,8 +17,7 @@
 need_plugin
 need_cmds mdadm cmp nbdkit nbdcopy dmsetup
 need_raid5ctl
-BADSECTOR=$(dirname "$RAID5CTL")/../tests/integration/.libs/nbdkit-badsector-plugin.so
-[[ -f $BADSECTOR ]] || skip "the badsector plugin is not built ($BADSECTOR: make check builds it)"
+need_badsector
 /usr/bin/python3 -c 'import nbd' 2>/dev/null || skip "python3-libnbd is not installed"
 BAD_AT=96    # member 1's sectors 96..103 past the data offset: array 224..231
 # Member 2's sectors 168..175 past the data offset: stripe 1 (its data
@@ -72,19 +71,15 @@ serve_ro () {
 # M here: md's array, members 1 and 2 failing reads at the sectors md's
 # did.
 before=$(sums "$W"/a{0,1,2}.img)
-bs=()
 for i in 1 2; do
     at=$BAD_AT; [[ $i == 2 ]] && at=$BAD2_AT
     echo "read $((DOFF + at)) 8" >"$W/a$i.bad"
-    nbdkit -f -U "$W/a$i.sock" "$BADSECTOR" file="$W/a$i.img" bad="$W/a$i.bad" \
-        log="$W/a$i.badlog" >"$W/a$i.nbdkit.log" 2>&1 &
-    bs+=($!)
-    for (( k = 0; k < 100; k++ )); do [[ -S $W/a$i.sock ]] && break; sleep 0.05; done
+    badsector_start a$i "$W/a$i.img" "$W/a$i.bad"
 done
 serve_ro M disk="$W/a0.img" disk="nbd+unix:///?socket=$W/a1.sock" \
     disk="nbd+unix:///?socket=$W/a2.sock" ||
-    { kill "${bs[@]}"; cat "$W/M.serve.log"; fail "M: serving md's array read-only"; }
-kill "${bs[@]}"; wait "${bs[@]}" 2>/dev/null || :
+    { cat "$W/M.serve.log"; fail "M: serving md's array read-only"; }
+badsector_stop
 for i in 1 2; do
     at=$BAD_AT; [[ $i == 2 ]] && at=$BAD2_AT
     awk -v b=$((DOFF + at)) '$1 == "read-error" && $2 <= b && b < $2 + $3 { f = 1 }
