@@ -34,14 +34,8 @@ BB_PUT=$abs_top_builddir/tests/tools/bb-put
 [ -x "$BB_PUT" ] || skip "not built: $BB_PUT"
 
 MB=16 CHUNK=65536
-m=()
-for i in 0 1 2; do
-  m+=("$tmpdir/g$i.img")
-  truncate -s ${MB}M "${m[$i]}"
-done
-"$RAID5CTL" create --chunk 64K --bitmap none --assume-clean "${m[@]}" \
-  >"$tmpdir/create.log" 2>&1 || { cat "$tmpdir/create.log" >&2; fail "create"; }
-md_geometry "${m[0]}"
+md_create g 3 ${MB}M --chunk 64K --bitmap none --assume-clean
+m=("${MEMBERS[@]}")
 [ "$MD_LAYOUT" = left-symmetric ] || fail "layout $MD_LAYOUT"
 
 # bad_disk I: member I a disk with bad sectors, its list in

@@ -37,14 +37,8 @@ RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
 [ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
 
 MB=16 CHUNK=65536
-m=()
-for i in 0 1 2; do
-  m+=("$tmpdir/g$i.img")
-  truncate -s ${MB}M "${m[$i]}"
-done
-"$RAID5CTL" create --chunk 64K --bitmap none --assume-clean "${m[@]}" \
-  >"$tmpdir/create.log" 2>&1 || { cat "$tmpdir/create.log" >&2; fail "create"; }
-md_geometry "${m[0]}"
+md_create g 3 ${MB}M --chunk 64K --bitmap none --assume-clean
+m=("${MEMBERS[@]}")
 [ "$MD_LAYOUT" = left-symmetric ] || fail "layout $MD_LAYOUT"
 for i in 1 2; do
   badsector_serve "${m[$i]}" "$tmpdir/g$i.nsock" "$tmpdir/bad$i.list" "$tmpdir/bad$i.log"
