@@ -135,13 +135,15 @@ bool array_bb_write_failed (struct array *a, const struct io_op *ops,
                             size_t n, struct array_err *err)
   __attribute__((nonnull));
 
-/* A rebuild of slot's piece failed reading ops[0..n): if every failure
- * is a read of another member that can record bad blocks, each failed
- * page is read again and recorded if it fails again (md: a read error it
- * cannot correct sets a bad block); true, and the piece is run again.
+/* Reads that cannot be corrected because slot is out of service (a
+ * rebuild's piece of it, a degraded request) failed in ops[0..n): if
+ * every failure is a read of another member that can record bad blocks,
+ * each failed page is read again and recorded if it fails again (md: a
+ * read error it cannot correct sets a bad block); true, and the work is
+ * run again around them.
  */
-bool bb_rebuild_read_failed (struct array *a, const struct io_op *ops,
-                             size_t n, unsigned slot, struct array_err *err)
+bool bb_reads_failed (struct array *a, const struct io_op *ops, size_t n,
+                      unsigned slot, struct array_err *err)
   __attribute__((nonnull));
 
 /* The members but skip (-1: none) whose tables list part of member bytes

@@ -216,8 +216,8 @@ array_bb_write_failed (struct array *a, const struct io_op *ops, size_t n,
 }
 
 bool
-bb_rebuild_read_failed (struct array *a, const struct io_op *ops, size_t n,
-                        unsigned slot, struct array_err *err)
+bb_reads_failed (struct array *a, const struct io_op *ops, size_t n,
+                 unsigned slot, struct array_err *err)
 {
   for (size_t i = 0; i < n; i++)
     if (ops[i].result < 0 && ops[i].result != -ECANCELED &&

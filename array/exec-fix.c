@@ -53,6 +53,7 @@ exec_read_around (struct request *rq, const struct read_error *re,
 {
   struct array *a = rq->a;
   unsigned m = re->member;
+  int r;
 
   if (meta_resync_due (a)) {
     array_set_err (rq->err, "member %u (%s): read error at member offset %"
@@ -74,16 +75,8 @@ exec_read_around (struct request *rq, const struct read_error *re,
                    re->off, *around);
     return -EIO;
   }
-  if (++a->read_errors[m] > ARRAY_READ_ERRORS_MAX) {
-    struct io_op op = { .kind = IO_READ, .member = m, .off = re->off,
-                        .len = re->len, .result = re->result };
-
-    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): %u read errors, more "
-               "than md's %u: taken out of service", m,
-               array_member_path (a, m), a->read_errors[m],
-               ARRAY_READ_ERRORS_MAX);
-    return array_io_failed (a, &op, 1, re->result, rq->err);
-  }
+  if (array_read_errors_too_many (a, re, rq->err, &r))
+    return r;
   array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
              "offset %" PRIu64 ": read from the other members, not "
              "rewritten (the array is read-only)", m,
@@ -163,7 +156,7 @@ exec_record_unreadable (struct request *rq, size_t nops)
       uint64_t stripe = array_member_stripe (a, op->off);
 
       stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
-      recorded = bb_rebuild_read_failed (a, op, 1, (unsigned) out, rq->err);
+      recorded = bb_reads_failed (a, op, 1, (unsigned) out, rq->err);
       stripe_unlock_range (&a->locks, &held);
     }
     /* No log, or a full one: md fails the member (md_error). */

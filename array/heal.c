@@ -232,6 +232,27 @@ array_read_error (const struct array *a, const struct io_op *ops, size_t n,
   return true;
 }
 
+/* md fails a member whose read errors pile up faster than they are
+ * corrected or read around, the count cleared by any read that succeeds
+ * (array_reads_succeeded).
+ */
+bool
+array_read_errors_too_many (struct array *a, const struct read_error *re,
+                            struct array_err *err, int *r)
+{
+  unsigned m = re->member, n = ++a->read_errors[m];
+  struct io_op op = { .kind = IO_READ, .member = m, .off = re->off,
+                      .len = re->len, .result = re->result };
+
+  if (n <= ARRAY_READ_ERRORS_MAX)
+    return false;
+  array_log (a, ARRAY_LOG_ERROR, "member %u (%s): %u read errors in a row, "
+             "more than md's %u: taken out of service", m,
+             array_member_path (a, m), n, ARRAY_READ_ERRORS_MAX);
+  *r = array_io_failed (a, &op, 1, re->result, err);
+  return true;
+}
+
 /* md clears a member's count of read errors whenever a read of it
  * succeeds (raid5_end_read_request: atomic_set (&rdev->read_errors, 0)),
  * so that only errors with no good read between them take it out.
@@ -425,17 +446,8 @@ array_correct_read (struct array *a, const struct read_error *re,
                    array_member_path (a, m), re->off);
     return -EROFS;
   }
-  /* md fails a member whose read errors pile up faster than they are
-   * corrected (raid5_end_read_request: read_errors > max_nr_stripes,
-   * the count cleared by any read that succeeds).
-   */
-  if (++a->read_errors[m] > ARRAY_READ_ERRORS_MAX) {
-    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): %u read errors in a "
-               "row, more than md's %u: too many to correct", m,
-               array_member_path (a, m), a->read_errors[m],
-               ARRAY_READ_ERRORS_MAX);
-    return array_io_failed (a, &failed, 1, re->result, err);
-  }
+  if (array_read_errors_too_many (a, re, err, &e))
+    return e;
   if ((e = rewrite_range (a, re, locked, &failed, &pages)) == -ENOMEM) {
     array_set_err (err, "out of memory");
     return e;

@@ -90,6 +90,15 @@ struct read_error {
   int result;                 /* the read's -errno */
 };
 
+/* re counted against its member: past ARRAY_READ_ERRORS_MAX in a row
+ * (md's raid5_end_read_request: read_errors > max_nr_stripes) the member
+ * is taken out of service (logged) and true, with *r array_io_failed's
+ * result (0: the array goes on degraded; err set otherwise).
+ */
+bool array_read_errors_too_many (struct array *a, const struct read_error *re,
+                                 struct array_err *err, int *r)
+  __attribute__((nonnull, warn_unused_result));
+
 /* If every failed op of ops[0..n) (io_run's results) is a read of the
  * data area, its error reported by a member in service, the first of
  * them; else NULL (also when none failed: the batch did not run).

@@ -168,8 +168,8 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
      * check too), the step's locks held, and the piece run again.
      */
     if (tries < CORRECT_TRIES && p->kind == R5_JOB_REBUILD &&
-        bb_rebuild_read_failed (a, x.ops, x.nops, (unsigned) job_slot (a),
-                                &p->err))
+        bb_reads_failed (a, x.ops, x.nops, (unsigned) job_slot (a),
+                         &p->err))
       return -EAGAIN;
     if (!array_read_error (a, x.ops, x.nops, &re) ||
         array_correct_try (&corrections, &re) > CORRECT_TRIES)

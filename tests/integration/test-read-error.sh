@@ -35,14 +35,8 @@ RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
 [ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
 
 MB=16 CHUNK=65536
-m=()
-for i in 0 1 2; do
-  m+=("$tmpdir/g$i.img")
-  truncate -s ${MB}M "${m[$i]}"
-done
-"$RAID5CTL" create --chunk 64K --bitmap none --assume-clean "${m[@]}" \
-  >"$tmpdir/create.log" 2>&1 || { cat "$tmpdir/create.log" >&2; fail "create"; }
-md_geometry "${m[0]}"
+md_create g 3 ${MB}M --chunk 64K --bitmap none --assume-clean
+m=("${MEMBERS[@]}")
 BAD=$tmpdir/bad.list LOG=$tmpdir/bad.log
 sock1=$tmpdir/g1.nsock
 badsector_serve "${m[1]}" "$sock1" "$BAD" "$LOG"
@@ -199,7 +193,7 @@ read_errors good || fail "300 read errors, each then a good read"
 read_errors bad || fail "300 read errors in a row"
 [ "$(ctl_get '"%s %s" % (s["health"], s["members"][1]["state"])')" = "[U_U] faulty" ] ||
   fail "300 read errors in a row, member 1: $(ctl_get 's["health"], s["members"][1]["state"]')"
-grep -Eq "member 1 .*: 257 read errors, more than md's 256: taken out of service" \
+grep -Eq "member 1 .*: 257 read errors in a row, more than md's 256: taken out of service" \
   "$tmpdir/ro-serve.log" || fail "the log does not say member 1 was taken out"
 stop_server
 unremapped || fail "the read-only server rewrote a bad sector: $(cat "$LOG")"
