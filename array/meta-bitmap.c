@@ -332,6 +332,24 @@ widen (uint8_t **p, size_t old, size_t bytes, bool aligned)
   return 0;
 }
 
+/* Where a bitmap starting at byte at must end: the bad-block log, if one
+ * starts at or past it, else the data -- less, for a new bitmap (new),
+ * the 8 sectors mdadm leaves for a log to come (add_internal_bitmap1:
+ * bbl_size 8).
+ */
+static uint64_t
+bitmap_end (const struct md_sb *c, uint64_t at, bool new)
+{
+  uint64_t bblog = (MD_SB_SECTOR + (uint64_t) c->bblog_offset) * 512;
+  uint64_t data = c->data_offset * 512;
+
+  if (c->bblog_size && c->bblog_offset > 0 && bblog >= at)
+    return bblog;
+  if (new)
+    return data > 8 * 512 ? data - 8 * 512 : 0;
+  return data;
+}
+
 /* The bitmap's buffers (its area, the durable copy, the resync bits)
  * made room for an area of bytes: it may outgrow them, as md lets it
  * fill the sectors recorded in its header (sectors_reserved), not only
@@ -343,12 +361,9 @@ bitmap_room (struct array *a, size_t bytes, struct array_err *err)
 {
   struct meta *m = &a->meta;
   const struct md_sb *c = &m->live.common;
-  uint64_t limit = c->data_offset * 512;
+  uint64_t limit = bitmap_end (c, m->bm_offset, false);
   size_t old = m->bm_area_bytes, h = MD_BITMAP_HEADER;
 
-  if (c->bblog_size && c->bblog_offset > 0 &&
-      (MD_SB_SECTOR + (uint64_t) c->bblog_offset) * 512 > m->bm_offset)
-    limit = (MD_SB_SECTOR + (uint64_t) c->bblog_offset) * 512;
   if (m->bm_offset + bytes > limit) {
     array_set_err (err, "the grown bitmap (%zu bytes at byte %" PRIu64 ") "
                    "would pass the %s at byte %" PRIu64, bytes, m->bm_offset,
@@ -411,7 +426,7 @@ new_bitmap (struct array *a, struct array_err *err)
   struct meta *m = &a->meta;
   const struct md_sb *c = &m->live.common;
   uint64_t at = (MD_SB_SECTOR + (uint64_t) MD_BITMAP_SB_OFFSET) * 512;
-  uint64_t limit = c->data_offset * 512, room;
+  uint64_t limit = bitmap_end (c, at, true), room;
   /* md finds the new bitmap older than the array (mdadm writes its
    * events as 0), does a full recovery of it and takes the array's
    * events as those cleared (md_bitmap_read_sb: BITMAP_STALE).
@@ -421,13 +436,6 @@ new_bitmap (struct array *a, struct array_err *err)
     .daemon_sleep = MD_BITMAP_DAEMON_SLEEP, .events_cleared = c->events,
   };
 
-  /* mdadm leaves 8 sectors for a bad-block log when there is none
-   * (add_internal_bitmap1: bbl_size 8).
-   */
-  if (c->bblog_size && c->bblog_offset > 0)
-    limit = (MD_SB_SECTOR + (uint64_t) c->bblog_offset) * 512;
-  else
-    limit = limit > 8 * 512 ? limit - 8 * 512 : 0;
   room = limit > at ? (limit - at) / 512 : 0;
   if (md_bitmap_room (c->size) < room)
     room = md_bitmap_room (c->size);
