@@ -191,7 +191,9 @@ integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
  * row ("read error not correctable" otherwise; below a rebuild's mark
  * the member rebuilt is in service, as md counts a recovering device
  * R5_Insync for a stripe below its recovery_offset: analyse_stripe),
- * and no grow under way (a member offset is then in one of two shapes).  A batch covers many stripes and may meet
+ * and no grow under way (a member offset is then in one of two shapes)
+ * unless the array is read-only: the batch is then only redone around
+ * the member (exec_read_around), in the shape it was planned in.  A batch covers many stripes and may meet
  * several: md handles each stripe's failed devices on their own
  * (analyse_stripe), so the first is corrected and the batch redone,
  * which meets the next.
@@ -223,7 +225,8 @@ array_read_error (const struct array *a, const struct io_op *ops, size_t n,
   const struct io_op *first;
   uint64_t limit;
 
-  if (a->grow.active || (first = array_failed_reads (a, ops, n)) == NULL ||
+  if ((a->grow.active && !a->read_only) ||
+      (first = array_failed_reads (a, ops, n)) == NULL ||
       health_missing_for (&a->health, array_member_stripe (a, first->off),
                           &limit) >= 0)
     return false;

@@ -110,7 +110,7 @@ const struct io_op *array_failed_reads (const struct array *a,
 /* Is the failure of ops[0..n) (io_run's results) read errors to correct
  * -- reads only, errors their members reported, every member in service
  * in the first one's row (a rebuilding member is, below its mark), no
- * grow under way?  Then true and *re the first of them (the
+ * grow under way (read-only: any; they are read around, not rewritten)?  Then true and *re the first of them (the
  * caller corrects it and runs ops again, meeting the next).
  */
 bool array_read_error (const struct array *a, const struct io_op *ops,

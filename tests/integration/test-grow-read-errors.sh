@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Read errors on an array served read-only in the middle of a grow (the
+# reshape stopped with the server, its line in the superblocks): md reads
+# a stripe's failed device around from the rest of its row whatever its
+# shape (raid5.c: analyse_stripe counts R5_ReadError as failed for that
+# stripe, handle_stripe computes it; read-only, nothing is rewritten), and
+# fails the member only past max_nr_stripes errors in a row.  So here:
+# members 1 and 2 (disks with bad sectors, nbdkit-badsector-plugin) fail
+# reads in rows behind and past the reshape line; a read of the whole
+# array returns the bytes written before the grow, every member stays in
+# service, no member changes.  (A member taken out at the first error,
+# read-only, had the second member's error fail the array.)
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
+[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+
+MB=16 CHUNK=65536
+md_create h 3 ${MB}M --chunk 64K --bitmap none --assume-clean
+m=("${MEMBERS[@]}")
+truncate -s ${MB}M "$tmpdir/h.3"
+m+=("$tmpdir/h.3")
+for i in 1 2; do
+  badsector_serve "${m[$i]}" "$tmpdir/h$i.nsock" "$tmpdir/bad$i.list" "$tmpdir/bad$i.log"
+done
+disks=("disk=${m[0]}" "disk=nbd+unix:///?socket=$tmpdir/h1.nsock"
+       "disk=nbd+unix:///?socket=$tmpdir/h2.nsock")
+
+echo "== a grow from 3 to 4 members, stopped part way"
+serve_ctl "$tmpdir/grow.log" "${disks[@]}" sync-speed-min=500 sync-speed-max=1000 ||
+  fail "serve"
+size=$(ctl_get 's["size_bytes"]')
+head -c "$size" /dev/urandom >"$tmpdir/model"
+nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+"$RAID5CTL" --control "$CTL_SOCK" grow --add "${m[3]}" >"$tmpdir/grow.out" 2>&1 ||
+  { cat "$tmpdir/grow.out" >&2; fail "grow --add"; }
+ctl_wait 's["job"]["kind"] == "reshape" and s["job"]["done_stripes"] >= 32' 30
+ctl_ok pause
+stop_server
+sha256sum "${m[@]}" >"$tmpdir/before.sum"
+
+echo "== read-only: members 1 and 2 fail reads behind and past the line"
+# sec S ROW: the member sector of 4 KiB row ROW of member offset stripe S.
+sec () { echo $(( (MD_DOFF + $1 * CHUNK + $2 * 4096) / 512 )); }
+bad1="$(sec 2 1) $(sec 200 2)" bad2="$(sec 5 3) $(sec 151 5)"
+for s in $bad1; do echo "read $s 8"; done >"$tmpdir/bad1.list"
+for s in $bad2; do echo "read $s 8"; done >"$tmpdir/bad2.list"
+serve_ctl "$tmpdir/ro.log" "${disks[@]}" "disk=${m[3]}" readonly=true ||
+  fail "serve read-only mid-grow"
+[ "$(ctl_get '"%s %s" % (s["grow"]["from_members"], s["grow"]["to_members"])')" = "3 4" ] ||
+  fail "not mid-grow: $(ctl_get 's["grow"]')"
+nbdcopy "$URI" "$tmpdir/read" || fail "the read-only read over four read errors: $(tail -n 3 "$tmpdir/ro.log")"
+cmp -s "$tmpdir/read" "$tmpdir/model" ||
+  fail "the array read-only mid-grow: $(cmp "$tmpdir/read" "$tmpdir/model" | head -n 1)"
+[ "$(ctl_get 's["health"]')" = "[UUUU]" ] ||
+  fail "a read error took a member out: $(ctl_get 's["health"]')"
+# Each bad sector was met (so the reads above went around it).
+for x in "1 $bad1" "2 $bad2"; do
+  set -- $x
+  i=$1; shift
+  for s in "$@"; do
+    awk -v b="$s" '$1 == "read-error" && $2 <= b && b < $2 + $3 { f = 1 } END { exit !f }' \
+      "$tmpdir/bad$i.log" || fail "member $i's sector $s was never read: $(cat "$tmpdir/bad$i.log")"
+  done
+done
+stop_server
+sha256sum -c --quiet "$tmpdir/before.sum" || fail "the read-only server changed a member"
+echo "test-grow-read-errors: OK"
