@@ -37,14 +37,24 @@ read_size (struct io_member *m, const struct stat *st)
   return 0;
 }
 
+/* A member in memory mapped at open is mapped again at its new size
+ * (no op runs: io_member_size_now's contract), so that requests past
+ * its old end use the mapping too, not system calls for ever.
+ */
 static int
 file_size_now (struct io_member *m)
 {
   struct stat st;
+  int r;
 
   if (fstat (m->file.fd, &st) == -1)
     return -errno;
-  return read_size (m, &st);
+  if ((r = read_size (m, &st)) == 0 && m->file.mem.map != NULL &&
+      m->file.mem.size != m->size) {
+    io_memmap_close (&m->file.mem);
+    io_memmap_open (&m->file.mem, m->file.fd, m->size);
+  }
+  return r;
 }
 
 /* What O_DIRECT needs here: the file system's or device's own alignment if

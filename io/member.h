@@ -159,7 +159,8 @@ unsigned io_member_caps (const struct io_member *m) __attribute__((nonnull));
 
 /* Read the open member's size again into m->size: a file or block
  * device may have grown since it was opened (an NBD export keeps the
- * size it had).  Only while no op runs on m (it is read without a lock).
+ * size it had); a file in memory is mapped again at that size (memmap.h).
+ * Only while no op runs on m (it is read without a lock).
  * 0 or -errno (m->size as it was).
  */
 int io_member_size_now (struct io_member *m) __attribute__((nonnull));

@@ -13,6 +13,8 @@
 #     used (the server's RssShmem grew) and not used when told not to;
 #   - a range zeroed with writes (NO_HOLE) is read through the mapping
 #     after (written zeros are no hole: nothing to fall back to pread for);
+#   - grown while served (raid5ctl grow --size), each member is mapped
+#     at its new size, and the new end reads back what was written;
 #   - on a tmpfs too small for the members, filling the array fails with
 #     an error to the client and the server lives on (a store through a
 #     mapping into a hole of a full tmpfs would kill it with SIGBUS); the
@@ -96,6 +98,40 @@ read -r before after <"$tmpdir/zero.out"
 [ $((after - before)) -ge 4096 ] ||
   fail "zeroed range read with pread, not mapped: RssShmem $before -> $after KiB"
 echo "   4 MiB read after zeroing: RssShmem $before -> $after KiB"
+stop_server
+
+echo "== grown while served (grow --size): the mapping covers the new size"
+RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
+g=("$mnt/g0.img" "$mnt/g1.img" "$mnt/g2.img")
+for m in "${g[@]}"; do truncate -s 16M "$m"; done
+"$RAID5CTL" create --chunk 64K --bitmap none --assume-clean "${g[@]}" \
+  >"$tmpdir/g.create" 2>&1 || { cat "$tmpdir/g.create" >&2; fail "raid5ctl create"; }
+serve_bg "$tmpdir/serve6.log" "${g[@]/#/disk=}" control="$tmpdir/g.ctl" ||
+  fail "serve the array to grow"
+# map_mib FILE: the largest mapping of FILE in the server, MiB.
+map_mib () {
+  /usr/bin/python3 -c 'import sys
+print(max([int(e, 16) - int(s, 16) >> 20 for s, e in (l.split()[0].split("-")
+      for l in open("/proc/%s/maps" % sys.argv[1]) if l.split()[-1] == sys.argv[2])] or [0]))' \
+    "$SERVER" "$1"
+}
+[ "$(map_mib "${g[0]}")" = 16 ] || fail "member 0 is mapped as $(map_mib "${g[0]}") MiB, not 16"
+for m in "${g[@]}"; do truncate -s 32M "$m"; done
+out=$("$RAID5CTL" --control "$tmpdir/g.ctl" grow --size max --wait 2>&1) ||
+  fail "grow --size max while served: $out"
+[ "$(map_mib "${g[0]}")" = 32 ] ||
+  fail "after the grow member 0 is mapped as $(map_mib "${g[0]}") MiB, not 32"
+size=$(nbdinfo --size "$URI")
+head -c 1M /dev/urandom >"$tmpdir/end"
+/usr/bin/python3 - "$URI" "$tmpdir/end" "$size" <<'PY' || fail "the grown end does not read back"
+import sys, nbd
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+d = open(sys.argv[2], "rb").read(); off = int(sys.argv[3]) - len(d)
+h.pwrite(d, off)
+if h.pread(len(d), off) != d:
+    sys.exit("1 MiB at the grown end reads back wrong")
+PY
+echo "   member 0 mapped 16 MiB, then 32 MiB after the grow; the new end reads back"
 stop_server
 
 echo "== a tmpfs too small for its members: errors, and the server lives"
