@@ -198,12 +198,15 @@ struct batch_fix {
  * or a degraded read error recorded, or the member taken out.
  */
 static enum batch_next
-on_failure (struct request *rq, size_t nops, struct batch_fix *fix, int *r)
+on_failure (struct request *rq, const struct r5_geom *geom, size_t nops,
+            struct batch_fix *fix, int *r)
 {
   struct array *a = rq->a;
 
-  if (array_read_error (a, rq->w->ops, nops, &fix->re))
+  if (array_read_error (a, rq->w->ops, nops, &fix->re)) {
+    fix->re.geom = geom;      /* corrected in the shape it was read in */
     return BATCH_CORRECT;
+  }
   if (fix->records < CORRECT_TRIES &&
       array_bb_write_failed (a, rq->w->ops, nops, rq->err)) {
     fix->records++;
@@ -265,7 +268,7 @@ try_batch (struct request *rq, uint64_t pos, uint64_t *done,
   else if ((*r = execute (rq, &nops, &fix->bad)) == -EBADMSG)
     next = BATCH_HEAL;
   else if (*r < 0)
-    next = on_failure (rq, nops, fix, r);
+    next = on_failure (rq, b.geom, nops, fix, r);
   else
     count_segments (a, &rq->w->plan);
   stripe_unlock_range (&a->locks, &range);

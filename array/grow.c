@@ -125,9 +125,28 @@ back_up (struct array *a, uint64_t line, uint64_t len, struct array_err *err)
   return r;
 }
 
-/* Move the window at line (backed up first if critical); a member that
- * fails is taken out of service (recorded) and the window moved again
- * without it.
+/* The window's reads (x) failed: a read error is corrected in the old
+ * shape, with the window's stripes held, as md's reshape does
+ * (handle_stripe: R5_ReadError, then R5_ReWrite); true if so, and the
+ * window is read again, with *r 0 or the correction's error.
+ */
+static bool
+corrected (struct array *a, const struct plan_run *x,
+           struct correct_tries *tries, struct array_err *err, int *r)
+{
+  struct read_error re;
+
+  if (!array_read_error (a, x->ops, x->nops, &re) ||
+      array_correct_try (tries, &re) > CORRECT_TRIES)
+    return false;
+  re.geom = &a->grow.r.from;
+  *r = array_correct_read (a, &re, true, err);
+  return true;
+}
+
+/* Move the window at line (backed up first if critical); a read error is
+ * corrected, and a member that fails otherwise is taken out of service
+ * (recorded) and the window moved again without it.
  */
 static int
 move_locked (struct array *a, uint64_t line, bool critical,
@@ -135,6 +154,7 @@ move_locked (struct array *a, uint64_t line, bool critical,
 {
   struct grow *g = &a->grow;
   uint64_t len = r5_reshape_window_len (&g->r, line);
+  struct correct_tries tries = { 0, 0, 0, 0 };
   int r;
 
   for (;;) {
@@ -159,6 +179,11 @@ move_locked (struct array *a, uint64_t line, bool critical,
         array_test_crash ("grow-backed-up");
       if ((r = plan_run_writes (a, &x, -1)) == 0)
         return 0;
+    }
+    else if (corrected (a, &x, &tries, err, &r)) {
+      if (r < 0)
+        return r;
+      continue;
     }
     if ((r = array_io_failed (a, x.ops, x.nops, r, err)) < 0)
       return r;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array/grow.h"
 #include "array/integrity.h"
 #include "array/object.h"
 #include "array/requests.h"
@@ -29,9 +30,12 @@
 #include "array/state.h"
 #include "raid/jobplan.h"
 
-/* One heal's plan and room: the row's columns (members + 1 units). */
+/* One heal's plan and room: the row's columns (members + 1 units) in
+ * shape g (the array's, or a grow's old one ahead of its line).
+ */
 struct heal {
   struct array *a;
+  const struct r5_geom *g;
   struct r5_job_span span;
   struct r5_plan plan;
   char *scratch;
@@ -43,15 +47,15 @@ struct heal {
  * -ENOMEM.
  */
 static int
-heal_init (struct heal *h, struct array *a, uint64_t stripe,
-           uint64_t chunk_off, uint64_t len)
+heal_init (struct heal *h, struct array *a, const struct r5_geom *g,
+           uint64_t stripe, uint64_t chunk_off, uint64_t len)
 {
   *h = (struct heal) {
-    .a = a, .span = { .first = stripe, .n = 1, .len = len,
-                      .chunk_off = chunk_off },
+    .a = a, .g = g, .span = { .first = stripe, .n = 1, .len = len,
+                              .chunk_off = chunk_off },
   };
   r5_plan_init (&h->plan);
-  h->scratch = aligned_alloc (4096, (size_t) (a->geom.members + 1) * len);
+  h->scratch = aligned_alloc (4096, (size_t) (g->members + 1) * len);
   return h->scratch ? 0 : -ENOMEM;
 }
 
@@ -72,14 +76,14 @@ plan_row (struct heal *h, enum r5_job job, unsigned slot, struct plan_run *x)
   *x = (struct plan_run) { .plan = &h->plan, .scratch = h->scratch,
                            .zero = h->a->zero, .ops = h->ops,
                            .cmp = h->cmp };
-  return r5_plan_job (&h->plan, &h->a->geom, &h->span);
+  return r5_plan_job (&h->plan, h->g, &h->span);
 }
 
 /* Column c of the row: member c's unit, or (c = members) the computed. */
 static const char *
 column (const struct heal *h, unsigned c)
 {
-  return h->scratch + r5_job_column (&h->a->geom, 0, c, h->span.len);
+  return h->scratch + r5_job_column (h->g, 0, c, h->span.len);
 }
 
 /* Every member's unit of the row read; which fail their checksum into
@@ -169,7 +173,7 @@ integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
   struct heal h;
   int e;
 
-  if (heal_init (&h, a, stripe, (b->off - g->data_offset) % g->chunk,
+  if (heal_init (&h, a, g, stripe, (b->off - g->data_offset) % g->chunk,
                  R5I_UNIT) < 0) {
     heal_free (&h);
     array_set_err (err, "out of memory");
@@ -191,9 +195,9 @@ integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
  * row ("read error not correctable" otherwise; below a rebuild's mark
  * the member rebuilt is in service, as md counts a recovering device
  * R5_Insync for a stripe below its recovery_offset: analyse_stripe),
- * and no grow under way (a member offset is then in one of two shapes)
- * unless the array is read-only: the batch is then only redone around
- * the member (exec_read_around), in the shape it was planned in.  A batch covers many stripes and may meet
+ * and (during a grow) corrected in the shape the batch ran in
+ * (read_error.geom; md handles a stripe_head in its own shape).  A
+ * batch covers many stripes and may meet
  * several: md handles each stripe's failed devices on their own
  * (analyse_stripe), so the first is corrected and the batch redone,
  * which meets the next.
@@ -225,8 +229,7 @@ array_read_error (const struct array *a, const struct io_op *ops, size_t n,
   const struct io_op *first;
   uint64_t limit;
 
-  if ((a->grow.active && !a->read_only) ||
-      (first = array_failed_reads (a, ops, n)) == NULL ||
+  if ((first = array_failed_reads (a, ops, n)) == NULL ||
       health_missing_for (&a->health, array_member_stripe (a, first->off),
                           &limit) >= 0)
     return false;
@@ -281,8 +284,8 @@ rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
 {
   struct array *a = h->a;
   uint64_t len = h->span.len;
-  const char *want = column (h, a->geom.members);
-  char *back = h->scratch + r5_job_column (&a->geom, 0, m, len);
+  const char *want = column (h, h->g->members);
+  char *back = h->scratch + r5_job_column (h->g, 0, m, len);
   struct plan_run x;
   int e;
 
@@ -308,23 +311,39 @@ rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
   return 0;
 }
 
-/* The 4 KiB page of member m at off, its stripe locked exclusively: read
- * again alone (md retries a failed read page by page, R5_ReadNoMerge) if
- * reread; if that fails too, or without reread, rewritten from the row.
- * 1 rewritten, 0 it read well, -ENODEV a member of the row is out of
- * service (nothing done), or -errno with *failed the op that failed.
+/* Is stripe (of shape g) still in that shape, its lock held?  A grow's
+ * old shape holds ahead of the line only: the job moves a window with its
+ * old stripes' locks held, and the line before it lets them go
+ * (grow-line.c); a stripe of the array's shape stays so.
+ */
+static bool
+shape_holds (const struct array *a, const struct r5_geom *g, uint64_t stripe)
+{
+  uint64_t line;
+
+  if (g != &a->grow.r.from)
+    return true;
+  line = grow_line (a);
+  return a->grow.active && stripe * g->stripe_data >= line;
+}
+
+/* The 4 KiB page of member m at off, in shape g, its stripe locked
+ * exclusively: read again alone (md retries a failed read page by page,
+ * R5_ReadNoMerge) if reread; if that fails too, or without reread,
+ * rewritten from the row.  1 rewritten, 0 it read well, -ENODEV a member
+ * of the row is out of service or the row changed shape (nothing done),
+ * or -errno with *failed the op that failed.
  */
 static int
-fix_page (struct array *a, unsigned m, uint64_t off, bool locked,
-          bool reread, struct io_op *failed)
+fix_page (struct array *a, const struct r5_geom *g, unsigned m, uint64_t off,
+          bool locked, bool reread, struct io_op *failed)
 {
-  const struct r5_geom *g = &a->geom;
-  uint64_t stripe = array_member_stripe (a, off), limit;
+  uint64_t stripe = (off - g->data_offset) / g->chunk, limit;
   struct stripe_range held = { 0, 0, false };
   struct heal h;
   int e;
 
-  if ((e = heal_init (&h, a, stripe, (off - g->data_offset) % g->chunk,
+  if ((e = heal_init (&h, a, g, stripe, (off - g->data_offset) % g->chunk,
                       4096)) == 0) {
     if (!locked)
       stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
@@ -334,9 +353,11 @@ fix_page (struct array *a, unsigned m, uint64_t off, bool locked,
     };
     /* Looked at again with the stripe held: a member taken out since
      * the caller looked (a write failed on it, a rebuild stopped) may
-     * hold stale bytes, which must not be used to compute the page.
+     * hold stale bytes, and a row a grow has moved since holds other
+     * bytes: neither may be used to compute the page.
      */
-    if (health_missing_for (&a->health, stripe, &limit) >= 0)
+    if (health_missing_for (&a->health, stripe, &limit) >= 0 ||
+        !shape_holds (a, g, stripe))
       e = -ENODEV;
     else if (reread && io_run (a->members, failed, 1, 0) == 0)
       e = 0;
@@ -355,13 +376,13 @@ static int
 rewrite_range (struct array *a, const struct read_error *re, bool locked,
                struct io_op *failed, unsigned *pages)
 {
-  const struct r5_geom *g = &a->geom;
+  const struct r5_geom *g = re->geom ? re->geom : &a->geom;
   uint64_t off = (re->off - g->data_offset) / 4096 * 4096 + g->data_offset;
   int e = 0;
 
   *pages = 0;
   for (; e >= 0 && off < re->off + re->len; off += 4096)
-    if ((e = fix_page (a, re->member, off, locked, true, failed)) > 0)
+    if ((e = fix_page (a, g, re->member, off, locked, true, failed)) > 0)
       ++*pages;
   return e < 0 ? e : 0;
 }
@@ -369,7 +390,9 @@ rewrite_range (struct array *a, const struct read_error *re, bool locked,
 /* A page that could not be corrected: recorded in its member's bad-block
  * log (md: a failed R5_ReWrite or R5_ReRead sets the bad block,
  * rdev_set_badblocks), under its stripe's lock; the member fails only
- * when it cannot be recorded.
+ * when it cannot be recorded -- or during a grow, as no bad block is
+ * recorded then (bbpath.c: an array mid-grow with listed blocks is not
+ * assembled).
  */
 static int
 record_uncorrected (struct array *a, const struct io_op *failed, bool locked,
@@ -381,7 +404,7 @@ record_uncorrected (struct array *a, const struct io_op *failed, bool locked,
   int e = -ENOSPC;
 
   if (failed->result != -ENOMEM && !failed->link_lost &&
-      array_bb_has_log (a, m)) {
+      !a->grow.active && array_bb_has_log (a, m)) {
     if (!locked)
       stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
     e = array_bb_record (a, m, failed->off, failed->len, err);
@@ -493,7 +516,7 @@ array_rewrite_page (struct array *a, unsigned m, uint64_t off)
     e = -ENODEV;
   else if (array_member_bad (a, m, off, 4096, NULL) == MD_BB_NONE)
     e = 0;                    /* put right meanwhile by another request */
-  else if ((e = fix_page (a, m, off, true, false, &failed)) >= 0) {
+  else if ((e = fix_page (a, &a->geom, m, off, true, false, &failed)) >= 0) {
     e = 0;
     /* Cleared before the stripe is let go: a write planned with the page
      * listed, waiting for the lock, must find the table changed

@@ -88,6 +88,8 @@ struct read_error {
   unsigned member;
   uint64_t off, len;          /* member bytes */
   int result;                 /* the read's -errno */
+  const struct r5_geom *geom; /* the shape the batch ran in (a grow's old
+                                 one ahead of its line); NULL: a->geom */
 };
 
 /* re counted against its member: past ARRAY_READ_ERRORS_MAX in a row
@@ -109,9 +111,10 @@ const struct io_op *array_failed_reads (const struct array *a,
 
 /* Is the failure of ops[0..n) (io_run's results) read errors to correct
  * -- reads only, errors their members reported, every member in service
- * in the first one's row (a rebuilding member is, below its mark), no
- * grow under way (read-only: any; they are read around, not rewritten)?  Then true and *re the first of them (the
- * caller corrects it and runs ops again, meeting the next).
+ * in the first one's row (a rebuilding member is, below its mark)?  Then
+ * true and *re the first of them, in a->geom (during a grow the caller
+ * sets re->geom to its batch's shape); the caller corrects it (or reads
+ * it around) and runs ops again, meeting the next.
  */
 bool array_read_error (const struct array *a, const struct io_op *ops,
                        size_t n, struct read_error *re)

@@ -9,7 +9,12 @@
 # reads in rows behind and past the reshape line; a read of the whole
 # array returns the bytes written before the grow, every member stays in
 # service, no member changes.  (A member taken out at the first error,
-# read-only, had the second member's error fail the array.)
+# read-only, had the second member's error fail the array.)  Served
+# writable, md corrects them (R5_ReWrite), each in its stripe's shape,
+# and so does its reshape on the rows it moves: the same read returns the
+# same bytes with the sectors rewritten and every member in service; two
+# more bad sectors ahead of the line are met by the grow itself, which
+# rewrites them and ends; the array then checks clean.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -67,4 +72,44 @@ for x in "1 $bad1" "2 $bad2"; do
 done
 stop_server
 sha256sum -c --quiet "$tmpdir/before.sum" || fail "the read-only server changed a member"
+
+echo "== writable: the same read errors corrected, each in its row's shape"
+serve_ctl "$tmpdir/rw.log" "${disks[@]}" "disk=${m[3]}" sync-speed-min=500 \
+  sync-speed-max=1000 || fail "serve writable mid-grow"
+ctl_ok pause
+nbdcopy "$URI" "$tmpdir/read" || fail "the read over four read errors: $(tail -n 3 "$tmpdir/rw.log")"
+cmp -s "$tmpdir/read" "$tmpdir/model" ||
+  fail "the array mid-grow: $(cmp "$tmpdir/read" "$tmpdir/model" | head -n 1)"
+[ "$(ctl_get 's["health"]')" = "[UUUU]" ] ||
+  fail "a read error took a member out: $(ctl_get 's["health"]')"
+# remapped I S...: member I's sectors S were rewritten (the disk remaps a
+# sector when it is written).
+remapped () {
+  local i=$1 s
+  shift
+  for s in "$@"; do
+    grep -q "^remapped $s 8\$" "$tmpdir/bad$i.log" ||
+      fail "member $i's sector $s was not rewritten: $(tail -n 4 "$tmpdir/bad$i.log")"
+  done
+}
+remapped 1 $bad1
+remapped 2 $bad2
+echo "== the grow goes on over read errors ahead of it, corrects them, ends"
+# Old-shape stripes 230 (data on member 1) and 232 (data on member 2).
+job1=$(sec 230 6) job2=$(sec 232 7)
+echo "read $job1 8" >"$tmpdir/bad1.list"
+echo "read $job2 8" >"$tmpdir/bad2.list"
+ctl_ok resume
+ctl_ok speed --min 100000 --max 200000
+ctl_wait 's["job"]["kind"] == "idle" and s["grow"] is None' 60
+[ "$(ctl_get '"%s %s %d" % (s["health"], s["last_job"]["kind"], s["last_job"]["result"])')" = "[UUUU] reshape 0" ] ||
+  fail "the grow over read errors: $(ctl_get 's["health"], s["last_job"]')"
+remapped 1 "$job1"
+remapped 2 "$job2"
+nbdcopy "$URI" "$tmpdir/after" || fail "reading the grown array"
+head -c "$size" "$tmpdir/after" | cmp - "$tmpdir/model" ||
+  fail "after the grow the array does not hold what was written before it"
+stop_server
+"$RAID5CTL" check "${m[@]}" >"$tmpdir/check.out" 2>&1 ||
+  fail "check after the grow: $(cat "$tmpdir/check.out")"
 echo "test-grow-read-errors: OK"
