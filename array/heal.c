@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array/badblocks.h"
 #include "array/grow.h"
 #include "array/integrity.h"
 #include "array/object.h"
@@ -289,12 +290,13 @@ rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
   struct plan_run x;
   int e;
 
-  if ((e = plan_row (h, R5_JOB_REBUILD, m, &x)) < 0 ||
-      (e = plan_run_prepare (a, &x)) < 0)
+  if ((e = plan_row (h, R5_JOB_REBUILD, m, &x)) < 0)
     return e;
-  x.io_flags = IO_FUA;
-  if ((e = plan_run_writes (a, &x, -1)) < 0) {
-    *failed = h->ops[0];
+  if ((e = plan_run_prepare (a, &x)) == 0) {
+    x.io_flags = IO_FUA;
+    e = plan_run_writes (a, &x, -1);
+  }
+  if (e < 0) {                /* another member's read, or the rewrite */
     for (size_t i = 0; i < x.nops; i++)
       if (h->ops[i].result < 0 && h->ops[i].result != -ECANCELED)
         *failed = h->ops[i];
@@ -332,7 +334,9 @@ shape_holds (const struct array *a, const struct r5_geom *g, uint64_t stripe)
  * R5_ReadNoMerge) if reread; if that fails too, or without reread,
  * rewritten from the row.  1 rewritten, 0 it read well, -ENODEV a member
  * of the row is out of service or the row changed shape (nothing done),
- * or -errno with *failed the op that failed.
+ * -ENODATA another member lists the row bad (md: two failed devices in
+ * the stripe, handle_failed_stripe: m's page cannot be computed; *failed
+ * its read, -EIO), or -errno with *failed the op that failed.
  */
 static int
 fix_page (struct array *a, const struct r5_geom *g, unsigned m, uint64_t off,
@@ -359,6 +363,10 @@ fix_page (struct array *a, const struct r5_geom *g, unsigned m, uint64_t off,
     if (health_missing_for (&a->health, stripe, &limit) >= 0 ||
         !shape_holds (a, g, stripe))
       e = -ENODEV;
+    else if (bb_row_listed (a, stripe, h.span.chunk_off, 4096, (int) m)) {
+      failed->result = -EIO;
+      e = -ENODATA;
+    }
     else if (reread && io_run (a->members, failed, 1, 0) == 0)
       e = 0;
     else if ((e = rewrite_piece (&h, m, off, failed)) == 0)
@@ -392,7 +400,8 @@ rewrite_range (struct array *a, const struct read_error *re, bool locked,
  * rdev_set_badblocks), under its stripe's lock; the member fails only
  * when it cannot be recorded -- or during a grow, as no bad block is
  * recorded then (bbpath.c: an array mid-grow with listed blocks is not
- * assembled).
+ * assembled), or when it is being rebuilt (md sets a bad block on a
+ * device in sync only, and fails one that is not: md_error).
  */
 static int
 record_uncorrected (struct array *a, const struct io_op *failed, bool locked,
@@ -404,7 +413,8 @@ record_uncorrected (struct array *a, const struct io_op *failed, bool locked,
   int e = -ENOSPC;
 
   if (failed->result != -ENOMEM && !failed->link_lost &&
-      !a->grow.active && array_bb_has_log (a, m)) {
+      !a->grow.active && health_state (&a->health, m) == MEMBER_ACTIVE &&
+      array_bb_has_log (a, m)) {
     if (!locked)
       stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
     e = array_bb_record (a, m, failed->off, failed->len, err);
@@ -420,22 +430,30 @@ record_uncorrected (struct array *a, const struct io_op *failed, bool locked,
   return array_io_failed (a, failed, 1, failed->result, err);
 }
 
-/* re could not be corrected: failed is the op that failed (the rewrite,
- * the read back, or another member's read of the row).  Each page lost
- * is recorded (record_uncorrected).
+/* re could not be corrected (why: fix_page's -errno): failed is the op
+ * that failed (the rewrite, the read back, or another member's read of
+ * the row), or m's own read when another member lists the row.  Each
+ * page lost is recorded (record_uncorrected).
  */
 static int
-uncorrected (struct array *a, const struct read_error *re,
+uncorrected (struct array *a, const struct read_error *re, int why,
              const struct io_op *failed, bool locked, struct array_err *err)
 {
   unsigned m = re->member;
   struct io_op own = *failed;
   int e;
 
-  array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
-             "offset %" PRIu64 " NOT corrected: %s of the bytes computed "
-             "from the other members failed", m, array_member_path (a, m),
-             re->off, failed->kind == IO_WRITE ? "the rewrite" : "the read");
+  if (why == -ENODATA)
+    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
+               "offset %" PRIu64 " NOT corrected: another member lists "
+               "that row bad in its md bad-block log, so it cannot be "
+               "computed", m, array_member_path (a, m), failed->off);
+  else
+    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
+               "offset %" PRIu64 " NOT corrected: %s of the bytes computed "
+               "from the other members failed", m, array_member_path (a, m),
+               re->off, failed->kind == IO_WRITE ? "the rewrite"
+                                                 : "the read");
   if (failed->kind != IO_READ || failed->member == m)
     return record_uncorrected (a, failed, locked, err);
   /* Another member's read of the row failed: two members fail in it,
@@ -478,11 +496,10 @@ array_correct_read (struct array *a, const struct read_error *re,
     array_set_err (err, "out of memory");
     return e;
   }
-  if (e == -ENODEV)
-    return 0;                 /* redone around the member out meanwhile */
-  if (e < 0)
-    return uncorrected (a, re, &failed, locked, err);
-  a->read_errors[m] = 0;
+  if (e < 0 && e != -ENODEV)   /* -ENODEV: redone around a member out */
+    return uncorrected (a, re, e, &failed, locked, err);
+  if (e == 0)
+    a->read_errors[m] = 0;
   if (pages == 0)
     return 0;                 /* it reads well now, page by page */
   sectors = pages * 8ULL;     /* md counts STRIPE_SECTORS a page */
