@@ -282,41 +282,59 @@ rebuild_listed (struct part *p, struct r5_job_span one, char *scratch)
   return r;
 }
 
-/* The stripes of span one at a time around the bad blocks their rows
- * list (badblocks.h; md fails a device for a stripe it is bad in): a
- * scrub skips such a stripe (its parity cannot be judged: one of its
- * units is not what the row holds), a rebuild computes its rows not
- * listed and records on the rebuilt member the rows it cannot compute.
+/* Stripe s of span around the bad blocks its row lists (badblocks.h; md
+ * fails a device for a stripe it is bad in): a scrub skips such a stripe
+ * (its parity cannot be judged: one of its units is not what the row
+ * holds), a rebuild computes its rows not listed and records on the
+ * rebuilt member the rows it cannot compute.  first_try: not run before
+ * (counted).
  */
 static int
-run_listed (struct part *p, struct r5_job_span span, char *scratch)
+listed_stripe (struct part *p, struct r5_job_span span, uint64_t s,
+               char *scratch, bool first_try)
 {
   struct array *a = p->a;
   bool rebuild = p->kind == R5_JOB_REBUILD;
   int slot = rebuild ? job_slot (a) : -1, r = 0;
+  struct r5_job_span one = span;
+  uint64_t bad = bb_row_listed (a, s, span.chunk_off, span.len, slot);
+
+  one.first = s;
+  one.n = 1;
+  if (bad && first_try && (span.chunk_off == 0 ||
+                           !bb_row_listed (a, s, 0, span.chunk_off, slot)))
+    a->job.tally.bb_stripes++;      /* once a stripe, in its first slice */
+  if (bad && !rebuild) {
+    array_log (a, ARRAY_LOG_NOTICE, "%s: stripe %" PRIu64 " skipped: "
+               "member %u lists bad blocks in its row (md bad-block "
+               "log), so its parity cannot be judged",
+               r5_job_name (p->kind), s, (unsigned) __builtin_ctzll (bad));
+    return 0;
+  }
+  if (bad)
+    return rebuild_listed (p, one, scratch);
+  if ((r = run_plain (p, one, scratch)) == -ENODATA) {
+    skip_unread (p, s);
+    r = 0;
+  }
+  return r;
+}
+
+/* A rebuild's read errors recorded in a stripe (-EAGAIN) have that
+ * stripe run again around them, up to CORRECT_TRIES times, not the
+ * whole span: a decaying member may lose pages in many of its stripes.
+ */
+static int
+run_listed (struct part *p, struct r5_job_span span, char *scratch)
+{
+  int r = 0;
 
   for (uint64_t s = span.first; r == 0 && s < span.first + span.n; s++) {
-    struct r5_job_span one = span;
-    uint64_t bad = bb_row_listed (a, s, span.chunk_off, span.len, slot);
+    unsigned tries = 0;
 
-    one.first = s;
-    one.n = 1;
-    if (bad && (span.chunk_off == 0 ||
-                !bb_row_listed (a, s, 0, span.chunk_off, slot)))
-      a->job.tally.bb_stripes++;      /* once a stripe, in its first slice */
-    if (bad && !rebuild) {
-      array_log (a, ARRAY_LOG_NOTICE, "%s: stripe %" PRIu64 " skipped: "
-                 "member %u lists bad blocks in its row (md bad-block "
-                 "log), so its parity cannot be judged",
-                 r5_job_name (p->kind), s, (unsigned) __builtin_ctzll (bad));
-      continue;
-    }
-    if (bad)
-      r = rebuild_listed (p, one, scratch);
-    else if ((r = run_plain (p, one, scratch)) == -ENODATA) {
-      skip_unread (p, s);
-      r = 0;
-    }
+    do
+      r = listed_stripe (p, span, s, scratch, tries == 0);
+    while (r == -EAGAIN && tries++ < CORRECT_TRIES);
   }
   return r;
 }
