@@ -332,10 +332,10 @@ widen (uint8_t **p, size_t old, size_t bytes, bool aligned)
   return 0;
 }
 
-/* Where a bitmap starting at byte at must end: the bad-block log, if one
- * starts at or past it, else the data -- less, for a new bitmap (new),
- * the 8 sectors mdadm leaves for a log to come (add_internal_bitmap1:
- * bbl_size 8).
+/* Where a bitmap at byte at must end: the bad-block log -- past it, or
+ * for a new bitmap (new) anywhere (one before at leaves no room) -- else
+ * the data, less for a new bitmap the 8 sectors mdadm leaves for a log
+ * to come (add_internal_bitmap1: bbl_size 8).
  */
 static uint64_t
 bitmap_end (const struct md_sb *c, uint64_t at, bool new)
@@ -343,7 +343,7 @@ bitmap_end (const struct md_sb *c, uint64_t at, bool new)
   uint64_t bblog = (MD_SB_SECTOR + (uint64_t) c->bblog_offset) * 512;
   uint64_t data = c->data_offset * 512;
 
-  if (c->bblog_size && c->bblog_offset > 0 && bblog >= at)
+  if (c->bblog_size && c->bblog_offset > 0 && (new || bblog > at))
     return bblog;
   if (new)
     return data > 8 * 512 ? data - 8 * 512 : 0;
