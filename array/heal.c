@@ -329,9 +329,15 @@ shape_holds (const struct array *a, const struct r5_geom *g, uint64_t stripe)
   return a->grow.active && stripe * g->stripe_data >= line;
 }
 
+/* How fix_page goes about it: the caller holds the stripe's lock
+ * (FIX_LOCKED, else it is taken here); the page is read again first
+ * (FIX_REREAD).
+ */
+enum { FIX_LOCKED = 1u, FIX_REREAD = 2u };
+
 /* The 4 KiB page of member m at off, in shape g, its stripe locked
  * exclusively: read again alone (md retries a failed read page by page,
- * R5_ReadNoMerge) if reread; if that fails too, or without reread,
+ * R5_ReadNoMerge) with FIX_REREAD; if that fails too, or without it,
  * rewritten from the row.  1 rewritten, 0 it read well, -ENODEV a member
  * of the row is out of service or the row changed shape (nothing done),
  * -ENODATA another member lists the row bad (md: two failed devices in
@@ -340,7 +346,7 @@ shape_holds (const struct array *a, const struct r5_geom *g, uint64_t stripe)
  */
 static int
 fix_page (struct array *a, const struct r5_geom *g, unsigned m, uint64_t off,
-          bool locked, bool reread, struct io_op *failed)
+          unsigned how, struct io_op *failed)
 {
   uint64_t stripe = (off - g->data_offset) / g->chunk, limit;
   struct stripe_range held = { 0, 0, false };
@@ -349,7 +355,7 @@ fix_page (struct array *a, const struct r5_geom *g, unsigned m, uint64_t off,
 
   if ((e = heal_init (&h, a, g, stripe, (off - g->data_offset) % g->chunk,
                       4096)) == 0) {
-    if (!locked)
+    if (!(how & FIX_LOCKED))
       stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
     *failed = (struct io_op) {
       .kind = IO_READ, .member = m, .off = off, .len = 4096,
@@ -367,7 +373,7 @@ fix_page (struct array *a, const struct r5_geom *g, unsigned m, uint64_t off,
       failed->result = -EIO;
       e = -ENODATA;
     }
-    else if (reread && io_run (a->members, failed, 1, 0) == 0)
+    else if ((how & FIX_REREAD) && io_run (a->members, failed, 1, 0) == 0)
       e = 0;
     else if ((e = rewrite_piece (&h, m, off, failed)) == 0)
       e = 1;
@@ -390,7 +396,8 @@ rewrite_range (struct array *a, const struct read_error *re, bool locked,
 
   *pages = 0;
   for (; e >= 0 && off < re->off + re->len; off += 4096)
-    if ((e = fix_page (a, g, re->member, off, locked, true, failed)) > 0)
+    if ((e = fix_page (a, g, re->member, off,
+                       FIX_REREAD | (locked ? FIX_LOCKED : 0), failed)) > 0)
       ++*pages;
   return e < 0 ? e : 0;
 }
@@ -533,7 +540,7 @@ array_rewrite_page (struct array *a, unsigned m, uint64_t off)
     e = -ENODEV;
   else if (array_member_bad (a, m, off, 4096, NULL) == MD_BB_NONE)
     e = 0;                    /* put right meanwhile by another request */
-  else if ((e = fix_page (a, &a->geom, m, off, true, false, &failed)) >= 0) {
+  else if ((e = fix_page (a, &a->geom, m, off, FIX_LOCKED, &failed)) >= 0) {
     e = 0;
     /* Cleared before the stripe is let go: a write planned with the page
      * listed, waiting for the lock, must find the table changed
