@@ -309,6 +309,8 @@ bb_rewrite_met (struct array *a, const struct wp_batch *b)
       continue;
     if (e == -ENODEV)
       return;                 /* a member left meanwhile: not m's fault */
+    if (e == -ENODATA)
+      continue;               /* another member lists the row now: nor */
     if (!a->bb.write_error[m])
       array_log (a, ARRAY_LOG_ERROR, "member %u (%s): its listed bad block "
                  "at member offset %" PRIu64 " cannot be rewritten (%s): it "

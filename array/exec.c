@@ -203,10 +203,8 @@ on_failure (struct request *rq, const struct r5_geom *geom, size_t nops,
 {
   struct array *a = rq->a;
 
-  if (array_read_error (a, rq->w->ops, nops, &fix->re)) {
-    fix->re.geom = geom;      /* corrected in the shape it was read in */
+  if (array_read_error (a, geom, rq->w->ops, nops, &fix->re))
     return BATCH_CORRECT;
-  }
   if (fix->records < CORRECT_TRIES &&
       array_bb_write_failed (a, rq->w->ops, nops, rq->err)) {
     fix->records++;
@@ -239,7 +237,11 @@ try_batch (struct request *rq, uint64_t pos, uint64_t *done,
   struct wp_batch b = { .range = &planned };
   uint64_t limit, limit2, bsd;
   int missing = health_missing_for (&a->health, pos / sd, &limit);
-  int out = missing >= 0 ? missing : fix->around;
+  /* A member read around is one of the batch's shape, which the slot out
+   * is not then (a slot a grow adds, ahead of its line: array_read_error
+   * found no member of the row out).
+   */
+  int out = fix->around >= 0 ? fix->around : missing;
   enum batch_next next = BATCH_DONE;
   enum stripe_lock_mode mode;
   size_t nops = 0;

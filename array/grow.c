@@ -136,10 +136,9 @@ corrected (struct array *a, const struct plan_run *x,
 {
   struct read_error re;
 
-  if (!array_read_error (a, x->ops, x->nops, &re) ||
+  if (!array_read_error (a, &a->grow.r.from, x->ops, x->nops, &re) ||
       array_correct_try (tries, &re) > CORRECT_TRIES)
     return false;
-  re.geom = &a->grow.r.from;
   *r = array_correct_read (a, &re, true, err);
   return true;
 }

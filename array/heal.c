@@ -223,19 +223,32 @@ array_failed_reads (const struct array *a, const struct io_op *ops, size_t n)
   return first;
 }
 
-bool
-array_read_error (const struct array *a, const struct io_op *ops, size_t n,
-                  struct read_error *re)
+/* The member out of service in stripe (of shape g)'s row, or -1: a
+ * rebuilding member is in service below its mark, and a slot a grow adds
+ * is no member of the old shape (grow-line.c ahead).
+ */
+static int
+row_missing (const struct array *a, const struct r5_geom *g, uint64_t stripe)
 {
-  const struct io_op *first;
   uint64_t limit;
+  int out = health_missing_for (&a->health, stripe, &limit);
+
+  return out >= (int) g->members ? -1 : out;
+}
+
+bool
+array_read_error (const struct array *a, const struct r5_geom *geom,
+                  const struct io_op *ops, size_t n, struct read_error *re)
+{
+  const struct r5_geom *g = geom ? geom : &a->geom;
+  const struct io_op *first;
 
   if ((first = array_failed_reads (a, ops, n)) == NULL ||
-      health_missing_for (&a->health, array_member_stripe (a, first->off),
-                          &limit) >= 0)
+      row_missing (a, g, (first->off - g->data_offset) / g->chunk) >= 0)
     return false;
   *re = (struct read_error) { .member = first->member, .off = first->off,
-                              .len = first->len, .result = first->result };
+                              .len = first->len, .result = first->result,
+                              .geom = geom };
   return true;
 }
 
@@ -314,9 +327,11 @@ rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
 }
 
 /* Is stripe (of shape g) still in that shape, its lock held?  A grow's
- * old shape holds ahead of the line only: the job moves a window with its
- * old stripes' locks held, and the line before it lets them go
- * (grow-line.c); a stripe of the array's shape stays so.
+ * old shape holds while any of its bytes lies ahead of the line (a line
+ * recorded by md may cut an old stripe: grow-line.c ahead runs it in the
+ * old shape whole): the job moves a window with its old stripes' locks
+ * held, and the line before it lets them go; a stripe of the array's
+ * shape stays so.
  */
 static bool
 shape_holds (const struct array *a, const struct r5_geom *g, uint64_t stripe)
@@ -326,7 +341,7 @@ shape_holds (const struct array *a, const struct r5_geom *g, uint64_t stripe)
   if (g != &a->grow.r.from)
     return true;
   line = grow_line (a);
-  return a->grow.active && stripe * g->stripe_data >= line;
+  return a->grow.active && (stripe + 1) * g->stripe_data > line;
 }
 
 /* How fix_page goes about it: the caller holds the stripe's lock
@@ -348,7 +363,7 @@ static int
 fix_page (struct array *a, const struct r5_geom *g, unsigned m, uint64_t off,
           unsigned how, struct io_op *failed)
 {
-  uint64_t stripe = (off - g->data_offset) / g->chunk, limit;
+  uint64_t stripe = (off - g->data_offset) / g->chunk;
   struct stripe_range held = { 0, 0, false };
   struct heal h;
   int e;
@@ -366,8 +381,7 @@ fix_page (struct array *a, const struct r5_geom *g, unsigned m, uint64_t off,
      * hold stale bytes, and a row a grow has moved since holds other
      * bytes: neither may be used to compute the page.
      */
-    if (health_missing_for (&a->health, stripe, &limit) >= 0 ||
-        !shape_holds (a, g, stripe))
+    if (row_missing (a, g, stripe) >= 0 || !shape_holds (a, g, stripe))
       e = -ENODEV;
     else if (bb_row_listed (a, stripe, h.span.chunk_off, 4096, (int) m)) {
       failed->result = -EIO;
@@ -407,11 +421,14 @@ rewrite_range (struct array *a, const struct read_error *re, bool locked,
  * rdev_set_badblocks), under its stripe's lock; the member fails only
  * when it cannot be recorded -- or during a grow, as no bad block is
  * recorded then (bbpath.c: an array mid-grow with listed blocks is not
- * assembled), or when it is being rebuilt (md sets a bad block on a
+ * assembled), nor in a grow's old shape g (the grow may have ended
+ * meanwhile: its offsets hold other bytes now), or when it is being
+ * rebuilt (md sets a bad block on a
  * device in sync only, and fails one that is not: md_error).
  */
 static int
-record_uncorrected (struct array *a, const struct io_op *failed, bool locked,
+record_uncorrected (struct array *a, const struct r5_geom *g,
+                    const struct io_op *failed, bool locked,
                     struct array_err *err)
 {
   unsigned m = failed->member;
@@ -420,7 +437,8 @@ record_uncorrected (struct array *a, const struct io_op *failed, bool locked,
   int e = -ENOSPC;
 
   if (failed->result != -ENOMEM && !failed->link_lost &&
-      !a->grow.active && health_state (&a->health, m) == MEMBER_ACTIVE &&
+      !a->grow.active && (g == NULL || g == &a->geom) &&
+      health_state (&a->health, m) == MEMBER_ACTIVE &&
       array_bb_has_log (a, m)) {
     if (!locked)
       stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
@@ -462,7 +480,7 @@ uncorrected (struct array *a, const struct read_error *re, int why,
                re->off, failed->kind == IO_WRITE ? "the rewrite"
                                                  : "the read");
   if (failed->kind != IO_READ || failed->member == m)
-    return record_uncorrected (a, failed, locked, err);
+    return record_uncorrected (a, re->geom, failed, locked, err);
   /* Another member's read of the row failed: two members fail in it,
    * and md sets a bad block on each (handle_failed_stripe): m's page
    * cannot be computed either.
@@ -470,9 +488,9 @@ uncorrected (struct array *a, const struct read_error *re, int why,
   own.member = m;
   own.result = re->result;
   own.link_lost = false;
-  if ((e = record_uncorrected (a, failed, locked, err)) < 0)
+  if ((e = record_uncorrected (a, re->geom, failed, locked, err)) < 0)
     return e;
-  return record_uncorrected (a, &own, locked, err);
+  return record_uncorrected (a, re->geom, &own, locked, err);
 }
 
 int

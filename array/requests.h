@@ -109,16 +109,18 @@ const struct io_op *array_failed_reads (const struct array *a,
                                         const struct io_op *ops, size_t n)
   __attribute__((nonnull (1)));
 
-/* Is the failure of ops[0..n) (io_run's results) read errors to correct
- * -- reads only, errors their members reported, every member in service
- * in the first one's row (a rebuilding member is, below its mark)?  Then
- * true and *re the first of them, in a->geom (during a grow the caller
- * sets re->geom to its batch's shape); the caller corrects it (or reads
- * it around) and runs ops again, meeting the next.
+/* Is the failure of ops[0..n) (io_run's results), run in shape geom
+ * (NULL: a->geom; during a grow, the old shape ahead of its line), read
+ * errors to correct -- reads only, errors their members reported, every
+ * member of that shape in service in the first one's row (a rebuilding
+ * member is, below its mark)?  Then true and *re the first of them; the
+ * caller corrects it (or reads it around) and runs ops again, meeting
+ * the next.
  */
-bool array_read_error (const struct array *a, const struct io_op *ops,
-                       size_t n, struct read_error *re)
-  __attribute__((nonnull, warn_unused_result));
+bool array_read_error (const struct array *a, const struct r5_geom *geom,
+                       const struct io_op *ops, size_t n,
+                       struct read_error *re)
+  __attribute__((nonnull (1, 3, 5), warn_unused_result));
 
 /* The reads of ops[0..n) that succeeded clear their members' counts of
  * read errors (md's rule: only errors in a row count).
@@ -167,7 +169,8 @@ int array_correct_read (struct array *a, const struct read_error *re,
  * its row, written durably, read back, and cleared from m's bad-block
  * table, all with its stripe locked exclusively here (the caller holds
  * no stripe lock).  0; -ENODEV: a member is out of service, nothing was
- * done; or -errno: the write or the read back failed (-EIO when it read back
+ * done; -ENODATA: another member lists the row now, nothing was done; or
+ * -errno: the write or the read back failed (-EIO when it read back
  * different), or no memory.  A failed clear is logged.
  */
 int array_rewrite_page (struct array *a, unsigned m, uint64_t off)

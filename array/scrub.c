@@ -171,7 +171,7 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
         bb_reads_failed (a, x.ops, x.nops, (unsigned) job_slot (a),
                          &p->err))
       return -EAGAIN;
-    if (!array_read_error (a, x.ops, x.nops, &re) ||
+    if (!array_read_error (a, NULL, x.ops, x.nops, &re) ||
         array_correct_try (&corrections, &re) > CORRECT_TRIES)
       return failed (p, &x, r);
     if (a->read_only) {
@@ -286,12 +286,12 @@ rebuild_listed (struct part *p, struct r5_job_span one, char *scratch)
  * fails a device for a stripe it is bad in): a scrub skips such a stripe
  * (its parity cannot be judged: one of its units is not what the row
  * holds), a rebuild computes its rows not listed and records on the
- * rebuilt member the rows it cannot compute.  first_try: not run before
- * (counted).
+ * rebuilt member the rows it cannot compute.  *counted: the stripe is
+ * counted as listed already (an earlier try of it).
  */
 static int
 listed_stripe (struct part *p, struct r5_job_span span, uint64_t s,
-               char *scratch, bool first_try)
+               char *scratch, bool *counted)
 {
   struct array *a = p->a;
   bool rebuild = p->kind == R5_JOB_REBUILD;
@@ -301,9 +301,11 @@ listed_stripe (struct part *p, struct r5_job_span span, uint64_t s,
 
   one.first = s;
   one.n = 1;
-  if (bad && first_try && (span.chunk_off == 0 ||
-                           !bb_row_listed (a, s, 0, span.chunk_off, slot)))
+  if (bad && !*counted && (span.chunk_off == 0 ||
+                           !bb_row_listed (a, s, 0, span.chunk_off, slot))) {
     a->job.tally.bb_stripes++;      /* once a stripe, in its first slice */
+    *counted = true;
+  }
   if (bad && !rebuild) {
     array_log (a, ARRAY_LOG_NOTICE, "%s: stripe %" PRIu64 " skipped: "
                "member %u lists bad blocks in its row (md bad-block "
@@ -331,10 +333,17 @@ run_listed (struct part *p, struct r5_job_span span, char *scratch)
 
   for (uint64_t s = span.first; r == 0 && s < span.first + span.n; s++) {
     unsigned tries = 0;
+    bool counted = false;
 
     do
-      r = listed_stripe (p, span, s, scratch, tries == 0);
+      r = listed_stripe (p, span, s, scratch, &counted);
     while (r == -EAGAIN && tries++ < CORRECT_TRIES);
+    if (r == -EAGAIN) {
+      array_set_err (&p->err, "stripe %" PRIu64 ": read errors on the "
+                     "other members keep coming after %u records", s,
+                     CORRECT_TRIES + 1);
+      r = -EIO;
+    }
   }
   return r;
 }

@@ -73,6 +73,27 @@ done
 stop_server
 sha256sum -c --quiet "$tmpdir/before.sum" || fail "the read-only server changed a member"
 
+echo "== read-only without the new member: past the line the old shape is whole"
+# The slot the grow adds is no member of the old shape (md's old-shape
+# stripe_head counts previous_raid_disks): there, read errors are read
+# around as on a whole array.
+serve_ctl "$tmpdir/ro2.log" "${disks[@]}" disk=missing readonly=true ||
+  fail "serve read-only mid-grow without the new member"
+line=$(ctl_get 's["grow"]["line_bytes"]')
+from=$(( (line + 2 * CHUNK - 1) / (2 * CHUNK) * (2 * CHUNK) ))
+/usr/bin/python3 - "$URI" "$tmpdir/model" "$from" <<'EOF' || fail "past the line, without the new member"
+import nbd, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+model = open(sys.argv[2], "rb").read(); start = int(sys.argv[3])
+for off in range(start, len(model), 1 << 20):
+    n = min(1 << 20, len(model) - off)
+    if h.pread(n, off) != model[off:off + n]:
+        sys.exit("array bytes %d+%d read wrong" % (off, n))
+EOF
+[ "$(ctl_get 's["health"]')" = "[UUU_]" ] || fail "without the new member: $(ctl_get 's["health"]')"
+stop_server
+sha256sum -c --quiet "$tmpdir/before.sum" || fail "the read-only server changed a member"
+
 echo "== writable: the same read errors corrected, each in its row's shape"
 serve_ctl "$tmpdir/rw.log" "${disks[@]}" "disk=${m[3]}" sync-speed-min=500 \
   sync-speed-max=1000 || fail "serve writable mid-grow"
