@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array/badblocks.h"
 #include "array/guard.h"
 #include "array/jobs.h"
 #include "array/object.h"
@@ -192,22 +193,79 @@ note_lost (struct array *a, unsigned slot, uint64_t s, struct array_err *err)
   return 0;
 }
 
+/* Slot's bytes [co, co + len) of stripe s computed from the rest of the
+ * row into dst.  0; -EAGAIN: another member's read failed and its pages
+ * were recorded bad (bbpath.c), so the row is to be looked at again; or
+ * -EIO (err set).
+ */
+static int
+compute_span (struct array *a, unsigned slot, uint64_t s, uint64_t co,
+              uint64_t len, char *dst, struct array_err *err)
+{
+  const struct r5_geom *g = &a->geom;
+  struct r5_job_span span = { .job = R5_JOB_REBUILD, .first = s, .n = 1,
+                              .chunk_off = co, .len = len, .slot = slot };
+  struct replace *rp = &a->replace;
+  struct io_op ops[R5_MAX_MEMBERS + 1];
+  char *scratch = NULL;
+  struct plan_run x;
+  int r;
+
+  if (!rp->plan_made) {
+    r5_plan_init (&rp->plan);
+    rp->plan_made = true;
+  }
+  r5_plan_reset (&rp->plan);
+  if ((r = r5_plan_job (&rp->plan, g, &span)) < 0 ||
+      posix_memalign ((void **) &scratch, 4096, (g->members + 1) * len) != 0) {
+    array_set_err (err, "stripe %" PRIu64 ": cannot plan its computation",
+                   s);
+    return -EIO;
+  }
+  x = (struct plan_run) { .plan = &rp->plan, .scratch = scratch,
+                          .zero = a->zero, .ops = ops, .io_flags = IO_CALLS };
+  if ((r = plan_run_prepare (a, &x)) == 0)
+    memcpy (dst, scratch + r5_job_column (g, 0, g->members, len), len);
+  else if (bb_reads_failed (a, ops, x.nops, slot, err))
+    r = -EAGAIN;
+  else {
+    array_set_err (err, "stripe %" PRIu64 ": slot %u's member cannot be "
+                   "read there, nor the rest of its row", s, slot);
+    r = -EIO;
+  }
+  free (scratch);
+  return r;
+}
+
+/* The chunk of a row other members list pages of, a 4 KiB page at a time:
+ * a listed page is not read (md counts its device failed in that
+ * stripe_head: a disk's bad sector would fail again) and cannot be
+ * computed -- zeros, and note_lost lists it on the replacement.
+ */
+static int
+compute_pages (struct array *a, unsigned slot, uint64_t s, char *dst,
+               struct array_err *err)
+{
+  int r = 0;
+
+  for (uint64_t co = 0; r == 0 && co < a->geom.chunk; co += 4096)
+    if (bb_row_listed (a, s, co, 4096, (int) slot))
+      memset (dst + co, 0, 4096);
+    else
+      r = compute_span (a, slot, s, co, 4096, dst + co, err);
+  return r;
+}
+
 /* Slot's chunk of stripe s computed from the rest of the row into dst
- * (the slot's member could not be read there, or is out of service).
- * 0, or -errno.
+ * (the slot's member could not be read there, or is out of service);
+ * another member's read error there recorded (as a rebuild's is) and
+ * the row looked at again, up to CORRECT_TRIES times.  0, or -errno.
  */
 int
 replace_compute_chunk (struct array *a, unsigned slot, uint64_t s, char *dst,
                        struct array_err *err)
 {
-  const struct r5_geom *g = &a->geom;
-  struct r5_job_span span = { .job = R5_JOB_REBUILD, .first = s, .n = 1,
-                              .len = g->chunk, .slot = slot };
-  struct replace *rp = &a->replace;
-  struct io_op ops[R5_MAX_MEMBERS + 1];
-  char *scratch = NULL;
-  struct plan_run x;
-  int out = health_out (&a->health), r;
+  int out = health_out (&a->health), r = -EAGAIN;
 
   if (out >= 0 && out != (int) slot) {
     array_set_err (err, "stripe %" PRIu64 ": slot %u's member cannot be "
@@ -215,29 +273,18 @@ replace_compute_chunk (struct array *a, unsigned slot, uint64_t s, char *dst,
                    "compute it from", s, slot, out);
     return -EIO;
   }
-  if (!rp->plan_made) {
-    r5_plan_init (&rp->plan);
-    rp->plan_made = true;
+  for (unsigned tries = 0; r == -EAGAIN && tries <= CORRECT_TRIES; tries++)
+    r = bb_row_listed (a, s, 0, a->geom.chunk, (int) slot)
+      ? compute_pages (a, slot, s, dst, err)
+      : compute_span (a, slot, s, 0, a->geom.chunk, dst, err);
+  if (r == -EAGAIN) {
+    array_set_err (err, "stripe %" PRIu64 ": read errors on the other "
+                   "members keep coming after %u records", s,
+                   CORRECT_TRIES + 1);
+    r = -EIO;
   }
-  r5_plan_reset (&rp->plan);
-  if ((r = r5_plan_job (&rp->plan, g, &span)) < 0 ||
-      posix_memalign ((void **) &scratch, 4096,
-                      (g->members + 1) * g->chunk) != 0) {
-    array_set_err (err, "stripe %" PRIu64 ": cannot plan its computation",
-                   s);
-    return r < 0 ? r : -ENOMEM;
-  }
-  x = (struct plan_run) { .plan = &rp->plan, .scratch = scratch,
-                          .zero = a->zero, .ops = ops, .io_flags = IO_CALLS };
-  if ((r = plan_run_prepare (a, &x)) == 0) {
-    memcpy (dst, scratch + r5_job_column (g, 0, g->members, g->chunk),
-            g->chunk);
+  if (r == 0)
     r = note_lost (a, slot, s, err);
-  }
-  else
-    array_set_err (err, "stripe %" PRIu64 ": slot %u's member cannot be "
-                   "read there, nor the rest of its row", s, slot);
-  free (scratch);
   return r < 0 ? -EIO : 0;
 }
 

@@ -21,8 +21,10 @@
 #     new member 0 and logs the array bytes lost; all else reads right;
 #   - slot 1 replaced (raid5ctl replace) while it lists that page and
 #     another, spoiled, one: the copy computes the spoiled one from the
-#     row, and lists the lost one on the replacement; all else reads
-#     right.
+#     row, and lists the lost one on the replacement; and a third it lists
+#     in a row where member 2 lists its page and still fails reads of it:
+#     the copy does not read member 2's page, lists that one lost too; all
+#     else reads right.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -210,20 +212,32 @@ echo "== slot 1 replaced: its listed page computed, the lost one listed on the r
 row2=$(( MD_DOFF + 9 * CHUNK + 5 * 4096 ))
 head -c 4096 /dev/urandom | dd of="${m[1]}" bs=4096 seek=$(( row2 / 4096 )) \
   conv=notrunc status=none
-"$BB_PUT" "${m[1]}" "$sector+8" "$(( row2 / 512 ))+8" >/dev/null || fail "bb-put member 1"
+# Stripe 12 (parity on member 2): member 1 lists its page 6, and member
+# 2 lists its page there and still fails reads of it (a disk's bad
+# sector): the copy computes member 1's chunk without reading member 2's
+# listed page, and lists page 6 lost on the replacement.
+row3=$(( MD_DOFF + 12 * CHUNK + 6 * 4096 ))
+a3=$(( 12 * 2 * CHUNK + CHUNK + 6 * 4096 ))  # array bytes of member 1 there
+"$BB_PUT" "${m[1]}" "$sector+8" "$(( row2 / 512 ))+8" "$(( row3 / 512 ))+8" >/dev/null ||
+  fail "bb-put member 1"
+"$BB_PUT" "${m[2]}" "$(( row3 / 512 ))+8" >/dev/null || fail "bb-put member 2"
+echo "read $(( row3 / 512 )) 8" >"$tmpdir/bad2.list"
 disks[0]="disk=$tmpdir/new0.img"
 serve
 truncate -s ${MB}M "$tmpdir/new1.img"
 ctl_ok replace 1 "$tmpdir/new1.img"
 ctl_progress replace 120 0
 [ "$(ctl_get '(s["health"], s["members"][1]["path"], s["members"][1]["bad_blocks"]["sectors"])')" = \
-  "('[UUU]', '$tmpdir/new1.img', 8)" ] ||
-  fail "after the replace: $(ctl_get '(s["health"], s["members"][1])')"
+  "('[UUU]', '$tmpdir/new1.img', 16)" ] ||
+  fail "after the replace: $(ctl_get '(s["health"], s["members"][1], s["last_job"])')"
 grep -q "replace of slot 1: member bytes $row+4096 are bad on it and on member 0" \
   "$tmpdir/nbdkit.log" || fail "the log does not name the page the replace could not copy"
-/usr/bin/python3 "$tmpdir/read-all.py" "$URI" "$tmpdir/model" "$size" "$a0" "$a1" ||
+grep -q "replace of slot 1: member bytes $row3+4096 are bad on it and on member 2" \
+  "$tmpdir/nbdkit.log" || fail "the log does not name stripe 12's page"
+/usr/bin/python3 "$tmpdir/read-all.py" "$URI" "$tmpdir/model" "$size" "$a0" "$a1" "$a3" ||
   fail "reads after the replace"
 stop_server
-[ "$(listed "$tmpdir/new1.img")" = "$sector 8" ] ||
+[ "$(listed "$tmpdir/new1.img")" = "$sector 8
+$(( row3 / 512 )) 8" ] ||
   fail "the replacement lists '$(listed "$tmpdir/new1.img")'"
 echo "test-bad-blocks: OK"
