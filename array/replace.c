@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,51 +161,49 @@ replace_make_room (struct replace *rp, size_t len, struct array_err *err)
   return 0;
 }
 
-/* The pages of slot's chunk of stripe s that other members list bad: not
- * computed right, kept for the replacement's table (md records them bad
- * on a replacement, handle_failed_sync).  0, or -ENOMEM.
+/* Page co of slot's chunk of stripe s lost (it cannot be copied nor
+ * computed): zeros in dst, kept for the replacement's table (md records
+ * such a page bad on a replacement, handle_failed_sync), and logged with
+ * why.  0, or -ENOSPC (err set).
  */
 static int
-note_lost (struct array *a, unsigned slot, uint64_t s, struct array_err *err)
+lose_page (struct array *a, unsigned slot, uint64_t s, uint64_t co,
+           char *dst, const char *why, struct array_err *err)
 {
-  const struct r5_geom *g = &a->geom;
   struct replace *rp = &a->replace;
-  uint64_t row = r5_stripe_member_off (g, s);
+  uint64_t off = r5_stripe_member_off (&a->geom, s) + co;
 
-  for (uint64_t co = 0; co < g->chunk; co += 4096) {
-    if (bb_row_listed (a, s, co, 4096, (int) slot) == 0)
-      continue;
-    if (rp->lost == NULL && (rp->lost = malloc (sizeof *rp->lost)) != NULL)
-      md_bb_init (rp->lost, a->meta.live.common.bblog_shift);
-    if (rp->lost == NULL || md_bb_add (rp->lost, (row + co) / 512, 8) < 0) {
-      array_set_err (err, "stripe %" PRIu64 ": slot %u's bytes there are "
-                     "bad on another member too, and the replacement's "
-                     "bad-block table cannot take them", s, slot);
-      return -ENOSPC;
-    }
-    if (rp->first_lost > s)
-      rp->first_lost = s;
-    array_log (a, ARRAY_LOG_ERROR, "replace of slot %u: member bytes %" PRIu64
-               "+4096 are bad on it and on member %u: not copied, recorded "
-               "bad on the replacement", slot, row + co,
-               (unsigned) __builtin_ctzll (bb_row_listed (a, s, co, 4096,
-                                                          (int) slot)));
+  memset (dst, 0, 4096);
+  if (rp->lost == NULL && (rp->lost = malloc (sizeof *rp->lost)) != NULL)
+    md_bb_init (rp->lost, a->meta.live.common.bblog_shift);
+  if (rp->lost == NULL || md_bb_add (rp->lost, off / 512, 8) < 0) {
+    array_set_err (err, "stripe %" PRIu64 ": slot %u's bytes there are "
+                   "lost (%s), and the replacement's bad-block table cannot "
+                   "take them", s, slot, why);
+    return -ENOSPC;
   }
+  if (rp->first_lost > s)
+    rp->first_lost = s;
+  array_log (a, ARRAY_LOG_ERROR, "replace of slot %u: member bytes %" PRIu64
+             "+4096 %s: not copied, recorded bad on the replacement", slot,
+             off, why);
   return 0;
 }
 
-/* Slot's bytes [co, co + len) of stripe s computed from the rest of the
- * row into dst.  0; -EAGAIN: another member's read failed and its pages
- * were recorded bad (bbpath.c), so the row is to be looked at again; or
- * -EIO (err set).
+/* Slot's 4 KiB page co of stripe s computed from the rest of the row
+ * into dst.  0; -ENODATA another member's read failed (the array is
+ * whole: md counts two failed devices in the stripe_head and records
+ * nothing on that member, handle_failed_sync); -EAGAIN it failed and was
+ * recorded on that member (degraded, the slot out: md's set_bad), so the
+ * page is to be looked at again; or -EIO (err set).
  */
 static int
-compute_span (struct array *a, unsigned slot, uint64_t s, uint64_t co,
-              uint64_t len, char *dst, struct array_err *err)
+compute_page (struct array *a, unsigned slot, uint64_t s, uint64_t co,
+              char *dst, struct array_err *err)
 {
   const struct r5_geom *g = &a->geom;
   struct r5_job_span span = { .job = R5_JOB_REBUILD, .first = s, .n = 1,
-                              .chunk_off = co, .len = len, .slot = slot };
+                              .chunk_off = co, .len = 4096, .slot = slot };
   struct replace *rp = &a->replace;
   struct io_op ops[R5_MAX_MEMBERS + 1];
   char *scratch = NULL;
@@ -217,7 +216,7 @@ compute_span (struct array *a, unsigned slot, uint64_t s, uint64_t co,
   }
   r5_plan_reset (&rp->plan);
   if ((r = r5_plan_job (&rp->plan, g, &span)) < 0 ||
-      posix_memalign ((void **) &scratch, 4096, (g->members + 1) * len) != 0) {
+      posix_memalign ((void **) &scratch, 4096, (g->members + 1) * 4096)) {
     array_set_err (err, "stripe %" PRIu64 ": cannot plan its computation",
                    s);
     return -EIO;
@@ -225,47 +224,60 @@ compute_span (struct array *a, unsigned slot, uint64_t s, uint64_t co,
   x = (struct plan_run) { .plan = &rp->plan, .scratch = scratch,
                           .zero = a->zero, .ops = ops, .io_flags = IO_CALLS };
   if ((r = plan_run_prepare (a, &x)) == 0)
-    memcpy (dst, scratch + r5_job_column (g, 0, g->members, len), len);
-  else if (bb_reads_failed (a, ops, x.nops, slot, err))
-    r = -EAGAIN;
-  else {
+    memcpy (dst, scratch + r5_job_column (g, 0, g->members, 4096), 4096);
+  else if (health_out (&a->health) != (int) slot)
+    r = array_failed_reads (a, ops, x.nops) ? -ENODATA : -EIO;
+  else
+    r = bb_reads_failed (a, ops, x.nops, slot, err) ? -EAGAIN : -EIO;
+  if (r == -EIO)
     array_set_err (err, "stripe %" PRIu64 ": slot %u's member cannot be "
                    "read there, nor the rest of its row", s, slot);
-    r = -EIO;
-  }
   free (scratch);
   return r;
 }
 
-/* The chunk of a row other members list pages of, a 4 KiB page at a time:
- * a listed page is not read (md counts its device failed in that
- * stripe_head: a disk's bad sector would fail again) and cannot be
- * computed -- zeros, and note_lost lists it on the replacement.
+/* Slot's page co of stripe s into dst, md's unit (a stripe_head is 4
+ * KiB): the slot's own bytes where its member, in service, reads them
+ * and does not list them; else computed from the row -- unless another
+ * member lists the row or fails to read it: lost.  0, or -errno.
  */
 static int
-compute_pages (struct array *a, unsigned slot, uint64_t s, char *dst,
-               struct array_err *err)
+copy_page (struct array *a, unsigned slot, uint64_t s, uint64_t co,
+           char *dst, struct array_err *err)
 {
-  int r = 0;
+  uint64_t off = r5_stripe_member_off (&a->geom, s) + co, listed;
+  struct io_op op = { .kind = IO_READ, .member = slot, .buf = dst,
+                      .off = off, .len = 4096 };
+  char why[64];
+  int r = -EAGAIN;
 
-  for (uint64_t co = 0; r == 0 && co < a->geom.chunk; co += 4096)
-    if (bb_row_listed (a, s, co, 4096, (int) slot))
-      memset (dst + co, 0, 4096);
-    else
-      r = compute_span (a, slot, s, co, 4096, dst + co, err);
-  return r;
+  if (health_out (&a->health) != (int) slot &&
+      !array_member_bad (a, slot, off, 4096, NULL) &&
+      io_run (a->members, &op, 1, IO_CALLS) == 0)
+    return 0;
+  for (unsigned tries = 0; r == -EAGAIN && tries <= CORRECT_TRIES; tries++) {
+    if ((listed = bb_row_listed (a, s, co, 4096, (int) slot)) != 0) {
+      snprintf (why, sizeof why, "are bad on it and on member %u",
+                (unsigned) __builtin_ctzll (listed));
+      return lose_page (a, slot, s, co, dst, why, err);
+    }
+    r = compute_page (a, slot, s, co, dst, err);
+  }
+  if (r == -ENODATA)
+    return lose_page (a, slot, s, co, dst, "are bad on it and another "
+                      "member cannot read its own", err);
+  return r == -EAGAIN ? -EIO : r;
 }
 
-/* Slot's chunk of stripe s computed from the rest of the row into dst
- * (the slot's member could not be read there, or is out of service);
- * another member's read error there recorded (as a rebuild's is) and
- * the row looked at again, up to CORRECT_TRIES times.  0, or -errno.
+/* Slot's chunk of stripe s into dst, a page at a time (copy_page): its
+ * member could not read all of it, lists some of it, or is out of
+ * service.  0, or -errno.
  */
 int
 replace_compute_chunk (struct array *a, unsigned slot, uint64_t s, char *dst,
                        struct array_err *err)
 {
-  int out = health_out (&a->health), r = -EAGAIN;
+  int out = health_out (&a->health), r = 0;
 
   if (out >= 0 && out != (int) slot) {
     array_set_err (err, "stripe %" PRIu64 ": slot %u's member cannot be "
@@ -273,18 +285,8 @@ replace_compute_chunk (struct array *a, unsigned slot, uint64_t s, char *dst,
                    "compute it from", s, slot, out);
     return -EIO;
   }
-  for (unsigned tries = 0; r == -EAGAIN && tries <= CORRECT_TRIES; tries++)
-    r = bb_row_listed (a, s, 0, a->geom.chunk, (int) slot)
-      ? compute_pages (a, slot, s, dst, err)
-      : compute_span (a, slot, s, 0, a->geom.chunk, dst, err);
-  if (r == -EAGAIN) {
-    array_set_err (err, "stripe %" PRIu64 ": read errors on the other "
-                   "members keep coming after %u records", s,
-                   CORRECT_TRIES + 1);
-    r = -EIO;
-  }
-  if (r == 0)
-    r = note_lost (a, slot, s, err);
+  for (uint64_t co = 0; r == 0 && co < a->geom.chunk; co += 4096)
+    r = copy_page (a, slot, s, co, dst + co, err);
   return r < 0 ? -EIO : 0;
 }
 

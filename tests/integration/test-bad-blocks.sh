@@ -23,8 +23,10 @@
 #     another, spoiled, one: the copy computes the spoiled one from the
 #     row, and lists the lost one on the replacement; and a third it lists
 #     in a row where member 2 lists its page and still fails reads of it:
-#     the copy does not read member 2's page, lists that one lost too; all
-#     else reads right.
+#     the copy does not read member 2's page, lists that one lost too; a
+#     page of that chunk member 1 reads well but member 0 lists is copied;
+#     a page members 1 and 2 both fail to read (none listed) is listed on
+#     the replacement only; all else reads right.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -221,23 +223,37 @@ a3=$(( 12 * 2 * CHUNK + CHUNK + 6 * 4096 ))  # array bytes of member 1 there
 "$BB_PUT" "${m[1]}" "$sector+8" "$(( row2 / 512 ))+8" "$(( row3 / 512 ))+8" >/dev/null ||
   fail "bb-put member 1"
 "$BB_PUT" "${m[2]}" "$(( row3 / 512 ))+8" >/dev/null || fail "bb-put member 2"
-echo "read $(( row3 / 512 )) 8" >"$tmpdir/bad2.list"
+# Member 0 lists its page 2 of stripe 12, which member 1 reads well: md's
+# unit is a 4 KiB stripe_head, so that page of member 1 is copied, not
+# given up with the chunk its page 6 makes the copy compute.
+row4=$(( MD_DOFF + 12 * CHUNK + 2 * 4096 ))
+"$BB_PUT" "$tmpdir/new0.img" "$sector+8" "$(( row4 / 512 ))+8" >/dev/null ||
+  fail "bb-put member 0"
+# Stripe 15 (parity on member 2): member 1's page 1 and member 2's fail
+# reads, neither listed: the array is whole, so md counts two failed
+# devices in that stripe_head and lists the page on the replacement only
+# (handle_failed_sync), nothing on member 2.
+row5=$(( MD_DOFF + 15 * CHUNK + 4096 ))
+a5=$(( 15 * 2 * CHUNK + CHUNK + 4096 ))
+echo "read $(( row5 / 512 )) 8" >"$tmpdir/bad1.list"
+printf 'read %s 8\n' "$(( row3 / 512 ))" "$(( row5 / 512 ))" >"$tmpdir/bad2.list"
 disks[0]="disk=$tmpdir/new0.img"
 serve
 truncate -s ${MB}M "$tmpdir/new1.img"
 ctl_ok replace 1 "$tmpdir/new1.img"
 ctl_progress replace 120 0
-[ "$(ctl_get '(s["health"], s["members"][1]["path"], s["members"][1]["bad_blocks"]["sectors"])')" = \
-  "('[UUU]', '$tmpdir/new1.img', 16)" ] ||
-  fail "after the replace: $(ctl_get '(s["health"], s["members"][1], s["last_job"])')"
+[ "$(ctl_get '(s["health"], s["members"][1]["path"], s["members"][1]["bad_blocks"]["sectors"], s["members"][2]["bad_blocks"]["sectors"])')" = \
+  "('[UUU]', '$tmpdir/new1.img', 24, 8)" ] ||
+  fail "after the replace: $(ctl_get '(s["health"], s["members"][1], s["members"][2]["bad_blocks"], s["last_job"])')"
 grep -q "replace of slot 1: member bytes $row+4096 are bad on it and on member 0" \
   "$tmpdir/nbdkit.log" || fail "the log does not name the page the replace could not copy"
 grep -q "replace of slot 1: member bytes $row3+4096 are bad on it and on member 2" \
   "$tmpdir/nbdkit.log" || fail "the log does not name stripe 12's page"
-/usr/bin/python3 "$tmpdir/read-all.py" "$URI" "$tmpdir/model" "$size" "$a0" "$a1" "$a3" ||
+/usr/bin/python3 "$tmpdir/read-all.py" "$URI" "$tmpdir/model" "$size" "$a0" "$a1" "$a3" "$a5" ||
   fail "reads after the replace"
 stop_server
 [ "$(listed "$tmpdir/new1.img")" = "$sector 8
-$(( row3 / 512 )) 8" ] ||
+$(( row3 / 512 )) 8
+$(( row5 / 512 )) 8" ] ||
   fail "the replacement lists '$(listed "$tmpdir/new1.img")'"
 echo "test-bad-blocks: OK"
