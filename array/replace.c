@@ -161,17 +161,17 @@ replace_make_room (struct replace *rp, size_t len, struct array_err *err)
   return 0;
 }
 
-/* Page co of slot's chunk of stripe s lost (it cannot be copied nor
+/* Slot's page at member offset off lost (it cannot be copied nor
  * computed): zeros in dst, kept for the replacement's table (md records
  * such a page bad on a replacement, handle_failed_sync), and logged with
  * why.  0, or -ENOSPC (err set).
  */
 static int
-lose_page (struct array *a, unsigned slot, uint64_t s, uint64_t co,
-           char *dst, const char *why, struct array_err *err)
+lose_page (struct array *a, unsigned slot, uint64_t off, char *dst,
+           const char *why, struct array_err *err)
 {
   struct replace *rp = &a->replace;
-  uint64_t off = r5_stripe_member_off (&a->geom, s) + co;
+  uint64_t s = array_member_stripe (a, off);
 
   memset (dst, 0, 4096);
   if (rp->lost == NULL && (rp->lost = malloc (sizeof *rp->lost)) != NULL)
@@ -259,12 +259,12 @@ copy_page (struct array *a, unsigned slot, uint64_t s, uint64_t co,
     if ((listed = bb_row_listed (a, s, co, 4096, (int) slot)) != 0) {
       snprintf (why, sizeof why, "are bad on it and on member %u",
                 (unsigned) __builtin_ctzll (listed));
-      return lose_page (a, slot, s, co, dst, why, err);
+      return lose_page (a, slot, off, dst, why, err);
     }
     r = compute_page (a, slot, s, co, dst, err);
   }
   if (r == -ENODATA)
-    return lose_page (a, slot, s, co, dst, "are bad on it and another "
+    return lose_page (a, slot, off, dst, "are bad on it and another "
                       "member cannot read its own", err);
   return r == -EAGAIN ? -EIO : r;
 }
