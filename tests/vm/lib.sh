@@ -89,6 +89,38 @@ badsector_stop () {
     BADSECTOR_PIDS=()
 }
 
+# grown_part_way: $W/g0..3.img, 32 MiB each, a 3-member raid5ctl array
+# (64K chunks) holding $W/pattern (the array's bytes), grown to 4 by
+# raid5ctl and killed in its first half; sets CHUNK_SECTORS, the reshape
+# position P (KiB of the array), the data offsets OLD and NEW (sectors).
+grown_part_way () {
+    local size pid i
+    CHUNK_SECTORS=128
+    for i in 0 1 2 3; do truncate -s 32M "$W/g$i.img"; done
+    "$RAID5CTL" create --assume-clean --chunk 64K --bitmap none "$W"/g{0,1,2}.img \
+        >"$W/create.out" 2>&1 || { cat "$W/create.out"; fail "raid5ctl create"; }
+    size=$(nbdkit -U - "$PLUGIN" disk="$W"/g{0,1,2}.img --run 'nbdinfo --size "$uri"')
+    head -c "$size" /dev/urandom >"$W/pattern"
+    nbdkit -U - "$PLUGIN" disk="$W"/g{0,1,2}.img --run "nbdcopy '$W/pattern' \"\$uri\"" ||
+        fail "writing the pattern"
+    "$RAID5CTL" grow --add "$W/g3.img" --max-speed 4M "$W"/g{0,1,2}.img >"$W/grow.out" 2>&1 &
+    pid=$!
+    for (( i = 0; i < 300; i++ )); do
+        P=$(reshape_kib "$W/g0.img")
+        [[ -n $P && $P -gt 8192 ]] && break
+        sleep 0.02
+    done
+    kill -9 $pid 2>/dev/null || :; wait $pid 2>/dev/null || :
+    P=$(reshape_kib "$W/g0.img")
+    [[ -n $P && $P -gt 0 && $P -lt $((size / 1024 / 2)) ]] ||
+        fail "the grow was not stopped in its first half (reshape at '${P:-none}' KiB of $((size / 1024)))"
+    OLD=$(mdadm --examine "$W/g1.img" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p')
+    NEW=$(mdadm --examine "$W/g1.img" | sed -n 's/^ *New Offset : \([0-9]*\) sectors.*/\1/p')
+    NEW=${NEW:-$OLD}
+    say "grow killed with the reshape at $P KiB; data offset $OLD sectors, new $NEW"
+}
+reshape_kib () { mdadm --examine "$1" | sed -n "s/^ *Reshape pos'n : \([0-9]*\) .*/\1/p"; }
+
 need_cmds () {
     local c
     for c in "$@"; do command -v "$c" >/dev/null || fail "$c is not installed"; done

@@ -19,31 +19,7 @@ need_plugin
 need_cmds mdadm cmp nbdkit nbdcopy nbdinfo
 need_raid5ctl
 need_badsector
-CHUNK_SECTORS=128
-reshape_kib () { mdadm --examine "$1" | sed -n "s/^ *Reshape pos'n : \([0-9]*\) .*/\1/p"; }
-
-for i in 0 1 2 3; do truncate -s 32M "$W/g$i.img"; done
-"$RAID5CTL" create --assume-clean --chunk 64K --bitmap none "$W"/g{0,1,2}.img \
-    >"$W/create.out" 2>&1 || { cat "$W/create.out"; fail "raid5ctl create"; }
-size=$(nbdkit -U - "$PLUGIN" disk="$W"/g{0,1,2}.img --run 'nbdinfo --size "$uri"')
-head -c "$size" /dev/urandom >"$W/pattern"
-nbdkit -U - "$PLUGIN" disk="$W"/g{0,1,2}.img --run "nbdcopy '$W/pattern' \"\$uri\"" ||
-    fail "writing the pattern"
-"$RAID5CTL" grow --add "$W/g3.img" --max-speed 4M "$W"/g{0,1,2}.img >"$W/grow.out" 2>&1 &
-pid=$!
-for (( i = 0; i < 300; i++ )); do
-    p=$(reshape_kib "$W/g0.img")
-    [[ -n $p && $p -gt 8192 ]] && break
-    sleep 0.02
-done
-kill -9 $pid 2>/dev/null || :; wait $pid 2>/dev/null || :
-p=$(reshape_kib "$W/g0.img")
-[[ -n $p && $p -gt 0 && $p -lt $((size / 1024 / 2)) ]] ||
-    fail "the grow was not stopped in its first half (reshape at '${p:-none}' KiB of $((size / 1024)))"
-OLD=$(mdadm --examine "$W/g1.img" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p')
-NEW=$(mdadm --examine "$W/g1.img" | sed -n 's/^ *New Offset : \([0-9]*\) sectors.*/\1/p')
-NEW=${NEW:-$OLD}
-say "grow killed with the reshape at $p KiB; data offset $OLD sectors, new $NEW"
+grown_part_way
 # Member 1's data rows: behind the line stripe 5 of the new shape (4
 # members, left-symmetric: parity on member 3 - s % 4), past it stripe
 # 401 of the old (parity on member 2 - s % 3).  Device sectors, 8 each.

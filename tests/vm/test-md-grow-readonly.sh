@@ -19,31 +19,7 @@ need_plugin
 need_cmds mdadm cmp nbdkit nbdcopy nbdinfo dmsetup
 need_raid5ctl
 need_badsector
-CHUNK_SECTORS=128
-reshape_kib () { mdadm --examine "$1" | sed -n "s/^ *Reshape pos'n : \([0-9]*\) .*/\1/p"; }
-
-for i in 0 1 2 3; do truncate -s 32M "$W/g$i.img"; done
-"$RAID5CTL" create --assume-clean --chunk 64K --bitmap none "$W"/g{0,1,2}.img \
-    >"$W/create.out" 2>&1 || { cat "$W/create.out"; fail "raid5ctl create"; }
-size=$(nbdkit -U - "$PLUGIN" disk="$W"/g{0,1,2}.img --run 'nbdinfo --size "$uri"')
-head -c "$size" /dev/urandom >"$W/pattern"
-nbdkit -U - "$PLUGIN" disk="$W"/g{0,1,2}.img --run "nbdcopy '$W/pattern' \"\$uri\"" ||
-    fail "writing the pattern"
-"$RAID5CTL" grow --add "$W/g3.img" --max-speed 4M "$W"/g{0,1,2}.img >"$W/grow.out" 2>&1 &
-pid=$!
-for (( i = 0; i < 300; i++ )); do
-    p=$(reshape_kib "$W/g0.img")
-    [[ -n $p && $p -gt 8192 ]] && break
-    sleep 0.02
-done
-kill -9 $pid 2>/dev/null || :; wait $pid 2>/dev/null || :
-p=$(reshape_kib "$W/g0.img")
-[[ -n $p && $p -gt 0 && $p -lt $((size / 1024 / 2)) ]] ||
-    fail "the grow was not stopped in its first half (reshape at '${p:-none}' KiB of $((size / 1024)))"
-OLD=$(mdadm --examine "$W/g1.img" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p')
-NEW=$(mdadm --examine "$W/g1.img" | sed -n 's/^ *New Offset : \([0-9]*\) sectors.*/\1/p')
-NEW=${NEW:-$OLD}
-say "grow killed with the reshape at $p KiB; data offset $OLD sectors, new $NEW"
+grown_part_way
 # Data rows: behind the line (4 members, left-symmetric: parity on member
 # 3 - s % 4) stripe 5 holds data on member 1, stripe 7 on member 2; past
 # it (3 members: parity on member 2 - s % 3) stripe 401 on member 1,
@@ -80,7 +56,7 @@ done
 [[ $(cksum "$W"/b{0,1,2,3}.img) == "$before" ]] || fail "B: a member changed read-only"
 say "B: the plugin reads the pattern around four read errors, keeps every member, writes nothing"
 
-vm_run -e PAT="$W/pattern" -e BAD1="$BAD1" -e BAD2="$BAD2" -e RESHAPE_KIB="$p" \
+vm_run -e PAT="$W/pattern" -e BAD1="$BAD1" -e BAD2="$BAD2" -e RESHAPE_KIB="$P" \
     "$VM_TESTS/guest-md-grow-readonly.sh" "$W"/a{0,1,2,3}.img ||
     fail "kernel md read-only mid-grow over read errors (see above)"
 say "A: md does the same"
