@@ -326,7 +326,9 @@ check_growable (struct array *a, unsigned n, bool force,
          "redundancy loses the array to one more failure), or --force";
   else if (a->meta.has_bitmap)
     no = "the array has a write-intent bitmap: growing one is not "
-         "supported here yet";
+         "supported here yet (remove it with raid5ctl grow --bitmap none, "
+         "grow, then add it again with --bitmap internal, as older mdadm "
+         "asked: \"Bitmap must be removed before shape can be changed\")";
   else if (a->ppl.on)
     no = "the array keeps a partial parity log: growing one is not "
          "supported here yet";
@@ -346,29 +348,33 @@ check_growable (struct array *a, unsigned n, bool force,
   return -EINVAL;
 }
 
-/* The new shape: data moved down by mdadm's least, room permitting (the
- * superblock's 4 KiB at 4 KiB stays before it).
+/* The new shape: data moved down by mdadm's least, room permitting --
+ * md moves it no lower than its floor (md_sb_new_offset_floor: clear of
+ * the superblock, the bad-block log and the bitmap).
  */
 static int
 new_shape (struct array *a, unsigned n, struct r5_reshape *rs,
            struct array_err *err)
 {
   uint64_t shift = r5_reshape_min_shift (&a->geom, n);
-  uint64_t room = a->geom.data_offset - (MD_SB_OFFSET + MD_SB_BLOCK);
+  uint64_t floor = md_sb_new_offset_floor (&a->meta.live.common,
+                                           a->meta.has_bitmap
+                                           ? a->meta.bm_area_bytes : 0);
+  uint64_t room = a->geom.data_offset > floor
+    ? a->geom.data_offset - floor : 0;
+  bool no_room = room < shift;
   int r;
 
-  bool no_room = a->geom.data_offset < MD_SB_OFFSET + MD_SB_BLOCK ||
-    room < shift;
-
   if (no_room && a->grow.backup_path == NULL) {
-    array_set_err (err, "cannot grow: the members have %" PRIu64 " KiB "
-                   "before their data, and growing %u members by %u with "
+    array_set_err (err, "cannot grow: the members' data may move down by "
+                   "%" PRIu64 " KiB (from byte %" PRIu64 " to byte %" PRIu64
+                   ", md's lowest: clear of the superblock, the bad-block "
+                   "log and the bitmap), and growing %u members by %u with "
                    "%" PRIu64 "K chunks moves it down by %" PRIu64 " KiB "
                    "(mdadm's reshape without a backup file): give a backup "
                    "file (--backup-file) to grow it keeping its data offset",
-                   a->geom.data_offset > MD_SB_OFFSET + MD_SB_BLOCK
-                   ? room >> 10 : 0, a->geom.members, n,
-                   a->geom.chunk >> 10, shift >> 10);
+                   room >> 10, a->geom.data_offset, floor, a->geom.members,
+                   n, a->geom.chunk >> 10, shift >> 10);
     return -ENOSPC;
   }
   /* No room: md's grow with mdadm's backup file, the data offset kept

@@ -398,3 +398,18 @@ md_sb_decode (const void *block, uint64_t member_sectors, struct md_sb *sb,
     return r;
   return check_reshape (sb, why, why_len);
 }
+
+uint64_t
+md_sb_new_offset_floor (const struct md_sb *sb, uint64_t bitmap_bytes)
+{
+  uint64_t floor = (sb->super_offset + (32 + 4) * 2) * 512, at;
+  uint32_t sectors;
+
+  if (md_bblog_area (sb, &at, &sectors) && (at + sectors) * 512 > floor)
+    floor = (at + sectors) * 512;
+  at = (uint64_t) ((int64_t) sb->super_offset + sb->bitmap_offset) * 512;
+  if (bitmap_bytes > 0 && (sb->feature_map & MD_FEATURE_BITMAP_OFFSET) &&
+      sb->bitmap_offset > 0 && at + bitmap_bytes > floor)
+    floor = at + bitmap_bytes;
+  return floor;
+}

@@ -173,6 +173,15 @@ md_sb_new_offset (const struct md_sb *sb)
   return sb->feature_map & MD_FEATURE_NEW_OFFSET ? sb->new_offset : 0;
 }
 
+/* The lowest data offset, in bytes, a reshape may move a v1.2 member's
+ * data down to (md.c super_1_allow_new_offset, which refuses a new
+ * offset below it): 36 KiB past the superblock's start, past the end of
+ * its bad-block log, and past the end of its internal bitmap, whose area
+ * is bitmap_bytes (whole pages; 0: none).
+ */
+uint64_t md_sb_new_offset_floor (const struct md_sb *sb, uint64_t bitmap_bytes)
+  __attribute__((nonnull));
+
 /* UUID as md prints it ("a1b2c3d4:...", 35 characters plus NUL). */
 void md_uuid_format (const uint8_t uuid[16], char out[36])
   __attribute__((nonnull));

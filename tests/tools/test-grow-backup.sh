@@ -16,7 +16,10 @@
 #  - a backup file that exists already -- a member, the disk being
 #    added, any file -- refused in one line, every one of them kept as
 #    it was (mdadm makes it anew, O_EXCL); a grow with room to move its
-#    data does not use the file given, and leaves it as it was.
+#    data does not use the file given, and leaves it as it was;
+#  - room counted from md's lowest data offset (36 KiB past the
+#    superblock, past the bad-block log), not the superblock's end:
+#    data at 200K refused (it would pass the log), at 232K moved to 40K.
 . "${0%/*}/functions.sh"
 . "${0%/*}/../integration/md-functions.sh"
 requires_raid5ctl
@@ -139,4 +142,23 @@ grep -q "data moves down" "$tmpdir/room.out" ||
 [ -e "$tmpdir/notes.txt" ] && [ "$(sha256sum <"$tmpdir/notes.txt")" = "$sum" ] ||
   fail "a backup file the grow did not use was changed or removed"
 echo "   grown, moving the data; the file given stays as it was"
+echo "== room by the superblock's end, not by md's lowest: refused"
+# Data at 200K moving by 192K would start at 8K, over the bad-block log
+# (at 12K): mdadm's space before the data ends 36 KiB past the superblock
+# and past the log (super1.c getinfo_super1; the kernel's
+# super_1_allow_new_offset), at byte 40960 here.
+rm -f "$tmpdir"/l.*
+md_create l 3 24M --chunk 64K --bitmap none --data-offset 200K
+truncate -s 24M "$tmpdir/l.new"
+DISKS=("${MEMBERS[@]}" "$tmpdir/l.new")
+check_refused 'to byte 40960, md.s lowest.*give a backup file' \
+  grow --add "$tmpdir/l.new" "${MEMBERS[@]}"
+rm -f "$tmpdir"/l.*
+md_create l 3 24M --chunk 64K --bitmap none --data-offset 232K
+truncate -s 24M "$tmpdir/l.new"
+"$RAID5CTL" grow --add "$tmpdir/l.new" "${MEMBERS[@]}" >"$tmpdir/low.out" 2>&1 ||
+  { cat "$tmpdir/low.out" >&2; fail "grow to md's lowest data offset"; }
+[ "$(md_field "${MEMBERS[0]}" 'Data Offset')" = "80 sectors" ] ||
+  fail "grown to data at $(md_field "${MEMBERS[0]}" 'Data Offset'), not md's lowest (80 sectors)"
+echo "   data at 200K refused; at 232K moved to 40K, md's lowest"
 echo "test-grow-backup: OK"

@@ -191,4 +191,21 @@ member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset $(( MD_DOFF - 3 * C
   --run "nbdcopy \"\$uri\" '$tmpdir/back'" || fail "serving the degraded grown array"
 cmp "$tmpdir/model" "$tmpdir/back" || fail "degraded grow: read back through the plugin"
 echo "   4 members, slot 1 missing: every byte right (its data computed from the others)"
+echo "== a write-intent bitmap: refused, saying how to go round it"
+md_create w 3 24M --chunk 64K --bitmap internal
+w=("${MEMBERS[@]}")
+truncate -s 24M "$tmpdir/wnew"
+DISKS=("${w[@]}" "$tmpdir/wnew")
+check_refused 'write-intent bitmap.*raid5ctl grow --bitmap none, grow, then add it again with --bitmap internal' \
+  grow --add "$tmpdir/wnew" "${w[@]}"
+"$RAID5CTL" grow --bitmap none "${w[@]}" >"$tmpdir/out" 2>&1 &&
+  "$RAID5CTL" grow --add "$tmpdir/wnew" "${w[@]}" >"$tmpdir/out" 2>&1 &&
+  "$RAID5CTL" grow --bitmap internal "${w[@]}" "$tmpdir/wnew" >"$tmpdir/out" 2>&1 ||
+  fail "the way round it: $(cat "$tmpdir/out")"
+[ "$(md_field "${w[0]}" 'Raid Devices')" = 4 ] &&
+  [ "$(md_field "${w[0]}" 'Internal Bitmap')" = "8 sectors from superblock" ] ||
+  fail "not 4 members with a bitmap after the way round"
+"$RAID5CTL" check "${w[@]}" "$tmpdir/wnew" 2>/dev/null | grep -q "mismatch_cnt 0$" ||
+  fail "check after the way round"
+echo "   refused; bitmap removed, grown, bitmap added: 4 members, check 0"
 echo "test-grow-offline: OK ($(( SECONDS - start )) s)"

@@ -412,3 +412,31 @@ Test (mdsb, name_tail_round_trip)
   md_sb_encode (&sb, again);
   cr_expect_arr_eq (again, block, 512);
 }
+
+/* How low a reshape may move the data: mdadm's space before it
+ * (super1.c getinfo_super1) -- 36 KiB past the superblock's start (the
+ * kernel's super_1_allow_new_offset), past the bad-block log, past the
+ * bitmap's pages.
+ */
+Test (mdsb, new_offset_floor)
+{
+  struct md_sb sb;
+
+  memset (&sb, 0, sizeof sb);
+  sb.super_offset = 8;
+  cr_expect_eq (md_sb_new_offset_floor (&sb, 0), 40960);
+  /* mdadm --create's log, after a bitmap's 4 KiB: inside the 36 KiB. */
+  sb.bblog_offset = 16;
+  sb.bblog_size = 8;
+  cr_expect_eq (md_sb_new_offset_floor (&sb, 0), 40960);
+  /* Members of 9 GiB: 64 KiB of bitmap room, the log after it. */
+  sb.bblog_offset = 136;
+  cr_expect_eq (md_sb_new_offset_floor (&sb, 0), (8 + 136 + 8) * 512);
+  /* A bitmap counts only with its feature bit, to its last page. */
+  sb.bblog_offset = 16;
+  sb.bitmap_offset = 8;
+  cr_expect_eq (md_sb_new_offset_floor (&sb, 65536), 40960);
+  sb.feature_map = MD_FEATURE_BITMAP_OFFSET;
+  cr_expect_eq (md_sb_new_offset_floor (&sb, 65536), 16 * 512 + 65536);
+  cr_expect_eq (md_sb_new_offset_floor (&sb, 0), 40960);
+}

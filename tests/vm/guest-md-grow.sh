@@ -6,6 +6,12 @@
 #   B  grow stopped here: assemble, md finishes the reshape, then as A.
 #   C  md's own grow, stopped: create 3, ext4 with files (C.sums: their
 #      md5 and path), add the 4th, grow slowed, stop mid-way.
+#   D  D1 on vdm..vdp, D2 on vdq..vdt: mdadm --grow without a backup file
+#      finds no room to move the data either (it would pass D1_FLOOR /
+#      D2_FLOOR, bytes, the lowest raid5ctl names) and keeps the data
+#      offset, backing up its critical section; the kernel takes D1_FLOOR
+#      as a new_offset and refuses a page less.  D4 on vdu..vdx: mdadm
+#      moves the data to D1_FLOOR, where raid5ctl moved D3's.
 . "${BASH_SOURCE[0]%/*}/guest-lib.sh"
 
 # grown CASE MD: 4 raid disks, the pattern, zeroes after it, check 0.
@@ -70,6 +76,71 @@ if run mdadm --create /dev/md3 --run --assume-clean --metadata=1.2 --level=5 \
     md_stop md3
 else
     not_ok "C: mdadm --create"
+fi
+# kernel_lowest CASE MD FLOOR: each member of MD takes new_offset FLOOR
+# (bytes) and refuses a page less (md.c new_offset_store: E2BIG when
+# super_1_allow_new_offset says no); its data offset set back after.
+kernel_lowest () {
+    local c=$1 md=$2 floor=$(($3 / 512)) d doff took=0 refused=0
+    for d in /sys/block/$md/md/dev-*; do
+        doff=$(cat "$d/offset")
+        echo $((floor - 8)) >"$d/new_offset" 2>/dev/null || refused=$((refused + 1))
+        echo "$floor" >"$d/new_offset" 2>/dev/null && took=$((took + 1))
+        echo "$doff" >"$d/new_offset" 2>/dev/null || not_ok "$c: ${d##*/}: new_offset back to $doff"
+    done
+    if [[ $floor -gt 8 && $took == 3 && $refused == 3 ]]; then
+        ok "$c: the kernel takes new_offset $floor sectors and refuses $((floor - 8)), as raid5ctl's lowest"
+    else
+        not_ok "$c: of 3 members the kernel took new_offset $floor on $took, refused $((floor - 8)) on $refused"
+    fi
+}
+# grown_to CASE MD NEW SECTORS WHY: mdadm --grow MD by NEW without a backup
+# file records a new data offset of SECTORS on every member (new_offset:
+# its own choice of where the data moves, or the offset kept when it
+# finds no room and backs up its critical section instead); the reshape
+# is then stopped where it is (the guest's disks are thrown away).
+grown_to () {
+    local d wrong=0
+    if ! mdadm --grow /dev/$2 --raid-devices=4 --add /dev/$3 >"/tmp/$1.grow" 2>&1; then
+        not_ok "$1: mdadm --grow failed: $(tr '\n' ' ' <"/tmp/$1.grow")"
+        return
+    fi
+    for d in /sys/block/$2/md/dev-*; do
+        [[ $(cat "$d/new_offset") == "$4" ]] || wrong=$((wrong + 1))
+    done
+    if [[ $wrong == 0 ]]; then
+        ok "$1: mdadm's new data offset is sector $4: $5"
+    else
+        not_ok "$1: mdadm's new_offset is $(cat /sys/block/$2/md/dev-$3/new_offset), not $4 ($5)"
+    fi
+    echo frozen >/sys/block/$2/md/sync_action
+    pkill -f "mdadm --grow" || :
+    nap 1
+}
+log "D: how low a reshape may move the data"
+if run mdadm --assemble /dev/md4 /dev/vd{m,n,o}; then
+    wait_idle md4 60 || not_ok "D1: md is busy after assembling"
+    kernel_lowest D1 md4 "$D1_FLOOR"
+    grown_to D1 md4 vdp "$(cat /sys/block/md4/md/dev-vdm/offset)" \
+        "it keeps it, no room below sector $((D1_FLOOR / 512)) either"
+    md_stop md4
+else
+    not_ok "D1: mdadm --assemble"
+fi
+if run mdadm --assemble /dev/md5 /dev/vd{q,r,s}; then
+    wait_idle md5 60 || not_ok "D2: md is busy after assembling"
+    grown_to D2 md5 vdt "$(cat /sys/block/md5/md/dev-vdq/offset)" \
+        "it keeps it, no room below sector $((D2_FLOOR / 512)) either"
+    md_stop md5
+else
+    not_ok "D2: mdadm --assemble"
+fi
+if run mdadm --assemble /dev/md6 /dev/vd{u,v,w}; then
+    wait_idle md6 60 || not_ok "D4: md is busy after assembling"
+    grown_to D4 md6 vdx $((D1_FLOOR / 512)) "as raid5ctl moves it"
+    md_stop md6
+else
+    not_ok "D4: mdadm --assemble"
 fi
 log "done, $GUEST_FAILS not ok"
 [[ $GUEST_FAILS == 0 ]]

@@ -14,6 +14,18 @@
 #      plugin serves the new size; through nbdfuse e2fsck finds the file
 #      system clean, resize2fs grows it to the array, e2fsck is clean again
 #      and every file reads back as md wrote it.
+#   D  how low the data may move (mdadm's space before the data: 36 KiB
+#      past the superblock as the kernel's super_1_allow_new_offset, past
+#      the bitmap and the bad-block log, super1.c getinfo_super1).  D1
+#      (48 MiB members, data at 200K, 64K chunks: the grow would move it to
+#      8K, over the bad-block log) and D2 (9 GiB sparse members, data at
+#      264K, the log at 72K) are refused here with no byte changed, each
+#      naming its lowest offset; in the guest mdadm --grow without a backup
+#      file finds no room to move either and keeps their data offset
+#      (backing its critical section up), and the kernel takes D1's
+#      lowest as a new_offset and refuses a page less.  D3 (data at 232K) is grown here
+#      to exactly D1's lowest, 40K; a copy of it before, D4, is grown by
+#      mdadm in the guest without a backup file, its data moved to 40K too.
 . "${0%/*}/lib.sh"
 need_plugin
 need_raid5ctl
@@ -60,8 +72,40 @@ if mk B; then
     fi
 fi
 for i in 0 1 2 3; do truncate -s 48M "$W/C-m$i"; done
+# floor CASE SIZE DOFF: a 3-member array of SIZE members, its data at
+# DOFF, that raid5ctl refuses to grow without a backup file; FLOOR, the
+# lowest data offset it names (bytes).
+floor () {
+    local c=$1 i sums
+    for i in 0 1 2 3; do truncate -s "$2" "$W/$c-m$i"; done
+    "$RAID5CTL" create --assume-clean --chunk 64K --bitmap none --data-offset "$3" \
+        "$W/$c-m"{0,1,2} >/dev/null 2>&1 || { bad "$c: raid5ctl create"; return 1; }
+    sums=$(cksum "$W/$c-m"{0,1,2,3})
+    if "$RAID5CTL" grow --add "$W/$c-m3" "$W/$c-m"{0,1,2} >"$W/$c.grow" 2>&1; then
+        bad "$c: raid5ctl grew an array whose data would pass md's lowest offset"
+        return 1
+    fi
+    [[ $(cksum "$W/$c-m"{0,1,2,3}) == "$sums" ]] || bad "$c: the refused grow changed a member"
+    FLOOR=$(sed -n 's/.* to byte \([0-9]*\), md.s lowest.*/\1/p' "$W/$c.grow")
+    [[ -n $FLOOR ]] || { bad "$c: the refusal names no lowest offset: $(cat "$W/$c.grow")"; return 1; }
+    say "$c: refused, data at $3 and md's lowest at byte $FLOOR"
+}
+floor D1 48M 200K && D1_FLOOR=$FLOOR
+floor D2 9G 264K && D2_FLOOR=$FLOOR
+[[ ${D2_FLOOR:-0} -gt ${D1_FLOOR:-0} ]] ||
+    bad "D2: its bad-block log (past 36 KiB) does not raise the lowest offset (${D2_FLOOR:-?} <= ${D1_FLOOR:-?})"
+for i in 0 1 2 3; do truncate -s 48M "$W/D3-m$i"; done
+if "$RAID5CTL" create --chunk 64K --bitmap none --data-offset 232K "$W/D3-m"{0,1,2} >/dev/null 2>&1 &&
+   for i in 0 1 2 3; do cp --sparse=always "$W/D3-m$i" "$W/D4-m$i"; done &&
+   "$RAID5CTL" grow --add "$W/D3-m3" "$W/D3-m"{0,1,2} >"$W/D3.grow" 2>&1; then
+    [[ $(mdadm --examine "$W/D3-m0" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors/\1/p') == $((${D1_FLOOR:-0} / 512)) ]] ||
+        bad "D3: grown to data at $(mdadm --examine "$W/D3-m0" | grep 'Data Offset'), not D1's lowest"
+else
+    bad "D3: raid5ctl grow to md's lowest offset: $(tail -n 1 "$W/D3.grow")"
+fi
 say "host, before: $((SECONDS - t0))s"; t0=$SECONDS
-vm_run "$VM_TESTS/guest-md-grow.sh" "$W"/{A,B,C}-m{0,1,2,3} || fails=$((fails + 1))
+vm_run -e D1_FLOOR="${D1_FLOOR:-0}" -e D2_FLOOR="${D2_FLOOR:-0}" "$VM_TESTS/guest-md-grow.sh" \
+    "$W"/{A,B,C,D1,D2,D4}-m{0,1,2,3} || fails=$((fails + 1))
 say "guest: $((SECONDS - t0))s"; t0=$SECONDS
 
 # C: md's reshape, stopped; go on with it here.
