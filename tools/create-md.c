@@ -130,9 +130,16 @@ place_bblog (struct create_plan *p)
 {
   uint64_t room = p->bitmap ? p->bm_bytes / 512
     : p->ppl ? PPL_AREA_SECTORS : md_bitmap_room (p->size);
+  int64_t at = p->ppl ? PPL_OFFSET_V12 : CREATE_BITMAP_SECTORS;
 
-  md_bblog_place (&p->sb, p->ppl ? PPL_OFFSET_V12 : CREATE_BITMAP_SECTORS,
-                  room);
+  md_bblog_place (&p->sb, at, room);
+  /* mdadm's second place, the 8 sectors before the data, is on the
+   * bitmap's or the log's area when they fill the room before the data:
+   * no bad-block log then (where mdadm would write one over the other).
+   */
+  if ((p->bitmap || p->ppl) && p->sb.bblog_size > 0 &&
+      p->sb.bblog_offset < at + (int64_t) room)
+    p->sb.bblog_offset = 0, p->sb.bblog_size = 0;
 }
 
 int

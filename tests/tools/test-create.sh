@@ -373,3 +373,16 @@ member_check --chunk 64K --data-offset 1048576 "${F[@]}"
 "$RAID5CTL" create --help | grep -q '^usage: raid5ctl create' ||
   fail "create --help"
 echo "refusals and --force: ok"
+
+# A bitmap or a PPL filling the room before the data leaves no place for
+# the bad-block log: mdadm's other place, the 8 sectors just before the
+# data, is on top of them.  None is reserved then.
+for opt in "--bitmap internal --data-offset 12K" \
+           "--consistency-policy ppl --data-offset 1032K"; do
+  # shellcheck disable=SC2086
+  "$RAID5CTL" create --force --assume-clean --chunk 64K $opt "${F[@]}" \
+    >/dev/null 2>&1 || fail "create $opt"
+  ! mdadm --examine "${F[0]}" | grep -q "Bad Block Log" ||
+    fail "create $opt: a bad-block log on the bitmap's or the PPL's area: $(mdadm --examine "${F[0]}" | grep -i 'bad block\|bitmap\|ppl' | tr '\n' ' ')"
+done
+echo "a bitmap or a PPL filling the room before the data: no bad-block log on it: ok"
