@@ -200,24 +200,23 @@ check_given (const struct array_config *cfg, const struct md_sb *sb,
 }
 
 /* An array mid-grow is served across its line (grow.h), and the grow
- * goes on -- but not with a bitmap or a log, whose regions would have to
- * follow the line too (array_grow_start refuses to begin such grows).
+ * goes on -- with a bitmap too (its bits are member regions, marked in
+ * the shape each write runs in: grow_write_stripes), but not with a
+ * partial parity log (md refuses to reshape one: raid5.c check_reshape;
+ * array_grow_start refuses to begin such grows).
  */
 static int
 check_reshape (const struct md_sb *sb, struct array_err *err)
 {
-  const char *with = sb->feature_map & MD_FEATURE_BITMAP_OFFSET
-    ? "a write-intent bitmap" : sb->feature_map & MD_FEATURE_ANY_PPL
-    ? "a partial parity log" : NULL;
-
-  if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE) || with == NULL)
+  if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE) ||
+      !(sb->feature_map & MD_FEATURE_ANY_PPL))
     return 0;
   array_set_err (err, "the array is being grown from %" PRIu32 " to %" PRIu32
                  " members (the md superblocks say %" PRIu64 " of %" PRIu64
-                 " sectors done) and keeps %s: carrying such a grow on is "
-                 "not supported here (finish it with mdadm --assemble)",
+                 " sectors done) and keeps a partial parity log: carrying "
+                 "such a grow on is not supported here",
                  sb->raid_disks - (uint32_t) sb->delta_disks, sb->raid_disks,
-                 sb->reshape_position, md_sb_reshape_end (sb), with);
+                 sb->reshape_position, md_sb_reshape_end (sb));
   return -ENOTSUP;
 }
 
@@ -242,12 +241,6 @@ set_shape (struct array *a, const struct md_sb *sb, struct array_err *err)
 {
   if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE))
     return set_geometry (a, sb, err);
-  if (sb->feature_map & MD_FEATURE_BITMAP_OFFSET) {
-    array_set_err (err, "the array being grown has a write-intent bitmap: "
-                   "going on with such a grow is not supported here (let "
-                   "mdadm --assemble finish it)");
-    return -ENOTSUP;
-  }
   return grow_resume (a, sb, err);
 }
 

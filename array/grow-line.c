@@ -41,6 +41,16 @@ array_capacity (const struct array *a)
   return a->grow.active ? a->grow.r.from.capacity : a->geom.capacity;
 }
 
+void
+grow_write_stripes (const struct array *a, uint64_t off, uint64_t len,
+                    uint64_t *first, uint64_t *last)
+{
+  const struct r5_geom *old = a->grow.active ? &a->grow.r.from : &a->geom;
+
+  *first = off / a->geom.stripe_data;
+  *last = (off + len - 1) / old->stripe_data;
+}
+
 int
 grow_record (struct array *a, uint64_t line, struct array_err *err)
 {

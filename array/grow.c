@@ -324,11 +324,6 @@ check_growable (struct array *a, unsigned n, bool force,
   else if (health_out (&a->health) >= 0 && !force)
     no = "the array is degraded: rebuild it first (a reshape without "
          "redundancy loses the array to one more failure), or --force";
-  else if (a->meta.has_bitmap)
-    no = "the array has a write-intent bitmap: growing one is not "
-         "supported here yet (remove it with raid5ctl grow --bitmap none, "
-         "grow, then add it again with --bitmap internal, as older mdadm "
-         "asked: \"Bitmap must be removed before shape can be changed\")";
   else if (a->ppl.on)
     no = "the array keeps a partial parity log: growing one is not "
          "supported here yet";

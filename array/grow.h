@@ -122,6 +122,17 @@ uint64_t grow_line (const struct array *a) __attribute__((nonnull));
 int grow_record (struct array *a, uint64_t line, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* The stripes [*first, *last] (a stripe: one chunk of each member, the
+ * bitmap's unit) a write of len > 0 bytes at array offset off may touch
+ * in whichever shape it runs: from its first byte's stripe in the new
+ * shape to its last byte's in the old (a stripe of the old holds less),
+ * as md marks the stripe_head of the shape it writes in.  Without a grow
+ * under way, its stripes.  Any thread, under the shape lock.
+ */
+void grow_write_stripes (const struct array *a, uint64_t off, uint64_t len,
+                         uint64_t *first, uint64_t *last)
+  __attribute__((nonnull));
+
 /* The write path's row (writepath.h): shape a batch by the line, and
  * say whether the line has passed it since.
  */

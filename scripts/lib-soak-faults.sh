@@ -89,7 +89,7 @@ legal ()
     # Not while a member's bad-block log lists rows: the array refuses a
     # reshape then (it would serve one shape's bad blocks only), and says
     # so in one line (seed 14474342, event 52).
-    grow) [ $idle = 1 ] && [ "$BITMAP" = none ] && [ "$NSLOTS" -lt "$MAX_MEMBERS" ] &&
+    grow) [ $idle = 1 ] && [ "$NSLOTS" -lt "$MAX_MEMBERS" ] &&
             [ -z "$S_BB_SLOTS" ] && TARGETS=(-) ;;
   esac
   [ ${#TARGETS[@]} -gt 0 ]
@@ -111,14 +111,12 @@ leads_to ()
 }
 
 # least_state: LEAST = how many faults landed in the state that has had
-# the fewest, of those this array can be in (no re-add without a bitmap,
-# no grow with one).
+# the fewest, of those this array can be in (no re-add without a bitmap).
 least_state ()
 {
   local st n
   LEAST=
   for st in healthy degraded resyncing rebuilding re-adding growing replacing checking; do
-    [ "$BITMAP" = internal ] && [ $st = growing ] && continue
     [ "$BITMAP" = none ] && [ $st = re-adding ] && continue
     n=${STATE_N[$st]:-0}
     [ -z "$LEAST" ] || [ "$n" -lt "$LEAST" ] && LEAST=$n

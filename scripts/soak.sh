@@ -32,10 +32,10 @@
 # re-add or rebuild; after force=true, a repair), which the next fault's
 # read-back checks.
 #
-# md cannot grow an array with a write-intent bitmap (nor can this one
-# yet), and without one nothing can be re-added, so the run makes a new
-# array every --epoch events (default 50), alternately with an internal
-# bitmap and without one.  Each array's end: made whole, read back,
+# Without a write-intent bitmap nothing can be re-added, and with one a
+# resync visits only what it marks, so the run makes a new array every
+# --epoch events (default 50), alternately with an internal bitmap and
+# without one.  Each array's end: made whole, read back,
 # raid5ctl check online, a clean stop, then its member images offline:
 # raid5ctl check (mismatch_cnt 0) and member-check against the model.
 #

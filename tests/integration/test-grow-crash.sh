@@ -14,6 +14,8 @@
 # and member-check finds every byte where md puts it for 4 members.
 # Halfway, the array is also served readonly=true as the kill left it:
 # every acknowledged byte reads back, no member changes.
+# GROW_BITMAP=internal (test-grow-crash-bitmap.sh): the same with md's
+# write-intent bitmap, the resync after the kills led by it.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -29,7 +31,7 @@ for i in 0 1 2 3; do
   m+=("$tmpdir/g$i.img")
   truncate -s ${MB}M "${m[$i]}"
 done
-"$RAID5CTL" create --chunk 64K --bitmap none "${m[@]:0:3}" >"$tmpdir/create.log" 2>&1 ||
+"$RAID5CTL" create --chunk 64K --bitmap "${GROW_BITMAP:-none}" "${m[@]:0:3}" >"$tmpdir/create.log" 2>&1 ||
   { cat "$tmpdir/create.log" >&2; fail "create"; }
 md_geometry "${m[0]}"
 doff=$MD_DOFF
@@ -171,6 +173,12 @@ stop_server
 m=("${m[@]#disk=}")
 md_geometry "${m[0]}"
 md_expect clean AAAA "${m[@]}"
+if [ "${GROW_BITMAP:-none}" = internal ]; then
+  for d in "${m[@]}"; do
+    [ "$(md_field "$d" 'Internal Bitmap')" = "8 sectors from superblock" ] ||
+      fail "${d##*/}: no bitmap after the grow"
+  done
+fi
 member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset "$MD_DOFF" \
   --stripes "$stripes" --model "$model" "${m[@]}"
-echo "test-grow-crash: OK"
+echo "test-grow-crash: OK${GROW_BITMAP:+ (bitmap $GROW_BITMAP)}"

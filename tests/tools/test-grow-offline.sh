@@ -191,21 +191,32 @@ member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset $(( MD_DOFF - 3 * C
   --run "nbdcopy \"\$uri\" '$tmpdir/back'" || fail "serving the degraded grown array"
 cmp "$tmpdir/model" "$tmpdir/back" || fail "degraded grow: read back through the plugin"
 echo "   4 members, slot 1 missing: every byte right (its data computed from the others)"
-echo "== a write-intent bitmap: refused, saying how to go round it"
+echo "== a write-intent bitmap: grown with it (md reshapes with one)"
+bm_field () { sed -n "s/^ *$1 : \(.*\)\$/\1/p" "$tmpdir/bm.txt" | head -n 1; }
 md_create w 3 24M --chunk 64K --bitmap internal
-w=("${MEMBERS[@]}")
+w=("${MEMBERS[@]}" "$tmpdir/wnew")
 truncate -s 24M "$tmpdir/wnew"
-DISKS=("${w[@]}" "$tmpdir/wnew")
-check_refused 'write-intent bitmap.*raid5ctl grow --bitmap none, grow, then add it again with --bitmap internal' \
-  grow --add "$tmpdir/wnew" "${w[@]}"
-"$RAID5CTL" grow --bitmap none "${w[@]}" >"$tmpdir/out" 2>&1 &&
-  "$RAID5CTL" grow --add "$tmpdir/wnew" "${w[@]}" >"$tmpdir/out" 2>&1 &&
-  "$RAID5CTL" grow --bitmap internal "${w[@]}" "$tmpdir/wnew" >"$tmpdir/out" 2>&1 ||
-  fail "the way round it: $(cat "$tmpdir/out")"
-[ "$(md_field "${w[0]}" 'Raid Devices')" = 4 ] &&
-  [ "$(md_field "${w[0]}" 'Internal Bitmap')" = "8 sectors from superblock" ] ||
-  fail "not 4 members with a bitmap after the way round"
-"$RAID5CTL" check "${w[@]}" "$tmpdir/wnew" 2>/dev/null | grep -q "mismatch_cnt 0$" ||
-  fail "check after the way round"
-echo "   refused; bitmap removed, grown, bitmap added: 4 members, check 0"
+ws=("${w[@]:0:3}")
+fill "${ws[@]/#/disk=}"
+"$RAID5CTL" grow --add "$tmpdir/wnew" "${w[@]:0:3}" >"$tmpdir/out" 2>&1 ||
+  fail "grow with a bitmap: $(cat "$tmpdir/out")"
+for d in "${w[@]}"; do
+  [ "$(md_field "$d" 'Raid Devices')" = 4 ] &&
+    [ "$(md_field "$d" 'Internal Bitmap')" = "8 sectors from superblock" ] ||
+    fail "${d##*/}: not 4 members with a bitmap after the grow"
+  # mdadm -X reads a regular file as a bitmap file: the area copied out.
+  dd if="$d" of="$tmpdir/bm" bs=4096 skip=2 count=1 status=none
+  mdadm -X "$tmpdir/bm" >"$tmpdir/bm.txt" 2>&1
+  [ "$(bm_field UUID)" = "$(md_field "$d" 'Array UUID')" ] &&
+    [ "$(bm_field Events)" = "$(md_field "$d" Events)" ] &&
+    [ "$(bm_field State)" = OK ] ||
+    fail "${d##*/}: its bitmap is not the array's now: $(head -n 12 "$tmpdir/bm.txt")"
+done
+wstripes=$(( (24 * 1048576 - MD_DOFF) / CHUNK ))
+truncate -s $(( wstripes * 3 * CHUNK )) "$tmpdir/model"
+member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset $(( MD_DOFF - 3 * CHUNK )) \
+  --stripes "$wstripes" --model "$tmpdir/model" "${w[@]}"
+"$RAID5CTL" check "${w[@]}" 2>/dev/null | grep -q "mismatch_cnt 0$" ||
+  fail "check after the grow with a bitmap"
+echo "   4 members, each with its bitmap (the new one too), every byte where md puts it, check 0"
 echo "test-grow-offline: OK ($(( SECONDS - start )) s)"

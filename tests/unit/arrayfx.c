@@ -255,6 +255,18 @@ afx_flip (struct afx *f, unsigned i, uint64_t off, unsigned char mask)
 }
 
 void
+afx_new_member (struct afx *f, char *path, size_t size, uint64_t bytes)
+{
+  int fd;
+
+  snprintf (path, size, "%s/m3.img", f->dir);
+  fd = open (path, O_CREAT | O_RDWR, 0600);
+  cr_assert_geq (fd, 0, "%s", path);
+  cr_assert_eq (ftruncate (fd, (off_t) bytes), 0);
+  close (fd);
+}
+
+void
 afx_cleanup (struct afx *f)
 {
   char path[PATH_MAX + 32];

@@ -83,6 +83,11 @@ void afx_sb_write (const char *path, const struct md_sb *sb);
  */
 void afx_mark_dirty (struct afx *f, uint64_t sectors);
 
+/* A new empty member file of bytes in f's folder, its path in path
+ * (size bytes), for a grow (m3.img: one past afx_make's three).
+ */
+void afx_new_member (struct afx *f, char *path, size_t size, uint64_t bytes);
+
 /* Remove the members and the folder. */
 void afx_cleanup (struct afx *f);
 

@@ -27,19 +27,6 @@
 
 #define MEMBER_BYTES (8 << 20)
 
-/* A fourth member file next to f's three. */
-static void
-new_member (struct afx *f, char *path, size_t size)
-{
-  int fd;
-
-  snprintf (path, size, "%s/m3.img", f->dir);
-  fd = open (path, O_CREAT | O_RDWR, 0600);
-  cr_assert_geq (fd, 0, "%s", path);
-  cr_assert_eq (ftruncate (fd, MEMBER_BYTES), 0);
-  close (fd);
-}
-
 /* f's array, filled, growing from 3 to 4 members; the reshape not yet
  * run (no background thread: array_job_run runs it).
  */
@@ -52,7 +39,7 @@ growing_array (struct afx *f, char *path, size_t size)
   afx_make (f, 3, MEMBER_BYTES, "--chunk 64K --bitmap none --assume-clean");
   afx_open_ok (f);
   afx_write (f, 0, f->cap, 7);
-  new_member (f, path, size);
+  afx_new_member (f, path, size, MEMBER_BYTES);
   cr_assert_eq (array_grow_start (f->a, paths, 1, false, &err), 0, "%s",
                 err.msg);
   cr_assert (f->a->grow.active);

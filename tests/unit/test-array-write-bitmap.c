@@ -4,14 +4,18 @@
  * rebuilds what the bitmap marks and not the rest (less than the whole
  * member, more than nothing); afterwards every byte reads as written
  * and a check finds parity right everywhere -- also in the region the
- * re-add passed over, which the member had kept.
+ * re-add passed over, which the member had kept.  A write during a grow
+ * marks the stripes of the shape it is written in.
  */
 #include <config.h>
 
+#include <limits.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 
+#include "array/meta.h"
+#include "array/object.h"
 #include "tests/unit/arrayfx.h"
 
 /* Members of 136 MiB: mdadm's bitmap chunk is 64 MiB here, so the
@@ -84,5 +88,44 @@ Test (array_bitmap, readd_after_losing_the_clean_write, .timeout = 120)
                 err.msg);
   cr_assert_eq (array_member_state (f.a, 1), MEMBER_ACTIVE);
   afx_verify (&f);
+  afx_cleanup (&f);
+}
+
+/* A grow with a bitmap: a write ahead of the reshape line runs in the old
+ * shape and marks its old-shape stripes' bits (md marks the stripe_head
+ * of the shape it writes in), so that after a crash the resync, which
+ * visits only marked regions, finds it.  Members of 200 MiB, 64 MiB bitmap
+ * chunks: array byte 300 MiB is at member offset 150 MiB in the old shape
+ * (two data chunks a stripe; bit 2) and 100 MiB in the new (three; bit 1).
+ */
+Test (array_bitmap, grow_marks_the_shape_written, .timeout = 120)
+{
+  const uint64_t member = 200ull << 20, at = 300ull << 20;
+  char path[PATH_MAX + 32];
+  const char *paths[1] = { path };
+  struct array_err err;
+  uint64_t old_stripe = at / 2 / 65536, new_stripe = at / 3 / 65536;
+  struct afx f;
+
+  afx_make (&f, 3, member, "--chunk 64K --bitmap internal --assume-clean");
+  afx_open_ok (&f);
+  afx_write (&f, 0, 65536, 2);
+  afx_close (&f);             /* stopped clean: the bits are cleared */
+  afx_open_ok (&f);
+  afx_new_member (&f, path, sizeof path, member);
+  cr_assert (!meta_stripe_marked (f.a, old_stripe) &&
+             !meta_stripe_marked (f.a, new_stripe), "bits set at open");
+  cr_assert_eq (array_grow_start (f.a, paths, 1, false, &err), 0, "%s",
+                err.msg);
+  cr_assert (!meta_stripe_marked (f.a, old_stripe) &&
+             !meta_stripe_marked (f.a, new_stripe), "bits set before");
+  afx_write (&f, at, 65536, 3);
+  cr_assert (meta_stripe_marked (f.a, old_stripe),
+             "a write in the old shape left its stripe's bit clear");
+  cr_assert_eq (array_job_run (f.a, R5_JOB_RESHAPE, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert (!f.a->grow.active, "the reshape did not end");
+  afx_verify (&f);
+  afx_check_clean (&f);
   afx_cleanup (&f);
 }

@@ -1017,6 +1017,34 @@ Test (live, readd_check)
   cr_expect (!md_live_dev_number_taken (&s, 2, 2));
 }
 
+/* A device that left during a grow is not re-added by the bitmap: it
+ * marks what clients wrote, not what the reshape moved since (its
+ * superblock has the array's raid_disks and data offset, an older
+ * reshape position).  One that left at the same position may be.
+ */
+Test (live, no_readd_across_a_grow)
+{
+  static const uint8_t uuids[16] = { 8 };
+  struct md_live s;
+  struct md_sb dev;
+  char why[200];
+
+  live_of (&s, 3, -1);
+  cr_assert (md_live_apply (&s, &(struct md_event) {
+      .kind = MD_EV_GROW, .add = 1, .device_uuid = uuids,
+      .data_size = SIZE, .new_offset = -384 }));
+  cr_assert (apply (&s, MD_EV_RESHAPE_CP, 0, 128 * 3 * 10));
+  md_live_sb (&s, 1, &dev);
+  cr_expect_eq (md_readd_check (&s, &(struct md_readd) {
+                                  &dev, 1, true, dev.events },
+                                why, sizeof why), 0, "%s", why);
+  cr_assert (apply (&s, MD_EV_RESHAPE_CP, 0, 128 * 3 * 20));
+  cr_expect_eq (md_readd_check (&s, &(struct md_readd) {
+                                  &dev, 1, true, dev.events },
+                                why, sizeof why), -EINVAL);
+  cr_expect (strstr (why, "left during a grow"), "%s", why);
+}
+
 /* Feature 0x8 is each device's own (super_1_sync): only the member whose
  * table lists bad blocks says so, and a device that joins the slot
  * (rebuild, re-add) starts without; a device that lists bad blocks is

@@ -4,7 +4,7 @@
 #   A  grown here: assemble, 4 members, the array = A.pattern then zeroes,
 #      check mismatch_cnt 0.
 #   B  grow stopped here: assemble, md finishes the reshape, then as A.
-#   C  md's own grow, stopped: create 3, ext4 with files (C.sums: their
+#   C  md's own grow, stopped: create 3 with a bitmap, ext4 with files (C.sums: their
 #      md5 and path), add the 4th, grow slowed, stop mid-way.
 #   D  D1 on vdm..vdp, D2 on vdq..vdt: mdadm --grow without a backup file
 #      finds no room to move the data either (it would pass D1_FLOOR /
@@ -50,6 +50,13 @@ if run mdadm --assemble /dev/md2 /dev/vd{e,f,g,h}; then
     [[ $action == reshape ]] || not_ok "B: md does not go on with the reshape ($action)"
     wait_idle md2 300 || not_ok "B: md's reshape did not end"
     grown B md2
+    bm=$(mdadm -X /dev/vdh 2>&1)
+    if [[ $(cat /sys/block/md2/md/bitmap/location 2>/dev/null) == +8 &&
+          $bm == *"State : OK"* ]]; then
+        ok "B: md keeps the bitmap, the new member's too"
+    else
+        not_ok "B: md's bitmap: location $(cat /sys/block/md2/md/bitmap/location 2>&1), $bm"
+    fi
     md_stop md2
 else
     not_ok "B: mdadm --assemble"
@@ -57,7 +64,7 @@ fi
 
 log "C: md's grow, stopped mid-way"
 if run mdadm --create /dev/md3 --run --assume-clean --metadata=1.2 --level=5 \
-       --raid-devices=3 --chunk=64K --bitmap=none /dev/vd{i,j,k}; then
+       --raid-devices=3 --chunk=64K --bitmap=internal /dev/vd{i,j,k}; then
     run mkfs.ext4 -q -b 4096 -E stride=16,stripe_width=32 /dev/md3
     mkdir -p /tmp/mnt-c && run mount /dev/md3 /tmp/mnt-c || not_ok "C: mount"
     # A tree of files big and small, from the host's /usr.

@@ -4,10 +4,12 @@
 #   A  here -> md: raid5ctl create 3, random data through the plugin,
 #      raid5ctl grow --add; md assembles 4 members, its array is the data
 #      then zeroes, and its check finds mismatch_cnt 0.
-#   B  stopped here, finished by md: the same, the grow killed (-9) mid-way
-#      (the superblocks hold a reshape_position between 0 and the end); md
-#      assembles it, finishes the reshape, and reads the data; check 0.
-#   C  stopped by md, finished here: in the guest mdadm --create 3, mkfs.ext4
+#   B  stopped here, finished by md: the same with a write-intent bitmap,
+#      the grow killed (-9) mid-way (the superblocks hold a
+#      reshape_position between 0 and the end); md assembles it, finishes
+#      the reshape, and reads the data; check 0; the bitmap on all four.
+#   C  stopped by md, finished here: in the guest mdadm --create 3 with a
+#      write-intent bitmap, mkfs.ext4
 #      and a tree of files, mdadm --add, --grow --raid-devices=4 slowed down,
 #      then mdadm --stop mid-way.  On the host raid5ctl grow goes on with it;
 #      member-check finds every byte where md puts it for 4 members and the
@@ -42,7 +44,7 @@ CHUNK=65536
 mk () {
     local c=$1 i size
     for i in 0 1 2 3; do truncate -s 48M "$W/$c-m$i"; done
-    "$RAID5CTL" create --chunk 64K --bitmap none "$W/$c-m"{0,1,2} >/dev/null 2>&1 ||
+    "$RAID5CTL" create --chunk 64K --bitmap "${2:-none}" "$W/$c-m"{0,1,2} >/dev/null 2>&1 ||
         { bad "$c: raid5ctl create"; return 1; }
     size=$(nbdkit -U - "$PLUGIN" disk="$W/$c-m"{0,1,2} --run 'nbdinfo --size "$uri"')
     head -c "$size" /dev/urandom >"$W/$c.pattern"
@@ -55,7 +57,7 @@ if mk A; then
     "$RAID5CTL" grow --add "$W/A-m3" "$W/A-m"{0,1,2} >"$W/A.grow" 2>&1 ||
         bad "A: raid5ctl grow: $(tail -n 1 "$W/A.grow")"
 fi
-if mk B; then
+if mk B internal; then
     "$RAID5CTL" grow --add "$W/B-m3" --max-speed 4M "$W/B-m"{0,1,2} >"$W/B.grow" 2>&1 &
     pid=$!
     for ((i = 0; i < 300; i++)); do
@@ -118,6 +120,10 @@ if [[ -s $W/C.sums ]]; then
         bad "C: raid5ctl grow did not finish md's reshape: $(tail -n 1 "$W/C.grow")"
     else
         grep -q "resumed at stripe [1-9]" "$W/C.grow" || bad "C: not resumed: $(cat "$W/C.grow")"
+        for i in 0 1 2 3; do
+            mdadm --examine "$W/C-m$i" | grep -q "Internal Bitmap : 8 sectors from superblock" ||
+                bad "C: member $i has no bitmap after the grow"
+        done
         stripes=$(( $(mdadm --examine "$W/C-m0" | sed -n 's/^ *Used Dev Size : \([0-9]*\) .*/\1/p') * 512 / CHUNK ))
         "$MEMBER_CHECK" --chunk 64K --data-offset $((doff * 512)) --stripes "$stripes" \
             "$W/C-m"{0,1,2,3} >"$W/C.mc" 2>&1 || bad "C: member-check: $(tail -n 2 "$W/C.mc")"
