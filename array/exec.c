@@ -389,7 +389,7 @@ run_request (struct request rq)
   struct array_err *err = rq.err;
   enum r5_op op = rq.op;
   uint64_t off = rq.off, len = rq.len, pos = off, done, epoch, started, pad;
-  uint64_t first, last;
+  struct meta_marks marks;
   int r;
 
   if (len == 0)
@@ -410,8 +410,8 @@ run_request (struct request rq)
     return op == R5_OP_READ ? run_padded_read (rq) : run_padded (rq);
   /* What the client waits for, the bitmap's marks included. */
   started = a->job.pacer.target_us ? array_now_ns () : 0;
-  grow_write_stripes (a, off, len, &first, &last);
-  if (op != R5_OP_READ && (r = wp_begin (a, first, last, err)) < 0)
+  grow_write_stripes (a, off, len, &marks);
+  if (op != R5_OP_READ && (r = wp_begin (a, &marks, err)) < 0)
     return r;
   a->job.clients.inflight++;
   epoch = epoch_enter (&a->epochs);

@@ -43,12 +43,15 @@ array_capacity (const struct array *a)
 
 void
 grow_write_stripes (const struct array *a, uint64_t off, uint64_t len,
-                    uint64_t *first, uint64_t *last)
+                    struct meta_marks *marks)
 {
-  const struct r5_geom *old = a->grow.active ? &a->grow.r.from : &a->geom;
+  const struct r5_geom *shape[2] = { &a->geom, &a->grow.r.from };
 
-  *first = off / a->geom.stripe_data;
-  *last = (off + len - 1) / old->stripe_data;
+  marks->n = a->grow.active ? 2 : 1;
+  for (unsigned i = 0; i < marks->n; i++) {
+    marks->r[i].first = off / shape[i]->stripe_data;
+    marks->r[i].last = (off + len - 1) / shape[i]->stripe_data;
+  }
 }
 
 int

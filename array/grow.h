@@ -122,15 +122,15 @@ uint64_t grow_line (const struct array *a) __attribute__((nonnull));
 int grow_record (struct array *a, uint64_t line, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
-/* The stripes [*first, *last] (a stripe: one chunk of each member, the
- * bitmap's unit) a write of len > 0 bytes at array offset off may touch
- * in whichever shape it runs: from its first byte's stripe in the new
- * shape to its last byte's in the old (a stripe of the old holds less),
- * as md marks the stripe_head of the shape it writes in.  Without a grow
- * under way, its stripes.  Any thread, under the shape lock.
+/* The stripes (meta.h) a write of len > 0 bytes at array offset off may
+ * touch in whichever shape it runs: its stripes in the new shape and,
+ * while a grow is under way, in the old too -- md marks the stripe_head
+ * of the shape it writes in; the two ranges, not the span between them,
+ * which grows with off.  Any thread, under the shape lock.
  */
+struct meta_marks;
 void grow_write_stripes (const struct array *a, uint64_t off, uint64_t len,
-                         uint64_t *first, uint64_t *last)
+                         struct meta_marks *marks)
   __attribute__((nonnull));
 
 /* The write path's row (writepath.h): shape a batch by the line, and

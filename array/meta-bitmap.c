@@ -74,13 +74,26 @@ meta_bits_durable (struct meta *m)
 }
 
 static void
-set_bits (struct array *a, uint64_t first, uint64_t last)
+set_bits (struct array *a, const struct meta_marks *marks)
 {
   uint64_t k0, k1;
 
-  bits_of_stripes (a, first, last, &k0, &k1);
-  for (uint64_t k = k0; k <= k1; k++)
-    bit_set (&a->meta, k);
+  for (unsigned i = 0; i < marks->n; i++) {
+    bits_of_stripes (a, marks->r[i].first, marks->r[i].last, &k0, &k1);
+    for (uint64_t k = k0; k <= k1; k++)
+      bit_set (&a->meta, k);
+  }
+}
+
+/* Are the bits of every range of marks durable? */
+static bool
+marks_durable (struct array *a, const struct meta_marks *marks)
+{
+  for (unsigned i = 0; i < marks->n; i++)
+    if (!bits_all_set (a, a->meta.bm_durable, marks->r[i].first,
+                       marks->r[i].last))
+      return false;
+  return true;
 }
 
 bool
@@ -102,7 +115,7 @@ meta_resync_visits (const struct array *a, uint64_t stripe)
 }
 
 int
-meta_write_begin (struct array *a, uint64_t first, uint64_t last,
+meta_write_begin (struct array *a, const struct meta_marks *marks,
                   struct array_err *err)
 {
   struct meta *m = &a->meta;
@@ -111,12 +124,12 @@ meta_write_begin (struct array *a, uint64_t first, uint64_t last,
   if (!m->enabled)
     return 0;
   pthread_rwlock_rdlock (&m->gate);
-  if (m->dirty && bits_all_set (a, m->bm_durable, first, last))
+  if (m->dirty && marks_durable (a, marks))
     return 0;
   pthread_mutex_lock (&m->lock);
-  if (!m->dirty || !bits_all_set (a, m->bm_durable, first, last)) {
+  if (!m->dirty || !marks_durable (a, marks)) {
     if (m->has_bitmap)
-      set_bits (a, first, last);
+      set_bits (a, marks);
     /* Already dirty: only the new bits must reach the disks first, as
      * md's bitmap unplug writes them without a superblock update.
      */

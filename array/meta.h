@@ -106,9 +106,19 @@ int meta_init (struct array *a, struct array_err *err)
 int meta_start (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* The stripes a write marks in the bitmap before it goes out (a stripe:
+ * one chunk of each member, the bitmap's unit): n ranges, inclusive --
+ * one, or during a grow two, the new shape's and the old's
+ * (grow_write_stripes).
+ */
+struct meta_marks {
+  unsigned n;
+  struct { uint64_t first, last; } r[2];
+};
+
 /* Runtime; see the header comment.  Return 0 or -errno (err set). */
-int meta_write_begin (struct array *a, uint64_t first_stripe,
-                      uint64_t last_stripe, struct array_err *err)
+int meta_write_begin (struct array *a, const struct meta_marks *marks,
+                      struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 void meta_write_end (struct array *a) __attribute__((nonnull));
 int meta_mark_clean (struct array *a, bool only_if_idle,

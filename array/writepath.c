@@ -148,14 +148,14 @@ wp_pad (const struct array *a, bool read)
 }
 
 int
-wp_begin (struct array *a, uint64_t first, uint64_t last,
+wp_begin (struct array *a, const struct meta_marks *marks,
           struct array_err *err)
 {
   for (size_t i = 0; i < NHOOKS; i++) {
     int r;
 
     if (hooks[i].begin == NULL || !hooks[i].on (a) ||
-        (r = hooks[i].begin (a, first, last, err)) == 0)
+        (r = hooks[i].begin (a, marks, err)) == 0)
       continue;
     while (i-- > 0)           /* end what began */
       if (hooks[i].begin && hooks[i].end && hooks[i].on (a))

@@ -53,6 +53,8 @@
 #include "io/batch.h"
 #include "raid/plan.h"
 
+struct meta_marks;            /* meta.h */
+
 struct array;
 
 /* A batch being planned: the range asked of the planner (a hook may cut
@@ -77,7 +79,7 @@ struct write_hook {
   const char *name;
   bool (*on) (const struct array *a);
   uint64_t pad, read_pad;     /* bytes; 0: none */
-  int (*begin) (struct array *a, uint64_t first, uint64_t last,
+  int (*begin) (struct array *a, const struct meta_marks *marks,
                 struct array_err *err);
   int (*shape) (struct array *a, struct wp_batch *b, struct array_err *err);
   bool (*holds) (const struct array *a, const struct wp_batch *b);
@@ -99,7 +101,7 @@ struct write_hook {
  * *bad (NULL: not wanted).
  */
 uint64_t wp_pad (const struct array *a, bool read) __attribute__((nonnull));
-int wp_begin (struct array *a, uint64_t first, uint64_t last,
+int wp_begin (struct array *a, const struct meta_marks *marks,
               struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 int wp_shape (struct array *a, struct wp_batch *b, struct array_err *err)

@@ -417,20 +417,6 @@ written_apart (const struct md_live *s, const struct md_sb *dev,
   return false;
 }
 
-/* Has a grow moved data since dev left?  The bitmap marks what clients
- * wrote, not the reshape's own moves (same raid_disks and data offset:
- * md_sb_same_array; the reshape position then tells).
- */
-static bool
-moved_since (const struct md_sb *dev, const struct md_sb *c)
-{
-  uint32_t grows = MD_FEATURE_RESHAPE_ACTIVE;
-
-  return ((dev->feature_map | c->feature_map) & grows) &&
-    (!(dev->feature_map & c->feature_map & grows) ||
-     dev->reshape_position != c->reshape_position);
-}
-
 int
 md_readd_check (const struct md_live *s, const struct md_readd *q,
                 char *why, size_t len)
@@ -455,11 +441,10 @@ md_readd_check (const struct md_live *s, const struct md_readd *q,
   else if (md_live_dev_number_taken (s, dev->dev_number, slot))
     snprintf (why, len, "its device number %" PRIu32 " belongs to another "
               "member now: rebuild it instead", dev->dev_number);
-  else if (moved_since (dev, c))
-    snprintf (why, len, "it left during a grow (reshape position %" PRIu64
-              " KiB, the array's %" PRIu64 " KiB): the bitmap does not say "
-              "what the grow moved since: rebuild it instead",
-              dev->reshape_position / 2, c->reshape_position / 2);
+  else if (md_sb_grown_since (dev, c))
+    snprintf (why, len, "a grow was under way when it left or is now: "
+              "the bitmap does not mark what a grow moves: rebuild it "
+              "instead");
   else if (dev->feature_map & MD_FEATURE_BAD_BLOCKS)
     snprintf (why, len, "its md bad-block log lists bad blocks, which a "
               "re-add here would not read around: rebuild it instead");

@@ -177,7 +177,8 @@ md_sb_new_offset (const struct md_sb *sb)
  * data down to (md.c super_1_allow_new_offset, which refuses a new
  * offset below it): 36 KiB past the superblock's start, past the end of
  * its bad-block log, and past the end of its internal bitmap, whose area
- * is bitmap_bytes (whole pages; 0: none).
+ * is bitmap_bytes (whole pages; 0: none).  A partial parity log's area
+ * is not counted: arrays with one do not grow (md's check_reshape).
  */
 uint64_t md_sb_new_offset_floor (const struct md_sb *sb, uint64_t bitmap_bytes)
   __attribute__((nonnull));

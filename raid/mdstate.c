@@ -270,6 +270,15 @@ count_out (struct md_assembly *as)
   return n;
 }
 
+bool
+md_sb_grown_since (const struct md_sb *dev, const struct md_sb *fresh)
+{
+  return ((dev->feature_map | fresh->feature_map) &
+          MD_FEATURE_RESHAPE_ACTIVE) ||
+    dev->raid_disks != fresh->raid_disks ||
+    dev->data_offset != fresh->data_offset;
+}
+
 static bool
 any_dirty (const struct md_found *f, const struct md_assembly *as)
 {
@@ -294,6 +303,7 @@ md_asm_bitmap (struct md_assembly *as, const struct md_found *f,
        fate == MD_FATE_FAULTY) &&
       has_data_role (&f[i].sb) && f[i].sb.events >= events_cleared &&
       f[i].sb.events <= f[as->freshest].sb.events &&
+      !md_sb_grown_since (&f[i].sb, &f[as->freshest].sb) &&
       !(f[i].sb.feature_map & MD_FEATURE_BAD_BLOCKS);
   }
 }

@@ -203,6 +203,14 @@ void md_asm_bitmap (struct md_assembly *as, const struct md_found *f,
 bool md_sb_same_array (const struct md_sb *a, const struct md_sb *b)
   __attribute__((nonnull));
 
+/* Was dev (a device that left) or fresh (the array now) being grown, or
+ * are their shapes not the same?  Then the bitmap cannot say what dev
+ * missed: it marks what clients wrote, not what a reshape moved, and a
+ * reshape moves windows between the positions it records.
+ */
+bool md_sb_grown_since (const struct md_sb *dev, const struct md_sb *fresh)
+  __attribute__((nonnull));
+
 /* Does sb record slot as held by a working device (mdadm's devmap)? */
 bool md_sb_records_working (const struct md_sb *sb, unsigned slot)
   __attribute__((nonnull));

@@ -94,17 +94,19 @@ Test (array_bitmap, readd_after_losing_the_clean_write, .timeout = 120)
 /* A grow with a bitmap: a write ahead of the reshape line runs in the old
  * shape and marks its old-shape stripes' bits (md marks the stripe_head
  * of the shape it writes in), so that after a crash the resync, which
- * visits only marked regions, finds it.  Members of 200 MiB, 64 MiB bitmap
- * chunks: array byte 300 MiB is at member offset 150 MiB in the old shape
- * (two data chunks a stripe; bit 2) and 100 MiB in the new (three; bit 1).
+ * visits only marked regions, finds it -- and the new shape's, not the
+ * regions between.  Members of 400 MiB, 64 MiB bitmap chunks: array byte
+ * 768 MiB is at member offset 384 MiB in the old shape (two data chunks
+ * a stripe; bit 6) and 256 MiB in the new (three; bit 4); bit 5 between.
  */
 Test (array_bitmap, grow_marks_the_shape_written, .timeout = 120)
 {
-  const uint64_t member = 200ull << 20, at = 300ull << 20;
+  const uint64_t member = 400ull << 20, at = 768ull << 20;
   char path[PATH_MAX + 32];
   const char *paths[1] = { path };
   struct array_err err;
   uint64_t old_stripe = at / 2 / 65536, new_stripe = at / 3 / 65536;
+  uint64_t between = (320ull << 20) / 65536;
   struct afx f;
 
   afx_make (&f, 3, member, "--chunk 64K --bitmap internal --assume-clean");
@@ -122,6 +124,8 @@ Test (array_bitmap, grow_marks_the_shape_written, .timeout = 120)
   afx_write (&f, at, 65536, 3);
   cr_assert (meta_stripe_marked (f.a, old_stripe),
              "a write in the old shape left its stripe's bit clear");
+  cr_assert (!meta_stripe_marked (f.a, between),
+             "a write marked the regions between its two shapes' stripes");
   cr_assert_eq (array_job_run (f.a, R5_JOB_RESHAPE, NULL, &err), 0, "%s",
                 err.msg);
   cr_assert (!f.a->grow.active, "the reshape did not end");
