@@ -422,40 +422,6 @@ open_new_members (struct array *a, const char *const *paths, unsigned n,
   return r;
 }
 
-/* The bitmap on the new members before a superblock names them (the
- * order of meta_write_bitmap_first): a crash amid the GROW write that
- * lands a new member's superblock alone leaves it the freshest, and
- * assembly reads the bitmap from the freshest.  0 or -errno.
- */
-static int
-new_members_bitmap (struct array *a, unsigned first, unsigned n,
-                    struct array_err *err)
-{
-  struct meta *m = &a->meta;
-  struct io_op ops[R5_MAX_MEMBERS];
-  int r;
-
-  if (!m->has_bitmap)
-    return 0;
-  pthread_mutex_lock (&m->lock);
-  m->bm.events = m->live.common.events;
-  md_bitmap_encode (&m->bm, m->bm_area);
-  for (unsigned i = 0; i < n; i++)
-    ops[i] = (struct io_op) { .kind = IO_WRITE, .member = first + i,
-                              .buf = m->bm_area, .off = m->bm_offset,
-                              .len = m->bm_area_bytes };
-  r = io_run (a->members, ops, n, IO_FUA);
-  pthread_mutex_unlock (&m->lock);
-  for (unsigned i = 0; r < 0 && i < n; i++)
-    if (ops[i].result < 0) {
-      array_set_err (err, "new member %s: write of its bitmap at byte %"
-                     PRIu64 ": %s", a->members[first + i].path,
-                     m->bm_offset, io_strerror (ops[i].result));
-      break;
-    }
-  return r;
-}
-
 /* GROW in the superblocks: the new devices, in sync, at once. */
 static int
 record_grow (struct array *a, unsigned first, unsigned n,
@@ -465,7 +431,11 @@ record_grow (struct array *a, unsigned first, unsigned n,
   uint64_t size = UINT64_MAX;
   int r;
 
-  if ((r = new_members_bitmap (a, first, n, err)) < 0)
+  /* The bitmap first (meta_write_bitmap_first's order): a crash amid
+   * the GROW write that lands a new member's superblock alone leaves it
+   * the freshest, and assembly reads the bitmap from the freshest.
+   */
+  if ((r = meta_bitmap_to_new (a, first, n, err)) < 0)
     return r;
 
   for (unsigned i = 0; i < n; i++) {

@@ -504,3 +504,32 @@ meta_set_bitmap (struct array *a, bool on, struct array_err *err)
   pthread_rwlock_unlock (&m->gate);
   return r;
 }
+
+int
+meta_bitmap_to_new (struct array *a, unsigned first, unsigned n,
+                    struct array_err *err)
+{
+  struct meta *m = &a->meta;
+  struct io_op ops[R5_MAX_MEMBERS];
+  int r;
+
+  if (!m->has_bitmap)
+    return 0;
+  pthread_mutex_lock (&m->lock);
+  m->bm.events = m->live.common.events;
+  md_bitmap_encode (&m->bm, m->bm_area);
+  for (unsigned i = 0; i < n; i++)
+    ops[i] = (struct io_op) { .kind = IO_WRITE, .member = first + i,
+                              .buf = m->bm_area, .off = m->bm_offset,
+                              .len = m->bm_area_bytes };
+  r = io_run (a->members, ops, n, IO_FUA);
+  pthread_mutex_unlock (&m->lock);
+  for (unsigned i = 0; r < 0 && i < n; i++)
+    if (ops[i].result < 0) {
+      array_set_err (err, "new member %s: write of its bitmap at byte %"
+                     PRIu64 ": %s", a->members[first + i].path,
+                     m->bm_offset, io_strerror (ops[i].result));
+      break;
+    }
+  return r;
+}

@@ -116,6 +116,14 @@ struct meta_marks {
   struct { uint64_t first, last; } r[2];
 };
 
+/* The bitmap written to slots [first, first + n) alone: members about to
+ * join, before a superblock names them.  0, or -errno with err naming
+ * the member; a no-op without a bitmap.  Takes meta.lock.
+ */
+int meta_bitmap_to_new (struct array *a, unsigned first, unsigned n,
+                        struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 /* Runtime; see the header comment.  Return 0 or -errno (err set). */
 int meta_write_begin (struct array *a, const struct meta_marks *marks,
                       struct array_err *err)
