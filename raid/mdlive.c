@@ -424,8 +424,13 @@ md_readd_check (const struct md_live *s, const struct md_readd *q,
   const struct md_sb *c = &s->common, *dev = q->dev;
   unsigned slot = q->slot;
 
-  if (memcmp (dev->set_uuid, c->set_uuid, 16) != 0 ||
-      !md_sb_same_array (dev, c))
+  if (memcmp (dev->set_uuid, c->set_uuid, 16) == 0 &&
+      md_sb_grown_since (dev, c))
+    snprintf (why, len, "a grow was under way when it left, or is now, or "
+              "has changed the array's shape since: the bitmap does not "
+              "mark what a grow moves: rebuild it instead");
+  else if (memcmp (dev->set_uuid, c->set_uuid, 16) != 0 ||
+           !md_sb_same_array (dev, c))
     snprintf (why, len, "it is not a member of this array");
   else if (md_sb_role (dev) != slot)
     snprintf (why, len, "its superblock gives it %s, not slot %u",
@@ -441,10 +446,6 @@ md_readd_check (const struct md_live *s, const struct md_readd *q,
   else if (md_live_dev_number_taken (s, dev->dev_number, slot))
     snprintf (why, len, "its device number %" PRIu32 " belongs to another "
               "member now: rebuild it instead", dev->dev_number);
-  else if (md_sb_grown_since (dev, c))
-    snprintf (why, len, "a grow was under way when it left or is now: "
-              "the bitmap does not mark what a grow moves: rebuild it "
-              "instead");
   else if (dev->feature_map & MD_FEATURE_BAD_BLOCKS)
     snprintf (why, len, "its md bad-block log lists bad blocks, which a "
               "re-add here would not read around: rebuild it instead");
