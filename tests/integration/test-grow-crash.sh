@@ -37,7 +37,7 @@ md_geometry "${m[0]}"
 doff=$MD_DOFF
 stripes=$(( (MB * 1048576 - doff) / CHUNK ))
 model=$tmpdir/model
-speed=(sync-speed-min=500 sync-speed-max=500)
+speed=(sync-speed-min=${GROW_SPEED:-500} sync-speed-max=${GROW_SPEED:-500})
 
 # serve_array: the first three members, then (once the grow has begun)
 # the fourth too.
