@@ -174,7 +174,10 @@ print_text (const struct r5_reshape *r)
   printf ("The data offset moves down by %" PRIu64 "K first (from %" PRIu64
           "K to %" PRIu64 "K; mdadm's least: one window's share of an old "
           "member), so that the new shape's writes always land below the "
-          "old bytes still to be read.  The superblocks say how far the "
+          "old bytes still to be read; on real members no lower than 36K "
+          "past the superblock's start and past its bitmap and bad-block "
+          "log (mdadm's room before the data), else mdadm's backup file "
+          "keeps the offset.  The superblocks say how far the "
           "reshape has come (reshape_position): after a crash, bytes below "
           "it are read in the new shape, the rest in the old.  So a window "
           "may only be written while its writes stay below the old bytes "

@@ -124,30 +124,27 @@ grown_to () {
     pkill -f "mdadm --grow" || :
     nap 1
 }
+# d_case CASE MD "DEVS" NEW SECTORS WHY [FLOOR]: MD assembled from DEVS,
+# the kernel's lowest checked against FLOOR if given, then grown_to by NEW
+# (SECTORS "keep": the data offset it has).
+d_case () {
+    local c=$1 md=$2 devs=$3 new=$4 want=$5 why=$6 floor=${7:-} d list=()
+    for d in $devs; do list+=("/dev/$d"); done
+    if run mdadm --assemble /dev/$md "${list[@]}"; then
+        wait_idle $md 60 || not_ok "$c: md is busy after assembling"
+        [[ -z $floor ]] || kernel_lowest "$c" $md "$floor"
+        [[ $want == keep ]] && want=$(cat /sys/block/$md/md/dev-${devs%% *}/offset)
+        grown_to "$c" $md $new "$want" "$why"
+        md_stop $md
+    else
+        not_ok "$c: mdadm --assemble"
+    fi
+}
 log "D: how low a reshape may move the data"
-if run mdadm --assemble /dev/md4 /dev/vd{m,n,o}; then
-    wait_idle md4 60 || not_ok "D1: md is busy after assembling"
-    kernel_lowest D1 md4 "$D1_FLOOR"
-    grown_to D1 md4 vdp "$(cat /sys/block/md4/md/dev-vdm/offset)" \
-        "it keeps it, no room below sector $((D1_FLOOR / 512)) either"
-    md_stop md4
-else
-    not_ok "D1: mdadm --assemble"
-fi
-if run mdadm --assemble /dev/md5 /dev/vd{q,r,s}; then
-    wait_idle md5 60 || not_ok "D2: md is busy after assembling"
-    grown_to D2 md5 vdt "$(cat /sys/block/md5/md/dev-vdq/offset)" \
-        "it keeps it, no room below sector $((D2_FLOOR / 512)) either"
-    md_stop md5
-else
-    not_ok "D2: mdadm --assemble"
-fi
-if run mdadm --assemble /dev/md6 /dev/vd{u,v,w}; then
-    wait_idle md6 60 || not_ok "D4: md is busy after assembling"
-    grown_to D4 md6 vdx $((D1_FLOOR / 512)) "as raid5ctl moves it"
-    md_stop md6
-else
-    not_ok "D4: mdadm --assemble"
-fi
+d_case D1 md4 "vdm vdn vdo" vdp keep \
+    "it keeps it, no room below sector $((D1_FLOOR / 512)) either" "$D1_FLOOR"
+d_case D2 md5 "vdq vdr vds" vdt keep \
+    "it keeps it, no room below sector $((D2_FLOOR / 512)) either"
+d_case D4 md6 "vdu vdv vdw" vdx $((D1_FLOOR / 512)) "as raid5ctl moves it"
 log "done, $GUEST_FAILS not ok"
 [[ $GUEST_FAILS == 0 ]]
