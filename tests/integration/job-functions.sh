@@ -51,6 +51,13 @@ badsector_serve ()
   fail "the bad-sector disk $img does not listen on $sock: $(tail -n 2 "$sock.log")"
 }
 
+# badsector_met LOG SECTOR: did the disk whose log is LOG fail a read of
+# SECTOR (a "read-error START COUNT" line covering it)?
+badsector_met ()
+{
+  awk -v b="$2" '$1 == "read-error" && $2 <= b && b < $2 + $3 { f = 1 } END { exit !f }' "$1"
+}
+
 # ctl WORD...: one control command; its reply on stdout; returns 1 on an
 # ERROR reply (the line on stderr), 2 when the socket does not answer.
 ctl () { /usr/bin/python3 "$CTL_PY" "$CTL_SOCK" cmd "$@"; }

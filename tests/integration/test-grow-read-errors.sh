@@ -66,8 +66,7 @@ for x in "1 $bad1" "2 $bad2"; do
   set -- $x
   i=$1; shift
   for s in "$@"; do
-    awk -v b="$s" '$1 == "read-error" && $2 <= b && b < $2 + $3 { f = 1 } END { exit !f }' \
-      "$tmpdir/bad$i.log" || fail "member $i's sector $s was never read: $(cat "$tmpdir/bad$i.log")"
+    badsector_met "$tmpdir/bad$i.log" "$s" || fail "member $i's sector $s was never read: $(cat "$tmpdir/bad$i.log")"
   done
 done
 stop_server

@@ -82,6 +82,11 @@ badsector_start () {
     for (( i = 0; i < 100; i++ )); do [[ -S $W/$1.sock ]] && return 0; sleep 0.05; done
     fail "the badsector server $1 did not start: $(cat "$W/$1.nbdkit.log")"
 }
+# badsector_met LOG SECTOR: did the server whose log is LOG fail a read
+# of SECTOR (a "read-error START COUNT" line covering it)?
+badsector_met () {
+    awk -v b="$2" '$1 == "read-error" && $2 <= b && b < $2 + $3 { f = 1 } END { exit !f }' "$1"
+}
 badsector_stop () {
     (( ${#BADSECTOR_PIDS[@]} > 0 )) || return 0
     kill "${BADSECTOR_PIDS[@]}" 2>/dev/null || :
