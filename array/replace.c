@@ -223,13 +223,14 @@ compute_page (struct array *a, unsigned slot, uint64_t s, uint64_t co,
   }
   x = (struct plan_run) { .plan = &rp->plan, .scratch = scratch,
                           .zero = a->zero, .ops = ops, .io_flags = IO_CALLS };
+  err->msg[0] = '\0';          /* a record that fails says why in it */
   if ((r = plan_run_prepare (a, &x)) == 0)
     memcpy (dst, scratch + r5_job_column (g, 0, g->members, 4096), 4096);
   else if (health_out (&a->health) != (int) slot)
     r = array_failed_reads (a, ops, x.nops) ? -ENODATA : -EIO;
   else
     r = bb_reads_failed (a, ops, x.nops, slot, err) ? -EAGAIN : -EIO;
-  if (r == -EIO)
+  if (r == -EIO && err->msg[0] == '\0')
     array_set_err (err, "stripe %" PRIu64 ": slot %u's member cannot be "
                    "read there, nor the rest of its row", s, slot);
   free (scratch);
