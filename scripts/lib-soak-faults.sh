@@ -487,8 +487,8 @@ heal ()
   local s d end=$(( SECONDS + HEAL_TIMEOUT )) since=$SECONDS tries=0 out path
   local bb_restarts=0 stuck load
   # Jobs crawl (SPEED) while faults land in them; healing, they run.
-  r5ctl --control "$CTL" speed --min "$HEAL_SPEED" --max "$HEAL_SPEED" >/dev/null ||
-    die "raid5ctl speed does not answer"
+  out=$(r5ctl --control "$CTL" speed --min "$HEAL_SPEED" --max "$HEAL_SPEED" 2>&1) ||
+    die "raid5ctl speed does not answer: $out"
   servers_check
   for (( s = 0; s < NSLOTS; s++ )); do
     d=${SLOT_DISK[$s]}
@@ -520,8 +520,8 @@ heal ()
         log "heal: repair after force=true: $(tail -n 1 <<<"$out")"
         continue
       fi
-      r5ctl --control "$CTL" speed --min "$SPEED" --max "$SPEED" >/dev/null ||
-        die "raid5ctl speed does not answer"
+      out=$(r5ctl --control "$CTL" speed --min "$SPEED" --max "$SPEED" 2>&1) ||
+        die "raid5ctl speed does not answer: $out"
       return 0
     fi
     [ $SECONDS -ge $end ] &&
