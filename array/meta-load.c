@@ -63,6 +63,7 @@ meta_load_bitmap (struct array *a, const struct io_member *src,
 {
   struct meta *m = &a->meta;
   char why[160];
+  uint64_t data, move;
   int r;
 
   m->bm_offset = (MD_SB_SECTOR + (uint64_t) m->live.common.bitmap_offset) *
@@ -80,8 +81,13 @@ meta_load_bitmap (struct array *a, const struct io_member *src,
     return r;
   }
   m->bm_area_bytes = md_bitmap_area_bytes (&m->bm);
+  /* Mid-grow the new shape's data starts lower (new_offset < 0). */
+  data = m->live.common.data_offset * 512;
+  move = md_sb_new_offset (&m->live.common) < 0
+    ? (uint64_t) -(int64_t) md_sb_new_offset (&m->live.common) * 512 : 0;
+  data = move < data ? data - move : 0;
   if (m->bm.sync_size < m->live.common.size ||
-      m->bm_offset + m->bm_area_bytes > m->live.common.data_offset * 512) {
+      m->bm_offset + m->bm_area_bytes > data) {
     array_set_err (err, "member %s: md bitmap does not cover the array or "
                    "overlaps the data", src->path);
     return -EBADMSG;

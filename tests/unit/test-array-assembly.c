@@ -152,6 +152,28 @@ Test (array_assembly, array_being_grown_with_bitmap_is_served,
   served_mid_grow ("--chunk 64K --bitmap internal --assume-clean");
 }
 
+/* A grow whose new data offset lies on the bitmap (superblocks from
+ * elsewhere: neither mdadm nor raid5ctl moves data there) is refused: the
+ * reshape would write the new shape over the bitmap.
+ */
+Test (array_assembly, array_grown_onto_its_bitmap_refused, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  struct md_sb sb;
+
+  afx_make (&f, 4, 8 << 20, "--chunk 64K --bitmap internal --assume-clean");
+  for (unsigned i = 0; i < 4; i++) {
+    mark_growing (f.path[i]);
+    afx_sb_read (f.path[i], &sb);
+    sb.new_offset = -(int32_t) (sb.data_offset - 20);   /* data at 10K */
+    afx_sb_write (f.path[i], &sb);
+  }
+  cr_assert_lt (afx_open (&f, &err), 0, "a grow onto the bitmap was served");
+  cr_assert (strstr (err.msg, "overlaps the data"), "%s", err.msg);
+  afx_cleanup (&f);
+}
+
 /* md does not reshape an array with a partial parity log (raid5.c
  * check_reshape), and neither does this one: refused, nothing written.
  */
