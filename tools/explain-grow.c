@@ -40,10 +40,19 @@ usage (void)
 TEACH_OPTIONS_HELP);
 }
 
+/* --add K: a count here (grow's own --add takes a disk each time, so the
+ * command line's given-twice rule lets it repeat): once.
+ */
 static int
 take_add (const char *arg, void *ctx)
 {
+  static bool given;
+
   (void) ctx;
+  if (given)
+    return tool_error ("option --add given twice: give it once (the "
+                       "number of members added)");
+  given = true;
   return tool_parse_uint ("--add", arg, 1, R5_MAX_MEMBERS - R5_MIN_MEMBERS,
                           &opt_add);
 }

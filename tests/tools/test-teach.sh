@@ -456,5 +456,6 @@ PY
 done
 bad "--add 30: expected a whole number from 1 to 29" explain grow --add 30
 bad "grow: unexpected argument 'x'" explain grow x
+bad "option --add given twice" explain grow --add 1 --add 2
 
 echo "test-teach: ok"
