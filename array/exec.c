@@ -410,9 +410,11 @@ run_request (struct request rq)
     return op == R5_OP_READ ? run_padded_read (rq) : run_padded (rq);
   /* What the client waits for, the bitmap's marks included. */
   started = a->job.pacer.target_us ? array_now_ns () : 0;
-  grow_write_stripes (a, off, len, &marks);
-  if (op != R5_OP_READ && (r = wp_begin (a, &marks, err)) < 0)
-    return r;
+  if (op != R5_OP_READ) {
+    grow_write_stripes (a, off, len, &marks);
+    if ((r = wp_begin (a, &marks, err)) < 0)
+      return r;
+  }
   a->job.clients.inflight++;
   epoch = epoch_enter (&a->epochs);
   r = 0;

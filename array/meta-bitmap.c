@@ -505,6 +505,21 @@ meta_set_bitmap (struct array *a, bool on, struct array_err *err)
   return r;
 }
 
+void
+meta_bitmap_stamp (struct meta *m)
+{
+  m->bm.events = m->live.common.events;
+  md_bitmap_encode (&m->bm, m->bm_area);
+}
+
+struct io_op
+meta_bitmap_op (const struct meta *m, unsigned slot)
+{
+  return (struct io_op) { .kind = IO_WRITE, .member = slot,
+                          .buf = m->bm_area, .off = m->bm_offset,
+                          .len = m->bm_area_bytes };
+}
+
 int
 meta_bitmap_to_new (struct array *a, unsigned first, unsigned n,
                     struct array_err *err)
@@ -516,12 +531,9 @@ meta_bitmap_to_new (struct array *a, unsigned first, unsigned n,
   if (!m->has_bitmap)
     return 0;
   pthread_mutex_lock (&m->lock);
-  m->bm.events = m->live.common.events;
-  md_bitmap_encode (&m->bm, m->bm_area);
+  meta_bitmap_stamp (m);
   for (unsigned i = 0; i < n; i++)
-    ops[i] = (struct io_op) { .kind = IO_WRITE, .member = first + i,
-                              .buf = m->bm_area, .off = m->bm_offset,
-                              .len = m->bm_area_bytes };
+    ops[i] = meta_bitmap_op (m, first + i);
   r = io_run (a->members, ops, n, IO_FUA);
   pthread_mutex_unlock (&m->lock);
   for (unsigned i = 0; r < 0 && i < n; i++)

@@ -73,4 +73,12 @@ int meta_bitmap_grow (struct array *a, uint64_t from, uint64_t to,
                       bool mark, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* The bitmap's area stamped with the array's events and encoded into
+ * m->bm_area (meta_bitmap_stamp), and the write of that area to member
+ * slot (meta_bitmap_op); meta.lock held.
+ */
+void meta_bitmap_stamp (struct meta *m) __attribute__((nonnull));
+struct io_op meta_bitmap_op (const struct meta *m, unsigned slot)
+  __attribute__((nonnull));
+
 #endif /* ARRAY_META_INT_H */

@@ -71,9 +71,7 @@ queue_replacement (struct array *a, bool sb, struct md_sb *mine,
                                 .off = MD_SB_OFFSET, .len = MD_SB_BLOCK };
   }
   if (m->has_bitmap)
-    ops[n++] = (struct io_op) { .kind = IO_WRITE, .member = ARRAY_REPLACEMENT,
-                                .buf = m->bm_area, .off = m->bm_offset,
-                                .len = m->bm_area_bytes };
+    ops[n++] = meta_bitmap_op (m, ARRAY_REPLACEMENT);
   return n;
 }
 
@@ -100,9 +98,7 @@ queue_writes (struct array *a, bool sb, struct io_op *ops)
                                   .len = MD_SB_BLOCK };
     }
     if (m->has_bitmap)
-      ops[n++] = (struct io_op) { .kind = IO_WRITE, .member = s,
-                                  .buf = m->bm_area, .off = m->bm_offset,
-                                  .len = m->bm_area_bytes };
+      ops[n++] = meta_bitmap_op (m, s);
   }
   n += queue_replacement (a, sb, mine, ops + n);
   free (mine);
@@ -151,10 +147,8 @@ meta_write_out (struct array *a, bool sb, struct array_err *err)
     int r, out;
 
     m->live.common.utime = (uint64_t) time (NULL);
-    if (m->has_bitmap) {
-      m->bm.events = m->live.common.events;
-      md_bitmap_encode (&m->bm, m->bm_area);
-    }
+    if (m->has_bitmap)
+      meta_bitmap_stamp (m);
     n = queue_writes (a, sb, ops);
     r = io_run (a->members, ops, n, IO_FUA);
     if (r == 0) {
