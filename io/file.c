@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -234,12 +235,27 @@ file_sync (const struct io_member *m)
   return fdatasync (m->file.fd) == -1 ? -errno : 0;
 }
 
+/* A server killed a moment ago holds its locks a little longer: the
+ * requests it had in flight hold its open files (and so their locks)
+ * until the kernel's teardown of its io_uring, which runs after the
+ * process is gone, has finished them.  So a lock held is asked for again
+ * for up to a second before the member is called in use (seen: a
+ * restart right after kill -9 refused, now and then).
+ */
+#define LOCK_TRIES 20
+#define LOCK_WAIT_NS 50000000L
+
 static int
 file_lock (struct io_member *m)
 {
-  if (flock (m->file.fd, LOCK_EX | LOCK_NB) == -1)
-    return errno == EWOULDBLOCK ? -EBUSY : -errno;
-  return 0;
+  for (int i = 0; i < LOCK_TRIES; i++) {
+    if (flock (m->file.fd, LOCK_EX | LOCK_NB) == 0)
+      return 0;
+    if (errno != EWOULDBLOCK)
+      return -errno;
+    nanosleep (&(struct timespec) { 0, LOCK_WAIT_NS }, NULL);
+  }
+  return -EBUSY;
 }
 
 /* A block device that the kernel holds (mounted, md, dm) refuses
