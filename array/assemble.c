@@ -144,35 +144,6 @@ refused (const struct gathered *g, struct array_err *err)
   return -EINVAL;
 }
 
-/* A member in service whose log lists bad blocks, in an array whose
- * reshape is under way: the bad-block row (bbpath.c) serves one shape,
- * so such an array is not served here (md serves it; mdadm
- * --examine-badblocks lists the blocks, and the reshape finished by md
- * lets it be served here).
- */
-static int
-check_bad_blocks (const struct gathered *g, const struct md_sb *sb,
-                  struct array_err *err)
-{
-  for (unsigned s = 0; s < g->as.raid_disks; s++) {
-    int o = g->as.owner[s];
-    const struct md_bb_table *t = o >= 0 ? g->bb[o] : NULL;
-
-    if (t == NULL || t->count == 0 ||
-        !(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE))
-      continue;
-    array_set_err (err, "member %d (%s) lists %u bad range%s (%" PRIu64
-                   " sectors, the first at sector %" PRIu64 ") in its md "
-                   "bad-block log, and the array is being reshaped: "
-                   "serving a reshape with bad blocks is not supported "
-                   "here (let md finish the reshape)", o,
-                   g->opened[o].path, t->count, t->count == 1 ? "" : "s",
-                   md_bb_sectors (t), t->r[0].start << t->shift);
-    return -ENOTSUP;
-  }
-  return 0;
-}
-
 /* Parameters given by the user must agree with the superblocks. */
 static int
 check_given (const struct array_config *cfg, const struct md_sb *sb,
@@ -422,7 +393,6 @@ assemble_from (struct array *a, const struct array_config *cfg,
   if ((as->freshest >= 0 &&
        (r = check_reshape (&g->f[as->freshest].sb, err)) < 0) ||
       (verdict < 0 && (r = refused (g, err)) < 0) ||
-      (r = check_bad_blocks (g, &g->f[as->freshest].sb, err)) < 0 ||
       (r = check_given (cfg, &g->f[as->freshest].sb, err)) < 0 ||
       (r = set_shape (a, &g->f[as->freshest].sb, err)) < 0)
     return r;

@@ -187,8 +187,8 @@ array_bb_clear (struct array *a, unsigned slot, uint64_t off, uint64_t len,
 
   if (r == 0)
     array_log (a, ARRAY_LOG_NOTICE, "member %u (%s): %" PRIu64 " bytes at "
-               "member offset %" PRIu64 " good again (rewritten and read "
-               "back): cleared from its md bad-block log", slot,
+               "member offset %" PRIu64 " good again (written well): "
+               "cleared from its md bad-block log", slot,
                array_member_path (a, slot), len, off);
   return r;
 }

@@ -113,6 +113,7 @@ bool array_bb_has_log (const struct array *a, unsigned slot)
 /* --- bbpath.c ------------------------------------------------------ */
 
 struct wp_batch;
+struct r5_plan;
 
 /* The write path's row (writepath.h): shape cuts the batch where the
  * tables change and says which member is missing for it (b->bb_member
@@ -123,6 +124,28 @@ struct wp_batch;
 int bb_shape (struct array *a, struct wp_batch *b, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 bool bb_holds (const struct array *a, const struct wp_batch *b)
+  __attribute__((nonnull));
+
+/* A reshape's window (grow.c), planned in p: the members whose tables
+ * list bytes p reads (a mask).
+ */
+uint64_t bb_reads_listed (const struct array *a, const struct r5_plan *p)
+  __attribute__((nonnull));
+
+/* The window at line cannot be moved: the members in listed list bytes it
+ * reads, more than one, or one with out out of service (or listed on
+ * one more once read around).  -EIO, err naming the window and the
+ * members (logged).
+ */
+int bb_window_lost (struct array *a, uint64_t line, uint64_t listed, int out,
+                    struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* The window's writes (p) done: listed bytes they wrote are cleared
+ * (md's R5_MadeGood), but on a member that failed a write (md skips
+ * writes to its listed blocks).
+ */
+void bb_window_written (struct array *a, const struct r5_plan *p)
   __attribute__((nonnull));
 
 /* A batch's ops[0..n) failed, its stripes still locked: if every failure

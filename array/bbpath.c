@@ -40,39 +40,49 @@
 #include "array/requests.h"
 #include "array/writepath.h"
 #include "raid/layout.h"
+#include "raid/plan.h"
 
 #define PAGE 4096u
 
-/* The members (a mask) whose tables list part of member bytes [off, off +
- * len) of a row, but for skip.
+/* The members (a mask) of shape g whose tables list part of member bytes
+ * [off, off + len) of a row, but for skip.
  */
 static uint64_t
-listed_in (const struct array *a, uint64_t off, uint64_t len, int skip)
+shape_listed_in (const struct array *a, const struct r5_geom *g,
+                 uint64_t off, uint64_t len, int skip)
 {
   uint64_t mask = 0;
 
-  for (unsigned m = 0; m < a->geom.members; m++)
+  for (unsigned m = 0; m < g->members; m++)
     if ((int) m != skip && array_member_bad (a, m, off, len, NULL))
       mask |= UINT64_C (1) << m;
   return mask;
 }
 
 static uint64_t
-listed_in_stripe (const struct array *a, uint64_t stripe, int skip)
+listed_in (const struct array *a, uint64_t off, uint64_t len, int skip)
 {
-  return listed_in (a, r5_stripe_member_off (&a->geom, stripe),
-                    a->geom.chunk, skip);
+  return shape_listed_in (a, &a->geom, off, len, skip);
+}
+
+static uint64_t
+listed_in_stripe (const struct array *a, const struct r5_geom *g,
+                  uint64_t stripe, int skip)
+{
+  return shape_listed_in (a, g, r5_stripe_member_off (g, stripe), g->chunk,
+                          skip);
 }
 
 /* Two or more bad in the 4 KiB rows of the batch's first stripe (the
  * health's missing member counted): pages of one chunk with the same bad
  * members make one batch; a read of a chunk not bad there is read
- * straight; anything else is lost.
+ * straight; anything else is lost.  In the batch's shape (b->geom: the
+ * old one ahead of a reshape's line).
  */
 static int
 shape_rows (struct array *a, struct wp_batch *b, struct array_err *err)
 {
-  const struct r5_geom *g = &a->geom;
+  const struct r5_geom *g = b->geom;
   struct r5_range *rg = b->range;
   struct r5_loc loc;
   uint64_t out = rg->missing >= 0 ? UINT64_C (1) << rg->missing : 0;
@@ -82,10 +92,10 @@ shape_rows (struct array *a, struct wp_batch *b, struct array_err *err)
     return -EINVAL;           /* cannot happen: the request was checked */
   page = loc.chunk_off / PAGE * PAGE;
   row = r5_stripe_member_off (g, loc.stripe);
-  bad = listed_in (a, row + page, PAGE, rg->missing) | out;
+  bad = shape_listed_in (a, g, row + page, PAGE, rg->missing) | out;
   end = page + PAGE;
   while (end < g->chunk && end - loc.chunk_off < rg->len &&
-         (listed_in (a, row + end, PAGE, rg->missing) | out) == bad)
+         (shape_listed_in (a, g, row + end, PAGE, rg->missing) | out) == bad)
     end += PAGE;
   if (rg->len > end - loc.chunk_off)
     rg->len = end - loc.chunk_off;
@@ -117,16 +127,16 @@ int
 bb_shape (struct array *a, struct wp_batch *b, struct array_err *err)
 {
   struct r5_range *rg = b->range;
-  const uint64_t sd = a->geom.stripe_data;
+  const uint64_t sd = b->geom->stripe_data;
   uint64_t first = rg->off / sd, last = (rg->off + rg->len - 1) / sd;
   uint64_t bad;
 
-  if (a->bb.listed == 0 || b->geom != &a->geom)
+  if (a->bb.listed == 0)
     return 0;
-  bad = listed_in_stripe (a, first, rg->missing);
+  bad = listed_in_stripe (a, b->geom, first, rg->missing);
   if (bad == 0) {
     for (uint64_t s = first + 1; s <= last; s++)
-      if (listed_in_stripe (a, s, rg->missing) != 0) {
+      if (listed_in_stripe (a, b->geom, s, rg->missing) != 0) {
         rg->len = s * sd - rg->off;
         break;
       }
@@ -143,6 +153,20 @@ bb_holds (const struct array *a, const struct wp_batch *b)
 
 /* --- a write that failed on part of a member ---------------------- */
 
+/* The lowest member byte of array data: in either shape while a reshape
+ * runs (md's rdev_set_badblocks counts from data_offset or
+ * new_data_offset).
+ */
+static uint64_t
+data_start (const struct array *a)
+{
+  uint64_t d = a->geom.data_offset;
+
+  if (a->grow.active && a->grow.r.from.data_offset < d)
+    d = a->grow.r.from.data_offset;
+  return d;
+}
+
 /* Can op's failure be recorded rather than fail its member (a write; a
  * read when reads)?
  */
@@ -152,8 +176,7 @@ recordable (const struct array *a, const struct io_op *op, bool reads)
   return (op->kind == IO_WRITE || op->kind == IO_ZERO ||
           (reads && op->kind == IO_READ)) && !op->link_lost &&
     op->result != -ENOMEM && op->member < a->geom.members &&
-    op->off >= a->geom.data_offset && !a->grow.active &&
-    array_bb_has_log (a, op->member);
+    op->off >= data_start (a) && array_bb_has_log (a, op->member);
 }
 
 /* op run again a page at a time (md's bios are pages: it knows which
@@ -284,6 +307,57 @@ bb_rebuild_lost (struct array *a, unsigned slot, uint64_t stripe,
   return 0;
 }
 
+/* --- a reshape's window -------------------------------------------- */
+
+uint64_t
+bb_reads_listed (const struct array *a, const struct r5_plan *p)
+{
+  uint64_t mask = 0;
+
+  for (size_t i = 0; a->bb.listed > 0 && i < p->nios; i++) {
+    const struct r5_io *io = &p->ios[i];
+
+    if (io->kind == R5_IO_READ &&
+        array_member_bad (a, io->member, io->member_off, io->len, NULL))
+      mask |= UINT64_C (1) << io->member;
+  }
+  return mask;
+}
+
+int
+bb_window_lost (struct array *a, uint64_t line, uint64_t listed, int out,
+                struct array_err *err)
+{
+  char why[96];
+
+  if (__builtin_popcountll (listed) > 1)
+    snprintf (why, sizeof why, "members %u and %u list bad blocks",
+              (unsigned) __builtin_ctzll (listed),
+              63 - (unsigned) __builtin_clzll (listed));
+  else
+    snprintf (why, sizeof why, "member %u lists bad blocks and member %d "
+              "is out of service", (unsigned) __builtin_ctzll (listed), out);
+  array_set_err (err, "the reshape cannot move the window at array byte %"
+                 PRIu64 ": %s in the rows it reads (md bad-block logs), and "
+                 "RAID-5 rebuilds only one", line, why);
+  array_log (a, ARRAY_LOG_ERROR, "%s", err->msg);
+  return -EIO;
+}
+
+void
+bb_window_written (struct array *a, const struct r5_plan *p)
+{
+  for (size_t i = 0; a->bb.listed > 0 && i < p->nios; i++) {
+    const struct r5_io *io = &p->ios[i];
+    struct array_err err;
+
+    if (io->kind == R5_IO_WRITE && !a->bb.write_error[io->member] &&
+        array_member_bad (a, io->member, io->member_off, io->len, NULL) &&
+        array_bb_clear (a, io->member, io->member_off, io->len, &err) < 0)
+      array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+  }
+}
+
 /* --- listed bytes rewritten ---------------------------------------- */
 
 void
@@ -295,8 +369,11 @@ bb_rewrite_met (struct array *a, const struct wp_batch *b)
   uint64_t row = r5_stripe_member_off (g, stripe);
   bool mirror = a->replace.slot == (int) m && b->range->op != R5_OP_READ;
 
-  /* Read-only: listed bytes are read around, never rewritten. */
-  if (a->read_only || health_out (&a->health) >= 0 ||
+  /* Read-only: listed bytes are read around, never rewritten.  Ahead
+   * of a reshape's line (the old shape) the reshape rewrites them when it
+   * moves them (grow.c), and array_rewrite_page computes in the new.
+   */
+  if (a->read_only || health_out (&a->health) >= 0 || b->geom != &a->geom ||
       (a->bb.write_error[m] && !mirror))
     return;
   for (uint64_t page = row; page < row + g->chunk; page += PAGE) {

@@ -82,6 +82,13 @@ int grow_resume (struct array *a, const struct md_sb *sb,
 int grow_step (struct array *a, uint64_t reach, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* The job's memory for the window at the reshape's start (grow-move.c),
+ * had before anything is written; 0 or -ENOMEM/-errno with err set.
+ */
+int grow_window_memory (struct array *a, const struct r5_reshape *rs,
+                        struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
 /* The last window is moved: members synced, the superblocks say the
  * data starts at the new offset and the reshape is over.
  */

@@ -125,6 +125,7 @@ struct window {
   uint64_t base;              /* array address of the first `from` stripe
                                * read, scratch offset 0 (at or below line) */
   int missing;
+  int around;                 /* read around in `from` only, or -1 */
   uint64_t to_parity;         /* scratch offset of the `to` parities */
   uint64_t from_parity;       /* ... of the `from` parities (degraded) */
 };
@@ -150,8 +151,9 @@ add_chunk_io (struct r5_plan *p, enum r5_io_kind kind, unsigned member,
     });
 }
 
-/* Read `from` stripe s into scratch; a missing member's data is the XOR
- * of the others and the stripe's parity (read to its own place).
+/* Read `from` stripe s into scratch; a missing (or read-around) member's
+ * data is the XOR of the others and the stripe's parity (read to its own
+ * place).
  */
 static int
 read_from_stripe (struct window *w, uint64_t s, unsigned i)
@@ -160,20 +162,21 @@ read_from_stripe (struct window *w, uint64_t s, unsigned i)
   uint64_t base = r5_stripe_array_off (g, s), moff = r5_stripe_member_off (g, s);
   struct r5_xor x = { .len = g->chunk };
   struct r5_buf par = { R5_BUF_SCRATCH, w->from_parity + i * g->chunk };
+  int skip = w->around >= 0 ? w->around : w->missing;
   int lost = -1, r = 0;
 
   for (unsigned d = 0; d < g->data_members && r == 0; d++) {
     unsigned m = r5_data_member (g, s, d);
     struct r5_buf b = data_buf (w, base + d * g->chunk);
 
-    if ((int) m == w->missing)
+    if ((int) m == skip)
       lost = (int) d;
     else
       r = add_chunk_io (w->p, R5_IO_READ, m, moff, g->chunk, b);
   }
   if (r < 0 || lost < 0)
     return r;
-  if ((unsigned) w->missing != r5_parity_member (g, s) &&
+  if ((unsigned) skip != r5_parity_member (g, s) &&
       (r = add_chunk_io (w->p, R5_IO_READ, r5_parity_member (g, s), moff,
                          g->chunk, par)) < 0)
     return r;
@@ -213,11 +216,11 @@ write_to_stripe (struct window *w, uint64_t s, unsigned i)
 
 int
 r5_plan_reshape (struct r5_plan *p, const struct r5_reshape *r,
-                 uint64_t line, int missing)
+                 uint64_t line, int missing, int around)
 {
   struct window w = {
     .p = p, .r = r, .line = line, .len = r5_reshape_window_len (r, line),
-    .missing = missing,
+    .missing = missing, .around = around,
   };
   uint64_t from_first = line / r->from.stripe_data;
   uint64_t from_last = line + w.len < r->from.capacity ?
@@ -228,7 +231,9 @@ r5_plan_reshape (struct r5_plan *p, const struct r5_reshape *r,
   int err = 0;
 
   if (line % r->to.stripe_data || w.len == 0 || missing < -1 ||
-      missing >= (int) r->to.members)
+      missing >= (int) r->to.members || around < -1 ||
+      around >= (int) r->from.members ||
+      (around >= 0 && missing >= 0 && missing < (int) r->from.members))
     return -EINVAL;
   /* A line inside a window (md's, recorded between two): the `from`
    * stripe it falls in is read whole -- it was not written yet, the

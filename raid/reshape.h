@@ -124,12 +124,17 @@ bool r5_reshape_must_record (const struct r5_reshape *r, uint64_t safe,
  * data computed), the `to` stripes' parity computed, every `to` chunk
  * written but the missing member's.  missing: a slot absent from both
  * geometries (< from.members), a new slot absent from `to`, or -1.
- * Scratch: the window's data in array order, then each `to` stripe's
- * parity, then (degraded) each `from` stripe's parity.  0, -EINVAL (line
- * not a `to` stripe boundary below r->end, missing out of range), -ENOMEM.
+ * around: a `from` slot whose `from` chunks are not read but computed
+ * from the others (a member whose bad-block log lists bytes the window
+ * reads: md treats it as failed for those stripes), its `to` chunks
+ * written as every other's; -1, or with missing -1 or a new slot.  Scratch: the
+ * window's data in array order, then each `to` stripe's parity, then
+ * (degraded, or around) each `from` stripe's parity.  0, -EINVAL (line
+ * not a `to` stripe boundary below r->end, missing or around out of
+ * range, both old slots), -ENOMEM.
  */
 int r5_plan_reshape (struct r5_plan *p, const struct r5_reshape *r,
-                     uint64_t line, int missing)
+                     uint64_t line, int missing, int around)
   __attribute__((nonnull, warn_unused_result));
 
 #endif /* RAID_RESHAPE_H */

@@ -229,35 +229,6 @@ judge_in (struct exam *e, const struct md_assembly *as,
            as->raid_disks);
 }
 
-/* The plugin serves bad blocks from the rest of their row, as md does,
- * but not in the middle of a reshape (array/assemble.c
- * check_bad_blocks): there a member in service whose log lists bad blocks
- * keeps it from serving the array, and every member says so.
- */
-static void
-judge_bad_blocks (struct exam *ex, const unsigned *idx, unsigned k,
-                  const struct md_assembly *as)
-{
-  if (!(ex[idx[as->freshest]].sb.feature_map & MD_FEATURE_RESHAPE_ACTIVE))
-    return;
-  for (unsigned j = 0; j < k; j++) {
-    const struct exam *b = &ex[idx[j]];
-    enum md_fate fate = as->dev[j].fate;
-
-    if (b->bb_ranges == 0 ||
-        (fate != MD_FATE_IN_SYNC && fate != MD_FATE_RECOVERING))
-      continue;
-    for (unsigned i = 0; i < k; i++)
-      verdict (&ex[idx[i]], false, "no: %s%s has %" PRIu64 " bad range%s "
-               "(%" PRIu64 " sectors) in its md bad-block log, and the "
-               "array is being reshaped: the plugin does not serve a "
-               "reshape with bad blocks (let md finish it)",
-               i == j ? "it" : "member ", i == j ? "" : b->path,
-               b->bb_ranges, b->bb_ranges == 1 ? "" : "s", b->bb_sectors);
-    return;
-  }
-}
-
 /* The disks given that belong to the array of ex[first] and decode,
  * judged together by md's rules (raid/mdstate.h) as the plugin's
  * assembly would judge them; a member examined alone is judged alone.
@@ -287,7 +258,6 @@ judge_array (struct exam *ex, unsigned n, unsigned first)
       md_asm_bitmap (&as, f, k, ex[idx[as.freshest]].bm.events_cleared);
     for (unsigned j = 0; j < k; j++)
       judge_in (&ex[idx[j]], &as, f, j);
-    judge_bad_blocks (ex, idx, k, &as);
   }
   free (f);
 }

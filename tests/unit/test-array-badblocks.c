@@ -4,7 +4,8 @@
  * from the rest of their row and rewritten where a member never failed
  * a write, rows bad on two members fail only their requests, a write
  * beside a listed page reaches its member, a page put right is cleared
- * before its stripe is let go (each test says what); a member whose bit is set over an empty list is
+ * before its stripe is let go, a grow reads around them and its writes
+ * clear them (each test says what); a member whose bit is set over an empty list is
  * served and loses the bit at the next write (super_1_sync's rule); a
  * corrupt log refuses the array naming the member and the entry.
  */
@@ -152,6 +153,97 @@ Test (array_badblocks, write_beside_a_listed_page_reaches_its_member,
   afx_verify (&f);
   afx_close (&f);
   afx_open_ok (&f);
+  afx_verify (&f);
+  afx_cleanup (&f);
+}
+
+/* Member 1 lists two ranges, its bytes there stale, and the array grows
+ * to four members, as md grows such an array (raid5.c analyse_stripe: a
+ * device bad in a stripe is not in sync there, so the reshape computes
+ * its block from the others; a good write of a listed block clears it,
+ * R5_MadeGood).  Stopped before the reshape ran, it is assembled again
+ * (md serves a reshape with bad blocks) and served right in the old
+ * shape, the listed bytes left listed (the reshape rewrites them); then
+ * the reshape: every byte reads right, the reshape's writes cleared the
+ * listed bytes (all lie in the new shape's rows), and a check finds
+ * every parity right.
+ */
+Test (array_badblocks, grow_reads_around_listed_blocks, .timeout = 120)
+{
+  const char *paths[1];
+  struct array_err err;
+  struct afx f;
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 7);
+  afx_close (&f);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 100, 8), 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 5000, 700), 0);
+  put_log (f.path[1], &t, false);
+  afx_flip (&f, 1, (DOFF + 100) * 512ULL + 7, 0xff);
+  afx_flip (&f, 1, (DOFF + 5600) * 512ULL, 0x01);
+  afx_reopen (&f);
+  afx_new_member (&f, f.path[3], sizeof f.path[3], 8 << 20);
+  paths[0] = f.path[3];
+  cr_assert_eq (array_grow_start (f.a, paths, 1, false, &err), 0, "%s",
+                err.msg);
+  afx_close (&f);
+  f.n = f.cfg.members = 4;
+  f.cfg.paths[3] = f.path[3];
+  afx_reopen (&f);
+  cr_assert (f.a->grow.active, "not assembled mid-grow");
+  afx_verify (&f);
+  cr_expect_eq (array_member_bad (f.a, 1, (DOFF + 100) * 512ULL, 4096, NULL),
+                MD_BB_ALL, "rewritten in the old shape");
+  cr_assert_eq (array_job_run (f.a, R5_JOB_RESHAPE, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert (!f.a->grow.active, "the reshape did not end");
+  afx_verify (&f);
+  cr_expect_eq (array_member_bad (f.a, 1, DOFF * 512ULL,
+                                  (8 << 20) - DOFF * 512ULL, NULL),
+                MD_BB_NONE, "the reshape's writes left listed bytes listed");
+  cr_expect_eq (f.a->bb.listed, 0);
+  afx_check_clean (&f);
+  afx_cleanup (&f);
+}
+
+/* Members 1 and 2 list bytes in rows of one reshape window (different
+ * rows, so requests are served): the reshape reads around one member per
+ * window, so it stops there naming both, before any write of that
+ * window; every byte still reads right.
+ */
+Test (array_badblocks, grow_window_listed_on_two_members_stops,
+      .timeout = 120)
+{
+  const char *paths[1];
+  struct array_err err;
+  struct afx f;
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 3);
+  afx_close (&f);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 8, 8), 0);
+  put_log (f.path[1], &t, false);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 64, 8), 0);
+  put_log (f.path[2], &t, false);
+  afx_flip (&f, 1, (DOFF + 8) * 512ULL, 0xff);
+  afx_flip (&f, 2, (DOFF + 64) * 512ULL, 0xff);
+  afx_reopen (&f);
+  afx_new_member (&f, f.path[3], sizeof f.path[3], 8 << 20);
+  f.n = 4;
+  paths[0] = f.path[3];
+  cr_assert_eq (array_grow_start (f.a, paths, 1, false, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_RESHAPE, NULL, &err), -EIO,
+                "the reshape went on over two members' bad rows");
+  cr_expect (strstr (err.msg, "window at array byte 0: members 1 and 2 "
+                     "list bad blocks"), "%s", err.msg);
+  cr_assert (f.a->grow.active);
   afx_verify (&f);
   afx_cleanup (&f);
 }

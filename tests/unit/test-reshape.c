@@ -37,6 +37,7 @@ struct grow {
   unsigned members;           /* to.members */
   uint64_t member_bytes;
   int missing;
+  int around;                 /* read around, or -1 */
   unsigned char *m[R5_MAX_MEMBERS];
   unsigned char *model;       /* from.capacity bytes, the old array */
   unsigned char *zero;
@@ -99,6 +100,7 @@ grow_init (struct grow *t, unsigned n, unsigned add, enum r5_layout layout,
   t->members = n + add;
   t->member_bytes = off + stripes * CHUNK + CHUNK;
   t->missing = missing;
+  t->around = -1;
   for (unsigned i = 0; i < t->members; i++) {
     t->m[i] = malloc (t->member_bytes);
     sim_fill_random (t->m[i], t->member_bytes);   /* old bytes, garbage */
@@ -148,7 +150,8 @@ static void
 plan_and_read (struct grow *t, uint64_t line)
 {
   r5_plan_reset (&t->plan);
-  cr_assert_eq (r5_plan_reshape (&t->plan, &t->r, line, t->missing), 0);
+  cr_assert_eq (r5_plan_reshape (&t->plan, &t->r, line, t->missing,
+                                 t->around), 0);
   free (t->scratch);
   t->scratch = malloc (t->plan.scratch + 1);
   sim_fill_random (t->scratch, t->plan.scratch + 1);   /* no free zeroes */
@@ -156,6 +159,8 @@ plan_and_read (struct grow *t, uint64_t line)
     const struct r5_io *io = &t->plan.ios[i];
 
     cr_assert_neq ((int) io->member, t->missing, "an io on the missing member");
+    cr_assert (io->kind != R5_IO_READ || (int) io->member != t->around,
+               "a read of the member read around");
     cr_assert_leq (io->member_off + io->len, t->member_bytes);
     if (io->kind == R5_IO_READ)
       memcpy (buf_of (t, io->buf), t->m[io->member] + io->member_off,
@@ -266,6 +271,41 @@ Test (reshape, grows_every_layout_healthy_and_degraded)
           check_done (&t);
           grow_free (&t);
         }
+}
+
+/* Every old member in turn read around, its old bytes spoiled (they
+ * would read wrong), healthy and with a new slot missing.
+ */
+Test (reshape, a_member_read_around_is_not_read_and_is_written)
+{
+  for (unsigned n = 3; n <= 5; n++)
+    for (unsigned add = 1; add <= 2; add++)
+      for (int l = 0; l < R5_LAYOUTS; l++)
+        for (int around = 0; around < (int) n; around++)
+          for (int missing = -1; missing <= (int) n; missing += (int) n + 1) {
+            struct grow t;
+
+            grow_init (&t, n, add, (enum r5_layout) l, 13, missing, false);
+            t.around = around;
+            sim_fill_random (t.m[around] + t.r.from.data_offset,
+                             t.r.from.stripes * CHUNK);
+            run_reshape (&t, 0, NULL);
+            check_done (&t);
+            grow_free (&t);
+          }
+}
+
+Test (reshape, around_and_missing_both_old_refused)
+{
+  struct grow t;
+
+  grow_init (&t, 3, 1, R5_LEFT_SYMMETRIC, 13, 0, false);
+  cr_assert_eq (r5_plan_reshape (&t.plan, &t.r, 0, 0, 1), -EINVAL);
+  cr_assert_eq (r5_plan_reshape (&t.plan, &t.r, 0, -1, 3), -EINVAL,
+                "a new slot read around");
+  cr_assert_eq (r5_plan_reshape (&t.plan, &t.r, 0, 3, 1), 0,
+                "a new slot missing, an old one read around");
+  grow_free (&t);
 }
 
 Test (reshape, a_crash_anywhere_leaves_every_byte_where_the_line_says)
@@ -456,6 +496,6 @@ Test (reshape, the_data_offset_must_move_by_mdadms_least)
   cr_assert_eq (r5_reshape_init (&r, &g, 1, min), 0);
   cr_assert_eq (r.window, 3u << 20);
   cr_assert_eq (r.to.capacity, g.capacity / 2 * 3);
-  cr_assert_eq (r5_plan_reshape (&(struct r5_plan) { 0 }, &r, 4096, -1),
+  cr_assert_eq (r5_plan_reshape (&(struct r5_plan) { 0 }, &r, 4096, -1, -1),
                 -EINVAL, "a line off a new stripe boundary");
 }
