@@ -126,20 +126,38 @@ int bb_shape (struct array *a, struct wp_batch *b, struct array_err *err)
 bool bb_holds (const struct array *a, const struct wp_batch *b)
   __attribute__((nonnull));
 
-/* A reshape's window (grow.c), planned in p: the members whose tables
- * list bytes p reads (a mask).
+/* A reshape's window (grow-move.c): r5_plan_reshape's around lookup
+ * (raid/reshape.h) in the tables, in the old shape: the one member that
+ * lists bytes of the row, -1, or R5_AROUND_TWO when another lists bytes
+ * there too or out is out of service (then the row, as stripe and chunk
+ * offset, and its members are noted for bb_window_lost).  named: the
+ * members it named.
  */
-uint64_t bb_reads_listed (const struct array *a, const struct r5_plan *p)
+struct bb_around {
+  struct array *a;
+  int out;                    /* an old member out of service, or -1 */
+  uint64_t named;             /* members named (a mask) */
+  uint64_t stripe, off, two;  /* a row two members are out of: where, whose */
+};
+int bb_reshape_around (void *ctx, uint64_t stripe, uint64_t off,
+                       uint64_t len)
   __attribute__((nonnull));
 
-/* The window at line cannot be moved: the members in listed list bytes it
- * reads, more than one, or one with out out of service (or listed on
- * one more once read around).  -EIO, err naming the window and the
- * members (logged).
+/* The window at line cannot be moved (r5_plan_reshape -ENODATA): a row of
+ * it is listed on two members, or on one with c->out out of service.
+ * -EIO, err naming the window, the row and the members (logged).
  */
-int bb_window_lost (struct array *a, uint64_t line, uint64_t listed, int out,
+int bb_window_lost (struct array *a, uint64_t line, const struct bb_around *c,
                     struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
+
+/* The window's writes ops[0..n) that failed were recorded: a page of
+ * them whose row (the new shape) another member lists too, or whose
+ * other member is out of service, cannot be computed -- logged, naming
+ * the array bytes lost (as a rebuild names them, bb_rebuild_lost).
+ */
+void bb_written_lost (struct array *a, const struct io_op *ops, size_t n)
+  __attribute__((nonnull));
 
 /* The window's writes (p) done: listed bytes they wrote are cleared
  * (md's R5_MadeGood), but on a member that failed a write (md skips
@@ -169,11 +187,13 @@ bool bb_reads_failed (struct array *a, const struct io_op *ops, size_t n,
                       unsigned slot, struct array_err *err)
   __attribute__((nonnull));
 
-/* The members but skip (-1: none) whose tables list part of member bytes
- * [chunk_off, chunk_off + len) of stripe's row, as a mask.
+/* The members of shape g (the array's, or a grow's old one) but skip
+ * (-1: none) whose tables list part of member bytes [chunk_off, chunk_off
+ * + len) of stripe's row in g, as a mask.
  */
-uint64_t bb_row_listed (const struct array *a, uint64_t stripe,
-                        uint64_t chunk_off, uint64_t len, int skip)
+uint64_t bb_row_listed (const struct array *a, const struct r5_geom *g,
+                        uint64_t stripe, uint64_t chunk_off, uint64_t len,
+                        int skip)
   __attribute__((nonnull));
 
 /* A rebuild of slot ran over [chunk_off, chunk_off + len) of stripe's row

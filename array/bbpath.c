@@ -250,12 +250,12 @@ bb_reads_failed (struct array *a, const struct io_op *ops, size_t n,
 }
 
 uint64_t
-bb_row_listed (const struct array *a, uint64_t stripe, uint64_t chunk_off,
-               uint64_t len, int skip)
+bb_row_listed (const struct array *a, const struct r5_geom *g,
+               uint64_t stripe, uint64_t chunk_off, uint64_t len, int skip)
 {
   return a->bb.listed == 0 ? 0
-    : listed_in (a, r5_stripe_member_off (&a->geom, stripe) + chunk_off, len,
-                 skip);
+    : shape_listed_in (a, g, r5_stripe_member_off (g, stripe) + chunk_off,
+                       len, skip);
 }
 
 /* The array bytes of member m's page at chunk offset co of stripe into
@@ -309,37 +309,48 @@ bb_rebuild_lost (struct array *a, unsigned slot, uint64_t stripe,
 
 /* --- a reshape's window -------------------------------------------- */
 
-uint64_t
-bb_reads_listed (const struct array *a, const struct r5_plan *p)
+int
+bb_reshape_around (void *ctx, uint64_t stripe, uint64_t off, uint64_t len)
 {
-  uint64_t mask = 0;
+  struct bb_around *c = ctx;
+  const struct r5_geom *g = &c->a->grow.r.from;
+  uint64_t listed = c->a->bb.listed == 0 ? 0
+    : shape_listed_in (c->a, g, r5_stripe_member_off (g, stripe) + off, len,
+                       -1);
+  uint64_t out = c->out >= 0 ? UINT64_C (1) << c->out : 0;
 
-  for (size_t i = 0; a->bb.listed > 0 && i < p->nios; i++) {
-    const struct r5_io *io = &p->ios[i];
-
-    if (io->kind == R5_IO_READ &&
-        array_member_bad (a, io->member, io->member_off, io->len, NULL))
-      mask |= UINT64_C (1) << io->member;
+  if (listed == 0)
+    return -1;
+  if (__builtin_popcountll (listed | out) == 1) {
+    c->named |= listed;
+    return __builtin_ctzll (listed);
   }
-  return mask;
+  c->stripe = stripe;
+  c->off = off;
+  c->two = listed | out;
+  return R5_AROUND_TWO;
 }
 
 int
-bb_window_lost (struct array *a, uint64_t line, uint64_t listed, int out,
+bb_window_lost (struct array *a, uint64_t line, const struct bb_around *c,
                 struct array_err *err)
 {
-  char why[96];
+  const struct r5_geom *g = &a->grow.r.from;
 
-  if (__builtin_popcountll (listed) > 1)
-    snprintf (why, sizeof why, "members %u and %u list bad blocks",
-              (unsigned) __builtin_ctzll (listed),
-              63 - (unsigned) __builtin_clzll (listed));
-  else
-    snprintf (why, sizeof why, "member %u lists bad blocks and member %d "
-              "is out of service", (unsigned) __builtin_ctzll (listed), out);
+  if (c->two == 0) {          /* not noted by bb_reshape_around */
+    array_set_err (err, "the reshape cannot move the window at array byte %"
+                   PRIu64 ": a row it reads has two members out", line);
+    array_log (a, ARRAY_LOG_ERROR, "%s", err->msg);
+    return -EIO;
+  }
   array_set_err (err, "the reshape cannot move the window at array byte %"
-                 PRIu64 ": %s in the rows it reads (md bad-block logs), and "
-                 "RAID-5 rebuilds only one", line, why);
+                 PRIu64 ": a row it reads (old shape, member offset %" PRIu64
+                 ") cannot be computed: members %u and %u are out there "
+                 "(md bad-block logs%s), and RAID-5 rebuilds only one", line,
+                 r5_stripe_member_off (g, c->stripe) + c->off,
+                 (unsigned) __builtin_ctzll (c->two),
+                 63 - (unsigned) __builtin_clzll (c->two),
+                 c->out >= 0 ? ", or out of service" : "");
   array_log (a, ARRAY_LOG_ERROR, "%s", err->msg);
   return -EIO;
 }
@@ -355,6 +366,36 @@ bb_window_written (struct array *a, const struct r5_plan *p)
         array_member_bad (a, io->member, io->member_off, io->len, NULL) &&
         array_bb_clear (a, io->member, io->member_off, io->len, &err) < 0)
       array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+  }
+}
+
+void
+bb_written_lost (struct array *a, const struct io_op *ops, size_t n)
+{
+  const struct r5_geom *g = &a->geom;
+  int out = health_out (&a->health);
+
+  for (size_t i = 0; i < n; i++) {
+    const struct io_op *op = &ops[i];
+
+    if (op->result >= 0 || op->result == -ECANCELED || op->off < g->data_offset)
+      continue;
+    for (uint64_t page = op->off / PAGE * PAGE; page < op->off + op->len;
+         page += PAGE) {
+      uint64_t stripe = (page - g->data_offset) / g->chunk;
+      uint64_t co = (page - g->data_offset) % g->chunk;
+      uint64_t other = listed_in (a, page, PAGE, (int) op->member) |
+        (out >= 0 && out != (int) op->member ? UINT64_C (1) << out : 0);
+
+      if (other == 0 || !array_member_bad (a, op->member, page, PAGE, NULL))
+        continue;
+      array_log (a, ARRAY_LOG_ERROR, "reshape: member %u could not write "
+                 "member bytes %" PRIu64 "+4096 (recorded bad), and member "
+                 "%u is out there too: that 4 KiB row of the array's stripe "
+                 "at array byte %" PRIu64 " (chunk offset %" PRIu64 ") is "
+                 "lost", op->member, page, (unsigned) __builtin_ctzll (other),
+                 r5_stripe_array_off (g, stripe), co);
+    }
   }
 }
 

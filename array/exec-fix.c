@@ -137,10 +137,10 @@ exec_unreadable_degraded (struct request *rq, size_t nops, int *r)
 }
 
 int
-exec_record_unreadable (struct request *rq, size_t nops)
+exec_record_unreadable (struct request *rq, size_t nops,
+                        const struct r5_geom *g)
 {
   struct array *a = rq->a;
-  const struct r5_geom *g = &a->geom;
   int out = health_out (&a->health);
 
   if (out < 0)
@@ -153,9 +153,14 @@ exec_record_unreadable (struct request *rq, size_t nops)
     if (op->result == 0 || op->result == -ECANCELED)
       continue;
     if (op->off >= g->data_offset) {
-      uint64_t stripe = array_member_stripe (a, op->off);
+      uint64_t stripe = (op->off - g->data_offset) / g->chunk;
 
       stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
+      /* A grow moved the row meanwhile: its bytes are not these now. */
+      if (!array_shape_holds (a, g, stripe)) {
+        stripe_unlock_range (&a->locks, &held);
+        return 0;             /* redone in the shape it is in */
+      }
       recorded = bb_reads_failed (a, op, 1, (unsigned) out, rq->err);
       stripe_unlock_range (&a->locks, &held);
     }

@@ -69,13 +69,16 @@ int exec_correct (struct request *rq, const struct read_error *re,
 bool exec_unreadable_degraded (struct request *rq, size_t nops, int *r)
   __attribute__((nonnull));
 
-/* The failed reads of the request's ops[0..nops) re-read a page at a time
- * and the pages that fail again recorded in their members' bad-block
- * logs, each op's stripe locked exclusively meanwhile (no lock of the
- * batch held); a member that cannot record them is taken out, as md
- * fails it.  0 (the batch to be redone), or -errno (rq->err set).
+/* The failed reads of the request's ops[0..nops), run in shape g (a
+ * grow's old one ahead of its line, or the array's), re-read a page at a
+ * time and the pages that fail again recorded in their members' bad-block
+ * logs, each op's stripe (of g) locked exclusively meanwhile (no lock of
+ * the batch held) and recorded only while g still holds it; a member
+ * that cannot record them is taken out, as md fails it.  0 (the batch to
+ * be redone), or -errno (rq->err set).
  */
-int exec_record_unreadable (struct request *rq, size_t nops)
+int exec_record_unreadable (struct request *rq, size_t nops,
+                            const struct r5_geom *g)
   __attribute__((nonnull));
 
 #endif /* ARRAY_EXEC_INT_H */

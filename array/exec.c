@@ -191,6 +191,7 @@ struct batch_fix {
   int around;                 /* read-only: a member read around, or -1 */
   uint64_t end;               /* the array byte where the batch ends */
   size_t nops;                /* BATCH_RECORD: the failed phase's ops */
+  const struct r5_geom *geom; /* ... and the shape they ran in */
 };
 
 /* What a batch whose ops[0..nops) failed with *r asks next, its locks
@@ -213,6 +214,7 @@ on_failure (struct request *rq, const struct r5_geom *geom, size_t nops,
   if (fix->records < CORRECT_TRIES && exec_unreadable_degraded (rq, nops, r)) {
     fix->records++;
     fix->nops = nops;
+    fix->geom = geom ? geom : &a->geom;
     return *r == 0 ? BATCH_RECORD : BATCH_DONE;
   }
   return (*r = handle_failure (rq, nops, *r)) == 0 ? BATCH_AGAIN : BATCH_DONE;
@@ -291,7 +293,7 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
   struct correct_tries corrections = { 0, 0, 0, 0 };
   unsigned heals = 0;
   enum batch_next next = BATCH_AGAIN;
-  struct batch_fix fix = { .records = 0, .around = -1 };
+  struct batch_fix fix = { .records = 0, .around = -1, .geom = NULL };
   int r = 0;
 
   while (next != BATCH_DONE && r == 0) {
@@ -303,7 +305,7 @@ run_batch (struct request *rq, uint64_t pos, uint64_t *done)
     else if (next == BATCH_CORRECT)
       r = exec_correct (rq, &fix.re, &corrections);
     else if (next == BATCH_RECORD)
-      r = exec_record_unreadable (rq, fix.nops);
+      r = exec_record_unreadable (rq, fix.nops, fix.geom);
   }
   return r;
 }

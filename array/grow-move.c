@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +67,7 @@ grow_window_memory (struct array *a, const struct r5_reshape *rs,
 
   r5_plan_reset (&g->plan);
   if ((r = r5_plan_reshape (&g->plan, rs, 0, health_out (&a->health),
-                            -1)) < 0) {
+                            NULL)) < 0) {
     array_set_err (err, "planning the reshape's first window: %s",
                    strerror (-r));
     return r;
@@ -89,9 +90,11 @@ back_up (struct array *a, uint64_t line, uint64_t len, struct array_err *err)
   int r;
 
   if (kept < len) {
-    if ((copy = calloc (1, len)) == NULL)
+    /* Page aligned: the backup may go to new members opened O_DIRECT. */
+    if (posix_memalign ((void **) &copy, 4096, len) != 0)
       return -ENOMEM;
     memcpy (copy, data, kept);
+    memset (copy + kept, 0, len - kept);
     data = copy;
   }
   r = grow_backup_save (a, line, len, data, err);
@@ -117,45 +120,48 @@ corrected (struct array *a, const struct plan_run *x,
   return true;
 }
 
-static int
-plan_around (struct grow *g, uint64_t line, int out, int around,
-             struct array_err *err)
+/* Say which members a window read around (named: a mask). */
+static void
+log_around (struct array *a, uint64_t line, uint64_t named)
 {
-  int r;
+  char who[64] = "";
+  size_t k = 0;
 
-  r5_plan_reset (&g->plan);
-  if ((r = r5_plan_reshape (&g->plan, &g->r, line, out, around)) < 0)
-    array_set_err (err, "planning the reshape at array byte %" PRIu64
-                   ": %s", line, strerror (-r));
-  return r;
+  for (unsigned m = 0; named >> m && k < sizeof who; m++)
+    if (named >> m & 1)
+      k += (size_t) snprintf (who + k, sizeof who - k, "%s%u", k ? ", " : "",
+                              m);
+  array_log (a, ARRAY_LOG_NOTICE, "reshape: member%s %s list%s bad blocks in "
+             "the window at array byte %" PRIu64 ": those pages computed "
+             "from the others", __builtin_popcountll (named) > 1 ? "s" : "",
+             who, __builtin_popcountll (named) > 1 ? "" : "s", line);
 }
 
-/* Plan the window at line with out out of service, reading around the
- * member whose bad-block log lists bytes the window reads, if one does
- * (md's analyse_stripe: a device bad in a stripe is not in sync there);
- * what it then reads (the others, their parity) must not be listed.
+/* Plan the window at line with out out of service, each page of an old
+ * row whose member lists it bad computed from the others (md's
+ * analyse_stripe: a device bad in a stripe is not in sync there).
  */
 static int
 plan_window (struct array *a, uint64_t line, int out, struct array_err *err)
 {
   struct grow *g = &a->grow;
-  uint64_t listed, more;
-  int around, r;
+  struct bb_around c = {
+    .a = a, .out = out < (int) g->r.from.members ? out : -1,
+  };
+  int r;
 
-  if ((r = plan_around (g, line, out, -1, err)) < 0 ||
-      (listed = bb_reads_listed (a, &g->plan)) == 0)
+  r5_plan_reset (&g->plan);
+  r = r5_plan_reshape (&g->plan, &g->r, line, out, &(struct r5_around) {
+      .fn = bb_reshape_around, .ctx = &c });
+  if (r == -ENODATA)
+    return bb_window_lost (a, line, &c, err);
+  if (r < 0) {
+    array_set_err (err, "planning the reshape at array byte %" PRIu64
+                   ": %s", line, strerror (-r));
     return r;
-  around = __builtin_ctzll (listed);
-  if (__builtin_popcountll (listed) > 1 ||
-      (out >= 0 && out < (int) g->r.from.members))
-    return bb_window_lost (a, line, listed, out, err);
-  if ((r = plan_around (g, line, out, around, err)) < 0)
-    return r;
-  if ((more = bb_reads_listed (a, &g->plan)) != 0)
-    return bb_window_lost (a, line, listed | more, out, err);
-  array_log (a, ARRAY_LOG_NOTICE, "reshape: member %d lists bad blocks in "
-             "the window at array byte %" PRIu64 ": its old chunks there "
-             "computed from the others", around, line);
+  }
+  if (c.named)
+    log_around (a, line, c.named);
   return 0;
 }
 
@@ -173,6 +179,8 @@ written (struct array *a, const struct plan_run *x, int r,
       return false;
   if (r < 0 && !array_bb_write_failed (a, x->ops, x->nops, err))
     return false;
+  if (r < 0)
+    bb_written_lost (a, x->ops, x->nops);
   bb_window_written (a, x->plan);
   return true;
 }

@@ -333,8 +333,9 @@ rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
  * held, and the line before it lets them go; a stripe of the array's
  * shape stays so.
  */
-static bool
-shape_holds (const struct array *a, const struct r5_geom *g, uint64_t stripe)
+bool
+array_shape_holds (const struct array *a, const struct r5_geom *g,
+                   uint64_t stripe)
 {
   uint64_t line;
 
@@ -381,9 +382,9 @@ fix_page (struct array *a, const struct r5_geom *g, unsigned m, uint64_t off,
      * hold stale bytes, and a row a grow has moved since holds other
      * bytes: neither may be used to compute the page.
      */
-    if (row_missing (a, g, stripe) >= 0 || !shape_holds (a, g, stripe))
+    if (row_missing (a, g, stripe) >= 0 || !array_shape_holds (a, g, stripe))
       e = -ENODEV;
-    else if (bb_row_listed (a, stripe, h.span.chunk_off, 4096, (int) m)) {
+    else if (bb_row_listed (a, g, stripe, h.span.chunk_off, 4096, (int) m)) {
       failed->result = -EIO;
       e = -ENODATA;
     }
@@ -418,31 +419,32 @@ rewrite_range (struct array *a, const struct read_error *re, bool locked,
 
 /* A page that could not be corrected: recorded in its member's bad-block
  * log (md: a failed R5_ReWrite or R5_ReRead sets the bad block,
- * rdev_set_badblocks), under its stripe's lock; the member fails only
- * when it cannot be recorded -- or during a grow, as no bad block is
- * recorded then (bbpath.c: an array mid-grow with listed blocks is not
- * assembled), nor in a grow's old shape g (the grow may have ended
- * meanwhile: its offsets hold other bytes now), or when it is being
- * rebuilt (md sets a bad block on a
- * device in sync only, and fails one that is not: md_error).
+ * rdev_set_badblocks), under its stripe's lock in its shape g (a grow's
+ * old one ahead of the line: recorded only while that shape still holds
+ * the stripe, as the grow may have moved it meanwhile and its offsets
+ * hold other bytes now); the member fails only when it cannot be
+ * recorded, or when it is being rebuilt (md sets a bad block on a device
+ * in sync only, and fails one that is not: md_error).
  */
 static int
 record_uncorrected (struct array *a, const struct r5_geom *g,
                     const struct io_op *failed, bool locked,
                     struct array_err *err)
 {
+  const struct r5_geom *shape = g ? g : &a->geom;
   unsigned m = failed->member;
-  uint64_t stripe = array_member_stripe (a, failed->off);
+  uint64_t stripe = (failed->off - shape->data_offset) / shape->chunk;
   struct stripe_range held = { 0, 0, false };
   int e = -ENOSPC;
 
   if (failed->result != -ENOMEM && !failed->link_lost &&
-      !a->grow.active && (g == NULL || g == &a->geom) &&
+      failed->off >= shape->data_offset &&
       health_state (&a->health, m) == MEMBER_ACTIVE &&
       array_bb_has_log (a, m)) {
     if (!locked)
       stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
-    e = array_bb_record (a, m, failed->off, failed->len, err);
+    if (array_shape_holds (a, shape, stripe))
+      e = array_bb_record (a, m, failed->off, failed->len, err);
     stripe_unlock_range (&a->locks, &held);
   }
   if (e == 0) {

@@ -257,7 +257,7 @@ copy_page (struct array *a, unsigned slot, uint64_t s, uint64_t co,
       io_run (a->members, &op, 1, IO_CALLS) == 0)
     return 0;
   for (unsigned tries = 0; r == -EAGAIN && tries <= CORRECT_TRIES; tries++) {
-    if ((listed = bb_row_listed (a, s, co, 4096, (int) slot)) != 0) {
+    if ((listed = bb_row_listed (a, &a->geom, s, co, 4096, (int) slot)) != 0) {
       snprintf (why, sizeof why, "are bad on it and on member %u",
                 (unsigned) __builtin_ctzll (listed));
       return lose_page (a, slot, off, dst, why, err);

@@ -122,6 +122,14 @@ bool array_read_error (const struct array *a, const struct r5_geom *geom,
                        struct read_error *re)
   __attribute__((nonnull (1, 3, 5), warn_unused_result));
 
+/* Does shape g still hold stripe (of g)?  The array's shape always does;
+ * a grow's old shape while any of the stripe's bytes lies ahead of the
+ * reshape line (heal.c).  Call with the stripe's lock held.
+ */
+bool array_shape_holds (const struct array *a, const struct r5_geom *g,
+                        uint64_t stripe)
+  __attribute__((nonnull));
+
 /* The reads of ops[0..n) that succeeded clear their members' counts of
  * read errors (md's rule: only errors in a row count).
  */

@@ -243,7 +243,8 @@ row_listed (const struct array *a, uint64_t s, uint64_t co, uint64_t end,
 {
   uint64_t next = (co / 4096 + 1) * 4096;
 
-  return bb_row_listed (a, s, co, (next < end ? next : end) - co, slot) != 0;
+  return bb_row_listed (a, &a->geom, s, co, (next < end ? next : end) - co,
+                       slot) != 0;
 }
 
 /* A rebuild's stripe (one) whose row lists bad blocks: md counts a
@@ -297,12 +298,12 @@ listed_stripe (struct part *p, struct r5_job_span span, uint64_t s,
   bool rebuild = p->kind == R5_JOB_REBUILD;
   int slot = rebuild ? job_slot (a) : -1, r = 0;
   struct r5_job_span one = span;
-  uint64_t bad = bb_row_listed (a, s, span.chunk_off, span.len, slot);
+  uint64_t bad = bb_row_listed (a, &a->geom, s, span.chunk_off, span.len, slot);
 
   one.first = s;
   one.n = 1;
   if (bad && !*counted && (span.chunk_off == 0 ||
-                           !bb_row_listed (a, s, 0, span.chunk_off, slot))) {
+                           !bb_row_listed (a, &a->geom, s, 0, span.chunk_off, slot))) {
     a->job.tally.bb_stripes++;      /* once a stripe, in its first slice */
     *counted = true;
   }

@@ -125,7 +125,7 @@ struct window {
   uint64_t base;              /* array address of the first `from` stripe
                                * read, scratch offset 0 (at or below line) */
   int missing;
-  int around;                 /* read around in `from` only, or -1 */
+  const struct r5_around *around;   /* or NULL */
   uint64_t to_parity;         /* scratch offset of the `to` parities */
   uint64_t from_parity;       /* ... of the `from` parities (degraded) */
 };
@@ -151,41 +151,83 @@ add_chunk_io (struct r5_plan *p, enum r5_io_kind kind, unsigned member,
     });
 }
 
-/* Read `from` stripe s into scratch; a missing (or read-around) member's
- * data is the XOR of the others and the stripe's parity (read to its own
- * place).
+/* b, off bytes further in (zeroes stay zeroes). */
+static struct r5_buf
+buf_at (struct r5_buf b, uint64_t off)
+{
+  if (b.kind == R5_BUF_SCRATCH)
+    b.off += off;
+  return b;
+}
+
+/* Read bytes [off, off + len) of each chunk of `from` stripe s into
+ * scratch; skip's data there (a member missing or read around) is the
+ * XOR of the others and the stripe's parity (read to its own place).
+ */
+static int
+read_part (struct window *w, uint64_t s, unsigned i, uint64_t off,
+           uint64_t len, int skip)
+{
+  const struct r5_geom *g = &w->r->from;
+  uint64_t base = r5_stripe_array_off (g, s);
+  uint64_t moff = r5_stripe_member_off (g, s) + off;
+  struct r5_xor x = { .len = len };
+  struct r5_buf par = { R5_BUF_SCRATCH, w->from_parity + i * g->chunk + off };
+  int lost = -1, r = 0;
+
+  for (unsigned d = 0; d < g->data_members && r == 0; d++) {
+    unsigned m = r5_data_member (g, s, d);
+    struct r5_buf b = buf_at (data_buf (w, base + d * g->chunk), off);
+
+    if ((int) m == skip)
+      lost = (int) d;
+    else
+      r = add_chunk_io (w->p, R5_IO_READ, m, moff, len, b);
+  }
+  if (r < 0 || lost < 0)
+    return r;
+  if ((r = add_chunk_io (w->p, R5_IO_READ, r5_parity_member (g, s), moff, len,
+                         par)) < 0)
+    return r;
+  x.dst = buf_at (data_buf (w, base + (unsigned) lost * g->chunk), off);
+  for (unsigned d = 0; d < g->data_members; d++)
+    if ((int) d != lost)
+      x.src[x.nsrc++] = buf_at (data_buf (w, base + d * g->chunk), off);
+  x.src[x.nsrc++] = par;
+  return r5_plan_add_xor (w->p, &x);
+}
+
+/* The member to compute in [off, off + len) of `from` stripe s's row (one
+ * listed there, else the one missing), or -ENODATA when two are out.
+ */
+static int
+skip_in (const struct window *w, uint64_t s, uint64_t off, uint64_t len)
+{
+  int old_missing = w->missing < (int) w->r->from.members ? w->missing : -1;
+  int a = w->around ? w->around->fn (w->around->ctx, s, off, len) : -1;
+
+  if (a == R5_AROUND_TWO || (a >= 0 && old_missing >= 0 && a != old_missing))
+    return -ENODATA;
+  return a >= 0 ? a : old_missing;
+}
+
+/* Read `from` stripe s into scratch: whole chunks, each page on its own
+ * where a member lists bytes in the stripe's row (md's stripe_head is a
+ * page: a device is out of sync only in the pages it lists).
  */
 static int
 read_from_stripe (struct window *w, uint64_t s, unsigned i)
 {
   const struct r5_geom *g = &w->r->from;
-  uint64_t base = r5_stripe_array_off (g, s), moff = r5_stripe_member_off (g, s);
-  struct r5_xor x = { .len = g->chunk };
-  struct r5_buf par = { R5_BUF_SCRATCH, w->from_parity + i * g->chunk };
-  int skip = w->around >= 0 ? w->around : w->missing;
-  int lost = -1, r = 0;
+  int skip = skip_in (w, s, 0, g->chunk), r = 0;
 
-  for (unsigned d = 0; d < g->data_members && r == 0; d++) {
-    unsigned m = r5_data_member (g, s, d);
-    struct r5_buf b = data_buf (w, base + d * g->chunk);
-
-    if ((int) m == skip)
-      lost = (int) d;
-    else
-      r = add_chunk_io (w->p, R5_IO_READ, m, moff, g->chunk, b);
+  if (skip == -ENODATA || (skip >= 0 && skip != w->missing)) {
+    for (uint64_t off = 0; off < g->chunk && r == 0; off += R5_AROUND_PAGE)
+      if ((r = skip_in (w, s, off, R5_AROUND_PAGE)) >= -1)
+        r = read_part (w, s, i, off, R5_AROUND_PAGE, r);
+    return r;
   }
-  if (r < 0 || lost < 0)
-    return r;
-  if ((unsigned) skip != r5_parity_member (g, s) &&
-      (r = add_chunk_io (w->p, R5_IO_READ, r5_parity_member (g, s), moff,
-                         g->chunk, par)) < 0)
-    return r;
-  x.dst = data_buf (w, base + (unsigned) lost * g->chunk);
-  for (unsigned d = 0; d < g->data_members; d++)
-    if ((int) d != lost)
-      x.src[x.nsrc++] = data_buf (w, base + d * g->chunk);
-  x.src[x.nsrc++] = par;
-  return r5_plan_add_xor (w->p, &x);
+  return read_part (w, s, i, 0, g->chunk, skip);
 }
 
 /* Parity of `to` stripe s, then every chunk of it written. */
@@ -216,7 +258,7 @@ write_to_stripe (struct window *w, uint64_t s, unsigned i)
 
 int
 r5_plan_reshape (struct r5_plan *p, const struct r5_reshape *r,
-                 uint64_t line, int missing, int around)
+                 uint64_t line, int missing, const struct r5_around *around)
 {
   struct window w = {
     .p = p, .r = r, .line = line, .len = r5_reshape_window_len (r, line),
@@ -231,9 +273,8 @@ r5_plan_reshape (struct r5_plan *p, const struct r5_reshape *r,
   int err = 0;
 
   if (line % r->to.stripe_data || w.len == 0 || missing < -1 ||
-      missing >= (int) r->to.members || around < -1 ||
-      around >= (int) r->from.members ||
-      (around >= 0 && missing >= 0 && missing < (int) r->from.members))
+      missing >= (int) r->to.members ||
+      (around != NULL && r->from.chunk % R5_AROUND_PAGE))
     return -EINVAL;
   /* A line inside a window (md's, recorded between two): the `from`
    * stripe it falls in is read whole -- it was not written yet, the

@@ -118,23 +118,38 @@ bool r5_reshape_must_record (const struct r5_reshape *r, uint64_t safe,
                              uint64_t line)
   __attribute__((nonnull));
 
+/* Which member of the old shape a window computes rather than reads in
+ * `from` stripe's row at chunk offset off, len bytes (the whole chunk,
+ * then each R5_AROUND_PAGE of it where one is named): -1 none, the member
+ * (one whose bad-block log lists bytes there: md's analyse_stripe treats
+ * it as failed in that stripe), or R5_AROUND_TWO when more than one.
+ * The caller's lookup; ctx is its own.
+ */
+#define R5_AROUND_PAGE 4096u
+#define R5_AROUND_TWO (-2)
+struct r5_around {
+  int (*fn) (void *ctx, uint64_t stripe, uint64_t off, uint64_t len);
+  void *ctx;
+};
+
 /* Append to p the moving of the window (or its rest) at line: the `from`
  * stripes holding it read
  * (the data; with a member missing, the others and parity, the missing
  * data computed), the `to` stripes' parity computed, every `to` chunk
  * written but the missing member's.  missing: a slot absent from both
  * geometries (< from.members), a new slot absent from `to`, or -1.
- * around: a `from` slot whose `from` chunks are not read but computed
- * from the others (a member whose bad-block log lists bytes the window
- * reads: md treats it as failed for those stripes), its `to` chunks
- * written as every other's; -1, or with missing -1 or a new slot.  Scratch: the
- * window's data in array order, then each `to` stripe's parity, then
- * (degraded, or around) each `from` stripe's parity.  0, -EINVAL (line
- * not a `to` stripe boundary below r->end, missing or around out of
- * range, both old slots), -ENOMEM.
+ * around (or NULL): a page a member is named for in its `from` row is
+ * computed from the others, that member's `to` chunks written as every
+ * other's.  Scratch: the window's data in array order, then each `to`
+ * stripe's parity, then each `from` stripe's parity (where a member is
+ * computed).  0, -EINVAL (line not a `to` stripe boundary below r->end,
+ * missing out of range, around with chunks not whole pages), -ENODATA (a
+ * page of a `from` row has two members out: named by around, or named
+ * and missing), -ENOMEM.
  */
 int r5_plan_reshape (struct r5_plan *p, const struct r5_reshape *r,
-                     uint64_t line, int missing, int around)
-  __attribute__((nonnull, warn_unused_result));
+                     uint64_t line, int missing,
+                     const struct r5_around *around)
+  __attribute__((nonnull (1, 2), warn_unused_result));
 
 #endif /* RAID_RESHAPE_H */

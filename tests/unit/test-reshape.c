@@ -30,14 +30,14 @@
 #include "raid/reshape.h"
 #include "plan-sim.h"
 
-#define CHUNK 4096u
+#define CHUNK 16384u                  /* four pages: listed pages within a chunk */
 
 struct grow {
   struct r5_reshape r;
   unsigned members;           /* to.members */
   uint64_t member_bytes;
   int missing;
-  int around;                 /* read around, or -1 */
+  struct r5_around *around;   /* or NULL */
   unsigned char *m[R5_MAX_MEMBERS];
   unsigned char *model;       /* from.capacity bytes, the old array */
   unsigned char *zero;
@@ -100,7 +100,7 @@ grow_init (struct grow *t, unsigned n, unsigned add, enum r5_layout layout,
   t->members = n + add;
   t->member_bytes = off + stripes * CHUNK + CHUNK;
   t->missing = missing;
-  t->around = -1;
+  t->around = NULL;
   for (unsigned i = 0; i < t->members; i++) {
     t->m[i] = malloc (t->member_bytes);
     sim_fill_random (t->m[i], t->member_bytes);   /* old bytes, garbage */
@@ -152,6 +152,18 @@ plan_and_read (struct grow *t, uint64_t line)
   r5_plan_reset (&t->plan);
   cr_assert_eq (r5_plan_reshape (&t->plan, &t->r, line, t->missing,
                                  t->around), 0);
+  for (size_t i = 0; t->around && i < t->plan.nios; i++) {
+    const struct r5_io *io = &t->plan.ios[i];
+    uint64_t s, off;
+
+    if (io->kind != R5_IO_READ || io->member_off < t->r.from.data_offset)
+      continue;
+    s = (io->member_off - t->r.from.data_offset) / CHUNK;
+    off = (io->member_off - t->r.from.data_offset) % CHUNK;
+    for (uint64_t p = off / 4096 * 4096; p < off + io->len; p += 4096)
+      cr_assert_neq (t->around->fn (t->around->ctx, s, p, 4096),
+                     (int) io->member, "a read of a listed page");
+  }
   free (t->scratch);
   t->scratch = malloc (t->plan.scratch + 1);
   sim_fill_random (t->scratch, t->plan.scratch + 1);   /* no free zeroes */
@@ -159,8 +171,6 @@ plan_and_read (struct grow *t, uint64_t line)
     const struct r5_io *io = &t->plan.ios[i];
 
     cr_assert_neq ((int) io->member, t->missing, "an io on the missing member");
-    cr_assert (io->kind != R5_IO_READ || (int) io->member != t->around,
-               "a read of the member read around");
     cr_assert_leq (io->member_off + io->len, t->member_bytes);
     if (io->kind == R5_IO_READ)
       memcpy (buf_of (t, io->buf), t->m[io->member] + io->member_off,
@@ -273,37 +283,104 @@ Test (reshape, grows_every_layout_healthy_and_degraded)
         }
 }
 
-/* Every old member in turn read around, its old bytes spoiled (they
- * would read wrong), healthy and with a new slot missing.
+/* Listed pages: (member, `from` stripe, page) triples. */
+struct listing {
+  unsigned n;
+  struct { int member; uint64_t stripe, off; } e[8];
+  const struct grow *t;       /* whose reads are checked */
+};
+
+static int
+listed_fn (void *ctx, uint64_t stripe, uint64_t off, uint64_t len)
+{
+  const struct listing *l = ctx;
+  uint64_t mask = 0;
+
+  for (unsigned i = 0; i < l->n; i++)
+    if (l->e[i].stripe == stripe && l->e[i].off >= off &&
+        l->e[i].off < off + len)
+      mask |= UINT64_C (1) << l->e[i].member;
+  if (mask == 0)
+    return -1;
+  return __builtin_popcountll (mask) > 1 ? R5_AROUND_TWO
+    : __builtin_ctzll (mask);
+}
+
+static void
+list (struct listing *l, int member, uint64_t stripe, uint64_t page)
+{
+  l->e[l->n].member = member;
+  l->e[l->n].stripe = stripe;
+  l->e[l->n++].off = page * 4096;
+}
+
+/* The bytes of each listed page spoiled on its member (a read of them
+ * would show), and the parity page beside one (page + 1 of the same row,
+ * when nobody lists it: a read around whole chunks would use it).
  */
-Test (reshape, a_member_read_around_is_not_read_and_is_written)
+static void
+spoil_listed (struct grow *t, const struct listing *l)
+{
+  const struct r5_geom *g = &t->r.from;
+
+  for (unsigned i = 0; i < l->n; i++) {
+    uint64_t moff = g->data_offset + l->e[i].stripe * CHUNK + l->e[i].off;
+    unsigned pm = md_parity (g, l->e[i].stripe);
+
+    sim_fill_random (t->m[l->e[i].member] + moff, 4096);
+    if (l->e[i].off + 4096 < CHUNK && (int) pm != l->e[i].member &&
+        listed_fn ((void *) l, l->e[i].stripe, l->e[i].off + 4096, 4096) < 0)
+      sim_fill_random (t->m[pm] + moff + 4096, 4096);
+  }
+}
+
+/* Members read around a page at a time, healthy and with a new slot
+ * missing: pages of one member in stripes 1 and 4, and of two members in
+ * different pages of stripe 6.
+ */
+Test (reshape, listed_pages_are_computed_a_page_at_a_time)
 {
   for (unsigned n = 3; n <= 5; n++)
     for (unsigned add = 1; add <= 2; add++)
       for (int l = 0; l < R5_LAYOUTS; l++)
-        for (int around = 0; around < (int) n; around++)
+        for (int m = 0; m < (int) n; m++)
           for (int missing = -1; missing <= (int) n; missing += (int) n + 1) {
+            struct listing ls = { 0 };
+            struct r5_around around = { listed_fn, &ls };
             struct grow t;
 
             grow_init (&t, n, add, (enum r5_layout) l, 13, missing, false);
-            t.around = around;
-            sim_fill_random (t.m[around] + t.r.from.data_offset,
-                             t.r.from.stripes * CHUNK);
+            list (&ls, m, 1, 0);
+            list (&ls, m, 4, 2);
+            list (&ls, m, 6, 0);
+            list (&ls, (m + 1) % (int) n, 6, 1);
+            spoil_listed (&t, &ls);
+            t.around = &around;
             run_reshape (&t, 0, NULL);
             check_done (&t);
             grow_free (&t);
           }
 }
 
-Test (reshape, around_and_missing_both_old_refused)
+Test (reshape, a_page_out_on_two_members_refused)
 {
+  struct listing ls = { 0 };
+  struct r5_around around = { listed_fn, &ls };
   struct grow t;
 
-  grow_init (&t, 3, 1, R5_LEFT_SYMMETRIC, 13, 0, false);
-  cr_assert_eq (r5_plan_reshape (&t.plan, &t.r, 0, 0, 1), -EINVAL);
-  cr_assert_eq (r5_plan_reshape (&t.plan, &t.r, 0, -1, 3), -EINVAL,
-                "a new slot read around");
-  cr_assert_eq (r5_plan_reshape (&t.plan, &t.r, 0, 3, 1), 0,
+  grow_init (&t, 3, 1, R5_LEFT_SYMMETRIC, 13, -1, false);
+  list (&ls, 0, 0, 1);
+  list (&ls, 2, 0, 1);
+  cr_assert_eq (r5_plan_reshape (&t.plan, &t.r, 0, -1, &around), -ENODATA);
+  r5_plan_reset (&t.plan);
+  ls.n = 1;
+  cr_assert_eq (r5_plan_reshape (&t.plan, &t.r, 0, 2, &around), -ENODATA,
+                "a listed page beside a missing member");
+  r5_plan_reset (&t.plan);
+  cr_assert_eq (r5_plan_reshape (&t.plan, &t.r, 0, 0, &around), 0,
+                "the missing member's own listed page");
+  r5_plan_reset (&t.plan);
+  cr_assert_eq (r5_plan_reshape (&t.plan, &t.r, 0, 3, &around), 0,
                 "a new slot missing, an old one read around");
   grow_free (&t);
 }
@@ -496,6 +573,6 @@ Test (reshape, the_data_offset_must_move_by_mdadms_least)
   cr_assert_eq (r5_reshape_init (&r, &g, 1, min), 0);
   cr_assert_eq (r.window, 3u << 20);
   cr_assert_eq (r.to.capacity, g.capacity / 2 * 3);
-  cr_assert_eq (r5_plan_reshape (&(struct r5_plan) { 0 }, &r, 4096, -1, -1),
+  cr_assert_eq (r5_plan_reshape (&(struct r5_plan) { 0 }, &r, 4096, -1, NULL),
                 -EINVAL, "a line off a new stripe boundary");
 }
