@@ -1,6 +1,12 @@
-/* array/grow-backup.c -- the backup file of a grow that keeps its data
- * offset (grow.h), in mdadm's format (raid/mdbackup.h), so that mdadm
- * --assemble --backup-file and this project restore each other's.
+/* array/grow-backup.c -- the backup of a grow that keeps its data offset
+ * (grow.h), in mdadm's format (raid/mdbackup.h), so that mdadm
+ * --assemble [--backup-file] and this project restore each other's: in
+ * the file given (--backup-file), or, with none, on every new member,
+ * where mdadm keeps it without a file (Grow.c reshape_prepare_fdlist,
+ * Grow_restart): the header in the last 4 KiB of the member's used space
+ * (data_offset + size), the bytes a window before it -- the new shape's
+ * last rows, which only the reshape's last windows write, long after the
+ * critical section.
  *
  * A critical window (raid/reshape.h) is moved so (grow.c):
  *   1. the line recorded at its start (the superblocks);
@@ -36,6 +42,105 @@ backup_fail (struct array *a, const char *what, int r, struct array_err *err)
   array_set_err (err, "backup file %s: %s: %s", a->grow.backup_path, what,
                  strerror (-r));
   return r;
+}
+
+/* --- where it lives: the file, or the new members ------------------- */
+
+/* On a new member (mdadm's layout for a device, Grow.c grow_backup): the
+ * header 4 KiB before the bytes, the bytes, and the header again in the
+ * last 4 KiB of the used space, where Grow_restart reads it.
+ */
+
+static bool
+on_members (const struct array *a)
+{
+  return a->grow.backup_path == NULL;
+}
+
+static uint64_t
+member_header_at (const struct array *a)
+{
+  return a->grow.r.to.data_offset + a->meta.live.common.size * 512 -
+    MD_BACKUP_DATA_OFFSET;
+}
+
+static uint64_t
+member_data_at (const struct array *a)
+{
+  return member_header_at (a) - a->grow.r.window;
+}
+
+static int
+member_fail (struct array *a, unsigned s, const char *what, uint64_t at, int r,
+             struct array_err *err)
+{
+  array_set_err (err, "the grow's backup on member %u (%s): %s at member "
+                 "offset %" PRIu64 ": %s", s, array_member_path (a, s), what,
+                 at, strerror (-r));
+  return r;
+}
+
+/* len bytes of buf (page aligned, len whole pages) written durably as the
+ * backup's header (header) or bytes, on every place it lives.
+ */
+static int
+place_write (struct array *a, bool header, const void *buf, size_t len,
+             struct array_err *err)
+{
+  struct grow *g = &a->grow;
+  const char *what = header ? "writing its header" : "writing the window's "
+    "bytes";
+  uint64_t at = header ? member_header_at (a) : member_data_at (a);
+  unsigned n = 0;
+  int r;
+
+  if (!on_members (a)) {
+    if ((r = io_mapfile_pwrite (&g->backup, buf, header ? MD_BACKUP_HEADER
+                                : len, header ? 0 : MD_BACKUP_DATA_OFFSET)) < 0 ||
+        (r = io_mapfile_datasync (&g->backup)) < 0)
+      return backup_fail (a, what, r, err);
+    return 0;
+  }
+  for (unsigned s = g->r.from.members; s < g->r.to.members; s++) {
+    uint64_t lead = member_data_at (a) - MD_BACKUP_DATA_OFFSET;
+
+    if (health_out (&a->health) == (int) s)
+      continue;
+    /* The header twice, as mdadm's grow_backup writes it: 4 KiB before
+     * the bytes (Grow_restart compares the two) and at its place.
+     */
+    if ((header && (r = io_member_pwrite (&a->members[s], buf, len,
+                                          lead)) < 0) ||
+        (r = io_member_pwrite (&a->members[s], buf, len, at)) < 0 ||
+        (r = io_member_sync (&a->members[s])) < 0)
+      return member_fail (a, s, what, at, r, err);
+    n++;
+  }
+  if (n == 0) {
+    array_set_err (err, "the grow's backup: no new member in service to "
+                   "keep it on (give a backup file, --backup-file)");
+    return -ENODEV;
+  }
+  return 0;
+}
+
+/* len bytes at off of the backup's place src (-1: the file; else the new
+ * member in slot src) into buf (page aligned, len whole pages).
+ */
+static int
+place_read (struct array *a, int src, void *buf, size_t len, uint64_t off,
+            struct array_err *err)
+{
+  int r;
+
+  if (src < 0) {
+    if ((r = io_mapfile_pread (&a->grow.backup, buf, len, off)) < 0)
+      return backup_fail (a, "reading it", r, err);
+    return 0;
+  }
+  if ((r = io_member_pread (&a->members[src], buf, len, off)) < 0)
+    return member_fail (a, (unsigned) src, "reading it", off, r, err);
+  return 0;
 }
 
 static int write_header (struct array *a, uint64_t line, uint64_t len,
@@ -75,10 +180,8 @@ grow_backup_open (struct array *a, bool make, struct array_err *err)
   uint64_t size;
   int r;
 
-  if (g->backup_path == NULL) {
-    array_set_err (err, "no backup file given (mdadm's --backup-file)");
-    return -ENOENT;
-  }
+  if (on_members (a))
+    return 0;                 /* nothing to open: grow_backup_begin */
   if (g->backup.fd >= 0)
     return 0;
   if (make)
@@ -87,40 +190,41 @@ grow_backup_open (struct array *a, bool make, struct array_err *err)
   return r < 0 ? backup_fail (a, "cannot open", r, err) : 0;
 }
 
-/* The header: bytes [line, line + len) at byte 4096 (len 0: none). */
+/* The header: bytes [line, line + len) where the place keeps them (len
+ * 0: none).
+ */
 static int
 write_header (struct array *a, uint64_t line, uint64_t len,
               struct array_err *err)
 {
-  struct grow *g = &a->grow;
-  uint8_t block[MD_BACKUP_HEADER];
+  uint8_t *block = aligned_alloc (4096, MD_BACKUP_DATA_OFFSET);
   struct md_backup b = {
-    .mtime = (uint64_t) time (NULL), .devstart = MD_BACKUP_DATA_OFFSET / 512,
+    .mtime = (uint64_t) time (NULL),
+    .devstart = (on_members (a) ? member_data_at (a)
+                 : MD_BACKUP_DATA_OFFSET) / 512,
     .arraystart = line / 512, .length = len / 512,
   };
   int r;
 
+  if (block == NULL)
+    return -ENOMEM;
+  memset (block, 0, MD_BACKUP_DATA_OFFSET);
   memcpy (b.set_uuid, a->meta.live.common.set_uuid, 16);
   md_backup_encode (&b, block);
-  if ((r = io_mapfile_pwrite (&g->backup, block, sizeof block, 0)) < 0 ||
-      (r = io_mapfile_datasync (&g->backup)) < 0)
-    return backup_fail (a, "writing its header", r, err);
-  return 0;
+  r = place_write (a, true, block, MD_BACKUP_DATA_OFFSET, err);
+  free (block);
+  return r;
 }
 
 int
 grow_backup_save (struct array *a, uint64_t line, uint64_t len,
                   const void *data, struct array_err *err)
 {
-  struct grow *g = &a->grow;
   int r;
 
-  if ((r = grow_backup_open (a, false, err)) < 0)
+  if ((r = grow_backup_open (a, false, err)) < 0 ||
+      (r = place_write (a, false, data, len, err)) < 0)
     return r;
-  if ((r = io_mapfile_pwrite (&g->backup, data, len,
-                              MD_BACKUP_DATA_OFFSET)) < 0 ||
-      (r = io_mapfile_datasync (&g->backup)) < 0)
-    return backup_fail (a, "writing the window's bytes", r, err);
   return write_header (a, line, len, err);
 }
 
@@ -128,6 +232,12 @@ int
 grow_backup_forget (struct array *a, struct array_err *err)
 {
   return write_header (a, 0, 0, err);
+}
+
+int
+grow_backup_begin (struct array *a, struct array_err *err)
+{
+  return on_members (a) ? write_header (a, 0, 0, err) : 0;
 }
 
 /* Array bytes [off, off + len) of buf written in the new shape (whole
@@ -170,48 +280,72 @@ write_new_shape (struct array *a, uint64_t off, uint64_t len, char *buf,
   return r;
 }
 
-/* Section s of the backup read, and written in the new shape. */
+/* Section s of the backup at src (place_read) read, and written in the
+ * new shape.
+ */
 static int
-restore_section (struct array *a, const struct md_backup_section *s,
+restore_section (struct array *a, int src, const struct md_backup_section *s,
                  struct array_err *err)
 {
   uint64_t len = s->length * 512;
-  char *buf = malloc (len ? len : 1);
+  char *buf = aligned_alloc (4096, (len + 4095) / 4096 * 4096 + 4096);
   int r;
 
   if (buf == NULL)
     return -ENOMEM;
-  if ((r = io_mapfile_pread (&a->grow.backup, buf, len, s->file_off)) < 0)
-    r = backup_fail (a, "reading a backed-up section", r, err);
-  else
+  if ((r = place_read (a, src, buf, len, s->file_off, err)) == 0)
     r = write_new_shape (a, s->arraystart * 512, len, buf, err);
   free (buf);
   return r;
 }
 
-/* The header of the backup, decoded; 0 or -EINVAL (err says why). */
+/* The header of the backup at src, decoded; 0 or -EINVAL (err says why). */
 static int
-read_header (struct array *a, struct md_backup *b, struct array_err *err)
+read_header (struct array *a, int src, struct md_backup *b,
+             struct array_err *err)
 {
-  uint8_t block[MD_BACKUP_HEADER];
+  uint8_t *block = aligned_alloc (4096, MD_BACKUP_DATA_OFFSET);
   char why[ARRAY_ERR_LEN / 2];
+  const char *where = src < 0 ? a->grow.backup_path
+    : array_member_path (a, (unsigned) src);
   int r;
 
-  if ((r = io_mapfile_pread (&a->grow.backup, block, sizeof block, 0)) < 0)
-    return backup_fail (a, "reading its header", r, err);
-  if (md_backup_decode (block, a->meta.live.common.set_uuid, b, why,
-                        sizeof why) < 0) {
-    array_set_err (err, "backup file %s: %s", a->grow.backup_path, why);
-    return -EINVAL;
-  }
-  if (!md_backup_fresh (b, a->meta.live.common.utime)) {
-    array_set_err (err, "backup file %s: its time (%" PRIu64 ") is too far "
-                   "from the array's (%" PRIu64 "): an old backup, as mdadm "
-                   "says", a->grow.backup_path, b->mtime,
+  if (block == NULL)
+    return -ENOMEM;
+  if ((r = place_read (a, src, block, src < 0 ? MD_BACKUP_HEADER
+                       : MD_BACKUP_DATA_OFFSET,
+                       src < 0 ? 0 : member_header_at (a), err)) == 0 &&
+      (r = md_backup_decode (block, a->meta.live.common.set_uuid, b, why,
+                             sizeof why)) < 0)
+    array_set_err (err, "the grow's backup on %s: %s", where, why);
+  free (block);
+  if (r == 0 && !md_backup_fresh (b, a->meta.live.common.utime)) {
+    array_set_err (err, "the grow's backup on %s: its time (%" PRIu64 ") is "
+                   "too far from the array's (%" PRIu64 "): an old backup, "
+                   "as mdadm says", where, b->mtime,
                    a->meta.live.common.utime);
-    return -EINVAL;
+    r = -EINVAL;
   }
-  return 0;
+  return r;
+}
+
+/* With no file: the first new member whose backup header reads, as
+ * mdadm's Grow_restart looks at each; its slot, or -errno (err: the
+ * last member's reason).
+ */
+static int
+find_on_members (struct array *a, struct md_backup *b, struct array_err *err)
+{
+  const struct grow *g = &a->grow;
+  int r = -ENOENT;
+
+  array_set_err (err, "no new member in service holds it");
+  for (unsigned s = g->r.from.members; s < g->r.to.members; s++)
+    if (health_out (&a->health) != (int) s &&
+        io_member_is_open (&a->members[s]) &&
+        (r = read_header (a, (int) s, b, err)) == 0)
+      return (int) s;
+  return r;
 }
 
 /* A grow going on past its critical section: a backup file given that
@@ -230,7 +364,7 @@ backup_adopt (struct array *a)
   if (g->backup_path == NULL || g->backup.fd >= 0 ||
       io_mapfile_open_existing (&g->backup, g->backup_path, &size) < 0)
     return;
-  if (read_header (a, &b, &ignored) < 0)
+  if (read_header (a, -1, &b, &ignored) < 0)
     io_mapfile_close (&g->backup);
 }
 
@@ -242,7 +376,7 @@ grow_backup_restore (struct array *a, struct array_err *err)
   struct md_backup b;
   uint64_t after;
   unsigned n;
-  int r = 0;
+  int src = -1, r = 0;
 
   if (!g->active)
     return 0;
@@ -259,14 +393,19 @@ grow_backup_restore (struct array *a, struct array_err *err)
                    "first)", (uint64_t) g->safe);
     return -EROFS;
   }
-  if ((r = grow_backup_open (a, false, err)) < 0 ||
-      (r = read_header (a, &b, err)) < 0) {
+  if (on_members (a))
+    r = src = find_on_members (a, &b, err);
+  else if ((r = grow_backup_open (a, false, err)) == 0)
+    r = read_header (a, src, &b, err);
+  if (r < 0) {
     char why[ARRAY_ERR_LEN];
 
     snprintf (why, sizeof why, "%s", err->msg);
     array_set_err (err, "the grow stopped in its critical section (array "
-                   "byte %" PRIu64 "), whose bytes only its backup file "
-                   "holds: %s", (uint64_t) g->safe, why);
+                   "byte %" PRIu64 "), whose bytes only its backup holds "
+                   "(%s): %s", (uint64_t) g->safe, on_members (a) ?
+                   "on the new members: no backup file was given"
+                   : "the backup file", why);
     return r;
   }
   /* Nothing to restore: the window at the line was not written (its
@@ -274,13 +413,15 @@ grow_backup_restore (struct array *a, struct array_err *err)
    */
   if ((n = md_backup_restore_plan (&b, g->safe / 512, s, &after)) == 0)
     return 0;
+  r = 0;
   for (unsigned i = 0; i < n && r == 0; i++)
-    r = restore_section (a, &s[i], err);
+    r = restore_section (a, src, &s[i], err);
   if (r == 0 && (r = grow_record (a, after * 512, err)) == 0) {
     a->job.cursor = g->safe / a->geom.stripe_data;
     array_log (a, ARRAY_LOG_NOTICE, "restored the grow's critical section "
                "from %s: array bytes below %" PRIu64 " in the new shape",
-               g->backup_path, after * 512);
+               src < 0 ? g->backup_path : array_member_path (a, (unsigned) src),
+               after * 512);
   }
   return r;
 }

@@ -143,21 +143,18 @@ new_shape (struct array *a, unsigned n, struct r5_reshape *rs,
   bool no_room = room < shift;
   int r;
 
-  if (no_room && a->grow.backup_path == NULL) {
-    array_set_err (err, "cannot grow: the members' data may move down by "
-                   "%" PRIu64 " KiB (from byte %" PRIu64 " to byte %" PRIu64
-                   ", md's lowest: clear of the superblock, the bad-block "
-                   "log and the bitmap), and growing %u members by %u with "
-                   "%" PRIu64 "K chunks moves it down by %" PRIu64 " KiB "
-                   "(mdadm's reshape without a backup file): give a backup "
-                   "file (--backup-file) to grow it keeping its data offset",
-                   room >> 10, a->geom.data_offset, floor, a->geom.members,
-                   n, a->geom.chunk >> 10, shift >> 10);
-    return -ENOSPC;
-  }
-  /* No room: md's grow with mdadm's backup file, the data offset kept
-   * and the critical section's windows through the file.
+  /* No room: md's grow with mdadm's backup, the data offset kept and the
+   * critical section's windows through the backup file, or with none on
+   * the new members, as mdadm backs it up without --backup-file.
    */
+  if (no_room)
+    array_log (a, ARRAY_LOG_NOTICE, "no room to move the data: it may move "
+               "down %" PRIu64 " KiB (from byte %" PRIu64 " to byte %" PRIu64
+               ", md's lowest: clear of the superblock, the bad-block log "
+               "and the bitmap), and growing %u members by %u with %" PRIu64
+               "K chunks moves it down %" PRIu64 " KiB: the data offset "
+               "stays", room >> 10, a->geom.data_offset, floor,
+               a->geom.members, n, a->geom.chunk >> 10, shift >> 10);
   if (no_room &&
       ((r = r5_reshape_init_kept (rs, &a->geom, n)) < 0 ||
        (r = grow_backup_open (a, true, err)) < 0))
@@ -253,7 +250,9 @@ begin_grow (struct array *a, unsigned n, const struct r5_reshape *rs,
   a->job.cursor = 0;          /* the line, before the shape says so */
   a->geom = rs->to;
   a->grow.active = true;
-  if ((r = record_grow (a, first, n, rs, err)) < 0) {
+  if ((rs->from.data_offset == rs->to.data_offset &&
+       (r = grow_backup_begin (a, err)) < 0) ||
+      (r = record_grow (a, first, n, rs, err)) < 0) {
     a->grow.active = false;
     a->geom = rs->from;
     return r;
@@ -263,7 +262,10 @@ begin_grow (struct array *a, unsigned n, const struct r5_reshape *rs,
   if (rs->from.data_offset == rs->to.data_offset)
     array_log (a, ARRAY_LOG_NOTICE, "growing from %u to %u members, the data "
                "offset kept: the critical section goes through the backup "
-               "file %s", first, first + n, a->grow.backup_path);
+               "%s%s", first, first + n, a->grow.backup_path ? "file " :
+               "on the new member (no room to move the data, no backup file "
+               "given: mdadm's way)", a->grow.backup_path ?
+               a->grow.backup_path : "");
   else
     array_log (a, ARRAY_LOG_NOTICE, "growing from %u to %u members: the "
                "data moves down %" PRIu64 " KiB on each (no backup needed)",

@@ -97,7 +97,9 @@ int grow_done (struct array *a, struct array_err *err)
 
 void grow_free (struct grow *g) __attribute__((nonnull));
 
-/* The backup file (grow-backup.c): opened -- if make, made new with an
+/* The backup (grow-backup.c), in the file given or, with none, on the
+ * new members (where mdadm keeps it without --backup-file).  The file
+ * opened -- if make, made new with an
  * empty header (a file already there is refused, -EEXIST, and left as
  * it was: mdadm's O_EXCL), else one that exists; a critical window's
  * bytes [line, line + len) saved in it, durably, header last; the
@@ -114,6 +116,13 @@ int grow_backup_save (struct array *a, uint64_t line, uint64_t len,
                       const void *data, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 int grow_backup_forget (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+/* With no backup file, the grow's empty header on every new member (in
+ * the shape a->grow.r, the members open), before the grow is recorded,
+ * so that a crash before its first window finds a backup holding
+ * nothing rather than none; nothing with a file (made so).
+ */
+int grow_backup_begin (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 int grow_backup_restore (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));

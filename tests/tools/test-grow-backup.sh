@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # raid5ctl grow on members with no room before their data to move it
 # (made with --data-offset 64K; growing 3 -> 4 with 64K chunks moves it
-# by 192 KiB): md's grow with mdadm's --backup-file, the data offset kept
-# and the critical section's windows through the file.
-#  - without --backup-file: refused in one line, nothing written;
+# by 192 KiB): md's grow with mdadm's backup, the data offset kept and
+# the critical section's windows through the backup file (--backup-file)
+# or, with none, through the new member (where mdadm keeps it without a
+# file: Grow.c reshape_prepare_fdlist, Grow_restart).
+#  - without --backup-file, killed at each step of each critical window
+#    and resumed: as below, restored from the new member;
 #  - with it, killed (a crash: RAID5_TEST_CRASH) at each step of a
 #    critical window's move -- its bytes backed up, its new stripes
 #    written, the line past it recorded -- in each critical window, then
@@ -19,7 +22,8 @@
 #    data does not use the file given, and leaves it as it was;
 #  - room counted from md's lowest data offset (36 KiB past the
 #    superblock, past the bad-block log), not the superblock's end:
-#    data at 200K refused (it would pass the log), at 232K moved to 40K.
+#    data at 200K kept (moving it would pass the log), at 232K moved to
+#    40K.
 . "${0%/*}/functions.sh"
 . "${0%/*}/../integration/md-functions.sh"
 requires_raid5ctl
@@ -57,13 +61,29 @@ grown ()
   [ ! -e "$BK" ] || fail "the backup file is left after the grow"
 }
 
-echo "== no room, no backup file: refused"
-fresh
-DISKS=("${m[@]}" "$tmpdir/b.new")
-check_refused 'give a backup file \(--backup-file\)' \
-  grow --add "$tmpdir/b.new" "${m[@]}"
+echo "== no room, no backup file: the backup on the new member; killed, resumed"
+for point in grow-backed-up grow-moved grow-recorded; do
+  for k in 1 2; do
+    fresh
+    st=0
+    RAID5_TEST_CRASH=$point@$k "$RAID5CTL" grow --add "$tmpdir/b.new" "${m[@]}" \
+      >"$tmpdir/grow.out" 2>&1 || st=$?
+    [ $st = 137 ] || { cat "$tmpdir/grow.out" >&2; fail "$point@$k: not killed (exit $st)"; }
+    grep -q "goes through the backup on the new member" "$tmpdir/grow.out" ||
+      fail "$point@$k: the grow does not say where its backup is: $(cat "$tmpdir/grow.out")"
+    "$RAID5CTL" grow "${m[@]}" "$tmpdir/b.new" >"$tmpdir/resume.out" 2>&1 ||
+      { cat "$tmpdir/resume.out" >&2; fail "$point@$k: the resume"; }
+    if [ $point = grow-moved ]; then
+      grep -q "restored the grow's critical section from $tmpdir/b.new" "$tmpdir/resume.out" ||
+        fail "$point@$k: not restored from the new member: $(cat "$tmpdir/resume.out")"
+    fi
+    echo "   $point@$k: resumed$(grep -q 'restored the grow' "$tmpdir/resume.out" && echo ', the critical section restored from the new member')"
+    grown
+  done
+done
 
 echo "== a backup file that exists already (a member, the new disk, any file): refused, kept"
+fresh
 echo "notes: not a backup" >"$tmpdir/notes.txt"
 DISKS=("${m[@]}" "$tmpdir/b.new" "$tmpdir/notes.txt")
 check_refused "backup file ${m[0]}: it exists already" \
@@ -142,7 +162,7 @@ grep -q "data moves down" "$tmpdir/room.out" ||
 [ -e "$tmpdir/notes.txt" ] && [ "$(sha256sum <"$tmpdir/notes.txt")" = "$sum" ] ||
   fail "a backup file the grow did not use was changed or removed"
 echo "   grown, moving the data; the file given stays as it was"
-echo "== room by the superblock's end, not by md's lowest: refused"
+echo "== room by the superblock's end, not by md's lowest: the data offset kept"
 # Data at 200K moving by 192K would start at 8K, over the bad-block log
 # (at 12K): mdadm's space before the data ends 36 KiB past the superblock
 # and past the log (super1.c getinfo_super1; the kernel's
@@ -150,9 +170,12 @@ echo "== room by the superblock's end, not by md's lowest: refused"
 rm -f "$tmpdir"/l.*
 md_create l 3 24M --chunk 64K --bitmap none --data-offset 200K
 truncate -s 24M "$tmpdir/l.new"
-DISKS=("${MEMBERS[@]}" "$tmpdir/l.new")
-check_refused 'to byte 40960, md.s lowest.*give a backup file' \
-  grow --add "$tmpdir/l.new" "${MEMBERS[@]}"
+"$RAID5CTL" grow --add "$tmpdir/l.new" "${MEMBERS[@]}" >"$tmpdir/kept.out" 2>&1 ||
+  { cat "$tmpdir/kept.out" >&2; fail "grow keeping data at 200K"; }
+grep -q "to byte 40960, md's lowest.*the data offset stays" "$tmpdir/kept.out" ||
+  fail "the grow does not say why the data stays: $(cat "$tmpdir/kept.out")"
+[ "$(md_field "${MEMBERS[0]}" 'Data Offset')" = "400 sectors" ] ||
+  fail "data at 200K moved to $(md_field "${MEMBERS[0]}" 'Data Offset')"
 rm -f "$tmpdir"/l.*
 md_create l 3 24M --chunk 64K --bitmap none --data-offset 232K
 truncate -s 24M "$tmpdir/l.new"
@@ -160,5 +183,5 @@ truncate -s 24M "$tmpdir/l.new"
   { cat "$tmpdir/low.out" >&2; fail "grow to md's lowest data offset"; }
 [ "$(md_field "${MEMBERS[0]}" 'Data Offset')" = "80 sectors" ] ||
   fail "grown to data at $(md_field "${MEMBERS[0]}" 'Data Offset'), not md's lowest (80 sectors)"
-echo "   data at 200K refused; at 232K moved to 40K, md's lowest"
+echo "   data at 200K kept; at 232K moved to 40K, md's lowest"
 echo "test-grow-backup: OK"

@@ -17,6 +17,14 @@
 #      raid5ctl grow --backup-file B.bk goes on with md's reshape that
 #      keeps its data offset (no NEW_OFFSET) and finishes: member-check,
 #      check 0, the pattern served.
+#   C  as A with no backup file: raid5ctl keeps the critical section's
+#      backup on the new member, where mdadm keeps it without a file
+#      (Grow.c reshape_prepare_fdlist); in the guest mdadm --assemble,
+#      given no file, finds it there (Grow_restart), restores it, md
+#      finishes: the data, check 0.
+#   D  as B with no backup file (mdadm stopped past its critical
+#      section, its backup no longer needed): raid5ctl grow with no file
+#      finishes md's reshape: member-check, check 0, the pattern served.
 . "${0%/*}/lib.sh"
 need_plugin
 need_raid5ctl
@@ -28,43 +36,65 @@ fails=0
 bad () { echo "not ok $*"; fails=$((fails + 1)); }
 CHUNK=65536
 
-for i in 0 1 2 3; do truncate -s 32M "$W/A-m$i" "$W/B-m$i"; done
-"$RAID5CTL" create --chunk 64K --bitmap none --data-offset 64K "$W/A-m"{0,1,2} >/dev/null 2>&1 ||
-    bad "A: raid5ctl create"
-size=$(nbdkit -U - "$PLUGIN" disk="$W/A-m"{0,1,2} --run 'nbdinfo --size "$uri"')
-head -c "$size" /dev/urandom >"$W/A.pattern"
-nbdkit -U - "$PLUGIN" disk="$W/A-m"{0,1,2} --run "nbdcopy '$W/A.pattern' \"\$uri\"" ||
-    bad "A: writing through the plugin"
-RAID5_TEST_CRASH=grow-moved@1 "$RAID5CTL" grow --add "$W/A-m3" --backup-file "$W/A.bk" \
-    "$W/A-m"{0,1,2} >"$W/A.grow" 2>&1 && bad "A: the grow was not stopped"
-say "A: stopped at reshape position $(mdadm --examine "$W/A-m0" | sed -n "s/^ *Reshape pos'n : //p"), the backup $(stat -c %s "$W/A.bk") bytes"
+# stopped_here CASE BACKUP-ARGS...: raid5ctl create 3, random data, the
+# grow crashed after the first critical window's new stripes were written
+# over its old bytes, before the line passed them.
+stopped_here () {
+    local c=$1 size; shift
+    "$RAID5CTL" create --chunk 64K --bitmap none --data-offset 64K "$W/$c-m"{0,1,2} >/dev/null 2>&1 ||
+        bad "$c: raid5ctl create"
+    size=$(nbdkit -U - "$PLUGIN" disk="$W/$c-m"{0,1,2} --run 'nbdinfo --size "$uri"')
+    head -c "$size" /dev/urandom >"$W/$c.pattern"
+    nbdkit -U - "$PLUGIN" disk="$W/$c-m"{0,1,2} --run "nbdcopy '$W/$c.pattern' \"\$uri\"" ||
+        bad "$c: writing through the plugin"
+    RAID5_TEST_CRASH=grow-moved@1 "$RAID5CTL" grow --add "$W/$c-m3" "$@" \
+        "$W/$c-m"{0,1,2} >"$W/$c.grow" 2>&1 && bad "$c: the grow was not stopped"
+    say "$c: stopped at reshape position $(mdadm --examine "$W/$c-m0" | sed -n "s/^ *Reshape pos'n : //p")"
+}
+
+# finish_here CASE BACKUP-ARGS...: md's grow, stopped in the guest, goes
+# on here and ends: member-check, check 0, the pattern served.
+finish_here () {
+    local c=$1 pos doff used stripes n; shift
+    pos=$(mdadm --examine "$W/$c-m0" 2>/dev/null | sed -n "s/^ *Reshape pos'n : \([0-9]*\).*/\1/p")
+    say "$c: md stopped with the reshape at ${pos:-none} KiB"
+    if [[ -z $pos ]]; then
+        bad "$c: md left no reshape under way"
+    elif ! "$RAID5CTL" grow "$@" "$W/$c-m"{0,1,2,3} >"$W/$c.grow" 2>&1; then
+        bad "$c: raid5ctl grow did not finish md's grow: $(tail -n 1 "$W/$c.grow")"
+    else
+        grep -q "restored the grow's critical section" "$W/$c.grow" &&
+            say "$c: restored mdadm's backup of the critical section"
+        doff=$(mdadm --examine "$W/$c-m0" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors/\1/p')
+        used=$(mdadm --examine "$W/$c-m0" | sed -n 's/^ *\(Used\|Avail\) Dev Size : \([0-9]*\) .*/\2/p' | tail -n 1)
+        stripes=$(( used * 512 / CHUNK ))
+        "$MEMBER_CHECK" --chunk 64K --data-offset $((doff * 512)) --stripes "$stripes" \
+            "$W/$c-m"{0,1,2,3} >"$W/$c.mc" 2>&1 || bad "$c: member-check: $(tail -n 2 "$W/$c.mc")"
+        "$RAID5CTL" check "$W/$c-m"{0,1,2,3} 2>/dev/null | grep -q "mismatch_cnt 0$" ||
+            bad "$c: raid5ctl check after the grow"
+        nbdkit -U - "$PLUGIN" disk="$W/$c-m"{0,1,2,3} --run "nbdcopy \"\$uri\" '$W/$c.back'" ||
+            bad "$c: serving the grown array"
+        n=$(cat "$W/$c.written" 2>/dev/null || echo 0)
+        [[ $n -gt 0 ]] && cmp -n "$n" "$W/$c.back" "$W/$c.pattern" ||
+            bad "$c: the plugin reads other data than md wrote ($n bytes)"
+        say "$c: finished here, $n bytes as md wrote them"
+    fi
+}
+
+for i in 0 1 2 3; do truncate -s 32M "$W/A-m$i" "$W/B-m$i" "$W/C-m$i" "$W/D-m$i"; done
+stopped_here A --backup-file "$W/A.bk"
+say "A: the backup file $(stat -c %s "$W/A.bk") bytes"
+stopped_here C
+grep -q "goes through the backup on the new member" "$W/C.grow" ||
+    bad "C: the grow does not say its backup is on the new member: $(cat "$W/C.grow")"
 head -c $((64 * 1048576)) /dev/urandom >"$W/B.pattern"
+cp "$W/B.pattern" "$W/D.pattern"
 say "host, before: $((SECONDS - t0))s"; t0=$SECONDS
-vm_run "$VM_TESTS/guest-md-grow-backup.sh" "$W"/{A,B}-m{0,1,2,3} || fails=$((fails + 1))
+vm_run "$VM_TESTS/guest-md-grow-backup.sh" "$W"/{A,B,C,D}-m{0,1,2,3} || fails=$((fails + 1))
 say "guest: $((SECONDS - t0))s"; t0=$SECONDS
 
-pos=$(mdadm --examine "$W/B-m0" 2>/dev/null | sed -n "s/^ *Reshape pos'n : \([0-9]*\).*/\1/p")
-say "B: md stopped with the reshape at ${pos:-none} KiB; its backup: $(head -c 16 "$W/B.bk" 2>/dev/null | tr -d '\0')"
-if [[ -z $pos ]]; then
-    bad "B: md left no reshape under way"
-elif ! "$RAID5CTL" grow --backup-file "$W/B.bk" "$W/B-m"{0,1,2,3} >"$W/B.grow" 2>&1; then
-    bad "B: raid5ctl grow did not finish md's grow: $(tail -n 1 "$W/B.grow")"
-else
-    grep -q "restored the grow's critical section" "$W/B.grow" &&
-        say "B: restored mdadm's backup of the critical section"
-    doff=$(mdadm --examine "$W/B-m0" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors/\1/p')
-    used=$(mdadm --examine "$W/B-m0" | sed -n 's/^ *\(Used\|Avail\) Dev Size : \([0-9]*\) .*/\2/p' | tail -n 1)
-    stripes=$(( used * 512 / CHUNK ))
-    "$MEMBER_CHECK" --chunk 64K --data-offset $((doff * 512)) --stripes "$stripes" \
-        "$W/B-m"{0,1,2,3} >"$W/B.mc" 2>&1 || bad "B: member-check: $(tail -n 2 "$W/B.mc")"
-    "$RAID5CTL" check "$W/B-m"{0,1,2,3} 2>/dev/null | grep -q "mismatch_cnt 0$" ||
-        bad "B: raid5ctl check after the grow"
-    nbdkit -U - "$PLUGIN" disk="$W/B-m"{0,1,2,3} --run "nbdcopy \"\$uri\" '$W/B.back'" ||
-        bad "B: serving the grown array"
-    n=$(cat "$W/B.written" 2>/dev/null || echo 0)
-    [[ $n -gt 0 ]] && cmp -n "$n" "$W/B.back" "$W/B.pattern" ||
-        bad "B: the plugin reads other data than md wrote ($n bytes)"
-    say "B: finished here, $n bytes as md wrote them"
-fi
+say "B: md's backup file: $(head -c 16 "$W/B.bk" 2>/dev/null | tr -d '\0')"
+finish_here B --backup-file "$W/B.bk"
+finish_here D
 say "host, after: $((SECONDS - t0))s"
 [[ $fails == 0 ]]

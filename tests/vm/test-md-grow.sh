@@ -21,8 +21,10 @@
 #      the bitmap and the bad-block log, super1.c getinfo_super1).  D1
 #      (48 MiB members, data at 200K, 64K chunks: the grow would move it to
 #      8K, over the bad-block log) and D2 (9 GiB sparse members, data at
-#      264K, the log at 72K) are refused here with no byte changed, each
-#      naming its lowest offset; in the guest mdadm --grow without a backup
+#      264K, the log at 72K): here, on copies, the grow keeps their data
+#      offset, each naming its lowest offset, its critical section backed
+#      up on the new member (D1's copy stopped there and resumed: restored
+#      from it); in the guest mdadm --grow without a backup
 #      file finds no room to move either and keeps their data offset
 #      (backing its critical section up), and the kernel takes D1's
 #      lowest as a new_offset and refuses a page less.  D3 (data at 232K) is grown here
@@ -75,25 +77,41 @@ if mk B internal; then
 fi
 for i in 0 1 2 3; do truncate -s 48M "$W/C-m$i"; done
 # floor CASE SIZE DOFF: a 3-member array of SIZE members, its data at
-# DOFF, that raid5ctl refuses to grow without a backup file; FLOOR, the
-# lowest data offset it names (bytes).
+# DOFF, whose data raid5ctl finds no room to move: on a copy (CASE-h*)
+# the grow keeps the data offset, as mdadm does, its critical section
+# backed up on the new member, and is stopped there (RAID5_TEST_CRASH,
+# its first window backed up); FLOOR, the lowest data offset it names
+# (bytes).  The array itself is left for mdadm in the guest.
 floor () {
-    local c=$1 i sums
+    local c=$1 i
     for i in 0 1 2 3; do truncate -s "$2" "$W/$c-m$i"; done
     "$RAID5CTL" create --assume-clean --chunk 64K --bitmap none --data-offset "$3" \
         "$W/$c-m"{0,1,2} >/dev/null 2>&1 || { bad "$c: raid5ctl create"; return 1; }
-    sums=$(cksum "$W/$c-m"{0,1,2,3})
-    if "$RAID5CTL" grow --add "$W/$c-m3" "$W/$c-m"{0,1,2} >"$W/$c.grow" 2>&1; then
-        bad "$c: raid5ctl grew an array whose data would pass md's lowest offset"
-        return 1
-    fi
-    [[ $(cksum "$W/$c-m"{0,1,2,3}) == "$sums" ]] || bad "$c: the refused grow changed a member"
+    for i in 0 1 2 3; do cp --sparse=always "$W/$c-m$i" "$W/$c-h$i"; done
+    RAID5_TEST_CRASH=grow-backed-up@1 "$RAID5CTL" grow --add "$W/$c-h3" "$W/$c-h"{0,1,2} \
+        >"$W/$c.grow" 2>&1 && { bad "$c: the grow was not stopped"; return 1; }
+    grep -q "goes through the backup on the new member" "$W/$c.grow" ||
+        bad "$c: the grow does not keep the data offset with its backup on the new member: $(cat "$W/$c.grow")"
+    [[ $(mdadm --examine "$W/$c-h0" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors/\1/p') == $(( $(numfmt --from=iec "$3") / 512 )) ]] ||
+        bad "$c: the grow moved the data: $(mdadm --examine "$W/$c-h0" | grep 'Offset')"
     FLOOR=$(sed -n 's/.* to byte \([0-9]*\), md.s lowest.*/\1/p' "$W/$c.grow")
-    [[ -n $FLOOR ]] || { bad "$c: the refusal names no lowest offset: $(cat "$W/$c.grow")"; return 1; }
-    say "$c: refused, data at $3 and md's lowest at byte $FLOOR"
+    [[ -n $FLOOR ]] || { bad "$c: the grow names no lowest offset: $(cat "$W/$c.grow")"; return 1; }
+    say "$c: data at $3 kept (md's lowest at byte $FLOOR), the critical section backed up on the new member"
 }
 floor D1 48M 200K && D1_FLOOR=$FLOOR
 floor D2 9G 264K && D2_FLOOR=$FLOOR
+rm -f "$W"/D2-h*
+# D1's copy, stopped in its critical section, resumed: restored from the
+# new member, grown.
+if "$RAID5CTL" grow "$W/D1-h"{0,1,2,3} >"$W/D1.resume" 2>&1; then
+    grep -q "restored the grow's critical section from $W/D1-h3" "$W/D1.resume" ||
+        bad "D1: the resume did not restore from the new member: $(cat "$W/D1.resume")"
+    "$RAID5CTL" check "$W/D1-h"{0,1,2,3} 2>/dev/null | grep -q "mismatch_cnt 0$" ||
+        bad "D1: raid5ctl check after the resumed grow"
+else
+    bad "D1: the resume: $(tail -n 1 "$W/D1.resume")"
+fi
+rm -f "$W"/D1-h*
 [[ ${D2_FLOOR:-0} -gt ${D1_FLOOR:-0} ]] ||
     bad "D2: its bad-block log (past 36 KiB) does not raise the lowest offset (${D2_FLOOR:-?} <= ${D1_FLOOR:-?})"
 for i in 0 1 2 3; do truncate -s 48M "$W/D3-m$i"; done
