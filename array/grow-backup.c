@@ -50,6 +50,23 @@ backup_fail (struct array *a, const char *what, int r, struct array_err *err)
  * header 4 KiB before the bytes, the bytes, and the header again in the
  * last 4 KiB of the used space, where Grow_restart reads it.
  */
+static uint64_t
+header_at (const struct r5_reshape *rs, uint64_t size_sectors)
+{
+  return rs->to.data_offset + size_sectors * 512 - MD_BACKUP_DATA_OFFSET;
+}
+
+static uint64_t
+member_header_at (const struct array *a)
+{
+  return header_at (&a->grow.r, a->meta.live.common.size);
+}
+
+static uint64_t
+member_data_at (const struct array *a)
+{
+  return member_header_at (a) - a->grow.r.window;
+}
 
 static bool
 on_members (const struct array *a)
@@ -57,17 +74,20 @@ on_members (const struct array *a)
   return a->grow.backup_path == NULL;
 }
 
-static uint64_t
-member_header_at (const struct array *a)
+bool
+grow_backup_fits (const struct array *a, const struct r5_reshape *rs)
 {
-  return a->grow.r.to.data_offset + a->meta.live.common.size * 512 -
-    MD_BACKUP_DATA_OFFSET;
-}
+  uint64_t top = header_at (rs, a->meta.live.common.size), line = 0;
 
-static uint64_t
-member_data_at (const struct array *a)
-{
-  return member_header_at (a) - a->grow.r.window;
+  while (line < rs->end && r5_reshape_critical (rs, line))
+    line += r5_reshape_window_len (rs, line);
+  /* The leading header and the bytes, above the data offset and above
+   * every row the critical windows write (mdadm refuses a backup as big
+   * as half the component: "reshape aborted").
+   */
+  return top >= 2 * MD_BACKUP_DATA_OFFSET + rs->window + rs->to.data_offset &&
+    top - rs->window - MD_BACKUP_DATA_OFFSET >=
+    r5_reshape_to_member_end (rs, line);
 }
 
 static int
@@ -80,30 +100,23 @@ member_fail (struct array *a, unsigned s, const char *what, uint64_t at, int r,
   return r;
 }
 
-/* len bytes of buf (page aligned, len whole pages) written durably as the
- * backup's header (header) or bytes, on every place it lives.
+/* buf (len bytes, page aligned, whole pages) written durably on every new
+ * member in service: as the header (header: both its places) or the
+ * bytes.  0, -ENODEV with none in service, or -errno (err).
  */
 static int
-place_write (struct array *a, bool header, const void *buf, size_t len,
-             struct array_err *err)
+members_write (struct array *a, bool header, const void *buf, size_t len,
+               struct array_err *err)
 {
-  struct grow *g = &a->grow;
+  const struct grow *g = &a->grow;
   const char *what = header ? "writing its header" : "writing the window's "
     "bytes";
   uint64_t at = header ? member_header_at (a) : member_data_at (a);
+  uint64_t lead = member_data_at (a) - MD_BACKUP_DATA_OFFSET;
   unsigned n = 0;
   int r;
 
-  if (!on_members (a)) {
-    if ((r = io_mapfile_pwrite (&g->backup, buf, header ? MD_BACKUP_HEADER
-                                : len, header ? 0 : MD_BACKUP_DATA_OFFSET)) < 0 ||
-        (r = io_mapfile_datasync (&g->backup)) < 0)
-      return backup_fail (a, what, r, err);
-    return 0;
-  }
   for (unsigned s = g->r.from.members; s < g->r.to.members; s++) {
-    uint64_t lead = member_data_at (a) - MD_BACKUP_DATA_OFFSET;
-
     if (health_out (&a->health) == (int) s)
       continue;
     /* The header twice, as mdadm's grow_backup writes it: 4 KiB before
@@ -117,10 +130,30 @@ place_write (struct array *a, bool header, const void *buf, size_t len,
     n++;
   }
   if (n == 0) {
-    array_set_err (err, "the grow's backup: no new member in service to "
-                   "keep it on (give a backup file, --backup-file)");
+    array_set_err (err, "the grow's backup: no new member is in service to "
+                   "keep its critical section on");
     return -ENODEV;
   }
+  return 0;
+}
+
+/* len bytes of buf (page aligned, len whole pages) written durably as the
+ * backup's header (header) or bytes, on every place it lives.
+ */
+static int
+place_write (struct array *a, bool header, const void *buf, size_t len,
+             struct array_err *err)
+{
+  struct grow *g = &a->grow;
+  int r;
+
+  if (on_members (a))
+    return members_write (a, header, buf, len, err);
+  if ((r = io_mapfile_pwrite (&g->backup, buf, header ? MD_BACKUP_HEADER
+                              : len, header ? 0 : MD_BACKUP_DATA_OFFSET)) < 0 ||
+      (r = io_mapfile_datasync (&g->backup)) < 0)
+    return backup_fail (a, header ? "writing its header"
+                        : "writing the window's bytes", r, err);
   return 0;
 }
 
@@ -191,17 +224,16 @@ grow_backup_open (struct array *a, bool make, struct array_err *err)
 }
 
 /* The header: bytes [line, line + len) where the place keeps them (len
- * 0: none).
+ * 0: none), on the new members (members) or in the file.
  */
 static int
-write_header (struct array *a, uint64_t line, uint64_t len,
-              struct array_err *err)
+header_to (struct array *a, bool members, uint64_t line, uint64_t len,
+           struct array_err *err)
 {
   uint8_t *block = aligned_alloc (4096, MD_BACKUP_DATA_OFFSET);
   struct md_backup b = {
     .mtime = (uint64_t) time (NULL),
-    .devstart = (on_members (a) ? member_data_at (a)
-                 : MD_BACKUP_DATA_OFFSET) / 512,
+    .devstart = (members ? member_data_at (a) : MD_BACKUP_DATA_OFFSET) / 512,
     .arraystart = line / 512, .length = len / 512,
   };
   int r;
@@ -211,9 +243,17 @@ write_header (struct array *a, uint64_t line, uint64_t len,
   memset (block, 0, MD_BACKUP_DATA_OFFSET);
   memcpy (b.set_uuid, a->meta.live.common.set_uuid, 16);
   md_backup_encode (&b, block);
-  r = place_write (a, true, block, MD_BACKUP_DATA_OFFSET, err);
+  r = members ? members_write (a, true, block, MD_BACKUP_DATA_OFFSET, err)
+    : place_write (a, true, block, MD_BACKUP_DATA_OFFSET, err);
   free (block);
   return r;
+}
+
+static int
+write_header (struct array *a, uint64_t line, uint64_t len,
+              struct array_err *err)
+{
+  return header_to (a, on_members (a), line, len, err);
 }
 
 int
@@ -225,6 +265,7 @@ grow_backup_save (struct array *a, uint64_t line, uint64_t len,
   if ((r = grow_backup_open (a, false, err)) < 0 ||
       (r = place_write (a, false, data, len, err)) < 0)
     return r;
+  array_test_crash ("grow-backup-bytes");
   return write_header (a, line, len, err);
 }
 
@@ -235,9 +276,19 @@ grow_backup_forget (struct array *a, struct array_err *err)
 }
 
 int
-grow_backup_begin (struct array *a, struct array_err *err)
+grow_backup_begin (struct array *a, bool wipe, struct array_err *err)
 {
-  return on_members (a) ? write_header (a, 0, 0, err) : 0;
+  uint8_t *zero;
+  int r;
+
+  if (on_members (a) && !wipe)
+    return write_header (a, 0, 0, err);
+  if ((zero = aligned_alloc (4096, MD_BACKUP_DATA_OFFSET)) == NULL)
+    return -ENOMEM;
+  memset (zero, 0, MD_BACKUP_DATA_OFFSET);
+  r = members_write (a, true, zero, MD_BACKUP_DATA_OFFSET, err);
+  free (zero);
+  return r == -ENODEV ? 0 : r;
 }
 
 /* Array bytes [off, off + len) of buf written in the new shape (whole
@@ -299,6 +350,27 @@ restore_section (struct array *a, int src, const struct md_backup_section *s,
   return r;
 }
 
+/* The header copy 4 KiB before the bytes (b->devstart) matches the one
+ * read (tail: its first 512 bytes) as far as mdadm's Grow_restart
+ * compares them (to pad1, or to pad for "-2"); mdadm's forget_backup
+ * empties only that copy.
+ */
+static bool
+lead_matches (struct array *a, int src, const struct md_backup *b,
+              const uint8_t *tail)
+{
+  uint8_t *lead = aligned_alloc (4096, MD_BACKUP_DATA_OFFSET);
+  struct array_err ignored;
+  bool same = false;
+
+  if (lead != NULL && b->devstart * 512 >= MD_BACKUP_DATA_OFFSET &&
+      place_read (a, src, lead, MD_BACKUP_DATA_OFFSET,
+                  b->devstart * 512 - MD_BACKUP_DATA_OFFSET, &ignored) == 0)
+    same = memcmp (lead, tail, b->two ? 100 : 68) == 0;
+  free (lead);
+  return same;
+}
+
 /* The header of the backup at src, decoded; 0 or -EINVAL (err says why). */
 static int
 read_header (struct array *a, int src, struct md_backup *b,
@@ -318,6 +390,11 @@ read_header (struct array *a, int src, struct md_backup *b,
       (r = md_backup_decode (block, a->meta.live.common.set_uuid, b, why,
                              sizeof why)) < 0)
     array_set_err (err, "the grow's backup on %s: %s", where, why);
+  if (r == 0 && src >= 0 && !lead_matches (a, src, b, block)) {
+    array_set_err (err, "the grow's backup on %s: its two headers differ "
+                   "(an emptied backup, as mdadm empties it)", where);
+    r = -EINVAL;
+  }
   free (block);
   if (r == 0 && !md_backup_fresh (b, a->meta.live.common.utime)) {
     array_set_err (err, "the grow's backup on %s: its time (%" PRIu64 ") is "
@@ -329,23 +406,33 @@ read_header (struct array *a, int src, struct md_backup *b,
   return r;
 }
 
-/* With no file: the first new member whose backup header reads, as
- * mdadm's Grow_restart looks at each; its slot, or -errno (err: the
- * last member's reason).
+/* The new members' backups, as mdadm's Grow_restart looks at each: the
+ * first that holds a section, else the first that holds none (nothing
+ * to restore); its slot, or -errno (err: the last member's reason).
  */
 static int
 find_on_members (struct array *a, struct md_backup *b, struct array_err *err)
 {
   const struct grow *g = &a->grow;
-  int r = -ENOENT;
+  struct md_backup found;
+  int r = -ENOENT, empty = -1;
 
   array_set_err (err, "no new member in service holds it");
-  for (unsigned s = g->r.from.members; s < g->r.to.members; s++)
-    if (health_out (&a->health) != (int) s &&
-        io_member_is_open (&a->members[s]) &&
-        (r = read_header (a, (int) s, b, err)) == 0)
+  for (unsigned s = g->r.from.members; s < g->r.to.members; s++) {
+    if (health_out (&a->health) == (int) s ||
+        !io_member_is_open (&a->members[s]) ||
+        (r = read_header (a, (int) s, &found, err)) < 0)
+      continue;
+    if (found.length || (found.two && found.length2)) {
+      *b = found;
       return (int) s;
-  return r;
+    }
+    if (empty < 0) {
+      *b = found;
+      empty = (int) s;
+    }
+  }
+  return empty >= 0 ? empty : r;
 }
 
 /* A grow going on past its critical section: a backup file given that
@@ -366,6 +453,33 @@ backup_adopt (struct array *a)
     return;
   if (read_header (a, -1, &b, &ignored) < 0)
     io_mapfile_close (&g->backup);
+}
+
+/* The grow's backup header into *b, from the file given or else the new
+ * members (where mdadm looks next: a grow made without a file keeps it
+ * there); *src its place (place_read).  0 or -errno (err).
+ */
+static int
+find_backup (struct array *a, struct md_backup *b, int *src,
+             struct array_err *err)
+{
+  struct array_err file_err;
+  int r;
+
+  *src = -1;
+  if (!on_members (a)) {
+    if ((r = grow_backup_open (a, false, err)) == 0 &&
+        (r = read_header (a, -1, b, err)) == 0)
+      return 0;
+    file_err = *err;
+  }
+  if ((r = find_on_members (a, b, err)) >= 0) {
+    *src = r;
+    return 0;
+  }
+  if (!on_members (a))
+    *err = file_err;
+  return r;
 }
 
 int
@@ -393,11 +507,7 @@ grow_backup_restore (struct array *a, struct array_err *err)
                    "first)", (uint64_t) g->safe);
     return -EROFS;
   }
-  if (on_members (a))
-    r = src = find_on_members (a, &b, err);
-  else if ((r = grow_backup_open (a, false, err)) == 0)
-    r = read_header (a, src, &b, err);
-  if (r < 0) {
+  if ((r = find_backup (a, &b, &src, err)) < 0) {
     char why[ARRAY_ERR_LEN];
 
     snprintf (why, sizeof why, "%s", err->msg);
@@ -416,7 +526,11 @@ grow_backup_restore (struct array *a, struct array_err *err)
   r = 0;
   for (unsigned i = 0; i < n && r == 0; i++)
     r = restore_section (a, src, &s[i], err);
-  if (r == 0 && (r = grow_record (a, after * 512, err)) == 0) {
+  /* Emptied once the line is past it: the next window's bytes go where
+   * these are, and a crash before its header must not find this one.
+   */
+  if (r == 0 && (r = grow_record (a, after * 512, err)) == 0 &&
+      (r = header_to (a, src >= 0, 0, 0, err)) == 0) {
     a->job.cursor = g->safe / a->geom.stripe_data;
     array_log (a, ARRAY_LOG_NOTICE, "restored the grow's critical section "
                "from %s: array bytes below %" PRIu64 " in the new shape",

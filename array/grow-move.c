@@ -179,9 +179,9 @@ written (struct array *a, const struct plan_run *x, int r,
       return false;
   if (r < 0 && !array_bb_write_failed (a, x->ops, x->nops, err))
     return false;
+  bb_window_written (a, x->plan);
   if (r < 0)
     bb_written_lost (a, x->ops, x->nops);
-  bb_window_written (a, x->plan);
   return true;
 }
 

@@ -155,9 +155,17 @@ new_shape (struct array *a, unsigned n, struct r5_reshape *rs,
                "K chunks moves it down %" PRIu64 " KiB: the data offset "
                "stays", room >> 10, a->geom.data_offset, floor,
                a->geom.members, n, a->geom.chunk >> 10, shift >> 10);
-  if (no_room &&
-      ((r = r5_reshape_init_kept (rs, &a->geom, n)) < 0 ||
-       (r = grow_backup_open (a, true, err)) < 0))
+  if (no_room && (r = r5_reshape_init_kept (rs, &a->geom, n)) < 0)
+    return r;
+  if (no_room && a->grow.backup_path == NULL && !grow_backup_fits (a, rs)) {
+    array_set_err (err, "cannot grow: no room to move the data, and the new "
+                   "member cannot keep the critical section's backup (%"
+                   PRIu64 " KiB windows: mdadm's backup without a file would "
+                   "lie over rows the critical section writes): give a "
+                   "backup file (--backup-file)", rs->window >> 10);
+    return -ENOSPC;
+  }
+  if (no_room && (r = grow_backup_open (a, true, err)) < 0)
     return r;
   if (!no_room && (r = r5_reshape_init (rs, &a->geom, n, shift)) < 0)
     array_set_err (err, "cannot grow %u members by %u: %s", a->geom.members,
@@ -251,8 +259,13 @@ begin_grow (struct array *a, unsigned n, const struct r5_reshape *rs,
   a->geom = rs->to;
   a->grow.active = true;
   if ((rs->from.data_offset == rs->to.data_offset &&
-       (r = grow_backup_begin (a, err)) < 0) ||
+       (r = grow_backup_begin (a, false, err)) < 0) ||
       (r = record_grow (a, first, n, rs, err)) < 0) {
+    struct array_err ignored;
+
+    if (rs->from.data_offset == rs->to.data_offset &&
+        grow_backup_begin (a, true, &ignored) < 0)
+      array_log (a, ARRAY_LOG_ERROR, "%s", ignored.msg);
     a->grow.active = false;
     a->geom = rs->from;
     return r;

@@ -117,13 +117,22 @@ int grow_backup_save (struct array *a, uint64_t line, uint64_t len,
   __attribute__((nonnull, warn_unused_result));
 int grow_backup_forget (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
-/* With no backup file, the grow's empty header on every new member (in
- * the shape a->grow.r, the members open), before the grow is recorded,
- * so that a crash before its first window finds a backup holding
- * nothing rather than none; nothing with a file (made so).
+/* Before the grow is recorded (the shape a->grow.r, the new members
+ * open): with no backup file, an empty header on every new member, so
+ * that a crash before its first window finds a backup holding nothing
+ * rather than none; with a file, or wipe (a grow not recorded after
+ * all), the places there zeroed, so that a start without the file finds
+ * no stale backup.
  */
-int grow_backup_begin (struct array *a, struct array_err *err)
+int grow_backup_begin (struct array *a, bool wipe, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
+
+/* Can the new members of rs keep the backup (no file): its bytes and
+ * headers within their used space, above every row the critical windows
+ * write?
+ */
+bool grow_backup_fits (const struct array *a, const struct r5_reshape *rs)
+  __attribute__((nonnull));
 int grow_backup_restore (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 void grow_backup_close (struct array *a, bool done) __attribute__((nonnull));

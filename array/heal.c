@@ -443,8 +443,11 @@ record_uncorrected (struct array *a, const struct r5_geom *g,
       array_bb_has_log (a, m)) {
     if (!locked)
       stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
-    if (array_shape_holds (a, shape, stripe))
-      e = array_bb_record (a, m, failed->off, failed->len, err);
+    if (!array_shape_holds (a, shape, stripe)) {
+      stripe_unlock_range (&a->locks, &held);
+      return 0;               /* moved meanwhile: redone in its new shape */
+    }
+    e = array_bb_record (a, m, failed->off, failed->len, err);
     stripe_unlock_range (&a->locks, &held);
   }
   if (e == 0) {

@@ -16,6 +16,11 @@
 #  - a grow stopped with its new stripes written over old bytes and the
 #    line not yet past them: refused without the backup file (members
 #    untouched), restored from it (the log says so);
+#  - a geometry whose windows the new member cannot hold (mdadm refuses
+#    it too): refused without a file, grown with one;
+#  - a backup restored, then the next window's bytes saved and the grow
+#    stopped before their header: the restore emptied the header, so the
+#    next start restores nothing wrong;
 #  - a backup file that exists already -- a member, the disk being
 #    added, any file -- refused in one line, every one of them kept as
 #    it was (mdadm makes it anew, O_EXCL); a grow with room to move its
@@ -81,6 +86,43 @@ for point in grow-backed-up grow-moved grow-recorded; do
     grown
   done
 done
+
+echo "== restored, then stopped again with the next window's bytes saved but not its header"
+# The restore empties the header once the line is past what it restored:
+# else the next window's bytes, saved where those were, would be taken
+# for them by a start after a crash before the next header.
+for how in member file; do
+  fresh
+  bk=(); [ $how = file ] && bk=(--backup-file "$BK")
+  RAID5_TEST_CRASH=grow-moved@1 "$RAID5CTL" grow --add "$tmpdir/b.new" "${bk[@]}" "${m[@]}" \
+    >/dev/null 2>&1 && fail "$how: not killed"
+  st=0
+  RAID5_TEST_CRASH=grow-backup-bytes@1 "$RAID5CTL" grow "${bk[@]}" "${m[@]}" "$tmpdir/b.new" \
+    >"$tmpdir/resume.out" 2>&1 || st=$?
+  [ $st = 137 ] || { cat "$tmpdir/resume.out" >&2; fail "$how: the resume was not killed (exit $st)"; }
+  grep -q "restored the grow's critical section" "$tmpdir/resume.out" ||
+    fail "$how: the first resume did not restore: $(cat "$tmpdir/resume.out")"
+  "$RAID5CTL" grow "${bk[@]}" "${m[@]}" "$tmpdir/b.new" >"$tmpdir/resume2.out" 2>&1 ||
+    { cat "$tmpdir/resume2.out" >&2; fail "$how: the second resume"; }
+  echo "   $how: restored, stopped in the next window's backup, resumed"
+  grown
+done
+
+echo "== windows too big for the new member's room: refused without a file"
+# 4 -> 5 members with 512K chunks: 6 MiB windows, three of them critical;
+# mdadm's backup on an 8 MiB new member would lie over rows the critical
+# windows write (mdadm refuses it too: "reshape aborted").
+rm -f "$tmpdir"/w.*
+md_create w 4 8M --chunk 512K --bitmap none --assume-clean --data-offset 64K
+truncate -s 8M "$tmpdir/w.new"
+DISKS=("${MEMBERS[@]}" "$tmpdir/w.new")
+check_refused "cannot keep the critical section's backup.*--backup-file" \
+  grow --add "$tmpdir/w.new" "${MEMBERS[@]}"
+"$RAID5CTL" grow --add "$tmpdir/w.new" --backup-file "$tmpdir/w.bk" "${MEMBERS[@]}" \
+  >"$tmpdir/w.out" 2>&1 || { cat "$tmpdir/w.out" >&2; fail "the same with a backup file"; }
+"$RAID5CTL" check "${MEMBERS[@]}" "$tmpdir/w.new" 2>/dev/null | grep -q "mismatch_cnt 0$" ||
+  fail "check after the grow with a backup file"
+echo "   refused without a file; grown with one"
 
 echo "== a backup file that exists already (a member, the new disk, any file): refused, kept"
 fresh
