@@ -197,6 +197,7 @@ move_locked (struct array *a, uint64_t line, bool critical,
   struct grow *g = &a->grow;
   uint64_t len = r5_reshape_window_len (&g->r, line);
   struct correct_tries tries = { 0, 0, 0, 0 };
+  bool writes_ran = false;
   int r;
 
   for (;;) {
@@ -216,6 +217,7 @@ move_locked (struct array *a, uint64_t line, bool critical,
         array_test_crash ("grow-backed-up");
       if (written (a, &x, r = plan_run_writes (a, &x, -1), err))
         return 0;
+      writes_ran = true;
     }
     else if (corrected (a, &x, &tries, err, &r)) {
       if (r < 0)
@@ -230,6 +232,12 @@ move_locked (struct array *a, uint64_t line, bool critical,
                      " failed without a member to take out", line);
       return -EIO;
     }
+    /* A critical window's writes may lie over its own old bytes now: it
+     * is not read again but written from its backup, in the new shape
+     * without the member taken out (as a start after a crash would).
+     */
+    if (critical && writes_ran)
+      return grow_backup_restore (a, err);
   }
 }
 

@@ -11,7 +11,9 @@
  * (md calls a degraded array in sync: there is no parity to resync), and
  * goes on from its point after the spare is rebuilt when one is, or
  * after a rebuild started by hand that took over from it; it is over if
- * that spare is refused when its turn comes.
+ * that spare is refused when its turn comes.  A member failing in a
+ * grow's critical window: the window is written from its backup, every
+ * byte reads back.
  */
 #include <config.h>
 
@@ -504,4 +506,37 @@ Test (array_fail, resync_stays_due_when_the_array_fails, .timeout = 120)
   cr_assert (resync_due (&f), "a failed array was marked in sync");
   afx_close (&f);
   afx_cleanup (&f);
+}
+
+/* A member failing in a grow that keeps its data offset (no room before
+ * the data: at 64K), its critical windows backed up on the new member:
+ * a critical window's new stripes may already lie over its own old bytes
+ * when the failure is seen, so it is written from its backup without the
+ * member, not read again.  The failure lands at each of member 1's first
+ * ops in turn; every byte reads back, degraded, after the grow.
+ */
+Test (member_fail, critical_window_written_from_its_backup, .timeout = 240)
+{
+  for (int64_t k = 0; k < 10; k++) {
+    const char *paths[1];
+    struct array_err err;
+    struct afx f;
+
+    afx_make (&f, 3, 8 << 20,
+              "--chunk 64K --bitmap none --assume-clean --data-offset 64K");
+    afx_open_ok (&f);
+    afx_write (&f, 0, f.cap, 5 + (unsigned) k);
+    afx_new_member (&f, f.path[3], sizeof f.path[3], 8 << 20);
+    f.n = 4;
+    paths[0] = f.path[3];
+    cr_assert_eq (array_grow_start (f.a, paths, 1, false, &err), 0, "%s",
+                  err.msg);
+    io_member_inject_failure (&f.a->members[1], k);
+    cr_assert_eq (array_job_run (f.a, R5_JOB_RESHAPE, NULL, &err), 0,
+                  "failure after %ld ops: %s", (long) k, err.msg);
+    cr_assert (!f.a->grow.active);
+    cr_assert_eq (health_out (&f.a->health), 1, "member 1 not out");
+    afx_verify (&f);
+    afx_cleanup (&f);
+  }
 }
