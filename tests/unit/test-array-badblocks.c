@@ -64,6 +64,40 @@ has_bit (const char *path)
   return sb.feature_map & MD_FEATURE_BAD_BLOCKS;
 }
 
+/* f's array filled; member 1's log lists two ranges (8 sectors at 100
+ * and 700 at 5000 past the data offset), its bytes there stale (as after
+ * a write that failed); opened again.
+ */
+static void
+member1_lists_two_ranges (struct afx *f)
+{
+  afx_make (f, 3, 8 << 20, ARGS);
+  afx_open_ok (f);
+  afx_write (f, 0, f->cap, 7);
+  afx_close (f);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 100, 8), 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 5000, 700), 0);
+  put_log (f->path[1], &t, false);
+  afx_flip (f, 1, (DOFF + 100) * 512ULL + 7, 0xff);
+  afx_flip (f, 1, (DOFF + 5600) * 512ULL, 0x01);
+  afx_reopen (f);
+}
+
+/* f's array (open) starts a grow by a fourth member (not run). */
+static void
+grow_by_one (struct afx *f)
+{
+  const char *paths[1];
+  struct array_err err;
+
+  afx_new_member (f, f->path[3], sizeof f->path[3], 8 << 20);
+  f->n = 4;
+  paths[0] = f->path[3];
+  cr_assert_eq (array_grow_start (f->a, paths, 1, false, &err), 0, "%s",
+                err.msg);
+}
+
 /* Member 1's log lists two ranges, and its bytes there are stale (as
  * after a write that failed): each slot answers array_member_bad from its
  * own table in device sectors; the array reads right, served from the
@@ -75,17 +109,7 @@ Test (array_badblocks, listed_blocks_served_then_rewritten, .timeout = 120)
   struct afx f;
   uint64_t first = 0;
 
-  afx_make (&f, 3, 8 << 20, ARGS);
-  afx_open_ok (&f);
-  afx_write (&f, 0, f.cap, 7);
-  afx_close (&f);
-  md_bb_init (&t, 0);
-  cr_assert_eq (md_bb_add (&t, DOFF + 100, 8), 0);
-  cr_assert_eq (md_bb_add (&t, DOFF + 5000, 700), 0);
-  put_log (f.path[1], &t, false);
-  afx_flip (&f, 1, (DOFF + 100) * 512ULL + 7, 0xff);
-  afx_flip (&f, 1, (DOFF + 5600) * 512ULL, 0x01);
-  afx_reopen (&f);
+  member1_lists_two_ranges (&f);
   cr_expect_eq (array_member_bad (f.a, 1, (DOFF + 100) * 512ULL, 4096,
                                   &first), MD_BB_ALL);
   cr_expect_eq (first, (DOFF + 100) * 512ULL);
@@ -170,27 +194,13 @@ Test (array_badblocks, write_beside_a_listed_page_reaches_its_member,
  */
 Test (array_badblocks, grow_reads_around_listed_blocks, .timeout = 120)
 {
-  const char *paths[1];
   struct array_err err;
   struct afx f;
 
-  afx_make (&f, 3, 8 << 20, ARGS);
-  afx_open_ok (&f);
-  afx_write (&f, 0, f.cap, 7);
+  member1_lists_two_ranges (&f);
+  grow_by_one (&f);
   afx_close (&f);
-  md_bb_init (&t, 0);
-  cr_assert_eq (md_bb_add (&t, DOFF + 100, 8), 0);
-  cr_assert_eq (md_bb_add (&t, DOFF + 5000, 700), 0);
-  put_log (f.path[1], &t, false);
-  afx_flip (&f, 1, (DOFF + 100) * 512ULL + 7, 0xff);
-  afx_flip (&f, 1, (DOFF + 5600) * 512ULL, 0x01);
-  afx_reopen (&f);
-  afx_new_member (&f, f.path[3], sizeof f.path[3], 8 << 20);
-  paths[0] = f.path[3];
-  cr_assert_eq (array_grow_start (f.a, paths, 1, false, &err), 0, "%s",
-                err.msg);
-  afx_close (&f);
-  f.n = f.cfg.members = 4;
+  f.cfg.members = 4;
   f.cfg.paths[3] = f.path[3];
   afx_reopen (&f);
   cr_assert (f.a->grow.active, "not assembled mid-grow");
@@ -219,7 +229,6 @@ Test (array_badblocks, grow_reads_around_listed_blocks, .timeout = 120)
 static void
 grow_two_listed (unsigned sector2, int want)
 {
-  const char *paths[1];
   struct array_err err;
   struct afx f;
 
@@ -236,11 +245,7 @@ grow_two_listed (unsigned sector2, int want)
   afx_flip (&f, 1, (DOFF + 8) * 512ULL, 0xff);
   afx_flip (&f, 2, (DOFF + sector2) * 512ULL, 0xff);
   afx_reopen (&f);
-  afx_new_member (&f, f.path[3], sizeof f.path[3], 8 << 20);
-  f.n = 4;
-  paths[0] = f.path[3];
-  cr_assert_eq (array_grow_start (f.a, paths, 1, false, &err), 0, "%s",
-                err.msg);
+  grow_by_one (&f);
   cr_assert_eq (array_job_run (f.a, R5_JOB_RESHAPE, NULL, &err), want,
                 "%s", want ? "the reshape went on over a row out on two "
                 "members" : err.msg);

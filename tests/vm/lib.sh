@@ -94,12 +94,25 @@ badsector_stop () {
     BADSECTOR_PIDS=()
 }
 
+# kill_past PID LIMIT PROBE...: runs PROBE (a command that prints a number,
+# or nothing yet) every 20 ms, for at most 6 s, until it prints more than
+# LIMIT; then kills PID (-9) and waits for it: a job stopped part way.
+kill_past () {
+    local pid=$1 limit=$2 i p; shift 2
+    for (( i = 0; i < 300; i++ )); do
+        p=$("$@")
+        [[ -n $p && $p -gt $limit ]] && break
+        sleep 0.02
+    done
+    kill -9 "$pid" 2>/dev/null || :; wait "$pid" 2>/dev/null || :
+}
+
 # grown_part_way: $W/g0..3.img, 32 MiB each, a 3-member raid5ctl array
 # (64K chunks) holding $W/pattern (the array's bytes), grown to 4 by
 # raid5ctl and killed in its first half; sets CHUNK_SECTORS, the reshape
 # position P (KiB of the array), the data offsets OLD and NEW (sectors).
 grown_part_way () {
-    local size pid i
+    local size i
     CHUNK_SECTORS=128
     for i in 0 1 2 3; do truncate -s 32M "$W/g$i.img"; done
     "$RAID5CTL" create --assume-clean --chunk 64K --bitmap none "$W"/g{0,1,2}.img \
@@ -109,13 +122,7 @@ grown_part_way () {
     nbdkit -U - "$PLUGIN" disk="$W"/g{0,1,2}.img --run "nbdcopy '$W/pattern' \"\$uri\"" ||
         fail "writing the pattern"
     "$RAID5CTL" grow --add "$W/g3.img" --max-speed 4M "$W"/g{0,1,2}.img >"$W/grow.out" 2>&1 &
-    pid=$!
-    for (( i = 0; i < 300; i++ )); do
-        P=$(reshape_kib "$W/g0.img")
-        [[ -n $P && $P -gt 8192 ]] && break
-        sleep 0.02
-    done
-    kill -9 $pid 2>/dev/null || :; wait $pid 2>/dev/null || :
+    kill_past $! 8192 reshape_kib "$W/g0.img"
     P=$(reshape_kib "$W/g0.img")
     [[ -n $P && $P -gt 0 && $P -lt $((size / 1024 / 2)) ]] ||
         fail "the grow was not stopped in its first half (reshape at '${P:-none}' KiB of $((size / 1024)))"

@@ -34,7 +34,6 @@ bad () { echo "not ok $*"; fails=$((fails + 1)); }
 # reading them -- not around them -- would show.
 LOW_AT=400 HIGH_AT=80128 LEN=16
 doff_of () { mdadm --examine "$1" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p'; }
-reshape_kib () { mdadm --examine "$1" | sed -n "s/^ *Reshape pos'n : \([0-9]*\) .*/\1/p"; }
 listed () { "$RAID5CTL" examine --badblocks "$1" 2>&1 | sed -n 's/^ *\([0-9]*\) for \([0-9]*\) sectors$/\1 \2/p'; }
 spoil () {
     local f=$1 s
@@ -57,13 +56,7 @@ LOW=$((D + LOW_AT)) HIGH=$((D + HIGH_AT))
 "$BB_PUT" "$W/e1.img" "$LOW+$LEN" "$HIGH+$LEN" || fail "E: bb-put"
 spoil "$W/e1.img" "$LOW" "$HIGH"
 "$RAID5CTL" grow --add "$W/e3.img" --max-speed 4M "$W"/e{0,1,2}.img >"$W/E.grow" 2>&1 &
-pid=$!
-for (( i = 0; i < 300; i++ )); do
-    p=$(reshape_kib "$W/e0.img")
-    [[ -n $p && $p -gt 16384 ]] && break
-    sleep 0.02
-done
-kill -9 $pid 2>/dev/null || :; wait $pid 2>/dev/null || :
+kill_past $! 16384 reshape_kib "$W/e0.img"
 p=$(reshape_kib "$W/e0.img")
 [[ -n $p && $p -gt 0 && $p -lt $((size / 1024)) ]] ||
     bad "E: the grow was not stopped mid-way (reshape at '${p:-none}' KiB)"

@@ -53,7 +53,6 @@ mk () {
     nbdkit -U - "$PLUGIN" disk="$W/$c-m"{0,1,2} --run "nbdcopy '$W/$c.pattern' \"\$uri\"" ||
         { bad "$c: writing through the plugin"; return 1; }
 }
-reshape_kib () { mdadm --examine "$1" | sed -n "s/^ *Reshape pos'n : \([0-9]*\) .*/\1/p"; }
 
 if mk A; then
     "$RAID5CTL" grow --add "$W/A-m3" "$W/A-m"{0,1,2} >"$W/A.grow" 2>&1 ||
@@ -61,13 +60,7 @@ if mk A; then
 fi
 if mk B internal; then
     "$RAID5CTL" grow --add "$W/B-m3" --max-speed 4M "$W/B-m"{0,1,2} >"$W/B.grow" 2>&1 &
-    pid=$!
-    for ((i = 0; i < 300; i++)); do
-        p=$(reshape_kib "$W/B-m0")
-        [[ -n $p && $p -gt 16384 ]] && break
-        sleep 0.02
-    done
-    kill -9 $pid 2>/dev/null || :; wait $pid 2>/dev/null || :
+    kill_past $! 16384 reshape_kib "$W/B-m0"
     p=$(reshape_kib "$W/B-m0")
     if [[ -n $p && $p -gt 0 ]]; then
         say "B: killed with the reshape at $p KiB of the array"

@@ -56,13 +56,7 @@ if mk A; then
 fi
 if mk B; then
     "$RAID5CTL" replace --slot 1 --with "$W/B-m3" --max-speed 4M "$W/B-m"{0,1,2} >"$W/B.rep" 2>&1 &
-    pid=$!
-    for ((i = 0; i < 300; i++)); do
-        p=$(recovery_sectors "$W/B-m3")
-        [[ -n $p && $p -gt 16384 ]] && break
-        sleep 0.02
-    done
-    kill -9 $pid 2>/dev/null || :; wait $pid 2>/dev/null || :
+    kill_past $! 16384 recovery_sectors "$W/B-m3"
     p=$(recovery_sectors "$W/B-m3")
     role=$(mdadm --examine "$W/B-m3" 2>/dev/null | sed -n 's/^ *Device Role : //p')
     if [[ -n $p && $p -gt 0 && $role == "Replacement device 1" ]]; then
