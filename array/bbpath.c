@@ -313,10 +313,8 @@ int
 bb_reshape_around (void *ctx, uint64_t stripe, uint64_t off, uint64_t len)
 {
   struct bb_around *c = ctx;
-  const struct r5_geom *g = &c->a->grow.r.from;
-  uint64_t listed = c->a->bb.listed == 0 ? 0
-    : shape_listed_in (c->a, g, r5_stripe_member_off (g, stripe) + off, len,
-                       -1);
+  uint64_t listed = bb_row_listed (c->a, &c->a->grow.r.from, stripe, off, len,
+                                   -1);
   uint64_t out = c->out >= 0 ? UINT64_C (1) << c->out : 0;
 
   if (listed == 0)
