@@ -88,7 +88,7 @@ void afx_mark_dirty (struct afx *f, uint64_t sectors);
  */
 void afx_new_member (struct afx *f, char *path, size_t size, uint64_t bytes);
 
-/* Remove the members and the folder. */
+/* Remove the folder and every file in it. */
 void afx_cleanup (struct afx *f);
 
 #endif /* TESTS_UNIT_ARRAYFX_H */
