@@ -389,6 +389,11 @@ struct array_job_status {
    * bad blocks of their rows: the running job's, the last one's.
    */
   uint64_t bb_stripes, last_bb_stripes;
+  /* Sectors a scrub rewrote from the other members where one member's
+   * bad-block log listed them, and cleared: the running job's, the last
+   * one's.
+   */
+  uint64_t bb_rewritten, last_bb_rewritten;
   /* Stripes a read-only check skipped for read errors (not corrected):
    * the running job's, the last one's.
    */

@@ -15,9 +15,10 @@
  * failing the member (md's rdev_set_badblocks); a member whose table
  * cannot take an entry (no log, or full) fails as before.  A member that
  * never failed a write since the start has its listed rows rewritten from
- * the others when a request meets them, and an entry that then reads
- * back is cleared (md's R5_ReadError correction of a bad block, and
- * rdev_clear_badblocks after a good write).
+ * the others when a request or a scrub meets them, and an entry that then
+ * reads back is cleared (md's R5_ReadError correction of a bad block, a
+ * sync's write of its one failed block, and rdev_clear_badblocks after a
+ * good write).
  *
  * Locking: lock (md's seqlock) -- readers look tables up, writers change
  * them; version counts the changes, so a batch planned around the tables
@@ -204,6 +205,21 @@ uint64_t bb_row_listed (const struct array *a, const struct r5_geom *g,
 int bb_rebuild_lost (struct array *a, unsigned slot, uint64_t stripe,
                      uint64_t chunk_off, uint64_t len, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
+
+/* A scrub's (check, repair, resync: job names it in the log) rows
+ * [chunk_off, chunk_off + len) of stripe, its lock held, on a writable
+ * array in full service: each 4 KiB row one member lists is rewritten on
+ * it from the others, read back and cleared, as md does (analyse_stripe
+ * counts the device failed in that stripe_head, handle_parity_checks5
+ * writes its block computed from the rest, R5_MadeGood clears the entry
+ * -- in a check too), but on a member that failed a write (WriteErrorSeen:
+ * md skips the write) and where a second member lists the row
+ * (handle_failed_sync: left alone).  Returns the sectors rewritten; a
+ * failure is logged, and the row stays listed.
+ */
+uint64_t bb_scrub_rewrite (struct array *a, const char *job, uint64_t stripe,
+                           uint64_t chunk_off, uint64_t len)
+  __attribute__((nonnull));
 
 /* A batch that ran with b->bb_member missing for its listed bytes, no
  * stripe lock held: those bytes of its row rewritten from the others and

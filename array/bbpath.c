@@ -399,6 +399,29 @@ bb_written_lost (struct array *a, const struct io_op *ops, size_t n)
 
 /* --- listed bytes rewritten ---------------------------------------- */
 
+/* Member m's listed page at member offset page put right
+ * (array_rewrite_page, its stripe locked by the caller or not: locked).
+ * A failure that is m's own (not -ENODEV, a member out of service; not
+ * -ENODATA, another member lists the row now) is logged the first time
+ * and m marked as having failed a write (md's WriteErrorSeen: its listed
+ * blocks are not written again).  array_rewrite_page's result.
+ */
+static int
+rewrite_listed (struct array *a, unsigned m, uint64_t page, bool locked)
+{
+  int e = array_rewrite_page (a, m, page, locked);
+
+  if (e == 0 || e == -ENODEV || e == -ENODATA)
+    return e;
+  if (!a->bb.write_error[m])
+    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): its listed bad block "
+               "at member offset %" PRIu64 " cannot be rewritten (%s): it "
+               "stays listed, and no more are tried", m,
+               array_member_path (a, m), page, strerror (-e));
+  a->bb.write_error[m] = true;
+  return e;
+}
+
 void
 bb_rewrite_met (struct array *a, const struct wp_batch *b)
 {
@@ -421,19 +444,41 @@ bb_rewrite_met (struct array *a, const struct wp_batch *b)
     if (!array_member_bad (a, m, page, PAGE, NULL) ||
         listed_in (a, page, PAGE, (int) m) != 0)
       continue;
-    if ((e = array_rewrite_page (a, m, page)) == 0)
-      continue;
-    if (e == -ENODEV)
-      return;                 /* a member left meanwhile: not m's fault */
-    if (e == -ENODATA)
-      continue;               /* another member lists the row now: nor */
-    if (!a->bb.write_error[m])
-      array_log (a, ARRAY_LOG_ERROR, "member %u (%s): its listed bad block "
-                 "at member offset %" PRIu64 " cannot be rewritten (%s): it "
-                 "stays listed, and no more are tried", m,
-                 array_member_path (a, m), page, strerror (-e));
-    a->bb.write_error[m] = true;
-    if (e == -ENOMEM || !mirror)
+    /* A replace's mirror has them rewritten whatever the member does. */
+    e = rewrite_listed (a, m, page, false);
+    if (e == -ENODEV || (e < 0 && e != -ENODATA && (e == -ENOMEM || !mirror)))
       return;
   }
+}
+
+uint64_t
+bb_scrub_rewrite (struct array *a, const char *job, uint64_t stripe,
+                  uint64_t chunk_off, uint64_t len)
+{
+  const struct r5_geom *g = &a->geom;
+  uint64_t row = r5_stripe_member_off (g, stripe), sectors = 0;
+
+  if (a->read_only || health_out (&a->health) >= 0)
+    return 0;
+  for (uint64_t co = chunk_off / PAGE * PAGE; co < chunk_off + len;
+       co += PAGE) {
+    uint64_t bad = listed_in (a, row + co, PAGE, -1);
+    unsigned m = (unsigned) __builtin_ctzll (bad | UINT64_C (1) << 63);
+    int e;
+
+    /* Two listing it: md's handle_failed_sync leaves the row alone. */
+    if (bad == 0 || (bad & (bad - 1)) != 0 || a->bb.write_error[m])
+      continue;
+    if ((e = rewrite_listed (a, m, row + co, true)) == 0) {
+      sectors += PAGE / 512;
+      array_log (a, ARRAY_LOG_NOTICE, "%s: member %u (%s): its listed bad "
+                 "block at member offset %" PRIu64 " rewritten from the "
+                 "other members, read back and cleared", job, m,
+                 array_member_path (a, m),
+                 row + co);
+    }
+    else if (e == -ENODEV)
+      break;
+  }
+  return sectors;
 }

@@ -546,15 +546,16 @@ array_correct_read (struct array *a, const struct read_error *re,
 }
 
 int
-array_rewrite_page (struct array *a, unsigned m, uint64_t off)
+array_rewrite_page (struct array *a, unsigned m, uint64_t off, bool locked)
 {
   uint64_t stripe = array_member_stripe (a, off);
-  struct stripe_range held;
+  struct stripe_range held = { 0, 0, false };
   struct array_err err;
   struct io_op failed;
   int e;
 
-  stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
+  if (!locked)
+    stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
   /* Looked at again with the stripe held: a member taken out since the
    * caller looked (a write of this row failed on it) leaves the row
    * unable to compute the page.

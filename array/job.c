@@ -127,6 +127,7 @@ job_begin (struct array *a, enum r5_job kind)
   j->tally.mismatches = 0;
   j->tally.stripes_bad = 0;
   j->tally.bb_stripes = 0;
+  j->tally.bb_rewritten = 0;
   j->tally.unread_stripes = 0;
   j->tally.nfound = 0;
   j->paused = false;
@@ -197,6 +198,8 @@ array_job_status (struct array *a, struct array_job_status *st)
     .jobs_ended = j->last.ended,
     .last_stripes_bad = j->last.stripes_bad,
     .bb_stripes = j->tally.bb_stripes, .last_bb_stripes = j->last.bb_stripes,
+    .bb_rewritten = j->tally.bb_rewritten,
+    .last_bb_rewritten = j->last.bb_rewritten,
     .unread_stripes = j->tally.unread_stripes,
     .last_unread_stripes = j->last.unread_stripes,
   };
@@ -285,6 +288,7 @@ finish_locked (struct array *a, enum r5_job kind, int r, const char *why,
   j->last.mismatches = j->tally.mismatches;
   j->last.stripes_bad = j->tally.stripes_bad;
   j->last.bb_stripes = j->tally.bb_stripes;
+  j->last.bb_rewritten = j->tally.bb_rewritten;
   j->last.unread_stripes = j->tally.unread_stripes;
   snprintf (err.msg, sizeof err.msg, "%s",
             why && why[0] ? why

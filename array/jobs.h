@@ -48,6 +48,10 @@ struct job_tally {
    * is failed for that stripe).
    */
   _Atomic uint64_t bb_stripes;
+  /* Sectors a scrub rewrote from the others where one member listed
+   * them, and cleared (bb_scrub_rewrite).
+   */
+  _Atomic uint64_t bb_rewritten;
   /* Stripes a read-only check skipped for read errors it may not
    * correct (scrub.c).
    */
@@ -59,6 +63,7 @@ struct job_last {
   enum r5_job kind;
   int result;
   uint64_t mismatches, stripes_bad, bb_stripes, unread_stripes;
+  uint64_t bb_rewritten;
   uint64_t ended;             /* jobs ended since open */
   char why[ARRAY_ERR_LEN];    /* why it stopped ("" if it did not): the
                                * step's reason, naming member and offset */

@@ -175,13 +175,14 @@ int array_correct_read (struct array *a, const struct read_error *re,
 /* Member m's listed 4 KiB page at member offset off (page-aligned within
  * its chunk) put right (bbpath.c): computed from the other members of
  * its row, written durably, read back, and cleared from m's bad-block
- * table, all with its stripe locked exclusively here (the caller holds
- * no stripe lock).  0; -ENODEV: a member is out of service, nothing was
+ * table, all with its stripe locked exclusively (here, or by the caller:
+ * locked).  0; -ENODEV: a member is out of service, nothing was
  * done; -ENODATA: another member lists the row now, nothing was done; or
  * -errno: the write or the read back failed (-EIO when it read back
  * different), or no memory.  A failed clear is logged.
  */
-int array_rewrite_page (struct array *a, unsigned m, uint64_t off)
+int array_rewrite_page (struct array *a, unsigned m, uint64_t off,
+                        bool locked)
   __attribute__((nonnull, warn_unused_result));
 
 /* Per-thread reusable memory for executing requests. */

@@ -213,6 +213,7 @@ fill_part (struct job_runner *r, unsigned i, uint64_t first, unsigned n,
   p->bad = r->bad + (size_t) i * r->room;
   p->nbad = 0;
   p->unread_stripe = UINT64_MAX;
+  p->listed_stripe = UINT64_MAX;
   p->next = shared ? &r->next : NULL;
   p->views = shared ? &r->mapped : NULL;
   p->r = 0;

@@ -8,19 +8,23 @@
  * Counting follows md: RAID-5 compares in 4 KiB units and adds 8 sectors
  * to mismatch_cnt for each unit whose parity is wrong.  Repair (and
  * resync) rewrite parity from the data; data is never changed, since
- * parity cannot tell which member is wrong.
+ * parity cannot tell which member is wrong -- but where a member's
+ * bad-block log lists a page, which md reads as a failed device there:
+ * a scrub writes it from the rest of its row, as md's sync does.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "array/badblocks.h"
 #include "array/runplan.h"
 #include "array/scrub.h"
 #include "raid/jobplan.h"
+#include "raid/layout.h"
 
 /* A compare found wrong units: add them to the part's list, to the
  * stripe's entry if the same stripe's last slice was wrong too.
@@ -247,76 +251,102 @@ row_listed (const struct array *a, uint64_t s, uint64_t co, uint64_t end,
                        slot) != 0;
 }
 
-/* A rebuild's stripe (one) whose row lists bad blocks: md counts a
- * device failed in a stripe_head (a 4 KiB row) it lists bad and does not
- * read it there (analyse_stripe), so a listed row, with the slot rebuilt
- * missing too, cannot be computed: it is recorded bad on the slot
- * (handle_failed_sync: rdev_set_badblocks on the device being
- * recovered), its listed bytes left unread -- a disk's bad sector would
- * fail again; the runs of rows between are rebuilt.
+/* Rows [co, co + len) of stripe s that members but slot list: counted
+ * once a stripe (in the part that meets its first such rows: an earlier
+ * try of the stripe, or its rows listed before co, counted it already);
+ * a scrub skips them (their parity cannot be judged), a rebuild records
+ * them on its slot (bb_rebuild_lost).
  */
 static int
-rebuild_listed (struct part *p, struct r5_job_span one, char *scratch)
+listed_rows (struct part *p, uint64_t s, uint64_t co, uint64_t len, int slot)
 {
   struct array *a = p->a;
-  int slot = job_slot (a), r = 0;
+  uint64_t bad = bb_row_listed (a, &a->geom, s, co, len, slot);
+  unsigned lo, hi;
+  char who[48];
+
+  if (p->listed_stripe != s &&
+      (co == 0 || !bb_row_listed (a, &a->geom, s, 0, co, slot))) {
+    p->listed_stripe = s;
+    a->job.tally.bb_stripes++;
+  }
+  if (p->kind == R5_JOB_REBUILD)
+    return bb_rebuild_lost (a, (unsigned) slot, s, co, len, &p->err);
+  lo = (unsigned) __builtin_ctzll (bad);
+  hi = 63 - (unsigned) __builtin_clzll (bad);
+  if (lo != hi)
+    snprintf (who, sizeof who, "members %u and %u list", lo, hi);
+  else
+    snprintf (who, sizeof who, "member %u lists", lo);
+  array_log (a, ARRAY_LOG_NOTICE, "%s: stripe %" PRIu64 ": member bytes %"
+             PRIu64 "+%" PRIu64 " skipped: %s them bad (md bad-block "
+             "log%s), so their parity cannot be judged",
+             r5_job_name (p->kind), s, r5_stripe_member_off (&a->geom, s) + co,
+             len, who, lo != hi ? "s" : a->read_only ? "; not rewritten: the "
+             "array is read-only" : "; not rewritten: the member failed a "
+             "write");
+  return 0;
+}
+
+/* Stripe one.first's rows [chunk_off, chunk_off + len) in runs of rows
+ * listed (on a member but slot) or not: the runs not listed are run as
+ * usual, the listed ones go to listed_rows.  md counts a device failed
+ * in a stripe_head (a 4 KiB row) it lists bad and does not read it there
+ * (analyse_stripe): a scrub cannot judge such a row's parity, and a
+ * rebuild cannot compute it with the slot rebuilt missing too (md's
+ * handle_failed_sync: rdev_set_badblocks on the device being recovered,
+ * its listed bytes left unread -- a disk's bad sector would fail again).
+ */
+static int
+run_rows (struct part *p, struct r5_job_span one, char *scratch, int slot)
+{
   uint64_t end = one.chunk_off + one.len;
+  int r = 0;
 
   for (uint64_t co = one.chunk_off, run_end; r == 0 && co < end;
        co = run_end) {
     struct r5_job_span piece = one;
-    bool listed = row_listed (a, one.first, co, end, slot);
+    bool listed = row_listed (p->a, one.first, co, end, slot);
 
     run_end = co;
     do
       run_end = (run_end / 4096 + 1) * 4096;
-    while (run_end < end && row_listed (a, one.first, run_end, end,
+    while (run_end < end && row_listed (p->a, one.first, run_end, end,
                                         slot) == listed);
     if (run_end > end)
       run_end = end;
     piece.chunk_off = co;
     piece.len = run_end - co;
-    r = listed ? bb_rebuild_lost (a, (unsigned) slot, one.first, co,
-                                  piece.len, &p->err)
+    r = listed ? listed_rows (p, one.first, co, piece.len, slot)
                : run_plain (p, piece, scratch);
   }
   return r;
 }
 
-/* Stripe s of span around the bad blocks its row lists (badblocks.h; md
- * fails a device for a stripe it is bad in): a scrub skips such a stripe
- * (its parity cannot be judged: one of its units is not what the row
- * holds), a rebuild computes its rows not listed and records on the
- * rebuilt member the rows it cannot compute.  *counted: the stripe is
- * counted as listed already (an earlier try of it).
+/* Stripe s of span around the bad blocks its row lists (badblocks.h):
+ * a scrub first has the rows one member lists rewritten from the others
+ * (bb_scrub_rewrite, as md does), then runs the rest around what is
+ * still listed; a rebuild computes its rows not listed and records on the
+ * rebuilt member the rows it cannot compute.
  */
 static int
 listed_stripe (struct part *p, struct r5_job_span span, uint64_t s,
-               char *scratch, bool *counted)
+               char *scratch)
 {
   struct array *a = p->a;
-  bool rebuild = p->kind == R5_JOB_REBUILD;
-  int slot = rebuild ? job_slot (a) : -1, r = 0;
+  int slot = p->kind == R5_JOB_REBUILD ? job_slot (a) : -1, r;
   struct r5_job_span one = span;
-  uint64_t bad = bb_row_listed (a, &a->geom, s, span.chunk_off, span.len, slot);
 
   one.first = s;
   one.n = 1;
-  if (bad && !*counted && (span.chunk_off == 0 ||
-                           !bb_row_listed (a, &a->geom, s, 0, span.chunk_off, slot))) {
-    a->job.tally.bb_stripes++;      /* once a stripe, in its first slice */
-    *counted = true;
-  }
-  if (bad && !rebuild) {
-    array_log (a, ARRAY_LOG_NOTICE, "%s: stripe %" PRIu64 " skipped: "
-               "member %u lists bad blocks in its row (md bad-block "
-               "log), so its parity cannot be judged",
-               r5_job_name (p->kind), s, (unsigned) __builtin_ctzll (bad));
-    return 0;
-  }
-  if (bad)
-    return rebuild_listed (p, one, scratch);
-  if ((r = run_plain (p, one, scratch)) == -ENODATA) {
+  if (slot < 0 && bb_row_listed (a, &a->geom, s, span.chunk_off, span.len,
+                                 -1))
+    a->job.tally.bb_rewritten +=
+      bb_scrub_rewrite (a, r5_job_name (p->kind), s, span.chunk_off,
+                        span.len);
+  r = bb_row_listed (a, &a->geom, s, span.chunk_off, span.len, slot)
+    ? run_rows (p, one, scratch, slot) : run_plain (p, one, scratch);
+  if (r == -ENODATA) {
     skip_unread (p, s);
     r = 0;
   }
@@ -334,10 +364,9 @@ run_listed (struct part *p, struct r5_job_span span, char *scratch)
 
   for (uint64_t s = span.first; r == 0 && s < span.first + span.n; s++) {
     unsigned tries = 0;
-    bool counted = false;
 
     do
-      r = listed_stripe (p, span, s, scratch, &counted);
+      r = listed_stripe (p, span, s, scratch);
     while (r == -EAGAIN && tries++ < CORRECT_TRIES);
     if (r == -EAGAIN) {
       array_set_err (&p->err, "stripe %" PRIu64 ": read errors on the "

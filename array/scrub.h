@@ -61,6 +61,7 @@ struct part {
    */
   struct read_error unread;
   uint64_t unread_stripe;
+  uint64_t listed_stripe;     /* the stripe last counted for listed rows */
   int r;
   struct array_err err;
 };

@@ -209,6 +209,7 @@ json_job (const struct array_job_status *j)
   put_u64 (o, "mismatch_sectors", j->mismatches);
   put_u64 (o, "stripes_bad", j->stripes_bad);
   put_u64 (o, "bad_block_stripes", j->bb_stripes);
+  put_u64 (o, "bad_block_sectors_rewritten", j->bb_rewritten);
   put_u64 (o, "read_error_stripes", j->unread_stripes);
   json_object_object_add (o, "found", json_found (j));
   return o;
@@ -225,6 +226,7 @@ json_last_job (const struct array_job_status *j)
   put_u64 (o, "number", j->jobs_ended);
   put_u64 (o, "stripes_bad", j->last_stripes_bad);
   put_u64 (o, "bad_block_stripes", j->last_bb_stripes);
+  put_u64 (o, "bad_block_sectors_rewritten", j->last_bb_rewritten);
   put_u64 (o, "read_error_stripes", j->last_unread_stripes);
   return o;
 }

@@ -278,6 +278,33 @@ print_member (struct array *a, const struct comeback *c, unsigned s,
              "taken as current (md's rule; see the log)\n");
 }
 
+/* What the last job to end did. */
+static void
+print_last_job (const struct array_job_status *j, FILE *out)
+{
+  const char *last = r5_job_name (j->last_kind);
+
+  if (j->last_kind == R5_JOB_NONE)
+    return;
+  fprintf (out, "      last %s: %s, mismatch_cnt %" PRIu64 " (%" PRIu64
+           " stripes)\n", last,
+           j->last_result == 0 ? "done" : strerror (-j->last_result),
+           j->last_mismatches, j->last_stripes_bad);
+  if (j->last_bb_stripes)
+    fprintf (out, "      last %s: %" PRIu64 " stripes %s for bad blocks in "
+             "their rows (the log says which)\n", last, j->last_bb_stripes,
+             j->last_kind == R5_JOB_REBUILD ? "not wholly rebuilt"
+             : "skipped in part");
+  if (j->last_bb_rewritten)
+    fprintf (out, "      last %s: %" PRIu64 " sectors listed bad rewritten "
+             "from the other members and cleared\n", last,
+             j->last_bb_rewritten);
+  if (j->last_unread_stripes)
+    fprintf (out, "      last %s: %" PRIu64 " stripes skipped for read "
+             "errors, not corrected (read-only; the log says where)\n",
+             last, j->last_unread_stripes);
+}
+
 static void
 print_text (struct array *a, const struct array_job_status *j,
             const struct array_stats *st, FILE *out)
@@ -311,20 +338,7 @@ print_text (struct array *a, const struct array_job_status *j,
              "us, %" PRIu64 " cuts)\n", (uint64_t) j->latency_max_us,
              (uint64_t) j->paced_kib, (uint64_t) j->client_p99_us,
              (uint64_t) j->pace_cuts);
-  if (j->last_kind != R5_JOB_NONE)
-    fprintf (out, "      last %s: %s, mismatch_cnt %" PRIu64 " (%" PRIu64
-             " stripes)\n", r5_job_name (j->last_kind),
-             j->last_result == 0 ? "done" : strerror (-j->last_result),
-             j->last_mismatches, j->last_stripes_bad);
-  if (j->last_kind != R5_JOB_NONE && j->last_bb_stripes)
-    fprintf (out, "      last %s: %" PRIu64 " stripes %s for bad blocks in "
-             "their rows (the log says which)\n", r5_job_name (j->last_kind),
-             j->last_bb_stripes, j->last_kind == R5_JOB_REBUILD
-             ? "not wholly rebuilt" : "skipped");
-  if (j->last_kind != R5_JOB_NONE && j->last_unread_stripes)
-    fprintf (out, "      last %s: %" PRIu64 " stripes skipped for read "
-             "errors, not corrected (read-only; the log says where)\n",
-             r5_job_name (j->last_kind), j->last_unread_stripes);
+  print_last_job (j, out);
   fprintf (out, "      requests: %" PRIu64 " reads, %" PRIu64 " writes, %"
            PRIu64 " zeroes, %" PRIu64 " trims, %" PRIu64 " flushes\n",
            st->reads, st->writes, st->zeroes, st->trims, st->flushes);

@@ -251,9 +251,14 @@ report_text (const struct check_result *r)
     printf ("%" PRIu64 " stripes not checked: a member could not read them "
             "(the log names each member and offset; raid5ctl repair "
             "rewrites them from the other members)\n", r->unread);
+  if (r->rewritten)
+    printf ("%" PRIu64 " sectors a member listed bad rewritten from the "
+            "other members and cleared from its bad-block log\n",
+            r->rewritten);
   if (r->listed)
-    printf ("%" PRIu64 " stripes skipped: bad blocks in their rows (raid5ctl "
-            "examine --badblocks lists them)\n", r->listed);
+    printf ("%" PRIu64 " stripes not wholly checked: bad blocks in their "
+            "rows that could not be rewritten (raid5ctl examine --badblocks "
+            "lists them)\n", r->listed);
   if (r->dirty && !r->repair)
     printf ("the array is dirty: it was not stopped cleanly, so parity may "
             "be stale where writes were in flight; raid5ctl repair (or "
@@ -292,6 +297,7 @@ report_json (const struct check_result *r)
   tool_json_u64 (&j, "mismatch_sectors", r->mismatches);
   tool_json_u64 (&j, "read_error_stripes", r->unread);
   tool_json_u64 (&j, "bad_block_stripes", r->listed);
+  tool_json_u64 (&j, "bad_block_sectors_rewritten", r->rewritten);
   tool_json_bool (&j, "repaired", r->repair && r->stripes_bad > 0);
   tool_json_bool (&j, "dirty", r->dirty);
   if (r->files)
@@ -396,6 +402,7 @@ run (const struct check_opts *o)
     .repair = o->repair, .stripes = res.total,
     .stripes_bad = res.last_stripes_bad, .mismatches = res.last_mismatches,
     .unread = res.last_unread_stripes, .listed = res.last_bb_stripes,
+    .rewritten = res.last_bb_rewritten,
     .list = f.list, .n = f.n, .more_listable = true, .dirty = result.dirty,
     .files = r == 0 && o->files ? &files : NULL,
   };

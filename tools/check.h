@@ -57,6 +57,7 @@ struct check_result {
   bool more_listable;         /* --list N would show more than n */
   uint64_t unread;            /* stripes skipped for read errors (read-only) */
   uint64_t listed;            /* stripes skipped for bad blocks in their rows */
+  uint64_t rewritten;         /* listed sectors rewritten and cleared */
   bool dirty;                 /* offline: the array had not been stopped
                                * cleanly (a repair was its resync) */
   const struct check_files *files;    /* --files, or NULL */

@@ -38,6 +38,7 @@ struct job_view {
   uint64_t last_mismatches, last_bad;
   uint64_t last_unread;       /* stripes skipped for read errors */
   uint64_t last_listed;       /* ... and for bad blocks in their rows */
+  uint64_t last_rewritten;    /* listed sectors rewritten and cleared */
   unsigned nfound;
   struct array_mismatch found[ARRAY_FOUND_MAX];
   char state[16], health[R5_MAX_MEMBERS + 3];
@@ -119,6 +120,7 @@ parse_status (json_object *s, unsigned slot, struct job_view *v)
     && ctl_json_u64 (l, "stripes_bad", &v->last_bad)
     && ctl_json_u64 (l, "read_error_stripes", &v->last_unread)
     && ctl_json_u64 (l, "bad_block_stripes", &v->last_listed)
+    && ctl_json_u64 (l, "bad_block_sectors_rewritten", &v->last_rewritten)
     && ctl_json_str (s, "state", v->state, sizeof v->state)
     && ctl_json_str (s, "health", v->health, sizeof v->health)
     && ctl_json_u64 (s, "raid_disks", &v->members)
@@ -209,6 +211,7 @@ report_check (const struct ctl_wait *w, const struct job_view *v)
     .repair = w->kind == R5_JOB_REPAIR, .stripes = v->total,
     .stripes_bad = v->last_bad, .mismatches = v->last_mismatches,
     .unread = v->last_unread, .listed = v->last_listed, .list = v->found,
+    .rewritten = v->last_rewritten,
     .n = v->nfound < w->list ? v->nfound : w->list,
   };
 

@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 #include <json-c/json.h>
 
+#include "raid/badblocks.h"
 #include "tests/unit/arrayfx.h"
 
 /* The array logs from several threads at once (a job's parts, the
@@ -330,4 +331,35 @@ afx_mark_dirty (struct afx *f, uint64_t sectors)
     sb.resync_offset = sectors;
     afx_sb_write (f->path[i], &sb);
   }
+}
+
+void
+afx_put_log (const char *path, const struct md_bb_table *tb, bool empty_bit)
+{
+  unsigned char area[4096];
+  uint64_t sector;
+  struct md_sb sb;
+  int fd;
+
+  afx_sb_read (path, &sb);
+  cr_assert (md_bblog_area (&sb, &sector, NULL), "%s: no log", path);
+  cr_assert_eq (md_bblog_encode (&sb, tb, area), 0);
+  cr_assert_eq (md_bblog_feature (&sb, tb, &sb.feature_map), 0);
+  if (empty_bit)
+    sb.feature_map |= MD_FEATURE_BAD_BLOCKS;
+  fd = open (path, O_RDWR);
+  cr_assert_geq (fd, 0, "%s", path);
+  cr_assert_eq (pwrite (fd, area, sb.bblog_size * 512u, sector * 512),
+                (ssize_t) (sb.bblog_size * 512u));
+  close (fd);
+  afx_sb_write (path, &sb);
+}
+
+bool
+afx_has_bb_bit (const char *path)
+{
+  struct md_sb sb;
+
+  afx_sb_read (path, &sb);
+  return sb.feature_map & MD_FEATURE_BAD_BLOCKS;
 }

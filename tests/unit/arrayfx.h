@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "array/array.h"
+#include "raid/badblocks.h"
 #include "raid/mdsb.h"
 
 struct afx {
@@ -87,6 +88,14 @@ void afx_mark_dirty (struct afx *f, uint64_t sectors);
  * (size bytes), for a grow (m3.img: one past afx_make's three).
  */
 void afx_new_member (struct afx *f, char *path, size_t size, uint64_t bytes);
+
+/* Member path's md bad-block log holds tb (or, if empty_bit, nothing
+ * but the superblock's bit: feature 0x8 over an empty list).
+ */
+void afx_put_log (const char *path, const struct md_bb_table *tb,
+                  bool empty_bit);
+/* Does member path's superblock have feature 0x8 (bad blocks listed)? */
+bool afx_has_bb_bit (const char *path);
 
 /* Remove the folder and every file in it. */
 void afx_cleanup (struct afx *f);

@@ -32,38 +32,6 @@
 
 static struct md_bb_table t;          /* 8 KiB: not on Criterion's stack */
 
-/* Member path's log holds t (or, if empty_bit, nothing but the bit). */
-static void
-put_log (const char *path, const struct md_bb_table *tb, bool empty_bit)
-{
-  unsigned char area[4096];
-  uint64_t sector;
-  struct md_sb sb;
-  int fd;
-
-  afx_sb_read (path, &sb);
-  cr_assert (md_bblog_area (&sb, &sector, NULL), "%s: no log", path);
-  cr_assert_eq (md_bblog_encode (&sb, tb, area), 0);
-  cr_assert_eq (md_bblog_feature (&sb, tb, &sb.feature_map), 0);
-  if (empty_bit)
-    sb.feature_map |= MD_FEATURE_BAD_BLOCKS;
-  fd = open (path, O_RDWR);
-  cr_assert_geq (fd, 0, "%s", path);
-  cr_assert_eq (pwrite (fd, area, sb.bblog_size * 512u, sector * 512),
-                (ssize_t) (sb.bblog_size * 512u));
-  close (fd);
-  afx_sb_write (path, &sb);
-}
-
-static bool
-has_bit (const char *path)
-{
-  struct md_sb sb;
-
-  afx_sb_read (path, &sb);
-  return sb.feature_map & MD_FEATURE_BAD_BLOCKS;
-}
-
 /* f's array filled; member 1's log lists two ranges (8 sectors at 100
  * and 700 at 5000 past the data offset), its bytes there stale (as after
  * a write that failed); opened again.
@@ -78,7 +46,7 @@ member1_lists_two_ranges (struct afx *f)
   md_bb_init (&t, 0);
   cr_assert_eq (md_bb_add (&t, DOFF + 100, 8), 0);
   cr_assert_eq (md_bb_add (&t, DOFF + 5000, 700), 0);
-  put_log (f->path[1], &t, false);
+  afx_put_log (f->path[1], &t, false);
   afx_flip (f, 1, (DOFF + 100) * 512ULL + 7, 0xff);
   afx_flip (f, 1, (DOFF + 5600) * 512ULL, 0x01);
   afx_reopen (f);
@@ -128,8 +96,8 @@ Test (array_badblocks, listed_blocks_served_then_rewritten, .timeout = 120)
                 MD_BB_NONE, "the listed bytes read were not rewritten");
   cr_expect (strstr (afx_log (), "good again"), "%s", afx_log ());
   afx_close (&f);
-  cr_expect (!has_bit (f.path[0]) && !has_bit (f.path[1]) &&
-             !has_bit (f.path[2]), "feature 0x8 left after the rewrite");
+  cr_expect (!afx_has_bb_bit (f.path[0]) && !afx_has_bb_bit (f.path[1]) &&
+             !afx_has_bb_bit (f.path[2]), "feature 0x8 left after the rewrite");
   afx_open_ok (&f);
   afx_verify (&f);
   afx_cleanup (&f);
@@ -155,7 +123,7 @@ Test (array_badblocks, write_beside_a_listed_page_reaches_its_member,
   afx_close (&f);
   md_bb_init (&t, 0);
   cr_assert_eq (md_bb_add (&t, DOFF + 96, 8), 0);
-  put_log (f.path[1], &t, false);
+  afx_put_log (f.path[1], &t, false);
   afx_reopen (&f);
   cr_assert_eq (array_member_bad (f.a, 1, (DOFF + 96) * 512ULL, 4096, NULL),
                 MD_BB_ALL);
@@ -238,10 +206,10 @@ grow_two_listed (unsigned sector2, int want)
   afx_close (&f);
   md_bb_init (&t, 0);
   cr_assert_eq (md_bb_add (&t, DOFF + 8, 8), 0);
-  put_log (f.path[1], &t, false);
+  afx_put_log (f.path[1], &t, false);
   md_bb_init (&t, 0);
   cr_assert_eq (md_bb_add (&t, DOFF + sector2, 8), 0);
-  put_log (f.path[2], &t, false);
+  afx_put_log (f.path[2], &t, false);
   afx_flip (&f, 1, (DOFF + 8) * 512ULL, 0xff);
   afx_flip (&f, 2, (DOFF + sector2) * 512ULL, 0xff);
   afx_reopen (&f);
@@ -301,7 +269,7 @@ Test (array_badblocks, page_put_right_is_cleared_and_replans_writes,
   md_bb_init (&t, 0);
   cr_assert_eq (md_bb_add (&t, DOFF + 96, 8), 0);
   cr_assert_eq (md_bb_add (&t, DOFF + 128 + 96, 8), 0);
-  put_log (f.path[1], &t, false);
+  afx_put_log (f.path[1], &t, false);
   afx_reopen (&f);
 
   r5_plan_init (&plan);
@@ -312,14 +280,14 @@ Test (array_badblocks, page_put_right_is_cleared_and_replans_writes,
                           .bb_version = f.a->bb.version, .bb_member = -1 };
   cr_assert_eq (wp_shape (f.a, &b, &err), 0, "%s", err.msg);
   cr_assert_eq (rg.missing, 1, "planned with member 1 missing there");
-  cr_assert_eq (array_rewrite_page (f.a, 1, page), 0);
+  cr_assert_eq (array_rewrite_page (f.a, 1, page, false), 0);
   cr_assert_eq (array_member_bad (f.a, 1, page, 4096, NULL), MD_BB_NONE);
   cr_assert (!wp_holds (f.a, &b), "a write planned with the page listed "
              "still held once the page was put right and its lock let go");
   r5_plan_free (&plan);
 
   cr_assert_eq (array_fail (f.a, 2, &err), 0, "%s", err.msg);
-  cr_assert_eq (array_rewrite_page (f.a, 1, page + 65536), -ENODEV);
+  cr_assert_eq (array_rewrite_page (f.a, 1, page + 65536, false), -ENODEV);
   cr_assert_eq (array_member_bad (f.a, 1, page + 65536, 4096, NULL),
                 MD_BB_ALL);
   afx_cleanup (&f);
@@ -343,8 +311,8 @@ Test (array_badblocks, row_bad_on_two_members_is_lost, .timeout = 120)
   afx_close (&f);
   md_bb_init (&t, 0);
   cr_assert_eq (md_bb_add (&t, DOFF + row * 128 + 16, 8), 0);
-  put_log (f.path[0], &t, false);
-  put_log (f.path[2], &t, false);
+  afx_put_log (f.path[0], &t, false);
+  afx_put_log (f.path[2], &t, false);
   afx_reopen (&f);
   /* left-symmetric, stripe 3: data 0 on member 0 (3 % 3 = 0: parity on
    * member 2), data 1 on member 1.
@@ -373,14 +341,14 @@ Test (array_badblocks, bit_over_an_empty_list_is_dropped, .timeout = 120)
 
   afx_make (&f, 3, 8 << 20, ARGS);
   md_bb_init (&t, 0);
-  put_log (f.path[0], &t, true);
-  cr_assert (has_bit (f.path[0]));
+  afx_put_log (f.path[0], &t, true);
+  cr_assert (afx_has_bb_bit (f.path[0]));
   afx_open_ok (&f);
   cr_expect_eq (array_member_bad (f.a, 0, 0, 8 << 20, NULL), MD_BB_NONE);
   afx_write (&f, 0, 65536, 5);
   afx_close (&f);
   for (unsigned i = 0; i < 3; i++)
-    cr_expect (!has_bit (f.path[i]), "member %u keeps feature 0x8", i);
+    cr_expect (!afx_has_bb_bit (f.path[i]), "member %u keeps feature 0x8", i);
   afx_cleanup (&f);
 }
 
@@ -392,7 +360,7 @@ Test (array_badblocks, corrupt_log_refused, .timeout = 120)
   afx_make (&f, 3, 8 << 20, ARGS);
   md_bb_init (&t, 0);
   cr_assert_eq (md_bb_add (&t, (8 << 11) - 4, 8), 0);   /* past the end */
-  put_log (f.path[2], &t, false);
+  afx_put_log (f.path[2], &t, false);
   cr_assert_lt (afx_open (&f, &err), 0, "a corrupt log was taken");
   cr_assert (strstr (err.msg, "member 2 (") && strstr (err.msg, f.path[2]) &&
              strstr (err.msg, "past the end of the member"), "%s", err.msg);
@@ -414,7 +382,7 @@ Test (array_badblocks, new_member_has_no_table, .timeout = 120)
   afx_close (&f);
   md_bb_init (&t, 0);
   cr_assert_eq (md_bb_add (&t, DOFF + 100, 8), 0);
-  put_log (f.path[1], &t, false);
+  afx_put_log (f.path[1], &t, false);
   afx_reopen (&f);
   cr_assert_eq (array_member_bad (f.a, 1, (DOFF + 100) * 512ULL, 512, NULL),
                 MD_BB_ALL);
@@ -430,7 +398,7 @@ Test (array_badblocks, new_member_has_no_table, .timeout = 120)
   cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
                 err.msg);
   afx_close (&f);
-  cr_expect (!has_bit (fresh), "the new member says it has bad blocks");
+  cr_expect (!afx_has_bb_bit (fresh), "the new member says it has bad blocks");
   unlink (fresh);
   afx_cleanup (&f);
 }
