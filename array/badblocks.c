@@ -160,6 +160,11 @@ change (struct array *a, unsigned slot, uint64_t off, uint64_t len,
                    array_member_path (a, slot),
                    t ? "its md bad-block log is full"
                      : "it has no md bad-block log", n, first);
+  else if (r == -ENOSPC)
+    array_set_err (err, "member %u (%s): %" PRIu64 " sectors at sector %"
+                   PRIu64 " stay listed: clearing them would split an entry "
+                   "of its md bad-block log, which is full", slot,
+                   array_member_path (a, slot), n, first);
   if (r == 0)
     r = meta_bb_write (a, slot, err);
   return r;

@@ -401,18 +401,29 @@ bb_written_lost (struct array *a, const struct io_op *ops, size_t n)
 
 /* Member m's listed page at member offset page put right
  * (array_rewrite_page, its stripe locked by the caller or not: locked).
- * A failure that is m's own (not -ENODEV, a member out of service; not
- * -ENODATA, another member lists the row now) is logged the first time
- * and m marked as having failed a write (md's WriteErrorSeen: its listed
- * blocks are not written again).  array_rewrite_page's result.
+ * A failure of m's own write or read back is logged the first time and m
+ * marked as having failed a write (md's WriteErrorSeen: its listed
+ * blocks are not written again); another member's failed read of the
+ * row, a computed page that fails m's checksum, or a full table is
+ * logged and m left as it is.  array_rewrite_page's result.
  */
 static int
 rewrite_listed (struct array *a, unsigned m, uint64_t page, bool locked)
 {
-  int e = array_rewrite_page (a, m, page, locked);
+  struct io_op failed;
+  int e = array_rewrite_page (a, m, page, locked, &failed);
 
-  if (e == 0 || e == -ENODEV || e == -ENODATA)
+  if (e == 0 || e == -ENODEV || e == -ENODATA || e == -ENOSPC)
     return e;
+  if (e == -EILSEQ || e == -ENOMEM || failed.member != m) {
+    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): its listed bad block "
+               "at member offset %" PRIu64 " not rewritten: %s", m,
+               array_member_path (a, m), page, e == -EILSEQ
+               ? "what the rest of its row computes fails its checksum"
+               : e == -ENOMEM ? "out of memory"
+               : "another member failed the read of its row");
+    return e;
+  }
   if (!a->bb.write_error[m])
     array_log (a, ARRAY_LOG_ERROR, "member %u (%s): its listed bad block "
                "at member offset %" PRIu64 " cannot be rewritten (%s): it "

@@ -291,7 +291,11 @@ array_reads_succeeded (struct array *a, const struct io_op *ops, size_t n)
 /* Member m's bytes [off, off + len) within one stripe: computed from the
  * row, written (durably), read again and compared (R5_ReWrite, then
  * R5_ReRead).  0, or -errno with *failed the op that failed (a
- * comparison that differs: a read of -EIO).
+ * comparison that differs: a read of -EIO).  With an integrity record
+ * the computed bytes are written only if they are what m's checksums
+ * say: else -EILSEQ, *failed m's read (another unit of the row is wrong,
+ * and md would write what it computes; the row's units are left as they
+ * are, for a scrub to name).
  */
 static int
 rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
@@ -305,7 +309,13 @@ rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
 
   if ((e = plan_row (h, R5_JOB_REBUILD, m, &x)) < 0)
     return e;
-  if ((e = plan_run_prepare (a, &x)) == 0) {
+  if ((e = plan_run_prepare (a, &x)) == 0 &&
+      !integrity_verify (a, m, off, want, len, NULL)) {
+    *failed = (struct io_op) { .kind = IO_READ, .member = m, .buf = back,
+                               .off = off, .len = len, .result = -EILSEQ };
+    return -EILSEQ;
+  }
+  if (e == 0) {
     x.io_flags = IO_FUA;
     e = plan_run_writes (a, &x, -1);
   }
@@ -478,6 +488,12 @@ uncorrected (struct array *a, const struct read_error *re, int why,
                "offset %" PRIu64 " NOT corrected: another member lists "
                "that row bad in its md bad-block log, so it cannot be "
                "computed", m, array_member_path (a, m), failed->off);
+  else if (why == -EILSEQ)
+    array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
+               "offset %" PRIu64 " NOT corrected: what the other members "
+               "compute fails its checksum (another unit of the row is "
+               "wrong), so nothing is written", m,
+               array_member_path (a, m), failed->off);
   else
     array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
                "offset %" PRIu64 " NOT corrected: %s of the bytes computed "
@@ -546,14 +562,16 @@ array_correct_read (struct array *a, const struct read_error *re,
 }
 
 int
-array_rewrite_page (struct array *a, unsigned m, uint64_t off, bool locked)
+array_rewrite_page (struct array *a, unsigned m, uint64_t off, bool locked,
+                    struct io_op *failed)
 {
   uint64_t stripe = array_member_stripe (a, off);
   struct stripe_range held = { 0, 0, false };
   struct array_err err;
-  struct io_op failed;
   int e;
 
+  *failed = (struct io_op) { .kind = IO_WRITE, .member = m, .off = off,
+                             .len = 4096 };
   if (!locked)
     stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
   /* Looked at again with the stripe held: a member taken out since the
@@ -564,15 +582,18 @@ array_rewrite_page (struct array *a, unsigned m, uint64_t off, bool locked)
     e = -ENODEV;
   else if (array_member_bad (a, m, off, 4096, NULL) == MD_BB_NONE)
     e = 0;                    /* put right meanwhile by another request */
-  else if ((e = fix_page (a, &a->geom, m, off, FIX_LOCKED, &failed)) >= 0) {
-    e = 0;
+  else if ((e = fix_page (a, &a->geom, m, off, FIX_LOCKED, failed)) >= 0) {
     /* Cleared before the stripe is let go: a write planned with the page
      * listed, waiting for the lock, must find the table changed
      * (bb_holds) and plan again, or it would run with m missing there
-     * and leave the page stale once it is no longer listed.
+     * and leave the page stale once it is no longer listed.  A table
+     * that cannot split an entry (-ENOSPC) keeps it listed; a log that
+     * cannot be written keeps it listed on the disk only (logged).
      */
-    if (array_bb_clear (a, m, off, 4096, &err) < 0)
+    if ((e = array_bb_clear (a, m, off, 4096, &err)) < 0)
       array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+    if (e != -ENOSPC)
+      e = 0;
   }
   stripe_unlock_range (&a->locks, &held);
   return e;

@@ -177,12 +177,15 @@ int array_correct_read (struct array *a, const struct read_error *re,
  * its row, written durably, read back, and cleared from m's bad-block
  * table, all with its stripe locked exclusively (here, or by the caller:
  * locked).  0; -ENODEV: a member is out of service, nothing was
- * done; -ENODATA: another member lists the row now, nothing was done; or
- * -errno: the write or the read back failed (-EIO when it read back
- * different), or no memory.  A failed clear is logged.
+ * done; -ENODATA: another member lists the row now, nothing was done;
+ * -ENOSPC: rewritten, but m's table cannot clear it (logged); or -errno
+ * with *failed the op that failed: m's write or read back (-EIO when it
+ * read back different), another member's read of the row, m's own "read"
+ * of -EILSEQ when the computed page fails m's checksum (nothing
+ * written), or -ENOMEM.
  */
 int array_rewrite_page (struct array *a, unsigned m, uint64_t off,
-                        bool locked)
+                        bool locked, struct io_op *failed)
   __attribute__((nonnull, warn_unused_result));
 
 /* Per-thread reusable memory for executing requests. */

@@ -231,6 +231,8 @@ skip_unread (struct part *p, uint64_t stripe)
     return;                   /* said in an earlier slice of it */
   p->unread_stripe = stripe;
   a->job.tally.unread_stripes++;
+  if (p->listed_stripe == stripe)
+    a->job.tally.bb_stripes--;      /* counted once: as unread */
   array_log (a, ARRAY_LOG_ERROR, "%s: stripe %" PRIu64 " skipped: member %u "
              "(%s): read error at member offset %" PRIu64 ": not corrected, "
              "the array is read-only (repair rewrites it from the other "
@@ -238,89 +240,107 @@ skip_unread (struct part *p, uint64_t stripe)
              stripe, re->member, array_member_path (a, re->member), re->off);
 }
 
-/* Is row [co, co + 4 KiB) of stripe s, within the span's end, listed
- * on a member other than slot?
+/* The members but slot (a mask) that list row [co, co + 4 KiB) of
+ * stripe s, within the span's end.
  */
-static bool
-row_listed (const struct array *a, uint64_t s, uint64_t co, uint64_t end,
-            int slot)
+static uint64_t
+row_mask (const struct array *a, uint64_t s, uint64_t co, uint64_t end,
+          int slot)
 {
   uint64_t next = (co / 4096 + 1) * 4096;
 
   return bb_row_listed (a, &a->geom, s, co, (next < end ? next : end) - co,
-                       slot) != 0;
+                        slot);
 }
 
-/* Rows [co, co + len) of stripe s that members but slot list: counted
- * once a stripe (in the part that meets its first such rows: an earlier
- * try of the stripe, or its rows listed before co, counted it already);
- * a scrub skips them (their parity cannot be judged), a rebuild records
- * them on its slot (bb_rebuild_lost).
+/* Why a scrub did not rewrite rows the members bad list. */
+static const char *
+unrewritten (const struct array *a, uint64_t bad)
+{
+  if (bad & (bad - 1))
+    return "s; a row two members list cannot be computed";
+  if (a->read_only)
+    return "; not rewritten: the array is read-only";
+  if (a->bb.write_error[__builtin_ctzll (bad)])
+    return "; not rewritten: the member failed a write";
+  return "; not rewritten: the log above says why";
+}
+
+/* Rows [co, co + len) of stripe s that the members bad (but slot) list:
+ * counted once a stripe (in the part that meets its first such rows: an
+ * earlier try of the stripe, its rows listed before co, or a read error
+ * that skipped it counted it already); a scrub skips them (their parity
+ * cannot be judged), a rebuild records them on its slot
+ * (bb_rebuild_lost).
  */
 static int
-listed_rows (struct part *p, uint64_t s, uint64_t co, uint64_t len, int slot)
+listed_rows (struct part *p, uint64_t s, uint64_t co, uint64_t len, int slot,
+             uint64_t bad)
 {
   struct array *a = p->a;
-  uint64_t bad = bb_row_listed (a, &a->geom, s, co, len, slot);
-  unsigned lo, hi;
+  unsigned lo = (unsigned) __builtin_ctzll (bad);
+  unsigned hi = 63 - (unsigned) __builtin_clzll (bad);
   char who[48];
 
-  if (p->listed_stripe != s &&
+  if (p->listed_stripe != s && p->unread_stripe != s &&
       (co == 0 || !bb_row_listed (a, &a->geom, s, 0, co, slot))) {
     p->listed_stripe = s;
     a->job.tally.bb_stripes++;
   }
   if (p->kind == R5_JOB_REBUILD)
     return bb_rebuild_lost (a, (unsigned) slot, s, co, len, &p->err);
-  lo = (unsigned) __builtin_ctzll (bad);
-  hi = 63 - (unsigned) __builtin_clzll (bad);
   if (lo != hi)
     snprintf (who, sizeof who, "members %u and %u list", lo, hi);
   else
     snprintf (who, sizeof who, "member %u lists", lo);
   array_log (a, ARRAY_LOG_NOTICE, "%s: stripe %" PRIu64 ": member bytes %"
-             PRIu64 "+%" PRIu64 " skipped: %s them bad (md bad-block "
-             "log%s), so their parity cannot be judged",
-             r5_job_name (p->kind), s, r5_stripe_member_off (&a->geom, s) + co,
-             len, who, lo != hi ? "s" : a->read_only ? "; not rewritten: the "
-             "array is read-only" : "; not rewritten: the member failed a "
-             "write");
+             PRIu64 "+%" PRIu64 " skipped: %s them bad (md bad-block log%s), "
+             "so their parity cannot be judged", r5_job_name (p->kind), s,
+             r5_stripe_member_off (&a->geom, s) + co, len, who,
+             unrewritten (a, bad));
   return 0;
 }
 
 /* Stripe one.first's rows [chunk_off, chunk_off + len) in runs of rows
- * listed (on a member but slot) or not: the runs not listed are run as
- * usual, the listed ones go to listed_rows.  md counts a device failed
- * in a stripe_head (a 4 KiB row) it lists bad and does not read it there
- * (analyse_stripe): a scrub cannot judge such a row's parity, and a
- * rebuild cannot compute it with the slot rebuilt missing too (md's
- * handle_failed_sync: rdev_set_badblocks on the device being recovered,
- * its listed bytes left unread -- a disk's bad sector would fail again).
+ * the same members (but slot) list, or none: the runs not listed are run
+ * as usual, the listed ones go to listed_rows.  md counts a device
+ * failed in a stripe_head (a 4 KiB row) it lists bad and does not read
+ * it there (analyse_stripe): a scrub cannot judge such a row's parity,
+ * and a rebuild cannot compute it with the slot rebuilt missing too
+ * (md's handle_failed_sync: rdev_set_badblocks on the device being
+ * recovered, its listed bytes left unread -- a disk's bad sector would
+ * fail again).  A read-only check's run that a read error gives up
+ * (-ENODATA) does not stop the rest: -ENODATA is returned at the end.
  */
 static int
 run_rows (struct part *p, struct r5_job_span one, char *scratch, int slot)
 {
   uint64_t end = one.chunk_off + one.len;
+  bool unread = false;
   int r = 0;
 
   for (uint64_t co = one.chunk_off, run_end; r == 0 && co < end;
        co = run_end) {
     struct r5_job_span piece = one;
-    bool listed = row_listed (p->a, one.first, co, end, slot);
+    uint64_t bad = row_mask (p->a, one.first, co, end, slot);
 
     run_end = co;
     do
       run_end = (run_end / 4096 + 1) * 4096;
-    while (run_end < end && row_listed (p->a, one.first, run_end, end,
-                                        slot) == listed);
+    while (run_end < end && row_mask (p->a, one.first, run_end, end,
+                                      slot) == bad);
     if (run_end > end)
       run_end = end;
     piece.chunk_off = co;
     piece.len = run_end - co;
-    r = listed ? listed_rows (p, one.first, co, piece.len, slot)
-               : run_plain (p, piece, scratch);
+    r = bad ? listed_rows (p, one.first, co, piece.len, slot, bad)
+            : run_plain (p, piece, scratch);
+    if (r == -ENODATA) {
+      unread = true;
+      r = 0;
+    }
   }
-  return r;
+  return r == 0 && unread ? -ENODATA : r;
 }
 
 /* Stripe s of span around the bad blocks its row lists (badblocks.h):

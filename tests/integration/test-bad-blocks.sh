@@ -12,6 +12,11 @@
 #   - the sector good again (the disk remapped it) and the server started
 #     again (member 1 has failed no write since): a read of the row
 #     rewrites the page, reads it back and clears it from the log;
+#   - a check over that page listed again on member 1 (bb-put), stale,
+#     member 2 failing reads of its page of the row: the check cannot
+#     rewrite it, says so, and does not mark member 1 as failing writes;
+#     member 2 well again, the next check rewrites it from the row and
+#     clears it (md's sync does);
 #   - the same row listed on members 1 and 2 (bb-put): a write there and
 #     a read of member 1's chunk there fail, the log naming the array
 #     bytes; the chunk of member 0 there and the pages around read right;
@@ -122,6 +127,34 @@ verify "the page rewritten"
   fail "not cleared: $(ctl_get 's["members"][1]["bad_blocks"]')"
 grep -q "good again (written well): cleared" "$tmpdir/nbdkit.log" ||
   fail "the log does not say the page was cleared"
+stop_server
+[ -z "$(listed "${m[1]}")" ] || fail "mdadm still lists '$(listed "${m[1]}")'"
+
+echo "== a check over a page member 1 lists, stale: member 2 fails the row's read, then heals"
+# md's sync writes a page one device lists from the rest of its row and
+# clears it (handle_parity_checks5, R5_MadeGood).  Member 2 failing the
+# read of that row is not member 1's write error: member 1 is not marked,
+# and the next check, member 2 well again, rewrites the page.
+"$BB_PUT" "${m[1]}" "$sector+8" >/dev/null || fail "bb-put member 1"
+dd if=/dev/zero of="${m[1]}" bs=512 seek=$sector count=8 conv=notrunc status=none
+echo "read $sector 8" >"$tmpdir/bad2.list"
+serve
+"$RAID5CTL" --control "$CTL_SOCK" check --wait >"$tmpdir/check1.out" 2>&1 ||
+  { cat "$tmpdir/check1.out" >&2; fail "check with member 2 failing the row"; }
+badsector_met "$tmpdir/bad2.log" "$sector" ||
+  fail "the check did not read member 2's page of the row"
+grep -q "member 1 .*its listed bad block at member offset $row not rewritten: another member failed the read of its row" \
+  "$tmpdir/nbdkit.log" || fail "the log does not say why the page stayed"
+[ "$(ctl_get '(s["members"][1]["bad_blocks"]["sectors"], s["members"][1]["bad_blocks"]["write_error_seen"])')" = "(8, False)" ] ||
+  fail "after the first check: $(ctl_get 's["members"][1]["bad_blocks"]')"
+: >"$tmpdir/bad2.list"
+"$RAID5CTL" --control "$CTL_SOCK" check --wait >"$tmpdir/check2.out" 2>&1 ||
+  { cat "$tmpdir/check2.out" >&2; fail "check with member 2 well"; }
+grep -q '^8 sectors a member listed bad rewritten' "$tmpdir/check2.out" ||
+  fail "the second check: $(cat "$tmpdir/check2.out")"
+[ "$(ctl_get 's["members"][1]["bad_blocks"]["sectors"]')" = 0 ] ||
+  fail "not cleared: $(ctl_get 's["members"][1]["bad_blocks"]')"
+verify "the page a check rewrote"
 stop_server
 [ -z "$(listed "${m[1]}")" ] || fail "mdadm still lists '$(listed "${m[1]}")'"
 

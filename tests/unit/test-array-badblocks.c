@@ -260,6 +260,7 @@ Test (array_badblocks, page_put_right_is_cleared_and_replans_writes,
   struct r5_range rg;
   struct r5_plan plan;
   struct wp_batch b;
+  struct io_op failed;
   uint64_t page = (DOFF + 96) * 512ULL;
 
   afx_make (&f, 3, 8 << 20, ARGS);
@@ -280,14 +281,14 @@ Test (array_badblocks, page_put_right_is_cleared_and_replans_writes,
                           .bb_version = f.a->bb.version, .bb_member = -1 };
   cr_assert_eq (wp_shape (f.a, &b, &err), 0, "%s", err.msg);
   cr_assert_eq (rg.missing, 1, "planned with member 1 missing there");
-  cr_assert_eq (array_rewrite_page (f.a, 1, page, false), 0);
+  cr_assert_eq (array_rewrite_page (f.a, 1, page, false, &failed), 0);
   cr_assert_eq (array_member_bad (f.a, 1, page, 4096, NULL), MD_BB_NONE);
   cr_assert (!wp_holds (f.a, &b), "a write planned with the page listed "
              "still held once the page was put right and its lock let go");
   r5_plan_free (&plan);
 
   cr_assert_eq (array_fail (f.a, 2, &err), 0, "%s", err.msg);
-  cr_assert_eq (array_rewrite_page (f.a, 1, page + 65536, false), -ENODEV);
+  cr_assert_eq (array_rewrite_page (f.a, 1, page + 65536, false, &failed), -ENODEV);
   cr_assert_eq (array_member_bad (f.a, 1, page + 65536, 4096, NULL),
                 MD_BB_ALL);
   afx_cleanup (&f);

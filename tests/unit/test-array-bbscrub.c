@@ -17,6 +17,7 @@
 #include <config.h>
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -209,5 +210,46 @@ Test (array_bbscrub, row_two_members_list_is_skipped_alone, .timeout = 120)
                 err.msg);
   cr_expect_eq (last_job (&f, "mismatch_sectors"), 0, "not repaired");
   cr_expect_eq (last_job (&f, "bad_block_stripes"), 1);
+  afx_cleanup (&f);
+}
+
+/* With an integrity record: member 1 lists page 3 of stripe 2, and
+ * member 0's parity unit there has rotted.  What the row computes for
+ * member 1 fails member 1's checksum: a check writes nothing there (md,
+ * without checksums, would write it), logs why, leaves the page listed
+ * and member 1 unmarked; the array never returns those bytes wrong.
+ */
+Test (array_bbscrub, computed_page_failing_its_checksum_is_not_written,
+      .timeout = 120)
+{
+  char record[PATH_MAX + 16];
+  unsigned char got[4096];
+  struct array_err err;
+  uint64_t at = STRIPE * 2 * CHUNK + 3 * 4096;   /* member 1's page 3 */
+  struct afx f;
+  unsigned char was;
+  int r;
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  snprintf (record, sizeof record, "%s/record", f.dir);
+  f.cfg.integrity = record;
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 11);
+  afx_close (&f);
+  was = list_stale_page (&f, 1, 3);
+  afx_flip (&f, 0, PAGE_SECTOR (3) * 512ULL + 300, 0x04);
+  afx_reopen (&f);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_CHECK, NULL, &err), 0, "%s",
+                err.msg);
+  cr_expect_eq (member_byte (&f, 1, PAGE_SECTOR (3) * 512ULL + 7),
+                was ^ 0xff, "member 1's page was written from a rotten row");
+  cr_expect_eq (array_member_bad (f.a, 1, PAGE_SECTOR (3) * 512ULL, 4096,
+                                  NULL), MD_BB_ALL);
+  cr_expect (!f.a->bb.write_error[1], "member 1 marked as failing writes");
+  cr_expect (strstr (afx_log (), "what the rest of its row computes fails "
+                     "its checksum"), "%s", afx_log ());
+  r = array_read (f.a, got, sizeof got, at, &err);
+  cr_expect (r < 0 || memcmp (got, f.model + at, sizeof got) == 0,
+             "the array read member 1's listed page wrong");
   afx_cleanup (&f);
 }
