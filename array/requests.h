@@ -122,6 +122,14 @@ bool array_read_error (const struct array *a, const struct r5_geom *geom,
                        struct read_error *re)
   __attribute__((nonnull (1, 3, 5), warn_unused_result));
 
+/* The member out of service in stripe (of shape g)'s row, or -1: a
+ * rebuilding member is in service below its mark, and a slot a grow adds
+ * is no member of the old shape (readerr.c).
+ */
+int array_row_missing (const struct array *a, const struct r5_geom *g,
+                       uint64_t stripe)
+  __attribute__((nonnull));
+
 /* Does shape g still hold stripe (of g)?  The array's shape always does;
  * a grow's old shape while any of the stripe's bytes lies ahead of the
  * reshape line (heal.c).  Call with the stripe's lock held.
