@@ -147,20 +147,15 @@ exec_record_unreadable (struct request *rq, size_t nops,
     return 0;                 /* whole again meanwhile: redo */
   for (size_t i = 0; i < nops; i++) {
     const struct io_op *op = &rq->w->ops[i];
-    struct stripe_range held = { 0, 0, false };
+    struct stripe_range held;
     bool recorded = false;
 
     if (op->result == 0 || op->result == -ECANCELED)
       continue;
     if (op->off >= g->data_offset) {
-      uint64_t stripe = (op->off - g->data_offset) / g->chunk;
-
-      stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
       /* A grow moved the row meanwhile: its bytes are not these now. */
-      if (!array_shape_holds (a, g, stripe)) {
-        stripe_unlock_range (&a->locks, &held);
+      if (!array_lock_in_shape (a, g, op->off, false, &held))
         return 0;             /* redone in the shape it is in */
-      }
       recorded = bb_reads_failed (a, op, 1, (unsigned) out, rq->err);
       stripe_unlock_range (&a->locks, &held);
     }

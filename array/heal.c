@@ -257,6 +257,21 @@ array_shape_holds (const struct array *a, const struct r5_geom *g,
   return a->grow.active && (stripe + 1) * g->stripe_data > line;
 }
 
+bool
+array_lock_in_shape (struct array *a, const struct r5_geom *g, uint64_t off,
+                     bool locked, struct stripe_range *held)
+{
+  uint64_t stripe = (off - g->data_offset) / g->chunk;
+
+  *held = (struct stripe_range) { 0, 0, false };
+  if (!locked)
+    stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, held);
+  if (array_shape_holds (a, g, stripe))
+    return true;
+  stripe_unlock_range (&a->locks, held);
+  return false;
+}
+
 /* How fix_page goes about it: the caller holds the stripe's lock
  * (FIX_LOCKED, else it is taken here); the page is read again first
  * (FIX_REREAD).
@@ -346,20 +361,15 @@ record_uncorrected (struct array *a, const struct r5_geom *g,
 {
   const struct r5_geom *shape = g ? g : &a->geom;
   unsigned m = failed->member;
-  uint64_t stripe = (failed->off - shape->data_offset) / shape->chunk;
-  struct stripe_range held = { 0, 0, false };
+  struct stripe_range held;
   int e = -ENOSPC;
 
   if (failed->result != -ENOMEM && !failed->link_lost &&
       failed->off >= shape->data_offset &&
       health_state (&a->health, m) == MEMBER_ACTIVE &&
       array_bb_has_log (a, m)) {
-    if (!locked)
-      stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
-    if (!array_shape_holds (a, shape, stripe)) {
-      stripe_unlock_range (&a->locks, &held);
+    if (!array_lock_in_shape (a, shape, failed->off, locked, &held))
       return 0;               /* moved meanwhile: redone in its new shape */
-    }
     e = array_bb_record (a, m, failed->off, failed->len, err);
     stripe_unlock_range (&a->locks, &held);
   }

@@ -138,6 +138,16 @@ bool array_shape_holds (const struct array *a, const struct r5_geom *g,
                         uint64_t stripe)
   __attribute__((nonnull));
 
+/* The stripe of member offset off (in the data area) in shape g locked
+ * exclusively into *held (unless the caller holds it: locked), if that
+ * shape still holds it: true; else nothing held and false (a grow moved
+ * its bytes meanwhile: what was read there is not theirs now).
+ */
+struct stripe_range;
+bool array_lock_in_shape (struct array *a, const struct r5_geom *g,
+                          uint64_t off, bool locked, struct stripe_range *held)
+  __attribute__((nonnull, warn_unused_result));
+
 /* The reads of ops[0..n) that succeeded clear their members' counts of
  * read errors (md's rule: only errors in a row count).
  */

@@ -132,6 +132,23 @@ grown_part_way () {
     say "grow killed with the reshape at $P KiB; data offset $OLD sectors, new $NEW"
 }
 reshape_kib () { mdadm --examine "$1" | sed -n "s/^ *Reshape pos'n : \([0-9]*\) .*/\1/p"; }
+doff_of () { mdadm --examine "$1" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p'; }
+
+# pattern_array NAME [PATTERN_MIB]: a raid5ctl array (64K chunks,
+# --assume-clean) on $W/NAME{0,1,2}.img, 32 MiB each, holding $W/pattern
+# (PATTERN_MIB MiB of random bytes, 4 by default) written through the
+# plugin; DOFF its data offset in sectors.
+pattern_array () {
+    local n=$1 i
+    for i in 0 1 2; do truncate -s 32M "$W/$n$i.img"; done
+    head -c $((${2:-4} << 20)) /dev/urandom >"$W/pattern"
+    "$RAID5CTL" create --assume-clean --chunk 64K "$W/${n}0.img" "$W/${n}1.img" \
+        "$W/${n}2.img" >"$W/create.out" 2>&1 || { cat "$W/create.out"; fail "raid5ctl create"; }
+    nbdkit -U - "$PLUGIN" disk="$W/${n}0.img" disk="$W/${n}1.img" disk="$W/${n}2.img" \
+        --run "nbdcopy '$W/pattern' \"\$uri\"" || fail "writing the pattern"
+    DOFF=$(doff_of "$W/${n}1.img")
+    [[ -n $DOFF ]] || fail "no data offset: $(mdadm --examine "$W/${n}1.img" 2>&1 | head -n 3)"
+}
 
 need_cmds () {
     local c

@@ -30,14 +30,7 @@ BB_PUT=$(dirname "$RAID5CTL")/../tests/tools/bb-put
 # 400..407 past the data offset, array bytes 456K..460K on member 1.
 ROW_AT=400 PAGE_AT=$((456 << 10))
 
-for i in 0 1 2; do truncate -s 32M "$W/base$i.img"; done
-head -c $((4 << 20)) /dev/urandom >"$W/pattern"
-"$RAID5CTL" create --assume-clean --chunk 64K "$W"/base{0,1,2}.img >"$W/create.out" 2>&1 ||
-    { cat "$W/create.out"; fail "raid5ctl create"; }
-nbdkit -U - "$PLUGIN" disk="$W/base0.img" disk="$W/base1.img" disk="$W/base2.img" \
-    --run "nbdcopy '$W/pattern' \"\$uri\"" || fail "writing the pattern"
-DOFF=$(mdadm --examine "$W/base1.img" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p')
-[[ -n $DOFF ]] || fail "no data offset: $(mdadm --examine "$W/base1.img" 2>&1 | head -n 3)"
+pattern_array base
 BAD=$((DOFF + ROW_AT))
 "$BB_PUT" "$W/base1.img" "$BAD+8" >/dev/null || fail "bb-put member 1"
 dd if=/dev/zero of="$W/base1.img" bs=512 seek=$BAD count=8 conv=notrunc status=none

@@ -33,7 +33,6 @@ bad () { echo "not ok $*"; fails=$((fails + 1)); }
 # 128 sectors, left-symmetric: parity on member 2 - s % 3), so that
 # reading them -- not around them -- would show.
 LOW_AT=400 HIGH_AT=80128 LEN=16
-doff_of () { mdadm --examine "$1" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p'; }
 listed () { "$RAID5CTL" examine --badblocks "$1" 2>&1 | sed -n 's/^ *\([0-9]*\) for \([0-9]*\) sectors$/\1 \2/p'; }
 spoil () {
     local f=$1 s

@@ -34,17 +34,10 @@ BELOW_AT=$((3 * 128 + 16)) ABOVE_AT=$((249 * 128 + 32)) HELD=16384
 S=$((249 * 128 << 10))
 LOST="$((S + (16 << 10))) $((S + (80 << 10)))"
 
-for i in 0 1 2; do truncate -s 32M "$W/r$i.img"; done
 truncate -s 32M "$W/a0.img" "$W/b0new.img"
-head -c $((32 << 20)) /dev/urandom >"$W/pattern"
-"$RAID5CTL" create --assume-clean --chunk 64K "$W"/r{0,1,2}.img >"$W/create.out" 2>&1 ||
-    { cat "$W/create.out"; fail "raid5ctl create"; }
-nbdkit -U - "$PLUGIN" disk="$W/r0.img" disk="$W/r1.img" disk="$W/r2.img" \
-    --run "nbdcopy '$W/pattern' \"\$uri\"" || fail "writing the pattern"
+pattern_array r 32
 cp "$W/r0.img" "$W/b0.img"
 for i in 1 2; do cp "$W/r$i.img" "$W/a$i.img"; cp "$W/r$i.img" "$W/b$i.img"; done
-DOFF=$(mdadm --examine "$W/r1.img" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors.*/\1/p')
-[[ -n $DOFF ]] || fail "no data offset: $(mdadm --examine "$W/r1.img" 2>&1 | head -n 3)"
 BAD_LINES="read $((DOFF + BELOW_AT)) 8
 read $((DOFF + ABOVE_AT)) 8"
 # What md's dd reads: the first 4 MiB, and stripe 249 (conv=noerror,sync:
