@@ -6,6 +6,7 @@
 #        vdd-vdf  r: the same                                 -> repair
 #        vdg-vdi  s: the same, the superblocks dirty          -> resync
 #        vdj-vdl  t: members 1 and 2 list the row             -> check
+#        vdm-vdo  w: as c, member 1 marked WriteErrorSeen     -> check
 #
 # A  each runs to its end (last_sync_action says it ran), mismatch_cnt 0,
 #    no member failed.
@@ -17,6 +18,8 @@
 sync () {
     local set=$1 action=$2 md=/sys/block/md1/md last mm detail failed; shift 2
     run mdadm --assemble /dev/md1 "$@" || { not_ok "A$set: mdadm --assemble"; return; }
+    [[ $set == w ]] && { echo write_error >$md/dev-${2#/dev/}/state ||
+                         not_ok "Aw: write_error through sysfs"; }
     [[ $action == resync ]] || echo "$action" >$md/sync_action
     nap 0.5
     if ! wait_idle md1; then
@@ -38,4 +41,5 @@ sync c check /dev/vda /dev/vdb /dev/vdc
 sync r repair /dev/vdd /dev/vde /dev/vdf
 sync s resync /dev/vdg /dev/vdh /dev/vdi
 sync t check /dev/vdj /dev/vdk /dev/vdl
+sync w check /dev/vdm /dev/vdn /dev/vdo
 exit $((GUEST_FAILS > 0))
