@@ -457,7 +457,8 @@ bb_rewrite_met (struct array *a, const struct wp_batch *b)
       continue;
     /* A replace's mirror has them rewritten whatever the member does. */
     e = rewrite_listed (a, m, page, false);
-    if (e == -ENODEV || (e < 0 && e != -ENODATA && (e == -ENOMEM || !mirror)))
+    if (e == -ENODEV || (e < 0 && e != -ENODATA && e != -ENOSPC &&
+                         (e == -ENOMEM || !mirror)))
       return;
   }
 }

@@ -413,6 +413,10 @@ uncorrected (struct array *a, const struct read_error *re, int why,
                "from the other members failed", m, array_member_path (a, m),
                re->off, failed->kind == IO_WRITE ? "the rewrite"
                                                  : "the read");
+  if (why == -EILSEQ) {
+    own.result = re->result;  /* a member failed for it fails for that */
+    return record_uncorrected (a, re->geom, &own, locked, err);
+  }
   if (failed->kind != IO_READ || failed->member == m)
     return record_uncorrected (a, re->geom, failed, locked, err);
   /* Another member's read of the row failed: two members fail in it,

@@ -186,6 +186,12 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
       return -EIO;
     if (health_out (&a->health) >= 0)
       return p->kind == R5_JOB_REBUILD ? -EIO : -ENODEV;
+    /* Recorded rather than corrected (its rewrite failed, or what its
+     * row computes fails its checksum): this plan would read it again
+     * and fail the member; the piece is run again around it.
+     */
+    if (array_member_bad (a, re.member, re.off, re.len, NULL) != MD_BB_NONE)
+      return -EAGAIN;
   }
   for (size_t i = 0; note && i < p->plan.ncmps; i++)
     if (x.cmp[i].bad)

@@ -15,7 +15,8 @@
 # stale (every checksum computed again at the next start, none fails); a
 # rebuild from a survivor whose unit fails gives the rebuilt unit a
 # checksum that fails too (reads of the row fail, the rest read right);
-# another array's record, a file that is no
+# a check meeting a read error whose row has a rotten unit records the
+# page and keeps the member (nothing written there); another array's record, a file that is no
 # record, and raw members are refused with one line, nothing written.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
@@ -148,6 +149,37 @@ PY
 stop_server
 grep -q "member 0 (.*): 4 KiB at member offset $MD_DOFF fails its checksum: the unit rebuilt from it into slot 1 is wrong too" \
   "$tmpdir/poison.log" || { cat "$tmpdir/poison.log" >&2; fail "the rebuild did not say the unit it rebuilt is wrong"; }
+
+echo "== a check meets a read error whose row has a rotten unit: the page recorded, not rewritten, the member kept"
+# Member 1 fails reads of its first page of stripe 0 (the badsector
+# plugin) and member 0's unit of that row is spoiled: what the row
+# computes for member 1 fails member 1's checksum, so nothing is written;
+# the page is recorded in member 1's bad-block log, and the check runs
+# the stripe again around it rather than read it again until the member
+# is failed.
+md_create rot 3 16M --chunk 64K --bitmap internal
+"$NBDKIT" -U - "$PLUGIN" "${MEMBERS[@]/#/disk=}" integrity="$tmpdir/rot.rec" \
+  --run "nbdcopy '$tmpdir/2M' \"\$uri\"" || fail "writing the rot array"
+printf '\x01\x02\x03\x04' | dd of="${MEMBERS[0]}" bs=1 seek=$(( MD_DOFF + 8 )) conv=notrunc status=none
+: >"$tmpdir/rot1.list"
+"$NBDKIT" -f -U "$tmpdir/rot1.sock" "$abs_top_builddir/tests/integration/.libs/nbdkit-badsector-plugin.so" \
+  file="${MEMBERS[1]}" bad="$tmpdir/rot1.list" log="$tmpdir/rot1.log" >"$tmpdir/rot1.out" 2>&1 &
+cleanup_fn "kill_ours -9 $!"
+for (( k = 0; k < 100; k++ )); do [ -S "$tmpdir/rot1.sock" ] && break; sleep 0.05; done
+serve_bg "$tmpdir/rot.log" "${MEMBERS[0]/#/disk=}" "disk=nbd+unix:///?socket=$tmpdir/rot1.sock" \
+  "${MEMBERS[2]/#/disk=}" integrity="$tmpdir/rot.rec" control="$tmpdir/ctl" ||
+  fail "the server did not start"
+echo "read $(( MD_DOFF / 512 )) 8" >"$tmpdir/rot1.list"
+"$RAID5CTL" check --control "$tmpdir/ctl" --wait >"$tmpdir/rot.check" 2>&1 ||
+  { cat "$tmpdir/rot.check" >&2; fail "check over the rotten row"; }
+"$RAID5CTL" status --control "$tmpdir/ctl" --json >"$tmpdir/rot.json" ||
+  fail "status"
+[ "$(jq_py "$tmpdir/rot.json" 's["health"], s["members"][1]["bad_blocks"]["sectors"]')" = "[UUU] 8" ] ||
+  fail "after the check: $(jq_py "$tmpdir/rot.json" 's["health"], s["members"][1]["bad_blocks"]')"
+grep -q "NOT corrected: what the other members compute fails its checksum" "$tmpdir/rot.log" ||
+  { cat "$tmpdir/rot.log" >&2; fail "the log does not say why the read error was not corrected"; }
+grep -q '^remapped' "$tmpdir/rot1.log" && fail "member 1's page was written: $(cat "$tmpdir/rot1.log")"
+stop_server
 
 echo "== kill -9 mid-workload, then a start that settles the record"
 md_create crash 3 32M --chunk 64K --bitmap internal
