@@ -154,7 +154,10 @@ raw_geometry (struct array *a, const struct array_config *cfg,
 }
 
 /* Check each member in its slot: O_DIRECT alignment, its first data
- * block readable, then lock it.
+ * block read (its reads work), then lock it.  A read error there is a
+ * bad sector, not a member that cannot be read: md reads no data at
+ * assembly, and the first request to meet it corrects or records it
+ * (heal.c) -- so it is said and the member kept.
  */
 static int
 probe_and_lock (struct array *a, struct array_err *err)
@@ -175,7 +178,12 @@ probe_and_lock (struct array *a, struct array_err *err)
     if (len > a->geom.chunk)
       len = (uint32_t) a->geom.chunk;
     r = io_member_probe_read (m, a->geom.data_offset, len);
-    if (r < 0) {
+    if (r == -EIO)
+      array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
+                 "offset %" PRIu64 " at start: kept (a read error is "
+                 "corrected from the other members when it is met)", s,
+                 m->path, a->geom.data_offset);
+    else if (r < 0) {
       array_set_err (err, "member %u (%s): read at %" PRIu64 ": %s", s,
                      m->path, a->geom.data_offset, strerror (-r));
       return r;

@@ -11,6 +11,9 @@
 #     it too, and finds no wrong parity; the count reaches the superblock (md's
 #     cnt_corrected_read) with the next superblock write and is there
 #     after a restart;
+#   - a bad sector in member 1's first data block when the array starts:
+#     it starts (md reads no data at assembly), says so, and the read
+#     corrects it;
 #   - an unwritable sector: its rewrite fails, so the page is recorded in
 #     member 1's md bad-block log (md's rule: rdev_set_badblocks) and the
 #     member stays in service; every byte reads right; status shows the
@@ -104,6 +107,21 @@ serve_ctl "$tmpdir/nbdkit.log" "${disks[@]}" || fail "serve again"
 [ "$(ctl_get 's["members"][1]["corrected_read_sectors"]')" = "$c1" ] ||
   fail "the corrected count ($c1) did not survive a restart: $(ctl_get 's["members"][1]')"
 echo "   $c1 sectors corrected, kept across a restart"
+
+echo "== a bad sector in member 1's first data block at start: served, corrected when read"
+# md reads no data at assembly: a bad sector there is a read error like
+# any other (stripe 0's chunk on member 1 holds array bytes 64K..128K).
+stop_server
+echo "read $(sector_of 0) 8" >"$BAD"
+serve_ctl "$tmpdir/nbdkit.log" "${disks[@]}" ||
+  fail "the array did not start over a bad sector in member 1's first block"
+grep -q "member 1 .*: read error at member offset $MD_DOFF at start: kept" \
+  "$tmpdir/nbdkit.log" || fail "the start does not say it met the bad sector"
+nbdcopy "$URI" "$tmpdir/back" || fail "reading the array"
+cmp "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes"
+grep -q "^remapped $(sector_of 0) 8\$" "$LOG" ||
+  fail "the bad sector in the first block was not rewritten: $(cat "$LOG")"
+[ "$(ctl_get 's["health"]')" = "[UUU]" ] || fail "health $(ctl_get 's["health"]')"
 
 echo "== an unwritable sector: recorded in member 1's bad-block log"
 sw=$(pick_stripe 60 data)
