@@ -157,7 +157,9 @@ raw_geometry (struct array *a, const struct array_config *cfg,
  * block read (its reads work), then lock it.  A read error there is a
  * bad sector, not a member that cannot be read: md reads no data at
  * assembly, and the first request to meet it corrects or records it
- * (heal.c) -- so it is said and the member kept.
+ * (heal.c) -- so it is said and the member kept.  (A recovery at start
+ * that must read that block -- the integrity record computed again, a
+ * PPL entry, a grow's critical section -- still stops the start there.)
  */
 static int
 probe_and_lock (struct array *a, struct array_err *err)
@@ -178,7 +180,7 @@ probe_and_lock (struct array *a, struct array_err *err)
     if (len > a->geom.chunk)
       len = (uint32_t) a->geom.chunk;
     r = io_member_probe_read (m, a->geom.data_offset, len);
-    if (r == -EIO)
+    if (r == -EIO || r == -ENODATA)   /* a disk's medium error: ENODATA */
       array_log (a, ARRAY_LOG_ERROR, "member %u (%s): read error at member "
                  "offset %" PRIu64 " at start: kept (a read error is "
                  "corrected from the other members when it is met)", s,

@@ -379,9 +379,59 @@ listed_stripe (struct part *p, struct r5_job_span span, uint64_t s,
   return r;
 }
 
-/* A rebuild's read errors recorded in a stripe (-EAGAIN) have that
- * stripe run again around them, up to CORRECT_TRIES times, not the
- * whole span: a decaying member may lose pages in many of its stripes.
+/* How often a piece may be run again for read errors recorded in it
+ * (-EAGAIN): a rebuild records other members' failed pages a batch at a
+ * time; a scrub records one page a time that it could not correct, so it
+ * may meet every page of its stripe's row.
+ */
+static unsigned
+reruns (const struct part *p)
+{
+  const struct r5_geom *g = &p->a->geom;
+
+  return p->kind == R5_JOB_REBUILD ? CORRECT_TRIES
+    : CORRECT_TRIES + (unsigned) (g->chunk / 4096) * g->members;
+}
+
+/* The compares a part noted, taken back when a piece is run again (it
+ * notes them again): the count of stripes and the last one's entry, which
+ * the piece may have added to.
+ */
+struct noted {
+  unsigned nbad;
+  struct bad_stripe last;
+};
+
+static void
+noted_save (const struct part *p, struct noted *n)
+{
+  n->nbad = p->nbad;
+  if (p->nbad)
+    n->last = p->bad[p->nbad - 1];
+}
+
+static void
+noted_restore (struct part *p, const struct noted *n)
+{
+  p->nbad = n->nbad;
+  if (n->nbad)
+    p->bad[n->nbad - 1] = n->last;
+}
+
+/* Read errors recorded in stripe keep coming: the part stops. */
+static int
+gave_up (struct part *p, uint64_t stripe)
+{
+  array_set_err (&p->err, "stripe %" PRIu64 ": read errors %s keep coming "
+                 "after %u records", stripe, p->kind == R5_JOB_REBUILD
+                 ? "on the other members" : "that cannot be corrected",
+                 reruns (p) + 1);
+  return -EIO;
+}
+
+/* Read errors recorded in a stripe (-EAGAIN) have that stripe run again
+ * around them, not the whole span: a decaying member may lose pages in
+ * many of its stripes.
  */
 static int
 run_listed (struct part *p, struct r5_job_span span, char *scratch)
@@ -390,39 +440,40 @@ run_listed (struct part *p, struct r5_job_span span, char *scratch)
 
   for (uint64_t s = span.first; r == 0 && s < span.first + span.n; s++) {
     unsigned tries = 0;
+    struct noted n;
 
-    do
-      r = listed_stripe (p, span, s, scratch);
-    while (r == -EAGAIN && tries++ < CORRECT_TRIES);
-    if (r == -EAGAIN) {
-      array_set_err (&p->err, "stripe %" PRIu64 ": read errors on the "
-                     "other members keep coming after %u records", s,
-                     CORRECT_TRIES + 1);
-      r = -EIO;
-    }
+    do {
+      noted_save (p, &n);
+      if ((r = listed_stripe (p, span, s, scratch)) == -EAGAIN)
+        noted_restore (p, &n);
+    } while (r == -EAGAIN && tries++ < reruns (p));
+    if (r == -EAGAIN)
+      r = gave_up (p, s);
   }
   return r;
 }
 
-/* A piece, around the bad blocks listed in it; a rebuild's read errors
- * on the other members recorded as bad blocks and the piece run again.
+/* A piece, around the bad blocks listed in it; read errors recorded in
+ * it (a rebuild's on the other members, a scrub's it could not correct)
+ * and the piece run again.
  */
 static int
 run_piece (struct part *p, struct r5_job_span span, char *scratch)
 {
   int r = -EAGAIN;
+  struct noted n;
 
-  for (unsigned tries = 0; r == -EAGAIN && tries <= CORRECT_TRIES; tries++)
+  for (unsigned tries = 0; r == -EAGAIN && tries <= CORRECT_TRIES; tries++) {
+    noted_save (p, &n);
     r = p->a->bb.listed > 0 ? run_listed (p, span, scratch)
                             : run_plain (p, span, scratch);
+    if (r == -EAGAIN)
+      noted_restore (p, &n);
+  }
   if (r == -ENODATA)
     r = run_listed (p, span, scratch);
-  if (r == -EAGAIN) {
-    array_set_err (&p->err, "stripe %" PRIu64 ": read errors on the other "
-                   "members keep coming after %u records", span.first,
-                   CORRECT_TRIES + 1);
-    r = -EIO;
-  }
+  if (r == -EAGAIN)
+    r = gave_up (p, span.first);
   return r;
 }
 

@@ -158,6 +158,32 @@ verify "the page a check rewrote"
 stop_server
 [ -z "$(listed "${m[1]}")" ] || fail "mdadm still lists '$(listed "${m[1]}")'"
 
+echo "== a check over a stripe with a row two members list, a wrong parity page and a page member 1 cannot read or write"
+# Stripe 6: row P (3) listed on members 1 and 2 (skipped), parity wrong
+# in row 1 (member 2), member 1's row 5 failing reads and writes: the
+# check compares rows 0-2, meets the read error, cannot rewrite it and
+# records it, then runs the stripe again around it -- the wrong parity
+# counted once (mismatch_cnt 8), member 1 kept.
+"$BB_PUT" "${m[1]}" "$sector+8" >/dev/null || fail "bb-put member 1"
+"$BB_PUT" "${m[2]}" "$sector+8" >/dev/null || fail "bb-put member 2"
+flip=$(( MD_DOFF + S * CHUNK + 4096 + 100 ))
+dd if="${m[2]}" of="$tmpdir/flip.orig" bs=1 skip=$flip count=1 status=none
+printf '\xa5' | dd of="${m[2]}" bs=1 seek=$flip conv=notrunc status=none
+cmp -s "$tmpdir/flip.orig" <(printf '\xa5') &&
+  printf '\x5a' | dd of="${m[2]}" bs=1 seek=$flip conv=notrunc status=none
+serve
+echo "write $(( (MD_DOFF + S * CHUNK + 5 * 4096) / 512 )) 8" >"$tmpdir/bad1.list"
+st=0
+"$RAID5CTL" --control "$CTL_SOCK" check --wait >"$tmpdir/check3.out" 2>&1 || st=$?
+[ $st = 2 ] || { cat "$tmpdir/check3.out" >&2; fail "check over the stripe: exit $st, not 2 (wrong parity found)"; }
+grep -q 'mismatch_cnt 8$' "$tmpdir/check3.out" ||
+  fail "the wrong parity is not counted once: $(cat "$tmpdir/check3.out")"
+[ "$(ctl_get '(s["health"], s["members"][1]["bad_blocks"]["sectors"])')" = "('[UUU]', 16)" ] ||
+  fail "after the check: $(ctl_get '(s["health"], s["members"][1]["bad_blocks"])')"
+stop_server
+: >"$tmpdir/bad1.list"
+"$BB_PUT" "${m[1]}" >/dev/null && "$BB_PUT" "${m[2]}" >/dev/null || fail "bb-put (clearing)"
+dd if="$tmpdir/flip.orig" of="${m[2]}" bs=1 seek=$flip conv=notrunc status=none
 echo "== the row listed on members 1 and 2: lost there only"
 "$BB_PUT" "${m[1]}" "$sector+8" >/dev/null || fail "bb-put member 1"
 "$BB_PUT" "${m[2]}" "$sector+8" >/dev/null || fail "bb-put member 2"
