@@ -475,11 +475,14 @@ bb_scrub_rewrite (struct array *a, const char *job, uint64_t stripe,
   for (uint64_t co = chunk_off / PAGE * PAGE; co < chunk_off + len;
        co += PAGE) {
     uint64_t bad = listed_in (a, row + co, PAGE, -1);
-    unsigned m = (unsigned) __builtin_ctzll (bad | UINT64_C (1) << 63);
+    unsigned m;
     int e;
 
     /* Two listing it: md's handle_failed_sync leaves the row alone. */
-    if (bad == 0 || (bad & (bad - 1)) != 0 || a->bb.write_error[m])
+    if (bad == 0 || (bad & (bad - 1)) != 0)
+      continue;
+    m = (unsigned) __builtin_ctzll (bad);
+    if (a->bb.write_error[m])
       continue;
     if ((e = rewrite_listed (a, m, row + co, true)) == 0) {
       sectors += PAGE / 512;

@@ -23,6 +23,19 @@
 #include "array/stripe_lock.h"
 #include "tests/unit/arrayfx.h"
 
+/* f: 3 members of 8 MiB, 64K chunks, served with the integrity record
+ * at record (in f's folder, size bytes of room), filled.
+ */
+static void
+filled_with_record (struct afx *f, char *record, size_t size)
+{
+  afx_make (f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  snprintf (record, size, "%s/record", f->dir);
+  f->cfg.integrity = record;
+  afx_open_ok (f);
+  afx_write (f, 0, f->cap, 7);
+}
+
 Test (array_integrity, spoiled_unit_read_right_and_healed, .timeout = 120)
 {
   struct afx f;
@@ -31,11 +44,7 @@ Test (array_integrity, spoiled_unit_read_right_and_healed, .timeout = 120)
   uint64_t doff;
   int fd;
 
-  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
-  snprintf (record, sizeof record, "%s/record", f.dir);
-  f.cfg.integrity = record;
-  afx_open_ok (&f);
-  afx_write (&f, 0, f.cap, 7);
+  filled_with_record (&f, record, sizeof record);
   doff = array_geom (f.a)->data_offset;
   cr_assert_not_null (want = malloc (f.cap));
   memcpy (want, f.model, f.cap);
@@ -109,11 +118,7 @@ Test (array_integrity, read_meeting_a_write_in_flight_degraded,
   uint64_t unit;
   pthread_t t;
 
-  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
-  snprintf (record, sizeof record, "%s/record", f.dir);
-  f.cfg.integrity = record;
-  afx_open_ok (&f);
-  afx_write (&f, 0, f.cap, 7);
+  filled_with_record (&f, record, sizeof record);
   /* Array bytes [8K, 12K): stripe 0's first chunk, on member 0. */
   unit = array_geom (f.a)->data_offset + 8192;
   member_io (&f, 0, old, unit, false);
