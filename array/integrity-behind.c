@@ -10,6 +10,8 @@
  * (integrity_heal: written only when the rebuilt bytes match the
  * checksum, so a row whose parity is itself in doubt is left alone).
  * The units are counted, and the first and last named, in one log line.
+ * A unit a medium error keeps from being read is left and counted: it
+ * cannot return stale bytes, and a request meeting it corrects it.
  */
 #include <config.h>
 
@@ -27,6 +29,7 @@
 struct behind_pass {
   unsigned slot;
   uint64_t stale, rebuilt, first, last;   /* units; member offsets */
+  uint64_t unread, unread_first;          /* a medium error: left */
 };
 
 /* May any stripe of [off, off+len) of a member have been written since
@@ -63,6 +66,30 @@ check_units (struct array *a, struct behind_pass *p, uint64_t off,
   }
 }
 
+/* [off, off+len) of p->slot checked unit by unit, after a medium error
+ * in a read of the whole: a unit that cannot be read is left (counted) --
+ * it cannot return stale bytes, and the request that meets it corrects
+ * it from the other members.  0 or -errno.
+ */
+static int
+pass_units (struct array *a, struct behind_pass *p, uint64_t off,
+            uint64_t len, char *buf)
+{
+  for (uint64_t at = 0; at + R5I_UNIT <= len; at += R5I_UNIT) {
+    struct io_op op = { .kind = IO_READ, .member = p->slot, .buf = buf,
+                        .off = off + at, .len = R5I_UNIT };
+    int e = io_run (a->members, &op, 1, 0);
+
+    if (e == 0)
+      check_units (a, p, off + at, R5I_UNIT, buf);
+    else if (!io_op_medium_error (&op))
+      return e;
+    else if (p->unread++ == 0)
+      p->unread_first = off + at;
+  }
+  return 0;
+}
+
 static int
 pass_member (struct array *a, struct behind_pass *p, char *buf)
 {
@@ -77,11 +104,25 @@ pass_member (struct array *a, struct behind_pass *p, char *buf)
 
     if (!maybe_written (a, off, len))
       continue;
-    if ((e = io_run (a->members, &op, 1, 0)) < 0)
+    if ((e = io_run (a->members, &op, 1, 0)) == 0)
+      check_units (a, p, off, len, buf);
+    else if (!io_op_medium_error (&op) ||
+             (e = pass_units (a, p, off, len, buf)) < 0)
       return e;
-    check_units (a, p, off, len, buf);
   }
   return 0;
+}
+
+static void
+say_unread (struct array *a, const struct behind_pass *p)
+{
+  if (p->unread)
+    array_log (a, ARRAY_LOG_ERROR, "slot %u (%s), one event behind: %" PRIu64
+               " units of 4 KiB could not be read to check them (the first "
+               "at member offset %" PRIu64 "): left, a read error is "
+               "corrected from the other members when a request meets it",
+               p->slot, array_member_path (a, p->slot), p->unread,
+               p->unread_first);
 }
 
 static void
@@ -89,8 +130,9 @@ say (struct array *a, const struct behind_pass *p)
 {
   if (p->stale == 0) {
     array_log (a, ARRAY_LOG_NOTICE, "slot %u (%s), one event behind: every "
-               "unit it may have missed matches the integrity record",
-               p->slot, array_member_path (a, p->slot));
+               "unit it may have missed%s matches the integrity record",
+               p->slot, array_member_path (a, p->slot),
+               p->unread ? " that could be read" : "");
     return;
   }
   array_log (a, ARRAY_LOG_ERROR, "slot %u (%s), one event behind: %" PRIu64
@@ -120,12 +162,15 @@ integrity_verify_behind (struct array *a, struct array_err *err)
     e = pass_member (a, &p, buf);
     t->quiet_heal = false;
     t->stale_units += p.stale;
+    t->unread_units += p.unread;
     if (e < 0)
       array_set_err (err, "integrity record %s: member %u (%s): cannot read "
                      "it to verify it: %s", t->path, s,
                      array_member_path (a, s), strerror (-e));
-    else
+    else {
       say (a, &p);
+      say_unread (a, &p);
+    }
   }
   free (buf);
   return e;

@@ -168,9 +168,16 @@ integrity_verify (struct array *a, unsigned member, uint64_t off,
   return true;
 }
 
-/* Region r of member m computed from the member's bytes. */
+/* Region r of member m computed from the member's bytes: 0; 1 if a
+ * medium error kept it from being read -- its checksums are then unknown
+ * (not verified), and it stays marked (integrity_settle) for the next
+ * start to compute; a request that meets the error corrects it from the
+ * other members, as md does, so one bad sector does not keep the array
+ * from starting; or -errno (err).
+ */
 static int
-recompute (struct array *a, unsigned m, uint64_t r, char *buf)
+recompute (struct array *a, unsigned m, uint64_t r, char *buf,
+           struct array_err *err)
 {
   struct integrity *t = &a->integrity;
   uint64_t off = t->h.data_offset + r * REGION_BYTES;
@@ -180,8 +187,23 @@ recompute (struct array *a, unsigned m, uint64_t r, char *buf)
                       .len = len };
   int e = io_run (a->members, &op, 1, 0);
 
-  if (e == 0)
+  if (e == 0) {
     put_crcs (a, m, off, len, buf);
+    return 0;
+  }
+  if (io_op_medium_error (&op)) {
+    bit_put (t->unknown, r5i_bit (&t->l, m, r), true);
+    t->unread_regions++;
+    array_log (a, ARRAY_LOG_ERROR, "integrity record %s: member %u (%s): "
+               "read error in member bytes %" PRIu64 "+%" PRIu64 " (%s): "
+               "their checksums are not known, and not verified, until a "
+               "start reads them", t->path, m, array_member_path (a, m),
+               off, len, strerror (-op.result));
+    return 1;
+  }
+  array_set_err (err, "integrity record %s: member %u (%s): cannot read "
+                 "region %" PRIu64 ": %s", t->path, m,
+                 array_member_path (a, m), r, strerror (-e));
   return e;
 }
 
@@ -195,8 +217,8 @@ integrity_recompute_marked (struct array *a, struct array_err *err)
 
   if (buf == NULL)
     return -ENOMEM;
-  for (unsigned m = 0; m < t->h.members && e == 0; m++)
-    for (uint64_t r = 0; r < t->l.regions && e == 0; r++) {
+  for (unsigned m = 0; m < t->h.members && e >= 0; m++)
+    for (uint64_t r = 0; r < t->l.regions && e >= 0; r++) {
       if (!bit_get (bits (t), r5i_bit (&t->l, m, r)))
         continue;
       /* A member being rebuilt counts: below the cursor its bytes are in
@@ -205,12 +227,8 @@ integrity_recompute_marked (struct array *a, struct array_err *err)
       if (health_state (&a->health, m) != MEMBER_ACTIVE &&
           health_state (&a->health, m) != MEMBER_REBUILDING)
         bit_put (t->unknown, r5i_bit (&t->l, m, r), true);
-      else if ((e = recompute (a, m, r, buf)) == 0)
+      else if ((e = recompute (a, m, r, buf, err)) == 0)
         n++;
-      else
-        array_set_err (err, "integrity record %s: member %u (%s): cannot "
-                       "read region %" PRIu64 ": %s", t->path, m,
-                       array_member_path (a, m), r, strerror (-e));
     }
   free (buf);
   return e < 0 ? e : n;

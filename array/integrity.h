@@ -58,6 +58,10 @@ struct integrity {
   _Atomic uint64_t recomputed;    /* regions computed again at open */
   uint64_t stale_units;       /* of members taken one event behind, found
                                * stale at open (integrity-behind.c) */
+  uint64_t unread_regions;    /* marked at open and not computed: a
+                               * medium error (left unknown) */
+  uint64_t unread_units;      /* of members taken one event behind, not
+                               * checked at open: a medium error */
   bool quiet_heal;            /* heal without a line a unit: the caller
                                * sums up (set at open only) */
 };
@@ -121,8 +125,9 @@ int integrity_heal (struct array *a, const struct integrity_bad *bad,
 int integrity_settle (struct array *a) __attribute__((nonnull));
 
 /* At open (integrity-file.c): every marked region of a member in
- * service computed again from its bytes, the others made unknown.  How
- * many were computed, or -errno with err set.
+ * service computed again from its bytes, the others -- and one a medium
+ * error keeps from being read (counted: unread_regions) -- made unknown.
+ * How many were computed, or -errno with err set.
  */
 int64_t integrity_recompute_marked (struct array *a, struct array_err *err)
   __attribute__((nonnull));

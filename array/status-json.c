@@ -282,6 +282,8 @@ json_integrity (const struct array *a)
   put_u64 (o, "unhealable_units", t->unhealable);
   put_u64 (o, "recomputed_regions_at_start", t->recomputed);
   put_u64 (o, "stale_units_at_start", t->stale_units);
+  put_u64 (o, "unreadable_regions_at_start", t->unread_regions);
+  put_u64 (o, "unreadable_behind_units_at_start", t->unread_units);
   return o;
 }
 

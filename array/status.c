@@ -211,6 +211,12 @@ print_policy (const struct array *a, FILE *out)
     fprintf (out, "      at start: %" PRIu64 " units of a member taken one "
              "event behind failed the record: stale (see the log)\n",
              a->integrity.stale_units);
+  if (a->integrity.on &&
+      a->integrity.unread_regions + a->integrity.unread_units)
+    fprintf (out, "      at start: read errors left %" PRIu64 " regions of "
+             "4 MiB unverified and %" PRIu64 " units of a member one event "
+             "behind unchecked (see the log)\n", a->integrity.unread_regions,
+             a->integrity.unread_units);
 }
 
 /* A grow under way: the shapes, the line, the sizes (md serves the old

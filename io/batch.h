@@ -17,6 +17,7 @@
 #ifndef IO_BATCH_H
 #define IO_BATCH_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +46,18 @@ struct io_op {
    */
   bool link_lost;
 };
+
+/* Did op (run) fail with a medium error -- what a disk answers for a
+ * sector it cannot read (EIO; ENODATA from a SCSI or NVMe medium error),
+ * the member itself reporting it -- rather than its link or the member
+ * gone?  md corrects such an error from the other members when a request
+ * meets it; setup-time reads note it and go on.
+ */
+static inline bool
+io_op_medium_error (const struct io_op *op)
+{
+  return (op->result == -EIO || op->result == -ENODATA) && !op->link_lost;
+}
 
 /* Flags for io_run(). */
 #define IO_FUA 1u             /* writes and zeroes are durable on return */
