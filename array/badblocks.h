@@ -188,6 +188,12 @@ bool bb_reads_failed (struct array *a, const struct io_op *ops, size_t n,
                       unsigned slot, struct array_err *err)
   __attribute__((nonnull));
 
+/* The members of mask named for a log line, into buf (n bytes, cut if
+ * short): "member 1", "members 1 and 2", "members 0, 1 and 3".  buf.
+ */
+const char *bb_members_named (uint64_t mask, char *buf, size_t n)
+  __attribute__((nonnull));
+
 /* The members of shape g (the array's, or a grow's old one) but skip
  * (-1: none) whose tables list part of member bytes [chunk_off, chunk_off
  * + len) of stripe's row in g, as a mask.

@@ -307,6 +307,19 @@ bb_rebuild_lost (struct array *a, unsigned slot, uint64_t stripe,
   return 0;
 }
 
+const char *
+bb_members_named (uint64_t mask, char *buf, size_t n)
+{
+  int left = __builtin_popcountll (mask);
+  size_t k = (size_t) snprintf (buf, n, "member%s", left > 1 ? "s" : "");
+
+  for (unsigned m = 0; m < 64 && left > 0 && k < n; m++)
+    if (mask >> m & 1)
+      k += (size_t) snprintf (buf + k, n - k, " %u%s", m,
+                              --left > 1 ? "," : left == 1 ? " and" : "");
+  return buf;
+}
+
 /* --- a reshape's window -------------------------------------------- */
 
 int
@@ -334,6 +347,7 @@ bb_window_lost (struct array *a, uint64_t line, const struct bb_around *c,
                 struct array_err *err)
 {
   const struct r5_geom *g = &a->grow.r.from;
+  char who[64];
 
   if (c->two == 0) {          /* not noted by bb_reshape_around */
     array_set_err (err, "the reshape cannot move the window at array byte %"
@@ -343,11 +357,10 @@ bb_window_lost (struct array *a, uint64_t line, const struct bb_around *c,
   }
   array_set_err (err, "the reshape cannot move the window at array byte %"
                  PRIu64 ": a row it reads (old shape, member offset %" PRIu64
-                 ") cannot be computed: members %u and %u are out there "
-                 "(md bad-block logs%s), and RAID-5 rebuilds only one", line,
+                 ") cannot be computed: %s are out there (md bad-block "
+                 "logs%s), and RAID-5 rebuilds only one", line,
                  r5_stripe_member_off (g, c->stripe) + c->off,
-                 (unsigned) __builtin_ctzll (c->two),
-                 63 - (unsigned) __builtin_clzll (c->two),
+                 bb_members_named (c->two, who, sizeof who),
                  c->out >= 0 ? ", or out of service" : "");
   array_log (a, ARRAY_LOG_ERROR, "%s", err->msg);
   return -EIO;

@@ -124,17 +124,12 @@ corrected (struct array *a, const struct plan_run *x,
 static void
 log_around (struct array *a, uint64_t line, uint64_t named)
 {
-  char who[64] = "";
-  size_t k = 0;
+  char who[64];
 
-  for (unsigned m = 0; named >> m && k < sizeof who; m++)
-    if (named >> m & 1)
-      k += (size_t) snprintf (who + k, sizeof who - k, "%s%u", k ? ", " : "",
-                              m);
-  array_log (a, ARRAY_LOG_NOTICE, "reshape: member%s %s list%s bad blocks in "
-             "the window at array byte %" PRIu64 ": those pages computed "
-             "from the others", __builtin_popcountll (named) > 1 ? "s" : "",
-             who, __builtin_popcountll (named) > 1 ? "" : "s", line);
+  array_log (a, ARRAY_LOG_NOTICE, "reshape: %s list%s bad blocks in the "
+             "window at array byte %" PRIu64 ": those pages computed from "
+             "the others", bb_members_named (named, who, sizeof who),
+             named & (named - 1) ? "" : "s", line);
 }
 
 /* Plan the window at line with out out of service, each page of an old

@@ -180,13 +180,26 @@ heal_row (struct heal *h, const struct integrity_bad *b, struct array_err *err)
   return -EIO;
 }
 
+/* The stripe's exclusive lock into *held, unless the caller holds it
+ * (locked): *held then holds nothing, and stripe_unlock_range of it does
+ * nothing.
+ */
+static void
+lock_stripe (struct array *a, uint64_t stripe, bool locked,
+             struct stripe_range *held)
+{
+  *held = (struct stripe_range) { 0, 0, false };
+  if (!locked)
+    stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, held);
+}
+
 int
 integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
                 struct array_err *err)
 {
   const struct r5_geom *g = &a->geom;
   uint64_t stripe = array_member_stripe (a, b->off);
-  struct stripe_range range = { 0, 0, false };
+  struct stripe_range range;
   struct heal h;
   int e;
 
@@ -196,8 +209,7 @@ integrity_heal (struct array *a, const struct integrity_bad *b, bool locked,
     array_set_err (err, "out of memory");
     return -ENOMEM;
   }
-  if (!locked)
-    stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &range);
+  lock_stripe (a, stripe, locked, &range);
   e = heal_row (&h, b, err);
   stripe_unlock_range (&a->locks, &range);
   heal_free (&h);
@@ -279,9 +291,7 @@ array_lock_in_shape (struct array *a, const struct r5_geom *g, uint64_t off,
 {
   uint64_t stripe = (off - g->data_offset) / g->chunk;
 
-  *held = (struct stripe_range) { 0, 0, false };
-  if (!locked)
-    stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, held);
+  lock_stripe (a, stripe, locked, held);
   if (array_shape_holds (a, g, stripe))
     return true;
   stripe_unlock_range (&a->locks, held);
@@ -308,14 +318,13 @@ fix_page (struct array *a, const struct r5_geom *g, unsigned m, uint64_t off,
           unsigned how, struct io_op *failed)
 {
   uint64_t stripe = (off - g->data_offset) / g->chunk;
-  struct stripe_range held = { 0, 0, false };
+  struct stripe_range held;
   struct heal h;
   int e;
 
   if ((e = heal_init (&h, a, g, stripe, (off - g->data_offset) % g->chunk,
                       4096)) == 0) {
-    if (!(how & FIX_LOCKED))
-      stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
+    lock_stripe (a, stripe, how & FIX_LOCKED, &held);
     *failed = (struct io_op) {
       .kind = IO_READ, .member = m, .off = off, .len = 4096,
       .buf = h.scratch + r5_job_column (g, 0, m, 4096),
@@ -499,14 +508,13 @@ array_rewrite_page (struct array *a, unsigned m, uint64_t off, bool locked,
                     struct io_op *failed)
 {
   uint64_t stripe = array_member_stripe (a, off);
-  struct stripe_range held = { 0, 0, false };
+  struct stripe_range held;
   struct array_err err;
   int e;
 
   *failed = (struct io_op) { .kind = IO_WRITE, .member = m, .off = off,
                              .len = 4096 };
-  if (!locked)
-    stripe_lock_range (&a->locks, stripe, stripe, STRIPE_EXCLUSIVE, &held);
+  lock_stripe (a, stripe, locked, &held);
   /* Looked at again with the stripe held: a member taken out since the
    * caller looked (a write of this row failed on it) leaves the row
    * unable to compute the page.

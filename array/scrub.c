@@ -284,9 +284,7 @@ listed_rows (struct part *p, uint64_t s, uint64_t co, uint64_t len, int slot,
              uint64_t bad)
 {
   struct array *a = p->a;
-  unsigned lo = (unsigned) __builtin_ctzll (bad);
-  unsigned hi = 63 - (unsigned) __builtin_clzll (bad);
-  char who[48];
+  char who[64];
 
   if (p->listed_stripe != s && p->unread_stripe != s &&
       (co == 0 || !bb_row_listed (a, &a->geom, s, 0, co, slot))) {
@@ -295,15 +293,12 @@ listed_rows (struct part *p, uint64_t s, uint64_t co, uint64_t len, int slot,
   }
   if (p->kind == R5_JOB_REBUILD)
     return bb_rebuild_lost (a, (unsigned) slot, s, co, len, &p->err);
-  if (lo != hi)
-    snprintf (who, sizeof who, "members %u and %u list", lo, hi);
-  else
-    snprintf (who, sizeof who, "member %u lists", lo);
   array_log (a, ARRAY_LOG_NOTICE, "%s: stripe %" PRIu64 ": member bytes %"
-             PRIu64 "+%" PRIu64 " skipped: %s them bad (md bad-block log%s), "
-             "so their parity cannot be judged", r5_job_name (p->kind), s,
-             r5_stripe_member_off (&a->geom, s) + co, len, who,
-             unrewritten (a, bad));
+             PRIu64 "+%" PRIu64 " skipped: %s list%s them bad (md bad-block "
+             "log%s), so their parity cannot be judged", r5_job_name (p->kind),
+             s, r5_stripe_member_off (&a->geom, s) + co, len,
+             bb_members_named (bad, who, sizeof who),
+             bad & (bad - 1) ? "" : "s", unrewritten (a, bad));
   return 0;
 }
 

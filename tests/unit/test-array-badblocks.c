@@ -403,3 +403,18 @@ Test (array_badblocks, new_member_has_no_table, .timeout = 120)
   unlink (fresh);
   afx_cleanup (&f);
 }
+
+/* Log lines name every member of a mask (three listing a row were named
+ * by the lowest and highest alone).
+ */
+Test (array_badblocks, members_named)
+{
+  char buf[64];
+
+  cr_expect_str_eq (bb_members_named (0x2, buf, sizeof buf), "member 1");
+  cr_expect_str_eq (bb_members_named (0x6, buf, sizeof buf),
+                    "members 1 and 2");
+  cr_expect_str_eq (bb_members_named (0xb, buf, sizeof buf),
+                    "members 0, 1 and 3");
+  cr_expect_str_eq (bb_members_named (0x1f, buf, 12), "members 0, ");
+}
