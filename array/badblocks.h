@@ -139,14 +139,16 @@ struct bb_around {
   int out;                    /* an old member out of service, or -1 */
   uint64_t named;             /* members named (a mask) */
   uint64_t stripe, off, two;  /* a row two members are out of: where, whose */
+  bool critical;              /* the window is (its lost pages stop it) */
 };
 int bb_reshape_around (void *ctx, uint64_t stripe, uint64_t off,
                        uint64_t len)
   __attribute__((nonnull));
 
 /* The window at line cannot be moved (r5_plan_reshape -ENODATA): a row of
- * it is listed on two members, or on one with c->out out of service.
- * -EIO, err naming the window, the row and the members (logged).
+ * it is listed on two members, or on one with c->out out of service, and
+ * the window is critical (or no memory).  -EIO, err naming the window,
+ * the row, the members and the array bytes lost (logged).
  */
 int bb_window_lost (struct array *a, uint64_t line, const struct bb_around *c,
                     struct array_err *err)
@@ -187,6 +189,13 @@ bool array_bb_write_failed (struct array *a, const struct io_op *ops,
 bool bb_reads_failed (struct array *a, const struct io_op *ops, size_t n,
                       unsigned slot, struct array_err *err)
   __attribute__((nonnull));
+
+/* The array bytes of member m's page at chunk offset co of stripe (shape
+ * g) into *at; false: m holds the stripe's parity.
+ */
+bool bb_array_bytes (const struct r5_geom *g, uint64_t stripe, unsigned m,
+                     uint64_t co, uint64_t *at)
+  __attribute__((nonnull, warn_unused_result));
 
 /* The members of mask named for a log line, into buf (n bytes, cut if
  * short): "member 1", "members 1 and 2", "members 0, 1 and 3".  buf.

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "array/badblocks.h"
+#include "array/grow.h"
 #include "array/object.h"
 #include "array/requests.h"
 #include "array/writepath.h"
@@ -258,11 +259,8 @@ bb_row_listed (const struct array *a, const struct r5_geom *g,
                        len, skip);
 }
 
-/* The array bytes of member m's page at chunk offset co of stripe into
- * *at (false: m holds the stripe's parity).
- */
-static bool
-array_bytes_of (const struct r5_geom *g, uint64_t stripe, unsigned m,
+bool
+bb_array_bytes (const struct r5_geom *g, uint64_t stripe, unsigned m,
                 uint64_t co, uint64_t *at)
 {
   int dd = r5_data_index (g, stripe, m);
@@ -292,7 +290,7 @@ bb_rebuild_lost (struct array *a, unsigned slot, uint64_t stripe,
     lost[0] = '\0';
     for (unsigned m = 0; m < g->members; m++)
       if ((m == slot || (bad >> m & 1)) &&
-          array_bytes_of (g, stripe, m, co, &at) && k < sizeof lost)
+          bb_array_bytes (g, stripe, m, co, &at) && k < sizeof lost)
         k += (size_t) snprintf (lost + k, sizeof lost - k, "%s%" PRIu64
                                 "+4096", k ? ", " : "", at);
     if ((e = array_bb_record (a, slot, row + co, PAGE, err)) < 0)
@@ -342,12 +340,31 @@ bb_reshape_around (void *ctx, uint64_t stripe, uint64_t off, uint64_t len)
   return R5_AROUND_TWO;
 }
 
+/* The array bytes of the pages the members of mask hold in row co of
+ * stripe (old shape g), for a log line: "A+4096, B+4096", or "none
+ * (parity only)".
+ */
+static const char *
+pages_named (const struct r5_geom *g, uint64_t stripe, uint64_t co,
+             uint64_t mask, char *buf, size_t n)
+{
+  size_t k = 0;
+  uint64_t at;
+
+  buf[0] = '\0';
+  for (unsigned m = 0; m < g->members && k < n; m++)
+    if ((mask >> m & 1) && bb_array_bytes (g, stripe, m, co, &at))
+      k += (size_t) snprintf (buf + k, n - k, "%s%" PRIu64 "+4096",
+                              k ? ", " : "", at);
+  return k ? buf : "none (parity only)";
+}
+
 int
 bb_window_lost (struct array *a, uint64_t line, const struct bb_around *c,
                 struct array_err *err)
 {
   const struct r5_geom *g = &a->grow.r.from;
-  char who[64];
+  char who[64], lost[96];
 
   if (c->two == 0) {          /* not noted by bb_reshape_around */
     array_set_err (err, "the reshape cannot move the window at array byte %"
@@ -356,14 +373,38 @@ bb_window_lost (struct array *a, uint64_t line, const struct bb_around *c,
     return -EIO;
   }
   array_set_err (err, "the reshape cannot move the window at array byte %"
-                 PRIu64 ": a row it reads (old shape, member offset %" PRIu64
-                 ") cannot be computed: %s are out there (md bad-block "
-                 "logs%s), and RAID-5 rebuilds only one", line,
+                 PRIu64 ": a row it reads (old stripe %" PRIu64 ", member "
+                 "offset %" PRIu64 ") cannot be computed: %s are out there "
+                 "(md bad-block logs%s), and RAID-5 rebuilds only one; "
+                 "array bytes lost: %s%s", line, c->stripe,
                  r5_stripe_member_off (g, c->stripe) + c->off,
                  bb_members_named (c->two, who, sizeof who),
-                 c->out >= 0 ? ", or out of service" : "");
+                 c->out >= 0 ? ", or out of service" : "",
+                 pages_named (g, c->stripe, c->off, c->two, lost, sizeof lost),
+                 c->critical ? "; the window is in the grow's critical "
+                 "section, whose backup cannot keep them listed as lost" : "");
   array_log (a, ARRAY_LOG_ERROR, "%s", err->msg);
   return -EIO;
+}
+
+/* Member m's listed bytes [off, off + len), written well, cleared -- but
+ * the pages a reshape keeps listed over lost ones (grow_lost_kept).
+ */
+static void
+clear_written (struct array *a, unsigned m, uint64_t off, uint64_t len)
+{
+  uint64_t from = off, end = off + len;
+
+  for (uint64_t at = off; at <= end; at += PAGE) {
+    bool kept = at < end && grow_lost_kept (a, m, at);
+    struct array_err err;
+
+    if ((at == end || kept) && at > from &&
+        array_bb_clear (a, m, from, at - from, &err) < 0)
+      array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+    if (kept)
+      from = at + PAGE;
+  }
 }
 
 void
@@ -371,12 +412,10 @@ bb_window_written (struct array *a, const struct r5_plan *p)
 {
   for (size_t i = 0; a->bb.listed > 0 && i < p->nios; i++) {
     const struct r5_io *io = &p->ios[i];
-    struct array_err err;
 
     if (io->kind == R5_IO_WRITE && !a->bb.write_error[io->member] &&
-        array_member_bad (a, io->member, io->member_off, io->len, NULL) &&
-        array_bb_clear (a, io->member, io->member_off, io->len, &err) < 0)
-      array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+        array_member_bad (a, io->member, io->member_off, io->len, NULL))
+      clear_written (a, io->member, io->member_off, io->len);
   }
 }
 

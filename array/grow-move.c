@@ -134,20 +134,28 @@ log_around (struct array *a, uint64_t line, uint64_t named)
 
 /* Plan the window at line with out out of service, each page of an old
  * row whose member lists it bad computed from the others (md's
- * analyse_stripe: a device bad in a stripe is not in sync there).
+ * analyse_stripe: a device bad in a stripe is not in sync there), and a
+ * page two members are out of moved as lost (grow-lost.c) -- but in a
+ * critical window: after a crash its backup is written again in the new
+ * shape, which cannot tell the listings kept for lost pages from the old
+ * shape's (bb_window_lost then stops the reshape there).
  */
 static int
-plan_window (struct array *a, uint64_t line, int out, struct array_err *err)
+plan_window (struct array *a, uint64_t line, int out, bool critical,
+             struct array_err *err)
 {
   struct grow *g = &a->grow;
   struct bb_around c = {
     .a = a, .out = out < (int) g->r.from.members ? out : -1,
+    .critical = critical,
   };
   int r;
 
   r5_plan_reset (&g->plan);
+  g->nlost = g->nkept = 0;
   r = r5_plan_reshape (&g->plan, &g->r, line, out, &(struct r5_around) {
-      .fn = bb_reshape_around, .ctx = &c });
+      .fn = bb_reshape_around, .lost = critical ? NULL : grow_lost_note,
+      .ctx = &c });
   if (r == -ENODATA)
     return bb_window_lost (a, line, &c, err);
   if (r < 0) {
@@ -200,13 +208,14 @@ move_locked (struct array *a, uint64_t line, bool critical,
                           .io_flags = IO_CALLS };
     int out = health_out (&a->health);
 
-    if ((r = plan_window (a, line, out, err)) < 0 ||
+    if ((r = plan_window (a, line, out, critical, err)) < 0 ||
         (r = make_room (g, err)) < 0)
       return r;
     x.scratch = g->scratch;
     x.ops = g->ops;
     if ((r = plan_run_prepare (a, &x)) == 0) {
-      if (critical && (r = back_up (a, line, len, err)) < 0)
+      if ((r = grow_lost_list (a, line, len, err)) < 0 ||
+          (critical && (r = back_up (a, line, len, err)) < 0))
         return r;
       if (critical)
         array_test_crash ("grow-backed-up");

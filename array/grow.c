@@ -82,9 +82,14 @@ grow_free (struct grow *g)
   r5_plan_free (&g->plan);
   free (g->scratch);
   free (g->ops);
+  free (g->lost);
+  free (g->kept);
   g->scratch = NULL;
   g->ops = NULL;
+  g->lost = NULL;
+  g->kept = NULL;
   g->scratch_len = g->ops_cap = 0;
+  g->nlost = g->lost_cap = g->nkept = g->kept_cap = 0;
 }
 
 /* What a grow needs of the array as it is; job.lock held. */
@@ -271,6 +276,12 @@ begin_grow (struct array *a, unsigned n, const struct r5_reshape *rs,
     return r;
   }
   a->grow.recorded_ns = array_now_ns ();
+  /* The new members' superblocks reserve md's bad-block log as the
+   * others' do (mdadm --add gives an added device one): a failed write
+   * of the reshape's is recorded there rather than failing the member.
+   */
+  for (unsigned i = 0; i < n; i++)
+    array_bb_new_member (a, first + i);
   job_begin (a, R5_JOB_RESHAPE);
   if (rs->from.data_offset == rs->to.data_offset)
     array_log (a, ARRAY_LOG_NOTICE, "growing from %u to %u members, the data "

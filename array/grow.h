@@ -46,6 +46,21 @@
 #define GROW_RECORD_NS (1000000000ull)  /* md: every 10 s; a restart
                                                 * loses at most this much */
 
+/* A page of an old row a window moved though two members are out there
+ * (grow-lost.c): the old stripe, the chunk offset, the members (a mask).
+ */
+struct grow_lost_row {
+  uint64_t stripe, off, out;
+};
+
+/* A page of the new shape the window lists bad and keeps so: a member and
+ * its offset.
+ */
+struct grow_kept {
+  unsigned member;
+  uint64_t off;
+};
+
 struct grow {
   _Atomic bool active;
   struct r5_reshape r;        /* from: the old shape; to == a->geom */
@@ -59,6 +74,14 @@ struct grow {
   struct io_op *ops;
   size_t ops_cap;
   uint64_t windows;           /* moved since open */
+  /* The window's rows moved with lost pages, and the new pages listed
+   * for them (grow-lost.c); made again with each plan.
+   */
+  struct grow_lost_row *lost;
+  size_t nlost, lost_cap;
+  struct grow_kept *kept;
+  size_t nkept, kept_cap;
+  uint64_t lost_pages;        /* since open: data pages moved as lost */
   /* A grow that keeps its data offset: mdadm's backup file of its
    * critical windows (grow-backup.c), its path from the configuration.
    */
@@ -88,6 +111,25 @@ int grow_step (struct array *a, uint64_t reach, struct array_err *err)
 int grow_window_memory (struct array *a, const struct r5_reshape *rs,
                         struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
+
+/* A reshape over a row two members are out of (grow-lost.c).
+ * grow_lost_note: r5_around.lost for the window's plan (ctx: its struct
+ * bb_around) -- the row noted, its members out returned (0: no memory,
+ * the window stops).  grow_lost_list: once the window's reads are done
+ * and before its backup and writes, each data page noted in [line, line
+ * + len) listed in the new shape on its member and its row's parity
+ * member, durably, and logged; 0 or -errno (err: a log that cannot take
+ * it; the window is not moved).  grow_lost_kept: is member m's page at
+ * off one of those (its listing kept when the window writes it)?
+ */
+uint64_t grow_lost_note (void *ctx, uint64_t stripe, uint64_t off,
+                         uint64_t len)
+  __attribute__((nonnull));
+int grow_lost_list (struct array *a, uint64_t line, uint64_t len,
+                    struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+bool grow_lost_kept (const struct array *a, unsigned m, uint64_t off)
+  __attribute__((nonnull));
 
 /* The last window is moved: members synced, the superblocks say the
  * data starts at the new offset and the reshape is over.

@@ -189,6 +189,7 @@ json_grow (const struct array *a)
   put_u64 (o, "line_bytes", grow_line (a));
   put_u64 (o, "recorded_bytes", g->safe);
   put_u64 (o, "size_after_bytes", g->r.to.capacity);
+  put_u64 (o, "lost_pages", g->lost_pages);
   return o;
 }
 

@@ -235,6 +235,11 @@ print_grow (const struct array *a, FILE *out)
            "the reshape ends (clients see it when they connect again)\n",
            g->r.from.members, g->r.to.members, grow_line (a),
            (uint64_t) g->safe, g->r.to.capacity / 1024);
+  if (g->lost_pages)
+    fprintf (out, "      the reshape moved %" PRIu64 " pages of 4 KiB as "
+             "lost (their old rows had two members out; the log names "
+             "them): they read as lost, listed bad on two members\n",
+             g->lost_pages);
 }
 
 /* Slot's md bad-block log, if it lists anything (badblocks.h). */

@@ -197,6 +197,51 @@ read_part (struct window *w, uint64_t s, unsigned i, uint64_t off,
   return r5_plan_add_xor (w->p, &x);
 }
 
+/* Bytes [off, off + len) of `from` stripe s's row with the members of out
+ * (a mask) out there: the others' data read, the out members' data made
+ * zeroes (the row's parity, one data short, cannot compute them).
+ */
+static int
+read_lost (struct window *w, uint64_t s, uint64_t off, uint64_t len,
+           uint64_t out)
+{
+  const struct r5_geom *g = &w->r->from;
+  uint64_t base = r5_stripe_array_off (g, s);
+  uint64_t moff = r5_stripe_member_off (g, s) + off;
+  const struct r5_buf zero = { .kind = R5_BUF_ZERO };
+  int r = 0;
+
+  for (unsigned d = 0; d < g->data_members && r == 0; d++) {
+    unsigned m = r5_data_member (g, s, d);
+    struct r5_buf b = buf_at (data_buf (w, base + d * g->chunk), off);
+
+    if (b.kind == R5_BUF_ZERO)
+      continue;               /* past the old end: zeroes already */
+    if (out >> m & 1)
+      r = r5_plan_add_xor (w->p, &(struct r5_xor) {
+          .len = len, .nsrc = 2, .dst = b, .src = { zero, zero } });
+    else
+      r = add_chunk_io (w->p, R5_IO_READ, m, moff, len, b);
+  }
+  return r;
+}
+
+/* A page of `from` stripe s's row that skip_in found two members out of:
+ * moved with their data as zeroes if around->lost takes it (read_lost),
+ * else -ENODATA.
+ */
+static int
+read_page_lost (struct window *w, uint64_t s, uint64_t off)
+{
+  uint64_t out = 0;
+
+  if (w->around && w->around->lost)
+    out = w->around->lost (w->around->ctx, s, off, R5_AROUND_PAGE);
+  if (w->missing >= 0 && w->missing < (int) w->r->from.members && out)
+    out |= UINT64_C (1) << w->missing;
+  return out ? read_lost (w, s, off, R5_AROUND_PAGE, out) : -ENODATA;
+}
+
 /* The member to compute in [off, off + len) of `from` stripe s's row (one
  * listed there, else the one missing), or -ENODATA when two are out.
  */
@@ -225,6 +270,8 @@ read_from_stripe (struct window *w, uint64_t s, unsigned i)
     for (uint64_t off = 0; off < g->chunk && r == 0; off += R5_AROUND_PAGE)
       if ((r = skip_in (w, s, off, R5_AROUND_PAGE)) >= -1)
         r = read_part (w, s, i, off, R5_AROUND_PAGE, r);
+      else if (r == -ENODATA)
+        r = read_page_lost (w, s, off);
     return r;
   }
   return read_part (w, s, i, 0, g->chunk, skip);

@@ -129,6 +129,13 @@ bool r5_reshape_must_record (const struct r5_reshape *r, uint64_t safe,
 #define R5_AROUND_TWO (-2)
 struct r5_around {
   int (*fn) (void *ctx, uint64_t stripe, uint64_t off, uint64_t len);
+  /* Or NULL.  A page of a `from` row fn found two members out of (or one
+   * and the member missing): lost is asked which (a mask, the missing one
+   * in it), and the window moves it anyway, the data pages of those
+   * members as zeroes -- the caller keeps them unreadable in the new
+   * shape.  0: the window cannot move (-ENODATA).
+   */
+  uint64_t (*lost) (void *ctx, uint64_t stripe, uint64_t off, uint64_t len);
   void *ctx;
 };
 
@@ -145,7 +152,7 @@ struct r5_around {
  * computed).  0, -EINVAL (line not a `to` stripe boundary below r->end,
  * missing out of range, around with chunks not whole pages), -ENODATA (a
  * page of a `from` row has two members out: named by around, or named
- * and missing), -ENOMEM.
+ * and missing; and around->lost did not take it), -ENOMEM.
  */
 int r5_plan_reshape (struct r5_plan *p, const struct r5_reshape *r,
                      uint64_t line, int missing,

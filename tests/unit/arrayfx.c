@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -136,6 +137,16 @@ afx_reopen (struct afx *f)
 }
 
 void
+afx_reopen_grown (struct afx *f)
+{
+  struct array_err err;
+
+  cr_assert_eq (array_open (&f->cfg, on_log, &f->a, &err), 0,
+                "array_open: %s", err.msg);
+  cr_assert_gt (array_capacity (f->a), f->cap, "the array did not grow");
+}
+
+void
 afx_close (struct afx *f)
 {
   array_close (f->a);
@@ -158,19 +169,44 @@ afx_write (struct afx *f, uint64_t off, uint64_t len, unsigned seed)
                 (unsigned long) len, err.msg);
 }
 
+/* Bytes [off, off + len) of the array read and compared with the model. */
+static void
+verify_range (struct afx *f, uint64_t off, uint64_t len)
+{
+  struct array_err err;
+  unsigned char *got = malloc (len ? len : 1);
+
+  cr_assert_not_null (got);
+  cr_assert_eq (array_read (f->a, got, len, off, &err), 0, "%s", err.msg);
+  for (uint64_t i = 0; i < len; i++)
+    if (got[i] != f->model[off + i])
+      cr_assert_fail ("array byte %lu reads %u, the model says %u",
+                      (unsigned long) (off + i), got[i],
+                      f->model[off + i]);
+  free (got);
+}
+
 void
 afx_verify (struct afx *f)
 {
+  verify_range (f, 0, f->cap);
+}
+
+void
+afx_verify_lost (struct afx *f, uint64_t lost, uint64_t len)
+{
   struct array_err err;
-  unsigned char *got = malloc (f->cap);
+  unsigned char *got = malloc (len);
 
   cr_assert_not_null (got);
-  cr_assert_eq (array_read (f->a, got, f->cap, 0, &err), 0, "%s", err.msg);
-  for (uint64_t i = 0; i < f->cap; i++)
-    if (got[i] != f->model[i])
-      cr_assert_fail ("array byte %lu reads %u, the model says %u",
-                      (unsigned long) i, got[i], f->model[i]);
+  cr_assert_eq (array_read (f->a, got, len, lost, &err), -EIO,
+                "array bytes %lu+%lu read, but are lost",
+                (unsigned long) lost, (unsigned long) len);
   free (got);
+  if (lost > 0)
+    verify_range (f, 0, lost);
+  if (lost + len < f->cap)
+    verify_range (f, lost + len, f->cap - lost - len);
 }
 
 void

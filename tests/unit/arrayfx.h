@@ -41,6 +41,8 @@ int afx_open (struct afx *f, struct array_err *err);
 void afx_open_ok (struct afx *f);
 /* Open it again, its model kept (nothing read). */
 void afx_reopen (struct afx *f);
+/* Open it again after a grow ended: larger; the model is its start. */
+void afx_reopen_grown (struct afx *f);
 void afx_close (struct afx *f);
 
 /* Write len bytes from seed's pseudo-random stream at off, and keep them
@@ -50,6 +52,11 @@ void afx_write (struct afx *f, uint64_t off, uint64_t len, unsigned seed);
 
 /* Read the whole array and compare it with the model. */
 void afx_verify (struct afx *f);
+
+/* The same, but for [lost, lost + len), whose read must fail (EIO: the
+ * array cannot compute those bytes).
+ */
+void afx_verify_lost (struct afx *f, uint64_t lost, uint64_t len);
 
 /* Run a check (offline, in this thread): it ends well, mismatch_cnt 0. */
 void afx_check_clean (struct afx *f);

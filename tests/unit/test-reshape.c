@@ -346,7 +346,7 @@ Test (reshape, listed_pages_are_computed_a_page_at_a_time)
         for (int m = 0; m < (int) n; m++)
           for (int missing = -1; missing <= (int) n; missing += (int) n + 1) {
             struct listing ls = { 0 };
-            struct r5_around around = { listed_fn, &ls };
+            struct r5_around around = { .fn = listed_fn, .ctx = &ls };
             struct grow t;
 
             grow_init (&t, n, add, (enum r5_layout) l, 13, missing, false);
@@ -365,7 +365,7 @@ Test (reshape, listed_pages_are_computed_a_page_at_a_time)
 Test (reshape, a_page_out_on_two_members_refused)
 {
   struct listing ls = { 0 };
-  struct r5_around around = { listed_fn, &ls };
+  struct r5_around around = { .fn = listed_fn, .ctx = &ls };
   struct grow t;
 
   grow_init (&t, 3, 1, R5_LEFT_SYMMETRIC, 13, -1, false);
@@ -383,6 +383,55 @@ Test (reshape, a_page_out_on_two_members_refused)
   cr_assert_eq (r5_plan_reshape (&t.plan, &t.r, 0, 3, &around), 0,
                 "a new slot missing, an old one read around");
   grow_free (&t);
+}
+
+/* around->lost: the members out of the page (listed_fn's, the missing
+ * one added by the plan), counted.
+ */
+static unsigned lost_calls;
+
+static uint64_t
+lost_fn (void *ctx, uint64_t stripe, uint64_t off, uint64_t len)
+{
+  const struct listing *l = ctx;
+  uint64_t mask = 0;
+
+  lost_calls++;
+  for (unsigned i = 0; i < l->n; i++)
+    if (l->e[i].stripe == stripe && l->e[i].off >= off &&
+        l->e[i].off < off + len)
+      mask |= UINT64_C (1) << l->e[i].member;
+  return mask;
+}
+
+/* With around->lost, a page out on two members moves anyway: its data
+ * page as zeroes (stripe 0 of 3 left-symmetric: data 0 on member 0,
+ * parity on member 2; page 1 listed on both, so array bytes 4096+4096
+ * are lost), the new rows' parity computed over them, every other byte
+ * where it was -- healthy, and with member 2 missing and only member 0
+ * listing it.
+ */
+Test (reshape, a_page_out_on_two_members_moved_as_zeroes)
+{
+  for (int missing = -1; missing <= 2; missing += 3) {
+    struct listing ls = { 0 };
+    struct r5_around around = { .fn = listed_fn, .lost = lost_fn,
+                                .ctx = &ls };
+    struct grow t;
+
+    grow_init (&t, 3, 1, R5_LEFT_SYMMETRIC, 13, missing, false);
+    list (&ls, 0, 0, 1);
+    if (missing < 0)
+      list (&ls, 2, 0, 1);
+    spoil_listed (&t, &ls);
+    t.around = &around;
+    lost_calls = 0;
+    run_reshape (&t, 0, NULL);
+    cr_assert_eq (lost_calls, 1, "around->lost asked %u times", lost_calls);
+    memset (t.model + 4096, 0, 4096);
+    check_done (&t);
+    grow_free (&t);
+  }
 }
 
 Test (reshape, a_crash_anywhere_leaves_every_byte_where_the_line_says)

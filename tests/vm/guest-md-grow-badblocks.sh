@@ -10,6 +10,10 @@
 #      vdf's list through sysfs, written out, stopped; both spoiled on the
 #      disk; assembled, vdh added, grown to 4 slowed down, stopped
 #      mid-way (the host finishes it).
+#   G  vdi..vdl: raid5ctl's 3-member array grown here to 4 over a row
+#      members 1 and 2 listed (LOST: its data pages, LOST_LEN bytes, moved
+#      as lost): md assembles it, a read of LOST fails, every other byte
+#      of the pattern reads as written, two devices list pages, check 0.
 . "${BASH_SOURCE[0]%/*}/guest-lib.sh"
 PAT=$VM_WORK/pattern
 
@@ -74,4 +78,36 @@ if run mdadm --create /dev/md2 --run --assume-clean --metadata=1.2 --level=5 \
     md_stop md2
 else
     not_ok "F: mdadm --create"
+fi
+
+log "G: grown here over a row two members listed"
+echo 1000 >/proc/sys/dev/raid/speed_limit_min      # md's defaults again (F
+echo 200000 >/proc/sys/dev/raid/speed_limit_max    # slowed its grow down)
+if run mdadm --assemble /dev/md3 /dev/vd{i,j,k,l}; then
+    want=$(stat -c %s "$PAT")
+    rest=$((LOST + LOST_LEN))
+    listing=0
+    for d in vdi vdj vdk vdl; do
+        [[ -n $(cat /sys/block/md3/md/dev-$d/bad_blocks) ]] && listing=$((listing + 1))
+    done
+    if [[ $(cat /sys/block/md3/md/raid_disks) != 4 ]]; then
+        not_ok "G: md has $(cat /sys/block/md3/md/raid_disks) raid disks"
+    elif dd if=/dev/md3 of=/dev/null bs=4096 skip=$((LOST / 4096)) count=1 iflag=direct status=none 2>/dev/null; then
+        not_ok "G: md reads the lost array bytes $LOST+4096"
+    elif ! cmp <(dd if=/dev/md3 bs=4096 count=$((LOST / 4096)) iflag=direct status=none) \
+               <(head -c "$LOST" "$PAT"); then
+        not_ok "G: md reads other bytes than written below the lost page"
+    elif ! cmp <(dd if=/dev/md3 bs=4096 skip=$((rest / 4096)) count=$(((want - rest) / 4096)) iflag=direct status=none) \
+               <(tail -c +$((rest + 1)) "$PAT"); then
+        not_ok "G: md reads other bytes than written above the lost pages"
+    elif [[ $listing != 2 ]]; then
+        not_ok "G: $listing devices list bad blocks, want 2 (the lost pages' and their rows' parity)"
+    else
+        mm=$(md_check md3)
+        [[ $mm == 0 ]] && ok "G: md fails the lost bytes, reads the rest as written, two devices list them, mismatch_cnt 0" ||
+            not_ok "G: md check: mismatch_cnt '$mm'"
+    fi
+    md_stop md3
+else
+    not_ok "G: mdadm --assemble"
 fi

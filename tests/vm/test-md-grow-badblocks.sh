@@ -19,6 +19,11 @@
 #      reads the pattern (the old shape read around HIGH); raid5ctl grow
 #      finishes it, saying it read around member 1; the plugin reads the
 #      pattern then zeroes, raid5ctl check finds 0, nothing is listed.
+#   G  here -> md: raid5ctl create 3, the pattern, one row's LEN sectors
+#      listed on members 1 and 2 and spoiled (md's reshape hangs on such a
+#      row); raid5ctl grow --add moves it, saying which array bytes are
+#      lost.  md assembles it, fails a read of them and reads every other
+#      byte as written; two devices list them; check 0.
 . "${0%/*}/lib.sh"
 need_plugin
 need_raid5ctl
@@ -65,10 +70,31 @@ grep -q "reshape: member 1 lists bad blocks in the window" "$W/E.grow" ||
 [[ $(listed "$W/e1.img") == "$HIGH $LEN" ]] ||
     bad "E: member 1 lists '$(listed "$W/e1.img" | tr '\n' ' ')', want only HIGH ($HIGH $LEN): LOW's new rows were written"
 
-# ---- the guest: E finished by md, F made and stopped by md ----
+# ---- G, on the host: ours, grown over a row two members list ----
+for i in 0 1 2 3; do truncate -s 48M "$W/g$i.img"; done
+"$RAID5CTL" create --assume-clean --chunk 64K --bitmap none "$W"/g{0,1,2}.img \
+    >"$W/create.out" 2>&1 || { cat "$W/create.out"; fail "G: raid5ctl create"; }
+nbdkit -U - "$PLUGIN" disk="$W"/g{0,1,2}.img --run "nbdcopy '$W/pattern' \"\$uri\"" ||
+    fail "G: writing the pattern"
+GLOW=$(( $(doff_of "$W/g1.img") + LOW_AT ))
+for i in 1 2; do
+    "$BB_PUT" "$W/g$i.img" "$GLOW+$LEN" || fail "G: bb-put member $i"
+    spoil "$W/g$i.img" "$GLOW"
+done
+# LOW_AT is old stripe 3 (parity on member 2 - 3 % 3 = 2), data 1 on
+# member 1, 16 sectors into its chunk.
+LOST=$(( 3 * 131072 + 65536 + (LOW_AT - 3 * 128) * 512 ))
+"$RAID5CTL" grow --add "$W/g3.img" "$W"/g{0,1,2}.img >"$W/G.grow" 2>&1 ||
+    bad "G: raid5ctl grow over the lost row: $(tail -n 2 "$W/G.grow")"
+grep -q "reshape: array bytes $LOST+4096 lost" "$W/G.grow" ||
+    bad "G: the grow does not name array bytes $LOST+4096 lost: $(grep lost "$W/G.grow" | head -n 2)"
+say "G: grown over the row; $(grep -c 'reshape: array bytes .* lost' "$W/G.grow") pages moved as lost"
+
+# ---- the guest: E finished by md, F made and stopped by md, G read ----
 vm_run -e LOW="$LOW" -e HIGH="$HIGH" -e LEN="$LEN" -e LOW_AT=$LOW_AT -e HIGH_AT=$HIGH_AT \
+    -e LOST=$LOST -e LOST_LEN=$((LEN * 512)) \
     "$VM_TESTS/guest-md-grow-badblocks.sh" \
-    "$W"/e{0,1,2,3}.img "$W"/f{0,1,2,3}.img || fails=$((fails + 1))
+    "$W"/e{0,1,2,3}.img "$W"/f{0,1,2,3}.img "$W"/g{0,1,2,3}.img || fails=$((fails + 1))
 
 # ---- F, on the host: md's, stopped mid-way, finished here ----
 p=$(reshape_kib "$W/f0.img")
