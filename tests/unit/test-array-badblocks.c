@@ -188,6 +188,34 @@ Test (array_badblocks, grow_reads_around_listed_blocks, .timeout = 120)
   afx_cleanup (&f);
 }
 
+/* f filled, member 1 listing sector 8 past the data offset and member 2
+ * sector2, both spoiled there, then reopened and growing by one member,
+ * its reshape run to the end.
+ */
+static void
+listed_then_grown (struct afx *f, unsigned sector2)
+{
+  struct array_err err;
+
+  afx_make (f, 3, 8 << 20, ARGS);
+  afx_open_ok (f);
+  afx_write (f, 0, f->cap, 3);
+  afx_close (f);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + 8, 8), 0);
+  afx_put_log (f->path[1], &t, false);
+  md_bb_init (&t, 0);
+  cr_assert_eq (md_bb_add (&t, DOFF + sector2, 8), 0);
+  afx_put_log (f->path[2], &t, false);
+  afx_flip (f, 1, (DOFF + 8) * 512ULL, 0xff);
+  afx_flip (f, 2, (DOFF + sector2) * 512ULL, 0xff);
+  afx_reopen (f);
+  grow_by_one (f);
+  cr_assert_eq (array_job_run (f->a, R5_JOB_RESHAPE, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert (!f->a->grow.active);
+}
+
 /* Members 1 and 2 list pages of one stripe, member 1 page 1 and member 2
  * page 8 (sectors 8 and 64 past the data offset), both spoiled: md grows
  * it (a stripe_head is a page), and so does the reshape here, reading
@@ -195,26 +223,9 @@ Test (array_badblocks, grow_reads_around_listed_blocks, .timeout = 120)
  */
 Test (array_badblocks, grow_two_members_listed_in_one_stripe, .timeout = 120)
 {
-  struct array_err err;
   struct afx f;
 
-  afx_make (&f, 3, 8 << 20, ARGS);
-  afx_open_ok (&f);
-  afx_write (&f, 0, f.cap, 3);
-  afx_close (&f);
-  md_bb_init (&t, 0);
-  cr_assert_eq (md_bb_add (&t, DOFF + 8, 8), 0);
-  afx_put_log (f.path[1], &t, false);
-  md_bb_init (&t, 0);
-  cr_assert_eq (md_bb_add (&t, DOFF + 64, 8), 0);
-  afx_put_log (f.path[2], &t, false);
-  afx_flip (&f, 1, (DOFF + 8) * 512ULL, 0xff);
-  afx_flip (&f, 2, (DOFF + 64) * 512ULL, 0xff);
-  afx_reopen (&f);
-  grow_by_one (&f);
-  cr_assert_eq (array_job_run (f.a, R5_JOB_RESHAPE, NULL, &err), 0, "%s",
-                err.msg);
-  cr_assert (!f.a->grow.active);
+  listed_then_grown (&f, 64);
   afx_verify (&f);
   afx_check_clean (&f);
   afx_cleanup (&f);
@@ -234,25 +245,10 @@ Test (array_badblocks, grow_moves_a_row_two_members_list_as_lost,
       .timeout = 120)
 {
   const uint64_t lost = 65536 + 4096;
-  struct array_err err;
   uint64_t doff;
   struct afx f;
 
-  afx_make (&f, 3, 8 << 20, ARGS);
-  afx_open_ok (&f);
-  afx_write (&f, 0, f.cap, 3);
-  afx_close (&f);
-  md_bb_init (&t, 0);
-  cr_assert_eq (md_bb_add (&t, DOFF + 8, 8), 0);
-  afx_put_log (f.path[1], &t, false);
-  afx_put_log (f.path[2], &t, false);
-  afx_flip (&f, 1, (DOFF + 8) * 512ULL, 0xff);
-  afx_flip (&f, 2, (DOFF + 8) * 512ULL, 0xff);
-  afx_reopen (&f);
-  grow_by_one (&f);
-  cr_assert_eq (array_job_run (f.a, R5_JOB_RESHAPE, NULL, &err), 0, "%s",
-                err.msg);
-  cr_assert (!f.a->grow.active);
+  listed_then_grown (&f, 8);
   cr_expect (strstr (afx_log (), "reshape: array bytes 69632+4096 lost: "
                      "their old row (stripe 0, member offset 1052672) has "
                      "members 1 and 2 out"), "%s", afx_log ());
