@@ -88,6 +88,7 @@ shape_rows (struct array *a, struct wp_batch *b, struct array_err *err)
   struct r5_loc loc;
   uint64_t out = rg->missing >= 0 ? UINT64_C (1) << rg->missing : 0;
   uint64_t page, end, row, bad;
+  char who[64];
 
   if (r5_map (g, rg->off, &loc) < 0)
     return -EINVAL;           /* cannot happen: the request was checked */
@@ -113,13 +114,14 @@ shape_rows (struct array *a, struct wp_batch *b, struct array_err *err)
     return 0;
   }
   a->count.bb_lost++;
-  array_set_err (err, "array bytes %" PRIu64 "+%" PRIu64 " are lost: "
-                 "their row (member offset %" PRIu64 ") is bad on members "
-                 "%u and %u (md bad-block logs%s), and RAID-5 rebuilds "
-                 "only one", rg->off, rg->len, row + loc.chunk_off,
-                 (unsigned) __builtin_ctzll (bad),
-                 63 - (unsigned) __builtin_clzll (bad),
-                 out ? ", or out of service" : "");
+  array_set_err (err, "array bytes %" PRIu64 "+%" PRIu64 " %s: their row "
+                 "(member offset %" PRIu64 ") is bad on %s (md bad-block "
+                 "logs%s), and RAID-5 %s", rg->off, rg->len,
+                 rg->op == R5_OP_READ ? "are lost" : "cannot be written",
+                 row + loc.chunk_off, bb_members_named (bad, who, sizeof who),
+                 out ? ", or out of service" : "",
+                 rg->op == R5_OP_READ ? "rebuilds only one"
+                 : "keeps no parity with two out (md fails the write too)");
   array_log (a, ARRAY_LOG_ERROR, "%s", err->msg);
   return -EIO;
 }

@@ -354,6 +354,8 @@ Test (array_badblocks, row_bad_on_two_members_is_lost, .timeout = 120)
   cr_expect_eq (memcmp (buf, f.model + row * 131072 + 65536 + 8192, 4096), 0);
   cr_expect_lt (array_write (f.a, buf, 4096, row * 131072 + 65536 + 8192, 0,
                              &err), 0, "a write of the lost row succeeded");
+  cr_expect (strstr (err.msg, "cannot be written: their row") &&
+             strstr (err.msg, "md fails the write too"), "%s", err.msg);
   cr_expect_eq (array_read (f.a, buf, 4096, row * 131072 + 4096, &err), 0,
                 "the page before the lost row: %s", err.msg);
   cr_expect_eq (memcmp (buf, f.model + row * 131072 + 4096, 4096), 0);
