@@ -10,8 +10,9 @@
  * (integrity_heal: written only when the rebuilt bytes match the
  * checksum, so a row whose parity is itself in doubt is left alone).
  * The units are counted, and the first and last named, in one log line.
- * A unit a medium error keeps from being read is left and counted: it
- * cannot return stale bytes, and a request meeting it corrects it.
+ * A unit a medium error keeps from being read is recorded bad in the
+ * member's md bad-block log and counted: read from the other members
+ * until written, it cannot return stale bytes even if the error passes.
  */
 #include <config.h>
 
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array/badblocks.h"
 #include "array/integrity.h"
 #include "array/object.h"
 
@@ -66,10 +68,32 @@ check_units (struct array *a, struct behind_pass *p, uint64_t off,
   }
 }
 
+/* A unit of p->slot at off that a medium error keeps from being checked:
+ * recorded in the member's md bad-block log, so that it is read from the
+ * other members until written -- a read that succeeded later (an error
+ * that passes) would return it unchecked, stale perhaps, and the start
+ * computes the checksums of its region from it.  0, or -errno (read-only,
+ * no log, a full one: the start stops, as it must not serve it).
+ */
+static int
+list_unread (struct array *a, struct behind_pass *p, uint64_t off, int e)
+{
+  struct array_err err;
+
+  if (a->read_only || (e = array_bb_record (a, p->slot, off, R5I_UNIT,
+                                            &err)) < 0) {
+    if (!a->read_only)
+      array_log (a, ARRAY_LOG_ERROR, "%s", err.msg);
+    return e;
+  }
+  if (p->unread++ == 0)
+    p->unread_first = off;
+  return 0;
+}
+
 /* [off, off+len) of p->slot checked unit by unit, after a medium error
- * in a read of the whole: a unit that cannot be read is left (counted) --
- * it cannot return stale bytes, and the request that meets it corrects
- * it from the other members.  0 or -errno.
+ * in a read of the whole (list_unread for a unit that fails).  0 or
+ * -errno.
  */
 static int
 pass_units (struct array *a, struct behind_pass *p, uint64_t off,
@@ -82,10 +106,9 @@ pass_units (struct array *a, struct behind_pass *p, uint64_t off,
 
     if (e == 0)
       check_units (a, p, off + at, R5I_UNIT, buf);
-    else if (!io_op_medium_error (&op))
+    else if (!io_op_medium_error (&op) ||
+             (e = list_unread (a, p, off + at, e)) < 0)
       return e;
-    else if (p->unread++ == 0)
-      p->unread_first = off + at;
   }
   return 0;
 }
@@ -119,8 +142,8 @@ say_unread (struct array *a, const struct behind_pass *p)
   if (p->unread)
     array_log (a, ARRAY_LOG_ERROR, "slot %u (%s), one event behind: %" PRIu64
                " units of 4 KiB could not be read to check them (the first "
-               "at member offset %" PRIu64 "): left, a read error is "
-               "corrected from the other members when a request meets it",
+               "at member offset %" PRIu64 "): recorded in its md bad-block "
+               "log, read from the other members until written",
                p->slot, array_member_path (a, p->slot), p->unread,
                p->unread_first);
 }
