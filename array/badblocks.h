@@ -140,6 +140,8 @@ struct bb_around {
   uint64_t named;             /* members named (a mask) */
   uint64_t stripe, off, two;  /* a row two members are out of: where, whose */
   bool critical;              /* the window is (its lost pages stop it) */
+  bool degraded;              /* a slot, old or new, is out of service */
+  bool no_memory;             /* grow_lost_note could not note a row */
 };
 int bb_reshape_around (void *ctx, uint64_t stripe, uint64_t off,
                        uint64_t len)

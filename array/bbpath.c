@@ -368,6 +368,11 @@ bb_window_lost (struct array *a, uint64_t line, const struct bb_around *c,
   const struct r5_geom *g = &a->grow.r.from;
   char who[64], lost[96];
 
+  if (c->no_memory) {
+    array_set_err (err, "the reshape cannot move the window at array byte %"
+                   PRIu64 ": out of memory for its lost pages", line);
+    return -ENOMEM;
+  }
   if (c->two == 0) {          /* not noted by bb_reshape_around */
     array_set_err (err, "the reshape cannot move the window at array byte %"
                    PRIu64 ": a row it reads has two members out", line);
@@ -384,7 +389,10 @@ bb_window_lost (struct array *a, uint64_t line, const struct bb_around *c,
                  c->out >= 0 ? ", or out of service" : "",
                  pages_named (g, c->stripe, c->off, c->two, lost, sizeof lost),
                  c->critical ? "; the window is in the grow's critical "
-                 "section, whose backup cannot keep them listed as lost" : "");
+                 "section, whose backup cannot keep them listed as lost"
+                 : c->degraded ? "; with a member out of service the "
+                 "window cannot move them (that member's page of their new "
+                 "rows would be lost too)" : "");
   array_log (a, ARRAY_LOG_ERROR, "%s", err->msg);
   return -EIO;
 }

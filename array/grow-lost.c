@@ -16,11 +16,15 @@
  * the row would return the zeroes as data).
  *
  * Order: the pages are listed (durably: log, then superblocks) after the
- * window's reads and before its backup and any of its writes, and its
- * writes clear no listing of theirs (bb_window_written), so that no crash
- * leaves the zeroes readable: a window moved again reads its old rows
- * again (still listed: nothing of them was cleared), and a critical
- * window's backup holds the zeroes where the listing already stands.
+ * window's reads and before any of its writes, and its writes clear no
+ * listing of theirs (bb_window_written), so that no crash leaves the
+ * zeroes readable: a window moved again reads its old rows again (still
+ * listed: its writes land below the recorded line, on old bytes already
+ * moved).  Not in a critical window, whose backup a start after a crash
+ * writes again in the new shape without telling the listings kept here
+ * from the old shape's; nor with a member out of service, whose page of
+ * each new row the window cannot write (it would be lost as well): there
+ * the reshape stops (grow-move.c plan_window).
  */
 #include <config.h>
 
@@ -48,8 +52,10 @@ grow_lost_note (void *ctx, uint64_t stripe, uint64_t off, uint64_t len)
     size_t cap = g->lost_cap ? 2 * g->lost_cap : 16;
     struct grow_lost_row *n = realloc (g->lost, cap * sizeof *n);
 
-    if (n == NULL)
-      return 0;               /* the window stops: bb_window_lost */
+    if (n == NULL) {
+      c->no_memory = true;    /* the window stops: bb_window_lost */
+      return 0;
+    }
     g->lost = n;
     g->lost_cap = cap;
   }
@@ -58,8 +64,7 @@ grow_lost_note (void *ctx, uint64_t stripe, uint64_t off, uint64_t len)
 }
 
 /* Member m's page at off of the new shape listed, and kept so
- * (grow_lost_kept); a member out of service is left (it is out of the
- * row already).  0 or -errno (err).
+ * (grow_lost_kept).  0 or -errno (err).
  */
 static int
 keep_listed (struct array *a, unsigned m, uint64_t off, struct array_err *err)
@@ -67,8 +72,6 @@ keep_listed (struct array *a, unsigned m, uint64_t off, struct array_err *err)
   struct grow *g = &a->grow;
   int e;
 
-  if (health_out (&a->health) == (int) m)
-    return 0;
   if (g->nkept == g->kept_cap) {
     size_t cap = g->kept_cap ? 2 * g->kept_cap : 16;
     struct grow_kept *n = realloc (g->kept, cap * sizeof *n);
@@ -102,10 +105,12 @@ list_page (struct array *a, uint64_t at, const struct grow_lost_row *row,
   if ((e = r5_map (to, at, &loc)) < 0)
     return e;
   off = r5_stripe_member_off (to, loc.stripe) + loc.chunk_off;
+  /* Counted once: a window moved again lists the page again. */
+  if (array_member_bad (a, loc.member, off, PAGE, NULL) == MD_BB_NONE)
+    a->grow.lost_pages++;
   if ((e = keep_listed (a, loc.member, off, err)) < 0 ||
       (e = keep_listed (a, loc.parity, off, err)) < 0)
     return e;
-  a->grow.lost_pages++;
   array_log (a, ARRAY_LOG_ERROR, "reshape: array bytes %" PRIu64 "+4096 "
              "lost: their old row (stripe %" PRIu64 ", member offset %"
              PRIu64 ") has %s out (md bad-block logs, or out of service), "

@@ -135,10 +135,12 @@ log_around (struct array *a, uint64_t line, uint64_t named)
 /* Plan the window at line with out out of service, each page of an old
  * row whose member lists it bad computed from the others (md's
  * analyse_stripe: a device bad in a stripe is not in sync there), and a
- * page two members are out of moved as lost (grow-lost.c) -- but in a
- * critical window: after a crash its backup is written again in the new
- * shape, which cannot tell the listings kept for lost pages from the old
- * shape's (bb_window_lost then stops the reshape there).
+ * page two members are out of moved as lost (grow-lost.c) -- but with a
+ * member out of service (its page of each lost page's new row could not
+ * be written, and would be lost too), or in a critical window (after a
+ * crash its backup is written again in the new shape, which cannot tell
+ * the listings kept for lost pages from the old shape's): bb_window_lost
+ * then stops the reshape there.
  */
 static int
 plan_window (struct array *a, uint64_t line, int out, bool critical,
@@ -147,15 +149,15 @@ plan_window (struct array *a, uint64_t line, int out, bool critical,
   struct grow *g = &a->grow;
   struct bb_around c = {
     .a = a, .out = out < (int) g->r.from.members ? out : -1,
-    .critical = critical,
+    .critical = critical, .degraded = out >= 0,
   };
   int r;
 
   r5_plan_reset (&g->plan);
   g->nlost = g->nkept = 0;
   r = r5_plan_reshape (&g->plan, &g->r, line, out, &(struct r5_around) {
-      .fn = bb_reshape_around, .lost = critical ? NULL : grow_lost_note,
-      .ctx = &c });
+      .fn = bb_reshape_around,
+      .lost = critical || out >= 0 ? NULL : grow_lost_note, .ctx = &c });
   if (r == -ENODATA)
     return bb_window_lost (a, line, &c, err);
   if (r < 0) {

@@ -8,9 +8,10 @@
 #     shape on its member and on its new row's parity member, so that it
 #     reads as lost (EIO) while every other byte reads as written; the
 #     log names the array bytes; check finds mismatch_cnt 0 (the row
-#     skipped); two members list it.  Killed (RAID5_TEST_CRASH) once the
-#     page is listed, before the window is written, then resumed: the
-#     same end (the zeroes the window moved never readable).
+#     skipped); its new member and its new row's parity member list it,
+#     and nothing else.  Killed (RAID5_TEST_CRASH) once the page is
+#     listed, before the window is written: served so, the same reads;
+#     resumed, the same end (the zeroes never readable).
 #   - the data offset kept, S = 0, in the critical section (whose backup,
 #     written again after a crash, could not keep the page listed): the
 #     grow stops there, naming the row, the members and the array bytes
@@ -87,12 +88,24 @@ grown ()
   "$RAID5CTL" check "${all[@]}" 2>/dev/null | grep -q "mismatch_cnt 0$" ||
     fail "raid5ctl check after the grow"
   [ "$(md_field "${m[0]}" 'Raid Devices')" = 4 ] || fail "mdadm: not 4 devices"
-  listed=0
-  for d in "${all[@]}"; do
-    "$RAID5CTL" examine --badblocks "$d" 2>/dev/null | grep -Eq '^ +[0-9]+ for 8 sectors' &&
-      listed=$(( listed + 1 ))
+  # Its new place and its new row's parity (left-symmetric, 4 members:
+  # 3 data chunks a stripe, parity on member 3 - stripe % 4, data d on
+  # member (parity + 1 + d) % 4), at the new data offset.
+  local s=$(( LOST / (3 * CHUNK) )) d_=$(( LOST % (3 * CHUNK) / CHUNK ))
+  local pm=$(( 3 - s % 4 )) sec want got
+  md_geometry "${all[0]}"      # MD_DOFF: the new data offset
+  sec=$(( (MD_DOFF + s * CHUNK + LOST % CHUNK) / 512 ))
+  want="$(( (pm + 1 + d_) % 4 )) $pm"
+  got=$(for i in 0 1 2 3; do
+          "$RAID5CTL" examine --badblocks "${all[$i]}" 2>/dev/null |
+            grep -Eq "^ +$sec for 8 sectors" && echo $i || :
+        done | sort -n | tr '\n' ' ')
+  [ "$got" = "$(tr ' ' '\n' <<<"$want" | sort -n | tr '\n' ' ')" ] ||
+    fail "members listing sector $sec: '$got', want its member and its row's parity ($want)"
+  for i in 0 1 2 3; do
+    [ "$("$RAID5CTL" examine --badblocks "${all[$i]}" 2>/dev/null | grep -Ec ' for [0-9]+ sectors' || :)" -le 1 ] ||
+      fail "member $i lists more than the lost page"
   done
-  [ $listed = 2 ] || fail "$listed members list the lost page (2: its member and its row's parity)"
 }
 
 # round NAME S POINTS [CREATE-ARGS...]: for each crash point (and none),
@@ -111,6 +124,10 @@ round ()
       RAID5_TEST_CRASH=$point "$RAID5CTL" grow --add "$tmpdir/g.new" "${m[@]}" \
         >"$tmpdir/grow.out" 2>&1 || st=$?
       [ $st = 137 ] || { cat "$tmpdir/grow.out" >&2; fail "$name, $point: not killed (exit $st)"; }
+      # Served as it was left (the window not moved): the same reads.
+      "$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" "disk=$tmpdir/g.new" readonly=true --run \
+        "$NBD_PYTHON - \"\$uri\" '$tmpdir/model' $LOST" <"$tmpdir/read.py" ||
+        fail "$name, $point: reading the array killed mid-grow"
       "$RAID5CTL" grow "${m[@]}" "$tmpdir/g.new" >>"$tmpdir/grow.out" 2>&1 ||
         { cat "$tmpdir/grow.out" >&2; fail "$name, $point: the resume"; }
     fi

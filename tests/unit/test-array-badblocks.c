@@ -189,14 +189,12 @@ Test (array_badblocks, grow_reads_around_listed_blocks, .timeout = 120)
 }
 
 /* f filled, member 1 listing sector 8 past the data offset and member 2
- * sector2, both spoiled there, then reopened and growing by one member,
- * its reshape run to the end.
+ * sector2, both spoiled there, then reopened and growing by one member
+ * (its reshape not run).
  */
 static void
-listed_then_grown (struct afx *f, unsigned sector2)
+listed_then_growing (struct afx *f, unsigned sector2)
 {
-  struct array_err err;
-
   afx_make (f, 3, 8 << 20, ARGS);
   afx_open_ok (f);
   afx_write (f, 0, f->cap, 3);
@@ -211,6 +209,15 @@ listed_then_grown (struct afx *f, unsigned sector2)
   afx_flip (f, 2, (DOFF + sector2) * 512ULL, 0xff);
   afx_reopen (f);
   grow_by_one (f);
+}
+
+/* The same, its reshape run to the end. */
+static void
+listed_then_grown (struct afx *f, unsigned sector2)
+{
+  struct array_err err;
+
+  listed_then_growing (f, sector2);
   cr_assert_eq (array_job_run (f->a, R5_JOB_RESHAPE, NULL, &err), 0, "%s",
                 err.msg);
   cr_assert (!f->a->grow.active);
@@ -266,6 +273,28 @@ Test (array_badblocks, grow_moves_a_row_two_members_list_as_lost,
   f.cfg.paths[3] = f.path[3];
   afx_reopen_grown (&f);
   afx_verify_lost (&f, lost, 4096);
+  afx_cleanup (&f);
+}
+
+/* The same row with the new member out of service (failed after the grow
+ * began): moving the lost page would lose the new member's page of its
+ * new row too, so the reshape stops at the window, saying why, and every
+ * byte but the lost one still reads as written (the old shape, degraded).
+ */
+Test (array_badblocks, grow_over_a_lost_row_degraded_stops, .timeout = 120)
+{
+  struct array_err err;
+  struct afx f;
+
+  listed_then_growing (&f, 8);
+  cr_assert_eq (array_fail (f.a, 3, &err), 0, "%s", err.msg);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_RESHAPE, NULL, &err), -EIO,
+                "the reshape went on degraded over a lost row: %s", err.msg);
+  cr_expect (strstr (err.msg, "array bytes lost: 69632+4096; with a member "
+                     "out of service the window cannot move them"),
+             "%s", err.msg);
+  cr_assert (f.a->grow.active);
+  afx_verify_lost (&f, 65536 + 4096, 4096);
   afx_cleanup (&f);
 }
 

@@ -92,8 +92,10 @@ if run mdadm --assemble /dev/md3 /dev/vd{i,j,k,l}; then
     done
     if [[ $(cat /sys/block/md3/md/raid_disks) != 4 ]]; then
         not_ok "G: md has $(cat /sys/block/md3/md/raid_disks) raid disks"
-    elif dd if=/dev/md3 of=/dev/null bs=4096 skip=$((LOST / 4096)) count=1 iflag=direct status=none 2>/dev/null; then
-        not_ok "G: md reads the lost array bytes $LOST+4096"
+    elif [[ $(for ((at = LOST; at < rest; at += 4096)); do
+                  dd if=/dev/md3 of=/dev/null bs=4096 skip=$((at / 4096)) count=1 \
+                     iflag=direct status=none 2>/dev/null && echo "$at"; done) ]]; then
+        not_ok "G: md reads some of the lost array bytes $LOST+$LOST_LEN"
     elif ! cmp <(dd if=/dev/md3 bs=4096 count=$((LOST / 4096)) iflag=direct status=none) \
                <(head -c "$LOST" "$PAT"); then
         not_ok "G: md reads other bytes than written below the lost page"

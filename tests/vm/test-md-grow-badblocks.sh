@@ -86,8 +86,10 @@ done
 LOST=$(( 3 * 131072 + 65536 + (LOW_AT - 3 * 128) * 512 ))
 "$RAID5CTL" grow --add "$W/g3.img" "$W"/g{0,1,2}.img >"$W/G.grow" 2>&1 ||
     bad "G: raid5ctl grow over the lost row: $(tail -n 2 "$W/G.grow")"
-grep -q "reshape: array bytes $LOST+4096 lost" "$W/G.grow" ||
-    bad "G: the grow does not name array bytes $LOST+4096 lost: $(grep lost "$W/G.grow" | head -n 2)"
+for ((at = LOST; at < LOST + LEN * 512; at += 4096)); do
+    grep -q "reshape: array bytes $at+4096 lost" "$W/G.grow" ||
+        bad "G: the grow does not name array bytes $at+4096 lost: $(grep lost "$W/G.grow" | head -n 2)"
+done
 say "G: grown over the row; $(grep -c 'reshape: array bytes .* lost' "$W/G.grow") pages moved as lost"
 
 # ---- the guest: E finished by md, F made and stopped by md, G read ----
