@@ -178,7 +178,8 @@ recordable (const struct array *a, const struct io_op *op, bool reads)
 {
   return (op->kind == IO_WRITE || op->kind == IO_ZERO ||
           (reads && op->kind == IO_READ)) && !op->link_lost &&
-    op->result != -ENOMEM && op->member < a->geom.members &&
+    op->result != -ENOMEM && !io_op_member_shrank (op) &&
+    op->member < a->geom.members &&
     op->off >= data_start (a) && array_bb_has_log (a, op->member);
 }
 

@@ -177,7 +177,8 @@ array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
   f.why = f.what + strlen (f.what);
   snprintf (f.what + strlen (f.what), sizeof f.what - strlen (f.what),
             "%s at %" PRIu64 ": %s", op_name (op->kind), op->off,
-            strerror (-op->result));
+            io_op_member_shrank (op) ? "it ends before that (truncated "
+            "under the server?)" : strerror (-op->result));
   return take_out (a, &f, gen, err);
 }
 

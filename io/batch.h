@@ -59,6 +59,17 @@ io_op_medium_error (const struct io_op *op)
   return (op->result == -EIO || op->result == -ENODATA) && !op->link_lost;
 }
 
+/* Did op fail because its member is no longer what it was opened as (a
+ * file truncated under the server: a read meets its end, a copy through
+ * its mapping meets SIGBUS)?  Then nothing of it is corrected or
+ * recorded as a bad block: the member is taken out.
+ */
+static inline bool
+io_op_member_shrank (const struct io_op *op)
+{
+  return op->result == -ENXIO;
+}
+
 /* Flags for io_run(). */
 #define IO_FUA 1u             /* writes and zeroes are durable on return */
 /* Members in memory copied with system calls, not through their mapping

@@ -254,7 +254,7 @@ complete (struct io_op *op, struct progress *p, int res)
     return false;
   }
   if (res == 0) {             /* end of file, or a device that stopped */
-    op->result = -EIO;
+    op->result = -ENXIO;      /* the member is shorter than it was */
     return false;
   }
   p->done += (uint64_t) res;
@@ -293,11 +293,14 @@ copy_mapped (const struct io_member *m, const struct io_op *op,
 {
   uint64_t len = sqe_len (op, p, MAX_SQE_LEN);
   char *at = m->file.mem.map + op->off + p->done;
+  int e = op->kind == IO_READ
+    ? io_memmap_copy (&m->file.mem, (char *) op->buf + p->done, at, len)
+    : io_memmap_copy (&m->file.mem, at, (const char *) op->buf + p->done, len);
 
-  if (op->kind == IO_READ)
-    memcpy ((char *) op->buf + p->done, at, len);
-  else
-    memcpy (at, (const char *) op->buf + p->done, len);
+  if (e < 0) {
+    errno = -e;               /* as a system call says it (inline_call) */
+    return -1;
+  }
   return (ssize_t) len;
 }
 

@@ -19,6 +19,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,7 @@
 #define MAX_EXTENTS_WALKED 65536u
 
 struct io_memmap_state {
+  _Atomic bool faulted;       /* a copy met SIGBUS: calls from now on */
   unsigned shift;             /* log2 of a granule's bytes */
   uint64_t granules;
   pthread_mutex_t lock;       /* marks set or cleared; punches one at a time */
@@ -108,6 +111,67 @@ mark_data (struct io_memmap *mm, int fd)
   return 0;
 }
 
+/* --- copies guarded against SIGBUS ------------------------------------
+ *
+ * A page of the mapping past the member's end (the file truncated under
+ * the server) or a hole another process punched while the tmpfs is full
+ * raises SIGBUS at the copy that touches it, which would end the server
+ * and every client's array with it.  The copy instead fails (-ENXIO: the
+ * member is not what it was), and the member is used with system calls
+ * from then on (a read past its end fails the same way: engine.c).  The
+ * handler jumps back only from a guarded copy of this thread; any other
+ * SIGBUS gets the action there was before (re-raised by the fault itself
+ * once the handler returns).  SA_NODEFER: the jump leaves no signal
+ * blocked, and sigsetjmp need not save the mask (a system call a copy).
+ */
+static __thread sigjmp_buf *copy_guard;
+static struct sigaction sigbus_before;
+static pthread_once_t sigbus_once = PTHREAD_ONCE_INIT;
+
+static void
+on_sigbus (int sig, siginfo_t *si, void *uc)
+{
+  sigjmp_buf *g = copy_guard;
+
+  (void) sig; (void) si; (void) uc;
+  if (g != NULL) {
+    copy_guard = NULL;
+    siglongjmp (*g, 1);
+  }
+  sigaction (SIGBUS, &sigbus_before, NULL);
+}
+
+static void
+sigbus_install (void)
+{
+  struct sigaction sa;
+
+  memset (&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigbus;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset (&sa.sa_mask);
+  (void) sigaction (SIGBUS, &sa, &sigbus_before);
+}
+
+int
+io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
+                size_t len)
+{
+  sigjmp_buf jb;
+
+  if (sigsetjmp (jb, 0) != 0) {
+    atomic_signal_fence (memory_order_seq_cst);
+    atomic_store (&mm->st->faulted, true);
+    return -ENXIO;
+  }
+  copy_guard = &jb;
+  atomic_signal_fence (memory_order_seq_cst);
+  memcpy (dst, src, len);
+  atomic_signal_fence (memory_order_seq_cst);
+  copy_guard = NULL;
+  return 0;
+}
+
 void
 io_memmap_open (struct io_memmap *mm, int fd, uint64_t size)
 {
@@ -135,6 +199,7 @@ io_memmap_open (struct io_memmap *mm, int fd, uint64_t size)
   st->granules = granules;
   pthread_mutex_init (&st->lock, NULL);
   *mm = (struct io_memmap) { .map = map, .size = size, .st = st };
+  pthread_once (&sigbus_once, sigbus_install);
   /* A core dump of the server is not the place for the members' bytes. */
   (void) madvise (map, size, MADV_DONTDUMP);
   if (mark_data (mm, fd) < 0)
@@ -173,7 +238,8 @@ io_memmap_copy_begin (const struct io_memmap *mm, uint64_t off, uint64_t len)
   struct io_memmap_state *st = mm->st;
   uint64_t g0, g1;
 
-  if (!granules_of (mm, off, len, &g0, &g1) || len > mm->size - off)
+  if (!granules_of (mm, off, len, &g0, &g1) || len > mm->size - off ||
+      atomic_load (&st->faulted))
     return false;
   atomic_fetch_add (&st->copying, 1);
   if (atomic_load (&st->punching) > 0)

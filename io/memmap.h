@@ -36,9 +36,9 @@
  *
  * What the server does not make is not seen: a member truncated under it
  * raises SIGBUS on the lost pages, and a hole punched by another process
- * allocates a page when used (SIGBUS if the tmpfs is full), as with views
- * (view.h): members are locked against other servers, not against
- * truncation or fallocate.
+ * allocates a page when used (SIGBUS if the tmpfs is full): members are
+ * locked against other servers, not against truncation or fallocate.  A
+ * copy catches that SIGBUS (io_memmap_copy) and fails with -ENXIO.
  *
  * Threads: opened and closed by one thread while no op runs; the other
  * calls from any thread at once, through the member shared read-only
@@ -83,6 +83,15 @@ void io_memmap_close (struct io_memmap *mm) __attribute__((nonnull));
 bool io_memmap_copy_begin (const struct io_memmap *mm, uint64_t off,
                            uint64_t len) __attribute__((nonnull));
 void io_memmap_copied (const struct io_memmap *mm) __attribute__((nonnull));
+
+/* Copy len bytes between the mapping and a buffer (between copy_begin
+ * and copied), guarded: 0, or -ENXIO if the mapping raised SIGBUS (the
+ * member truncated under the server, or a hole punched by another
+ * process in a full tmpfs) -- the member is then copied with system
+ * calls from now on (copy_begin says false).
+ */
+int io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
+                    size_t len) __attribute__((nonnull, warn_unused_result));
 
 /* [off, off+len) was just written with pwrite: look again, now and then,
  * whether its granules not marked dense have become so.
