@@ -309,8 +309,12 @@ log_left_out (struct array *a, const struct gathered *g)
   for (unsigned i = 0; i < g->n; i++) {
     const struct md_verdict *v = &as->dev[i];
 
+    /* A replacement taken (moved to its place: place_members) is not
+     * left out; one not taken (another's copy runs) is.
+     */
     if (v->fate == MD_FATE_IN_SYNC || v->fate == MD_FATE_RECOVERING ||
-        v->fate == MD_FATE_ABSENT)
+        v->fate == MD_FATE_ABSENT ||
+        (v->fate == MD_FATE_REPLACEMENT && !io_member_is_open (&g->opened[i])))
       continue;
     say_fate (g, i, line, sizeof line);
     array_log (a, ARRAY_LOG_ERROR, "%s: left out", line);

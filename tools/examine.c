@@ -218,6 +218,10 @@ judge_in (struct exam *e, const struct md_assembly *as,
     return verdict (e, true, "yes, as slot %d of %u, partly rebuilt "
                     "(recovery offset %" PRIu64 "): the rebuild resumes",
                     v->slot, as->raid_disks, v->recovery_offset);
+  if (v->fate == MD_FATE_REPLACEMENT)
+    return verdict (e, true, "yes, as the replacement of slot %d of %u, "
+                    "copied below sector %" PRIu64 ": the replace goes on",
+                    v->slot, as->raid_disks, v->recovery_offset);
   if (v->fate != MD_FATE_IN_SYNC)
     return verdict (e, false, "not this member: it %s", why);
   if (e->sb.resync_offset != MD_MAX_SECTOR)
@@ -253,6 +257,14 @@ judge_array (struct exam *ex, unsigned n, unsigned first)
   if (md_assemble (f, k, &o, &as) < 0 && as.refusal == MD_START_FOREIGN)
     verdict (&ex[idx[as.refusal_dev]], false, "no: it disagrees with the "
              "other members' superblocks on the array's geometry");
+  else if (as.freshest < 0)     /* only replacements (or spares) given */
+    for (unsigned j = 0; j < k; j++)
+      verdict (&ex[idx[j]], false, "not alone: %s",
+               ex[idx[j]].sb.feature_map & MD_FEATURE_REPLACEMENT
+               ? "it is a replacement, which the "
+               "plugin takes only with the members of its array (give "
+               "them too)" : "no member of its array in service is among "
+               "the disks given");
   else {
     if (ex[idx[as.freshest]].has_bitmap)
       md_asm_bitmap (&as, f, k, ex[idx[as.freshest]].bm.events_cleared);

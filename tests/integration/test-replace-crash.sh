@@ -76,12 +76,22 @@ wait_active "${m[1]}"
 crash_server
 wait $writer 2>/dev/null || :
 [ "$(md_field "${m[0]}" State)" = active ] || fail "the array was not dirty at the kill"
+# raid5ctl examine of the replacement, alone and with its array (it
+# crashed on one alone: no member to judge it by).
+"$RAID5CTL" examine "$new" >"$tmpdir/ex1" 2>&1 || fail "examine the replacement alone: $(tail -n 2 "$tmpdir/ex1")"
+grep -q 'raid5 plugin : not alone: it is a replacement' "$tmpdir/ex1" ||
+  fail "examine alone: $(grep plugin "$tmpdir/ex1")"
+"$RAID5CTL" examine "${m[@]}" "$new" >"$tmpdir/ex2" 2>&1 || fail "examine with its array"
+grep -q 'raid5 plugin : yes, as the replacement of slot 0 of 3, copied below sector' "$tmpdir/ex2" ||
+  fail "examine with its array: $(grep plugin "$tmpdir/ex2")"
 
 echo "== a write that reached slot 0's member and not its replacement"
 printf 'IN-FLIGHT WRITE %.0s' $(seq 1 64) |
   dd of="${m[0]}" bs=1 seek=$(( off + 4096 )) conv=notrunc status=none
 serve_ctl "$tmpdir/nbdkit.log" "${m[@]/#/disk=}" "disk=$new" "${speed[@]}" ||
   fail "serve after the kill"
+! grep -q 'left out\|(null)' "$tmpdir/nbdkit.log" ||
+  fail "the replacement taken is said to be left out: $(grep 'left out' "$tmpdir/nbdkit.log")"
 "$NBD_PYTHON" - "$URI" "$(( array_off + 4096 ))" "$tmpdir/before" <<'EOF' || fail "read"
 import nbd, sys
 h = nbd.NBD(); h.connect_uri(sys.argv[1])
