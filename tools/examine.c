@@ -233,6 +233,38 @@ judge_in (struct exam *e, const struct md_assembly *as,
            as->raid_disks);
 }
 
+static void judge_array (struct exam *ex, unsigned n, unsigned first);
+
+/* The assembly of ex[idx[0..k)] refused the device it names as foreign
+ * (a geometry of its own: an older copy, from before a grow, say): its
+ * verdict, then the others judged again without it.
+ */
+static void
+foreign (struct exam *ex, unsigned n, unsigned first, const unsigned *idx,
+         unsigned k, const struct md_assembly *as)
+{
+  struct exam *e = &ex[idx[as->refusal_dev]];
+  uint64_t fresh = as->freshest >= 0 ? ex[idx[as->freshest]].sb.events : 0;
+
+  if (e->sb.events < fresh)
+    verdict (e, false, "no: it disagrees with the other members' "
+             "superblocks on the array's geometry, and is older (events %"
+             PRIu64 ", the others' %" PRIu64 "): a copy from before the "
+             "array changed (a grow?)", e->sb.events, fresh);
+  else
+    verdict (e, false, "no: it disagrees with the other members' "
+             "superblocks on the array's geometry");
+  for (unsigned j = 0; j < k; j++)
+    if (idx[j] != idx[as->refusal_dev])
+      ex[idx[j]].judged = false;
+  for (unsigned i = first; i < n; i++)
+    if (ex[i].valid && !ex[i].judged &&
+        memcmp (ex[i].sb.set_uuid, ex[first].sb.set_uuid, 16) == 0) {
+      judge_array (ex, n, i);
+      return;
+    }
+}
+
 /* The disks given that belong to the array of ex[first] and decode,
  * judged together by md's rules (raid/mdstate.h) as the plugin's
  * assembly would judge them; a member examined alone is judged alone.
@@ -254,10 +286,12 @@ judge_array (struct exam *ex, unsigned n, unsigned first)
       idx[k++] = i;
       ex[i].judged = true;
     }
-  if (md_assemble (f, k, &o, &as) < 0 && as.refusal == MD_START_FOREIGN)
-    verdict (&ex[idx[as.refusal_dev]], false, "no: it disagrees with the "
-             "other members' superblocks on the array's geometry");
-  else if (as.freshest < 0)     /* only replacements (or spares) given */
+  if (md_assemble (f, k, &o, &as) < 0 && as.refusal == MD_START_FOREIGN) {
+    foreign (ex, n, first, idx, k, &as);
+    free (f);
+    return;
+  }
+  if (as.freshest < 0)     /* only replacements (or spares) given */
     for (unsigned j = 0; j < k; j++)
       verdict (&ex[idx[j]], false, "not alone: %s",
                ex[idx[j]].sb.feature_map & MD_FEATURE_REPLACEMENT

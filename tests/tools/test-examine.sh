@@ -315,6 +315,22 @@ grep -q '^No bad-blocks list configured on ' "$tmpdir/ours-bb.txt" ||
 [ "$(json_get "$tmpdir/all.json" 0 bad_blocks)" = None ] || fail "no log: JSON"
 echo "bad-block logs: examine --badblocks lists what mdadm lists; JSON, verdicts"
 
+# --- A copy of a member from before a grow, given with the grown array --
+# Judged foreign (md: a geometry of its own), and said to be older; the
+# others judged without it (each had an empty verdict).
+G=("$tmpdir/g0" "$tmpdir/g1" "$tmpdir/g2" "$tmpdir/g3")
+truncate -s 16M "${G[@]}"
+"$RAID5CTL" create --chunk 64K "${G[@]:0:3}" >/dev/null 2>&1 || fail "create g"
+cp "${G[0]}" "$tmpdir/g0.old"
+"$RAID5CTL" grow --add "${G[3]}" "${G[@]:0:3}" >/dev/null 2>&1 || fail "grow g"
+"$RAID5CTL" examine "${G[1]}" "$tmpdir/g0.old" "${G[2]}" "${G[3]}" >"$tmpdir/ours.txt" 2>&1 ||
+  fail "examine with the old copy"
+grep 'raid5 plugin :' "$tmpdir/ours.txt" >"$tmpdir/verdicts"
+[ "$(sed -n 2p "$tmpdir/verdicts")" = "   raid5 plugin : no: it disagrees with the other members' superblocks on the array's geometry, and is older (events $(md_field "$tmpdir/g0.old" Events), the others' $(md_field "${G[1]}" Events)): a copy from before the array changed (a grow?)" ] &&
+  [ "$(grep -c ': yes, as slot [123] of 4 (clean)$' "$tmpdir/verdicts")" = 3 ] ||
+  fail "a pre-grow copy: $(cat "$tmpdir/verdicts")"
+echo "a copy from before a grow: said to be older, the others judged without it"
+
 # --- No superblock, errors, exit statuses ------------------------------
 head -c 1M /dev/urandom >"$tmpdir/plain"
 truncate -s 4K "$tmpdir/short"
