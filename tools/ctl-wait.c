@@ -293,13 +293,25 @@ report_grow (const struct job_view *v)
           tool_human (v->size, size, sizeof size), v->size);
 }
 
+/* The slot's state after a rebuild or replace; and, when the rows of
+ * some stripes could not be computed (another member lists them bad),
+ * that data was lost there -- the job itself succeeded, so the exit
+ * status cannot say it.
+ */
 static void
 report_rebuild (const struct ctl_wait *w, const struct job_view *v)
 {
-  printf ("%s: slot %u (%s) is %s; the array is %s %s%s\n",
-          r5_job_name (w->kind), w->slot, v->slot_path, v->slot_state,
-          v->state, v->health,
+  const char *name = r5_job_name (w->kind);
+
+  printf ("%s: slot %u (%s) is %s; the array is %s %s%s\n", name, w->slot,
+          v->slot_path, v->slot_state, v->state, v->health,
           strcmp (v->kind, "resync") == 0 ? " (a resync follows)" : "");
+  if (strcmp (v->last_kind, name) == 0 && v->last_listed > 0)
+    printf ("%s: %" PRIu64 " stripes not wholly %s: rows another member "
+            "lists bad could not be computed, so those bytes are lost "
+            "(listed bad on the new member; the server's log names the "
+            "array bytes)\n", name, v->last_listed,
+            w->kind == R5_JOB_REBUILD ? "rebuilt" : "copied");
 }
 
 int

@@ -16,6 +16,7 @@
  */
 #include <config.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -225,6 +226,7 @@ static int
 rebuild_or_readd (int argc, char **argv, bool re_add)
 {
   struct rebuild_opts o = { .job.slot = -1, .re_add = re_add };
+  struct array_job_status st = { .last_bb_stripes = 0 };
   struct array *a = NULL;
   char path[4096] = "";
   int r;
@@ -236,12 +238,21 @@ rebuild_or_readd (int argc, char **argv, bool re_add)
     o.job.slot = slot_out (a) >= 0 ? slot_out (a) : 0;
   if ((r = start (a, &o)) == TOOL_OK)
     r = offline_run (a, R5_JOB_REBUILD, o.job.max_kib);
-  if (r == TOOL_OK)
+  if (r == TOOL_OK) {
     snprintf (path, sizeof path, "%s", array_member_path (a, (unsigned) o.job.slot));
+    array_job_status (a, &st);
+  }
   array_close (a);
   if (r == TOOL_OK)
     printf ("%s: slot %d (%s) is active: the array has all its members\n",
             re_add ? "re-add" : "rebuild", o.job.slot, path);
+  /* The job succeeded, so the exit status cannot say what was lost. */
+  if (r == TOOL_OK && st.last_bb_stripes > 0)
+    printf ("%s: %" PRIu64 " stripes not wholly rebuilt: rows another "
+            "member lists bad could not be computed, so those bytes are "
+            "lost (listed bad on the new member; the lines above name the "
+            "array bytes)\n", re_add ? "re-add" : "rebuild",
+            st.last_bb_stripes);
   return r;
 }
 

@@ -135,4 +135,18 @@ md_expect clean AAA "${ms[@]}"
 # (mdadm --examine -e 1.0 exits 0 either way: look at what it says.)
 mdadm --examine -e 1.0 "$new2" 2>&1 | grep -q 'No super block found' ||
   fail "--force left the v1.0 superblock on $new2"
+
+echo "== a row member 1 lists bad: the rebuild says which bytes it lost"
+BB_PUT=$abs_top_builddir/tests/tools/bb-put
+[ -x "$BB_PUT" ] || fail "not built: $BB_PUT"
+md_create l 3 16M --chunk 64K --bitmap none --assume-clean
+ml=("${MEMBERS[@]}")
+"$BB_PUT" "${ml[1]}" "$(( MD_DOFF / 512 + 400 ))+8" >/dev/null || fail "bb-put"
+truncate -s 16M "$tmpdir/l.new"
+"$RAID5CTL" rebuild --slot 0 --new "$tmpdir/l.new" missing "${ml[@]:1}" >"$tmpdir/l.out" 2>&1 ||
+  { cat "$tmpdir/l.out" >&2; fail "rebuild over a listed row"; }
+grep -q '^rebuild: 1 stripes not wholly rebuilt: .* those bytes are lost' "$tmpdir/l.out" &&
+  grep -q 'array bytes lost: ' "$tmpdir/l.out" ||
+  fail "the rebuild does not say what it lost: $(cat "$tmpdir/l.out")"
+echo "   $(grep -o 'array bytes lost: .*' "$tmpdir/l.out")"
 echo "test-rebuild-offline: OK ($(( SECONDS - start )) s)"
