@@ -172,10 +172,24 @@ member_events (const struct opts *o, const char *array,
 {
   for (unsigned s = 0; s < b->n && s < a->n; s++) {
     const char *was = a->m[s].state, *is = b->m[s].state;
+    bool same = strcmp (a->m[s].path, b->m[s].path) == 0;
+    /* A hot spare took the slot between two looks: the member in service
+     * failed (no look saw it out), and the spare rebuilds or is in.  A
+     * replace's new member takes the slot with nobody failing.
+     */
+    bool spare_in = !same && !out_of_service (was) &&
+      (strcmp (is, "rebuilding") == 0 ||
+       (strcmp (is, "active") == 0 && strcmp (b->last_kind, "rebuild") == 0
+        && b->ended != a->ended));
 
+    if (spare_in) {
+      event (o, "Fail", array, a->m[s].path);
+      if (strcmp (is, "active") == 0)
+        event (o, "SpareActive", array, b->m[s].path);
+      continue;
+    }
     if (strcmp (was, is) == 0)
       continue;
-    bool same = strcmp (a->m[s].path, b->m[s].path) == 0;
     bool back = strcmp (is, "active") == 0 && out_of_service (was);
 
     if (out_of_service (is) && !out_of_service (was))

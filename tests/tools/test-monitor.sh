@@ -12,6 +12,8 @@
 #     0 by itself (no array left);
 #   - --oneshot on a degraded array: "DegradedArray SOCKET" on stdout,
 #     exit 0 at once;
+#   - a hot spare (spare=) taking a failed member's slot between two
+#     looks: Fail SOCKET MEMBER-PATH, SpareActive SOCKET SPARE-PATH;
 #   - bad usage and an unreachable socket: exit 1, one line.
 # Every wait is bounded (10 s).
 . "${0%/*}/functions.sh"
@@ -90,6 +92,28 @@ out=$(timeout 10 "$RAID5CTL" monitor --oneshot "$tmpdir/ctl2") ||
 [ "$out" = "DegradedArray $tmpdir/ctl2" ] || fail "monitor --oneshot said '$out'"
 echo "   $out"
 stop_server
+
+echo "== a hot spare takes a failed member's slot"
+# The spare is in (rebuilding, or already rebuilt) by the next look: no
+# look sees the member out of service, yet it failed.
+md_create hs 3 16M --chunk 64K --bitmap none
+hs=("${MEMBERS[@]}")
+truncate -s 16M "$tmpdir/hs.spare"
+SOCK=$tmpdir/ctl3
+serve_bg "$tmpdir/nbdkit3.log" "${hs[@]/#/disk=}" spare="$tmpdir/hs.spare" \
+  control="$SOCK" || fail "the server did not start"
+: >"$tmpdir/events"
+"$RAID5CTL" monitor --delay 0.1 --test --program "$tmpdir/prog" "$SOCK" \
+  2>>"$tmpdir/monitor.err" &
+MON=$!
+cleanup_fn "kill_ours -9 $MON"
+seen "TestMessage $SOCK"
+ctl fail 0
+seen "Fail $SOCK ${hs[0]}"
+seen "SpareActive $SOCK $tmpdir/hs.spare"
+stop_server
+seen "DeviceDisappeared $SOCK"
+wait "$MON" || :
 
 echo "== refused"
 expect_one_line () # REGEX ARGS...
