@@ -513,9 +513,12 @@ grow_backup_restore (struct array *a, struct array_err *err)
     snprintf (why, sizeof why, "%s", err->msg);
     array_set_err (err, "the grow stopped in its critical section (array "
                    "byte %" PRIu64 "), whose bytes only its backup holds "
-                   "(%s): %s", (uint64_t) g->safe, on_members (a) ?
+                   "(%s): %s%s", (uint64_t) g->safe, on_members (a) ?
                    "on the new members: no backup file was given"
-                   : "the backup file", why);
+                   : "the backup file", why, on_members (a) ? "; if the "
+                   "grow began with a backup file, give it again "
+                   "(backup-file=FILE; raid5ctl grow --backup-file FILE), as "
+                   "mdadm --assemble --backup-file" : "");
     return r;
   }
   /* Nothing to restore: the window at the line was not written (its

@@ -158,7 +158,7 @@ fresh
 RAID5_TEST_CRASH=grow-moved@1 "$RAID5CTL" grow --add "$tmpdir/b.new" \
   --backup-file "$BK" "${m[@]}" >/dev/null 2>&1 && fail "not killed"
 DISKS=("${m[@]}" "$tmpdir/b.new")
-check_refused 'critical section.*backup file' grow "${m[@]}" "$tmpdir/b.new"
+check_refused 'critical section.*if the grow began with a backup file, give it again' grow "${m[@]}" "$tmpdir/b.new"
 "$RAID5CTL" grow --backup-file "$BK" "${m[@]}" "$tmpdir/b.new" \
   >"$tmpdir/resume.out" 2>&1 || { cat "$tmpdir/resume.out" >&2; fail "the resume"; }
 grep -q "restored the grow's critical section from $BK" "$tmpdir/resume.out" ||
