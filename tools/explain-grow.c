@@ -114,7 +114,10 @@ draw (const char *title, const struct r5_geom *g, uint64_t old_cap)
   for (unsigned m = 0; m < g->members; m++)
     printf (" %6s%-2u", "member", m);
   printf ("\n");
-  for (uint64_t row = 0; row < ROWS_SHOWN && row < g->stripes; row++) {
+  /* All of them when a cut would leave out a row or two. */
+  uint64_t shown = g->stripes <= ROWS_SHOWN + 2 ? g->stripes : ROWS_SHOWN;
+
+  for (uint64_t row = 0; row < shown; row++) {
     printf ("  %-10" PRIu64, (g->data_offset + row * g->chunk) >> 10);
     for (unsigned m = 0; m < g->members; m++) {
       cell (g, old_cap, row, m, c, sizeof c);
@@ -122,6 +125,10 @@ draw (const char *title, const struct r5_geom *g, uint64_t old_cap)
     }
     printf ("\n");
   }
+  if (g->stripes > shown)             /* the walk below goes further */
+    printf ("  ...        (%" PRIu64 " more rows, to offset %" PRIu64 "K)\n",
+            g->stripes - shown,
+            (g->data_offset + (g->stripes - 1) * g->chunk) >> 10);
   printf ("  (offsets in KiB; D = array chunk, P = parity, 0 = zeroes)\n\n");
 }
 

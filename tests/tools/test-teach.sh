@@ -429,6 +429,12 @@ old_cap, new_cap = int(m.group(1)), int(m.group(2))
 stripes = old_cap // (chunk * old_data)
 assert new_cap == stripes * chunk * new_data, (old_cap, new_cap)
 after = text.split("After (the new shape):")[1].split("(offsets")[0].strip().splitlines()[1:]
+# A long table is cut with a line saying how many rows are left out,
+# and up to which offset (the table covers the whole member otherwise).
+if after and after[-1].strip().startswith("..."):
+    m = re.match(r"\.\.\. +\((\d+) more rows, to offset (\d+)K\)$", after.pop().strip())
+    assert m and int(m.group(2)) == new_off + (len(after) + int(m.group(1)) - 1) * chunk, m
+    assert int(m.group(1)) > 2, "a cut that leaves out only %s rows" % m.group(1)
 g = n + add
 for row, line in enumerate(after):
     cells = line.split()
