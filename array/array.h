@@ -422,6 +422,11 @@ struct array_job_watch {
   array_progress_fn progress; /* or NULL */
   array_mismatch_fn found;    /* or NULL */
   void *opaque;               /* passed to both */
+  /* Offline: at most this many bytes of each member a step (0: as much
+   * as the job's memory takes), so that a caller pacing the job from
+   * progress (raid5ctl --max-speed) is called often enough to.
+   */
+  uint64_t step_bytes;
 };
 int array_job_run (struct array *a, enum r5_job kind,
                    const struct array_job_watch *watch,

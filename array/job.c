@@ -406,6 +406,17 @@ runner_for (struct array *a, struct array_err *err)
   return j->runner ? 0 : runner_open (a, &j->runner, err);
 }
 
+/* How much of each member a step may cover: the pace's online, the
+ * watcher's offline (array_job_watch.step_bytes), else all it can.
+ */
+static uint64_t
+reach_of (struct job *j, bool online, const struct array_job_watch *watch)
+{
+  if (!online && watch && watch->step_bytes)
+    return watch->step_bytes;
+  return pacing_reach (j, online);
+}
+
 /* Run one step of the current job; returns false when there was none.
  * job.lock is held across the step, so that nobody changes the job (and
  * its cursor) under a step in progress.
@@ -427,11 +438,11 @@ step_once (struct array *a, bool online, const struct array_job_watch *watch)
   if (j->abort)
     r = -ECANCELED;
   else if (kind == R5_JOB_RESHAPE)
-    r = grow_step (a, pacing_reach (j, online), &err);
+    r = grow_step (a, reach_of (j, online, watch), &err);
   else if (kind == R5_JOB_REPLACE)
-    r = replace_step (a, pacing_reach (j, online), &err);
+    r = replace_step (a, reach_of (j, online, watch), &err);
   else if ((r = runner_for (a, &err)) == 0)
-    r = runner_step (j->runner, pacing_reach (j, online), watch, &err);
+    r = runner_step (j->runner, reach_of (j, online, watch), watch, &err);
   checkpoint (a, kind, r < 0 || j->cursor >= a->geom.stripes);
   if (r < 0 || j->cursor >= a->geom.stripes) {
     finish_locked (a, kind, r, r < 0 && r != -ENODEV && r != -ECANCELED ?

@@ -437,6 +437,10 @@ runner_step (struct job_runner *r, uint64_t reach,
   n = next_batch (a, r->kind, r->slice, reach, &first);
   if (n > r->room)
     n = r->room;
+  /* Paced offline: the step no bigger than asked (at least a stripe). */
+  if (watch && watch->step_bytes && n > watch->step_bytes / a->geom.chunk)
+    n = watch->step_bytes / a->geom.chunk ?
+      (unsigned) (watch->step_bytes / a->geom.chunk) : 1;
   if (n == 0)
     return 0;
   k = pol->parts < r->crew.nthreads + 1 ? pol->parts : r->crew.nthreads + 1;

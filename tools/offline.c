@@ -134,8 +134,12 @@ offline_run (struct array *a, enum r5_job job, uint64_t max_kib)
   if (st.done > 0)
     snprintf (note, sizeof note, " (resumed at stripe %" PRIu64 " of %"
               PRIu64 ")", st.done, st.total);
+  /* Paced (--max-speed): steps of a tenth of a second's worth, so that
+   * the pace holds on small members too (a step was up to 32 MiB).
+   */
   if (array_job_run (a, job, &(struct array_job_watch) {
-                       .progress = on_progress, .opaque = &run }, &err) < 0) {
+                       .progress = on_progress, .opaque = &run,
+                       .step_bytes = max_kib * 1024 / 10 }, &err) < 0) {
     progress_clear (&run.prog);
     return tool_error ("%s", err.msg);
   }

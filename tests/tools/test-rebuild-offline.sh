@@ -136,6 +136,31 @@ md_expect clean AAA "${ms[@]}"
 mdadm --examine -e 1.0 "$new2" 2>&1 | grep -q 'No super block found' ||
   fail "--force left the v1.0 superblock on $new2"
 
+echo "== --max-speed holds on a small member (steps were up to 32 MiB, then a sleep)"
+# In memory (where a step was biggest: 32 MiB, read in place), if there.
+shm=$tmpdir
+if [ -d /dev/shm ] && shm=$(mktemp -d /dev/shm/r5-rebuild-offline.XXXXXX); then
+  cleanup_fn "rm -rf '$shm'"
+else
+  shm=$tmpdir
+fi
+MEMBERS_DIR=$shm md_create p 3 16M --chunk 64K --bitmap none --assume-clean
+mp=("${MEMBERS[@]}")
+"$NBDKIT" -U - "$PLUGIN" "${mp[@]/#/disk=}" --run \
+  'head -c "$(nbdinfo --size "$uri")" /dev/urandom | nbdcopy - "$uri"' ||
+  fail "filling the array"
+truncate -s 16M "$shm/p.new"
+"$RAID5CTL" rebuild --slot 0 --new "$shm/p.new" --max-speed 1M missing "${mp[@]:1}" \
+  >/dev/null 2>&1 &
+pid=$!
+sleep 1.5
+# The last MiB of data, rebuilt at the end: still zeroes at 1.5 s.
+[ -z "$(tail -c 1M "$shm/p.new" | tr -d '\0' | head -c 1)" ] ||
+  fail "a 15 MiB rebuild at 1M/s had written its last MiB within 1.5 s"
+kill -9 $pid 2>/dev/null || :
+wait $pid 2>/dev/null || :
+echo "   at 1.5 s: the last MiB not rebuilt yet"
+
 echo "== a row member 1 lists bad: the rebuild says which bytes it lost"
 BB_PUT=$abs_top_builddir/tests/tools/bb-put
 [ -x "$BB_PUT" ] || fail "not built: $BB_PUT"

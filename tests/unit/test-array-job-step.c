@@ -45,7 +45,8 @@ on_found (void *opaque, const struct array_mismatch *mm)
 static int
 run (struct afx *f, enum r5_job kind, struct seen *s)
 {
-  struct array_job_watch w = { on_progress, on_found, s };
+  struct array_job_watch w = { .progress = on_progress, .found = on_found,
+                               .opaque = s };
   struct array_err err;
   int r;
 
