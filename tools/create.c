@@ -388,6 +388,29 @@ too_small (const struct create_plan *p, unsigned i, uint64_t need)
                      tool_human (need, want, sizeof want));
 }
 
+/* Each member gives the array the smallest one's room; say so when the
+ * largest has more than 1% over it, as mdadm --create warns ("largest
+ * drive exceeds size by more than 1%"): two disks of other sizes given
+ * by mistake, perhaps.
+ */
+static void
+warn_unused_room (const struct create_plan *p)
+{
+  unsigned big = 0;
+  char have[32], used[32];
+
+  for (unsigned i = 1; i < p->opts->n; i++)
+    if (p->m[i].size > p->m[big].size)
+      big = i;
+  if ((p->m[big].size / 512 - p->doff) * 100 <= p->size * 101)
+    return;
+  fprintf (stderr, "raid5ctl create: note: %s (%s) is larger than the "
+           "smallest member: each member gives the array only %s after "
+           "the data offset, as mdadm (which warns the same)\n",
+           p->opts->disks[big], tool_human (p->m[big].size, have, sizeof have),
+           tool_human (p->size * 512, used, sizeof used));
+}
+
 /* Component size: the smallest member's room after the data offset, in
  * whole chunks (sectors), as mdadm computes it.
  */
@@ -487,6 +510,7 @@ plan_create (struct create_plan *p)
       check_signatures (p) != 0 || choose_bitmap (p) != 0 ||
       choose_ppl (p) != 0 || create_fill_sb (p) != 0)
     return TOOL_FAIL;
+  warn_unused_room (p);       /* once nothing refuses it */
   return 0;
 }
 
