@@ -175,6 +175,20 @@ with_missing ()
   done
 }
 
+# fill_random MODEL DISK-ARG...: the array served on the DISK-ARGs
+# (disk=PATH ...) filled with random bytes, which MODEL keeps; sets size
+# (the array's bytes).
+fill_random ()
+{
+  local model=$1
+  shift
+  size=$("$NBDKIT" -U - "$PLUGIN" "$@" --run 'nbdinfo --size "$uri"') ||
+    fail "serving the array to size it"
+  head -c "$size" /dev/urandom >"$model"
+  "$NBDKIT" -U - "$PLUGIN" "$@" --run "nbdcopy '$model' \"\$uri\"" ||
+    fail "filling the array"
+}
+
 # disk_args PATH...: print disk=PATH for each, one per line.  Use as
 #   mapfile -t disks < <(disk_args "${MEMBERS[@]}")
 disk_args ()

@@ -27,10 +27,7 @@ uris=("${URI_OF[g0]}" "${URI_OF[g1]}" "${URI_OF[g2]}")
 "$RAID5CTL" create --chunk 64K --bitmap none "${uris[@]}" >"$tmpdir/create.log" 2>&1 ||
   { cat "$tmpdir/create.log" >&2; fail "create over URIs"; }
 md_geometry "$tmpdir/g0.img"
-size=$("$NBDKIT" -U - "$PLUGIN" "${uris[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
-head -c "$size" /dev/urandom >"$tmpdir/model"
-"$NBDKIT" -U - "$PLUGIN" "${uris[@]/#/disk=}" --run "nbdcopy '$tmpdir/model' \"\$uri\"" ||
-  fail "filling the array"
+fill_random "$tmpdir/model" "${uris[@]/#/disk=}"
 truncate -s "$SIZE" "$tmpdir/new.img"
 
 echo "== 3 -> 4, member 1 failing half way"

@@ -45,10 +45,7 @@ fresh ()
   md_create b 3 24M --chunk 64K --bitmap none --data-offset 64K
   m=("${MEMBERS[@]}")
   truncate -s 24M "$tmpdir/b.new"
-  size=$("$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
-  head -c "$size" /dev/urandom >"$tmpdir/model"
-  "$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run "nbdcopy '$tmpdir/model' \"\$uri\"" ||
-    fail "filling the array"
+  fill_random "$tmpdir/model" "${m[@]/#/disk=}"
 }
 
 # grown: 4 members, the data offset kept, every byte where md puts it.

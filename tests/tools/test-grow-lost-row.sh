@@ -59,10 +59,7 @@ fresh ()
   md_create g 3 16M --chunk 64K --bitmap none "$@"
   m=("${MEMBERS[@]}")
   truncate -s 16M "$tmpdir/g.new"
-  size=$("$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
-  head -c "$size" /dev/urandom >"$tmpdir/model"
-  "$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run "nbdcopy '$tmpdir/model' \"\$uri\"" ||
-    fail "filling the array"
+  fill_random "$tmpdir/model" "${m[@]/#/disk=}"
   [ "$MD_LAYOUT" = left-symmetric ] || fail "layout $MD_LAYOUT"
   sec=$(( (MD_DOFF + s * CHUNK + PAGE * 4096) / 512 ))
   for m_ in 1 2; do

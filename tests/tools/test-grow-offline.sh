@@ -34,10 +34,7 @@ STRIPES=$(( (64 * 1048576 - doff) / CHUNK ))
 fill ()
 {
   local size
-  size=$("$NBDKIT" -U - "$PLUGIN" "$@" --run 'nbdinfo --size "$uri"')
-  head -c "$size" /dev/urandom > "$tmpdir/model"
-  "$NBDKIT" -U - "$PLUGIN" "$@" --run "nbdcopy '$tmpdir/model' \"\$uri\"" ||
-    fail "filling the array"
+  fill_random "$tmpdir/model" "$@"
 }
 
 # grown N OLD_DOFF MOVE MEMBERS...: the array as md lays out N members

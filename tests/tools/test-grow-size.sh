@@ -39,10 +39,7 @@ g=("$tmpdir"/g0 "$tmpdir"/g1 "$tmpdir"/g2)
 truncate -s 32M "${g[@]}"
 "$RAID5CTL" create --chunk 64K --bitmap internal "${g[@]}" >/dev/null 2>&1 ||
   fail "create"
-size=$("$NBDKIT" -U - "$PLUGIN" "${g[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
-head -c "$size" /dev/urandom >"$tmpdir/model"
-"$NBDKIT" -U - "$PLUGIN" "${g[@]/#/disk=}" --run "nbdcopy '$tmpdir/model' \"\$uri\"" ||
-  fail "filling the array"
+fill_random "$tmpdir/model" "${g[@]/#/disk=}"
 DISKS=("${g[@]}")
 
 # examined KEY: what mdadm --examine says of member 0.

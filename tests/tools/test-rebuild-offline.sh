@@ -146,9 +146,7 @@ else
 fi
 MEMBERS_DIR=$shm md_create p 3 16M --chunk 64K --bitmap none --assume-clean
 mp=("${MEMBERS[@]}")
-"$NBDKIT" -U - "$PLUGIN" "${mp[@]/#/disk=}" --run \
-  'head -c "$(nbdinfo --size "$uri")" /dev/urandom | nbdcopy - "$uri"' ||
-  fail "filling the array"
+fill_random "$tmpdir/p.model" "${mp[@]/#/disk=}"
 truncate -s 16M "$shm/p.new"
 "$RAID5CTL" rebuild --slot 0 --new "$shm/p.new" --max-speed 1M missing "${mp[@]:1}" \
   >/dev/null 2>&1 &
