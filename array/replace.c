@@ -39,6 +39,7 @@ forget_lost (struct replace *rp)
   free (rp->lost);
   rp->lost = NULL;
   rp->first_lost = UINT64_MAX;
+  rp->last_lost = UINT64_MAX;
 }
 
 /* What a replace needs of the array as it is; job.lock held. */
@@ -184,6 +185,10 @@ lose_page (struct array *a, unsigned slot, uint64_t off, char *dst,
   }
   if (rp->first_lost > s)
     rp->first_lost = s;
+  if (rp->last_lost != s) {   /* the report: stripes not wholly copied */
+    rp->last_lost = s;
+    a->job.tally.bb_stripes++;
+  }
   array_log (a, ARRAY_LOG_ERROR, "replace of slot %u: member bytes %" PRIu64
              "+4096 %s: not copied, recorded bad on the replacement", slot,
              off, why);

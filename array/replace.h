@@ -100,6 +100,8 @@ struct replace {
    */
   struct md_bb_table *lost;
   uint64_t first_lost;
+  uint64_t last_lost;         /* the stripe of the last page lost: each
+                               * stripe counted once in the job's tally */
 };
 
 /* Assembly found slot's replacement (opened into ARRAY_REPLACEMENT),

@@ -294,14 +294,31 @@ copy_mapped (const struct io_member *m, const struct io_op *op,
   uint64_t len = sqe_len (op, p, MAX_SQE_LEN);
   char *at = m->file.mem.map + op->off + p->done;
   int e = op->kind == IO_READ
-    ? io_memmap_copy (&m->file.mem, (char *) op->buf + p->done, at, len)
-    : io_memmap_copy (&m->file.mem, at, (const char *) op->buf + p->done, len);
+    ? io_memmap_copy (&m->file.mem, (char *) op->buf + p->done, at, len,
+                      false)
+    : io_memmap_copy (&m->file.mem, at, (const char *) op->buf + p->done,
+                      len, true);
 
   if (e < 0) {
     errno = -e;               /* as a system call says it (inline_call) */
     return -1;
   }
   return (ssize_t) len;
+}
+
+/* A copy through the mapping faulted (SIGBUS): a member shorter than
+ * it was mapped fails the op (-ENXIO); else (a hole another process
+ * punched, in a full tmpfs) the op is redone with a system call, which
+ * says what is wrong -- a write's ENOSPC -- or does it.
+ */
+static ssize_t
+after_fault (const struct io_member *m, const struct io_op *op,
+             const struct progress *p)
+{
+  if (!io_memmap_shrunk (&m->file.mem, m->file.fd))
+    return transfer (m, op, p, 0);
+  errno = ENXIO;
+  return -1;
 }
 
 static int
@@ -313,6 +330,11 @@ inline_call (const struct io_member *m, const struct io_op *op,
   bool fua_write = op->kind == IO_WRITE && (flags & IO_FUA);
   ssize_t n = -1;
 
+  /* Truncated under the server (found by a copy's fault): no op may
+   * reach it, above all no write, which would extend it again.
+   */
+  if (io_memmap_shrunk (&m->file.mem, m->file.fd))
+    return -ENXIO;
   switch (p->stage) {
   case STAGE_TRANSFER:
     if (op->kind == IO_FSYNC)
@@ -322,6 +344,8 @@ inline_call (const struct io_member *m, const struct io_op *op,
                                    sqe_len (op, p, MAX_SQE_LEN))) {
       n = copy_mapped (m, op, p);
       io_memmap_copied (&m->file.mem);
+      if (n < 0 && errno == ENXIO)
+        n = after_fault (m, op, p);
     }
     else {
       n = transfer (m, op, p, fua_write ? RWF_DSYNC : 0);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/memmap.h"
@@ -45,6 +46,8 @@
 
 struct io_memmap_state {
   _Atomic bool faulted;       /* a copy met SIGBUS: calls from now on */
+  _Atomic bool shrunk;        /* ... and the file is shorter than mapped:
+                               * every op fails (io_memmap_shrunk) */
   unsigned shift;             /* log2 of a granule's bytes */
   uint64_t granules;
   pthread_mutex_t lock;       /* marks set or cleared; punches one at a time */
@@ -116,29 +119,44 @@ mark_data (struct io_memmap *mm, int fd)
  * A page of the mapping past the member's end (the file truncated under
  * the server) or a hole another process punched while the tmpfs is full
  * raises SIGBUS at the copy that touches it, which would end the server
- * and every client's array with it.  The copy instead fails (-ENXIO: the
- * member is not what it was), and the member is used with system calls
- * from then on (a read past its end fails the same way: engine.c).  The
- * handler jumps back only from a guarded copy of this thread; any other
- * SIGBUS gets the action there was before (re-raised by the fault itself
- * once the handler returns).  SA_NODEFER: the jump leaves no signal
- * blocked, and sigsetjmp need not save the mask (a system call a copy).
+ * and every client's array with it.  The copy instead fails (-ENXIO), and
+ * the member is used with system calls from then on (engine.c redoes the
+ * op so: a read past the end then fails as such, a write into a full
+ * tmpfs with ENOSPC).  The handler jumps back only from a guarded copy of
+ * its own thread whose bytes the fault is in; any other SIGBUS gets the
+ * action there was before (a fault again once the handler returns; one
+ * sent, raised again).  SA_NODEFER: the jump leaves no signal blocked,
+ * and sigsetjmp need not save the mask (a system call a copy).  The guard
+ * is initial-exec TLS: the handler must not reach __tls_get_addr's slow
+ * path, which may allocate.
+ *
+ * Jobs' in-place views of members (io/view.c) are not guarded: a member
+ * truncated during a check or rebuild still ends the server.
  */
-static __thread sigjmp_buf *copy_guard;
+struct copy_guard {
+  sigjmp_buf jb;
+  const char *lo, *hi;        /* the mapped bytes the copy touches */
+};
+
+static __thread struct copy_guard *copy_guard
+  __attribute__((tls_model ("initial-exec")));
 static struct sigaction sigbus_before;
 static pthread_once_t sigbus_once = PTHREAD_ONCE_INIT;
 
 static void
 on_sigbus (int sig, siginfo_t *si, void *uc)
 {
-  sigjmp_buf *g = copy_guard;
+  struct copy_guard *g = copy_guard;
+  const char *at = si->si_addr;
 
-  (void) sig; (void) si; (void) uc;
-  if (g != NULL) {
+  (void) uc;
+  if (g != NULL && si->si_code > 0 && at >= g->lo && at < g->hi) {
     copy_guard = NULL;
-    siglongjmp (*g, 1);
+    siglongjmp (g->jb, 1);
   }
   sigaction (SIGBUS, &sigbus_before, NULL);
+  if (si->si_code <= 0)       /* sent (kill), not a fault: as if unseen */
+    raise (sig);
 }
 
 static void
@@ -155,21 +173,38 @@ sigbus_install (void)
 
 int
 io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
-                size_t len)
+                size_t len, bool to_map)
 {
-  sigjmp_buf jb;
+  struct copy_guard g;
 
-  if (sigsetjmp (jb, 0) != 0) {
+  g.lo = to_map ? dst : src;
+  g.hi = g.lo + len;
+  if (sigsetjmp (g.jb, 0) != 0) {
     atomic_signal_fence (memory_order_seq_cst);
     atomic_store (&mm->st->faulted, true);
     return -ENXIO;
   }
-  copy_guard = &jb;
+  copy_guard = &g;
   atomic_signal_fence (memory_order_seq_cst);
   memcpy (dst, src, len);
   atomic_signal_fence (memory_order_seq_cst);
   copy_guard = NULL;
   return 0;
+}
+
+bool
+io_memmap_shrunk (const struct io_memmap *mm, int fd)
+{
+  struct stat st;
+
+  if (mm->st == NULL || !atomic_load (&mm->st->faulted))
+    return false;
+  if (atomic_load (&mm->st->shrunk))
+    return true;
+  if (fstat (fd, &st) == 0 && (uint64_t) st.st_size >= mm->size)
+    return false;
+  atomic_store (&mm->st->shrunk, true);
+  return true;
 }
 
 void

@@ -85,13 +85,24 @@ bool io_memmap_copy_begin (const struct io_memmap *mm, uint64_t off,
 void io_memmap_copied (const struct io_memmap *mm) __attribute__((nonnull));
 
 /* Copy len bytes between the mapping and a buffer (between copy_begin
- * and copied), guarded: 0, or -ENXIO if the mapping raised SIGBUS (the
- * member truncated under the server, or a hole punched by another
- * process in a full tmpfs) -- the member is then copied with system
- * calls from now on (copy_begin says false).
+ * and copied; to_map: dst is in the mapping, else src), guarded: 0, or
+ * -ENXIO if the mapping raised SIGBUS (the member truncated under the
+ * server, or a hole punched by another process in a full tmpfs) -- the
+ * member is then copied with system calls from now on (copy_begin says
+ * false), and the caller redoes the op so, to learn what is wrong.
  */
 int io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
-                    size_t len) __attribute__((nonnull, warn_unused_result));
+                    size_t len, bool to_map)
+  __attribute__((nonnull, warn_unused_result));
+
+/* Has a copy met SIGBUS (io_memmap_copy) and the member (open as fd)
+ * been found shorter than it was mapped -- truncated under the server?
+ * Then every op on it is to fail (-ENXIO): a write with a system call
+ * would extend it again, and its lost bytes would read as zeroes.
+ * Cheap until a fault: one atomic load.
+ */
+bool io_memmap_shrunk (const struct io_memmap *mm, int fd)
+  __attribute__((nonnull));
 
 /* [off, off+len) was just written with pwrite: look again, now and then,
  * whether its granules not marked dense have become so.

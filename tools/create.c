@@ -396,13 +396,16 @@ too_small (const struct create_plan *p, unsigned i, uint64_t need)
 static void
 warn_unused_room (const struct create_plan *p)
 {
+  uint64_t chunk = p->opts->chunk / 512;
   unsigned big = 0;
   char have[32], used[32];
 
   for (unsigned i = 1; i < p->opts->n; i++)
     if (p->m[i].size > p->m[big].size)
       big = i;
-  if ((p->m[big].size / 512 - p->doff) * 100 <= p->size * 101)
+  /* Its room as the array would count it: whole chunks. */
+  if ((p->m[big].size / 512 - p->doff) / chunk * chunk * 100 <=
+      p->size * 101)
     return;
   fprintf (stderr, "raid5ctl create: note: %s (%s) is larger than the "
            "smallest member: each member gives the array only %s after "

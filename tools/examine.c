@@ -205,6 +205,33 @@ judge_alone (struct exam *e, const uint8_t *block)
   e->valid = true;
 }
 
+/* The verdict on a replacement (device i): the plugin takes one, that
+ * of the lowest slot being replaced (array/assemble.c), and starts its
+ * copy over after an unclean stop.
+ */
+static void
+judge_replacement (struct exam *e, const struct md_assembly *as, unsigned i)
+{
+  const struct md_verdict *v = &as->dev[i];
+  char at[64];
+
+  for (int s = 0; s < v->slot; s++)
+    if (as->repl[s] >= 0)
+      return verdict (e, false, "not now: the replacement of slot %d, "
+                      "while slot %d's replace goes on (one at a time)",
+                      v->slot, s);
+  if (as->dirty)
+    snprintf (at, sizeof at, "the array was not stopped cleanly: the copy "
+              "starts over");
+  else if (v->recovery_offset == MD_MAX_SECTOR)
+    snprintf (at, sizeof at, "copied whole: it takes the slot");
+  else
+    snprintf (at, sizeof at, "copied below sector %" PRIu64 ": the copy "
+              "goes on", v->recovery_offset);
+  verdict (e, true, "yes, as the replacement of slot %d of %u (%s)",
+           v->slot, as->raid_disks, at);
+}
+
 /* The verdict on one member of an assembly of the disks of its array. */
 static void
 judge_in (struct exam *e, const struct md_assembly *as,
@@ -219,9 +246,7 @@ judge_in (struct exam *e, const struct md_assembly *as,
                     "(recovery offset %" PRIu64 "): the rebuild resumes",
                     v->slot, as->raid_disks, v->recovery_offset);
   if (v->fate == MD_FATE_REPLACEMENT)
-    return verdict (e, true, "yes, as the replacement of slot %d of %u, "
-                    "copied below sector %" PRIu64 ": the replace goes on",
-                    v->slot, as->raid_disks, v->recovery_offset);
+    return judge_replacement (e, as, i);
   if (v->fate != MD_FATE_IN_SYNC)
     return verdict (e, false, "not this member: it %s", why);
   if (e->sb.resync_offset != MD_MAX_SECTOR)

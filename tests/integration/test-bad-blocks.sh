@@ -301,8 +301,10 @@ printf 'read %s 8\n' "$(( row3 / 512 ))" "$(( row5 / 512 ))" >"$tmpdir/bad2.list
 disks[0]="disk=$tmpdir/new0.img"
 serve
 truncate -s ${MB}M "$tmpdir/new1.img"
-ctl_ok replace 1 "$tmpdir/new1.img"
-ctl_progress replace 120 0
+"$RAID5CTL" --control "$CTL_SOCK" replace --wait 1 "$tmpdir/new1.img" >"$tmpdir/replace.out" 2>&1 ||
+  { cat "$tmpdir/replace.out" >&2; fail "replace --wait"; }
+grep -Eq '^replace: [0-9]+ stripes not wholly copied: .* those bytes are lost' "$tmpdir/replace.out" ||
+  fail "replace --wait does not say bytes were lost: $(cat "$tmpdir/replace.out")"
 [ "$(ctl_get '(s["health"], s["members"][1]["path"], s["members"][1]["bad_blocks"]["sectors"], s["members"][2]["bad_blocks"]["sectors"])')" = \
   "('[UUU]', '$tmpdir/new1.img', 24, 8)" ] ||
   fail "after the replace: $(ctl_get '(s["health"], s["members"][1], s["members"][2]["bad_blocks"], s["last_job"])')"

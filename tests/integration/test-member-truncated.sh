@@ -11,7 +11,9 @@
 #   - served, filled, member 2 truncated to a quarter: the array reads
 #     back whole as written, the server alive, [UU_], the log names
 #     member 2 and says it ends before the offset;
-#   - then written whole again and read back, degraded.
+#   - then written whole again and read back, degraded;
+#   - truncated, then written first (mapped): taken out at the write, the
+#     file not extended again.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -48,4 +50,28 @@ for access in map read; do
   stop_server
 done
 unset RAID5_MEMBER_ACCESS
+
+echo "== member 1 truncated while served, then written first (map)"
+# A write through the mapping meets the lost pages: the member is taken
+# out, not extended again by a write (its lost bytes would then be holes
+# that read as zeroes).
+rm -f "$mnt"/*
+MEMBERS_DIR=$mnt md_create w 3 32M --chunk 64K --assume-clean --bitmap none
+m=("${MEMBERS[@]}")
+serve_ctl "$tmpdir/write.log" "${m[@]/#/disk=}" || fail "serve"
+size=$(ctl_get 's["size_bytes"]')
+head -c "$size" /dev/urandom >"$tmpdir/model"
+nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+truncate -s 8M "${m[1]}"
+head -c "$size" /dev/urandom >"$tmpdir/model"
+nbdcopy "$tmpdir/model" "$URI" || fail "writing the array with member 1 truncated"
+[ "$(ctl_get 's["health"]')" = "[U_U]" ] || fail "health $(ctl_get 's["health"]')"
+[ "$(stat -c %s "${m[1]}")" = $(( 8 << 20 )) ] ||
+  fail "member 1 was extended again to $(stat -c %s "${m[1]}") bytes"
+nbdcopy "$URI" "$tmpdir/back" || fail "reading it back"
+cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes"
+grep -Eq "member 1 \(${m[1]}\): write at [0-9]+: it ends before that" "$tmpdir/write.log" ||
+  fail "the log does not say member 1 ends early: $(tail -n 3 "$tmpdir/write.log")"
+echo "   member 1 out at its first write past its end, not extended"
+stop_server
 echo "PASS: $test_name"
