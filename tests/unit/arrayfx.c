@@ -126,23 +126,27 @@ afx_open_ok (struct afx *f)
   cr_assert_eq (afx_open (f, &err), 0, "array_open: %s", err.msg);
 }
 
-void
-afx_reopen (struct afx *f)
+/* The array opened again on f's configuration, its model kept. */
+static void
+open_again (struct afx *f)
 {
   struct array_err err;
 
   cr_assert_eq (array_open (&f->cfg, on_log, &f->a, &err), 0,
                 "array_open: %s", err.msg);
+}
+
+void
+afx_reopen (struct afx *f)
+{
+  open_again (f);
   cr_assert_eq (array_capacity (f->a), f->cap, "the capacity changed");
 }
 
 void
 afx_reopen_grown (struct afx *f)
 {
-  struct array_err err;
-
-  cr_assert_eq (array_open (&f->cfg, on_log, &f->a, &err), 0,
-                "array_open: %s", err.msg);
+  open_again (f);
   cr_assert_gt (array_capacity (f->a), f->cap, "the array did not grow");
 }
 
