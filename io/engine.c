@@ -315,7 +315,7 @@ static ssize_t
 after_fault (const struct io_member *m, const struct io_op *op,
              const struct progress *p)
 {
-  if (!io_memmap_shrunk (&m->file.mem, m->file.fd))
+  if (!io_memmap_fault_shrunk (&m->file.mem, m->file.fd))
     return transfer (m, op, p, 0);
   errno = ENXIO;
   return -1;
@@ -333,7 +333,7 @@ inline_call (const struct io_member *m, const struct io_op *op,
   /* Truncated under the server (found by a copy's fault): no op may
    * reach it, above all no write, which would extend it again.
    */
-  if (io_memmap_shrunk (&m->file.mem, m->file.fd))
+  if (io_memmap_shrunk (&m->file.mem))
     return -ENXIO;
   switch (p->stage) {
   case STAGE_TRANSFER:

@@ -193,14 +193,16 @@ io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
 }
 
 bool
-io_memmap_shrunk (const struct io_memmap *mm, int fd)
+io_memmap_shrunk (const struct io_memmap *mm)
+{
+  return mm->st != NULL && atomic_load (&mm->st->shrunk);
+}
+
+bool
+io_memmap_fault_shrunk (const struct io_memmap *mm, int fd)
 {
   struct stat st;
 
-  if (mm->st == NULL || !atomic_load (&mm->st->faulted))
-    return false;
-  if (atomic_load (&mm->st->shrunk))
-    return true;
   if (fstat (fd, &st) == 0 && (uint64_t) st.st_size >= mm->size)
     return false;
   atomic_store (&mm->st->shrunk, true);

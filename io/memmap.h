@@ -95,14 +95,15 @@ int io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
                     size_t len, bool to_map)
   __attribute__((nonnull, warn_unused_result));
 
-/* Has a copy met SIGBUS (io_memmap_copy) and the member (open as fd)
- * been found shorter than it was mapped -- truncated under the server?
- * Then every op on it is to fail (-ENXIO): a write with a system call
- * would extend it again, and its lost bytes would read as zeroes.
- * Cheap until a fault: one atomic load.
+/* After a copy met SIGBUS (io_memmap_copy): is the member (open as fd)
+ * shorter than it was mapped -- truncated under the server?  Looked at
+ * once, at the fault, and remembered: io_memmap_shrunk then says so (one
+ * atomic load), and every op on it is to fail (-ENXIO): a write with a
+ * system call would extend it again, its lost bytes reading as zeroes.
  */
-bool io_memmap_shrunk (const struct io_memmap *mm, int fd)
+bool io_memmap_fault_shrunk (const struct io_memmap *mm, int fd)
   __attribute__((nonnull));
+bool io_memmap_shrunk (const struct io_memmap *mm) __attribute__((nonnull));
 
 /* [off, off+len) was just written with pwrite: look again, now and then,
  * whether its granules not marked dense have become so.
