@@ -177,8 +177,7 @@ static bool
 recordable (const struct array *a, const struct io_op *op, bool reads)
 {
   return (op->kind == IO_WRITE || op->kind == IO_ZERO ||
-          (reads && op->kind == IO_READ)) && !op->link_lost &&
-    op->result != -ENOMEM && !io_op_member_shrank (op) &&
+          (reads && op->kind == IO_READ)) && io_op_range_error (op) &&
     op->member < a->geom.members &&
     op->off >= data_start (a) && array_bb_has_log (a, op->member);
 }

@@ -4,8 +4,9 @@
  * faulty (atomically: health's out slot goes from -1 to it), logged with the
  * member, path, operation and offset, and recorded in the survivors'
  * superblocks; the work that failed is then redone degraded.  A second
- * member failing, or two failing in one batch, fails the array: every
- * later request gets EIO rather than wrong data.
+ * member failing, or two failing as a whole in one batch, fails the
+ * array: every later request gets EIO rather than wrong data.  (Another
+ * member's error about a range only is met again by the redo.)
  *
  * Why it was taken out is kept with it (struct fault), as the backend
  * tells it (io_op's link_lost): an error the member reported (its
@@ -36,22 +37,49 @@ op_name (enum io_kind kind)
   return "io";
 }
 
-/* The first op that blames its member, or NULL (batch could not run). */
-static const struct io_op *
-first_member_error (const struct io_op *ops, size_t n)
+static bool
+blames_member (const struct io_op *op)
 {
-  for (size_t i = 0; i < n; i++)
-    if (ops[i].result < 0 && ops[i].result != -ECANCELED)
-      return &ops[i];
-  return NULL;
+  return op->result < 0 && op->result != -ECANCELED;
 }
 
-static bool
-other_member_failed (const struct io_op *ops, size_t n, unsigned member)
+/* The op whose member is taken out, or NULL (the batch could not run):
+ * the first whose failure is the member's as a whole (its link lost, it
+ * shrank, a sync failed) if any, else the first failed.  Another
+ * member's error about its range alone (io_op_range_error: a medium
+ * error, say) is not a second failure: the work is redone degraded and
+ * meets it again, where md's rules correct or record it -- md fails the
+ * one device (md_error) and records the other's sectors
+ * (handle_failed_stripe: rdev_set_badblocks).
+ */
+static const struct io_op *
+member_to_take_out (const struct io_op *ops, size_t n)
 {
+  const struct io_op *first = NULL;
+
   for (size_t i = 0; i < n; i++)
-    if (ops[i].result < 0 && ops[i].result != -ECANCELED &&
-        ops[i].member != member)
+    if (blames_member (&ops[i])) {
+      if (!io_op_range_error (&ops[i]))
+        return &ops[i];
+      if (first == NULL)
+        first = &ops[i];
+    }
+  return first;
+}
+
+/* Did a member other than op's fail as a whole with it -- or at all,
+ * when op's own failure is about its range (then nothing tells which
+ * member to keep)?
+ */
+static bool
+other_member_failed (const struct io_op *ops, size_t n,
+                     const struct io_op *op)
+{
+  bool whole = !io_op_range_error (op);
+
+  for (size_t i = 0; i < n; i++)
+    if (blames_member (&ops[i]) && ops[i].member != op->member &&
+        !(whole && io_op_range_error (&ops[i])))
       return true;
   return false;
 }
@@ -162,7 +190,7 @@ int
 array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
                 uint32_t *gen, struct array_err *err)
 {
-  const struct io_op *op = first_member_error (ops, n);
+  const struct io_op *op = member_to_take_out (ops, n);
   struct failure f;
 
   if (op == NULL) {
@@ -170,7 +198,7 @@ array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
     return r < 0 ? r : -EIO;
   }
   f.m = (int) op->member;
-  f.others = other_member_failed (ops, n, op->member);
+  f.others = other_member_failed (ops, n, op);
   f.kind = op->link_lost ? FAULT_LINK_LOST : FAULT_IO_ERROR;
   snprintf (f.what, sizeof f.what, "member %u (%s): ", op->member,
             a->members[op->member].path);

@@ -389,8 +389,7 @@ record_uncorrected (struct array *a, const struct r5_geom *g,
   struct stripe_range held;
   int e = -ENOSPC;
 
-  if (failed->result != -ENOMEM && !failed->link_lost &&
-      !io_op_member_shrank (failed) && failed->off >= shape->data_offset &&
+  if (io_op_range_error (failed) && failed->off >= shape->data_offset &&
       health_state (&a->health, m) == MEMBER_ACTIVE &&
       array_bb_has_log (a, m)) {
     if (!array_lock_in_shape (a, shape, failed->off, locked, &held))

@@ -46,8 +46,7 @@ array_failed_reads (const struct array *a, const struct io_op *ops, size_t n)
 
     if (op->result == 0 || op->result == -ECANCELED)
       continue;
-    if (op->kind != IO_READ || op->link_lost || op->result == -ENOMEM ||
-        io_op_member_shrank (op) ||
+    if (op->kind != IO_READ || !io_op_range_error (op) ||
         health_state (&a->health, op->member) != MEMBER_ACTIVE ||
         op->off < a->geom.data_offset)
       return NULL;

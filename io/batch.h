@@ -70,6 +70,21 @@ io_op_member_shrank (const struct io_op *op)
   return op->result == -ENXIO;
 }
 
+/* Did op fail with an error about its range alone -- what md's rules
+ * correct from the other members or record in the member's bad-block
+ * log -- rather than one about the member as a whole?  Not: not run
+ * (-ECANCELED), a sync (no range), its link lost, memory short here
+ * (-ENOMEM), the member shrunk (io_op_member_shrank).  The one question
+ * every path that corrects, records or counts failures asks.
+ */
+static inline bool
+io_op_range_error (const struct io_op *op)
+{
+  return op->result < 0 && op->result != -ECANCELED &&
+    op->kind != IO_FSYNC && !op->link_lost && op->result != -ENOMEM &&
+    !io_op_member_shrank (op);
+}
+
 /* Flags for io_run(). */
 #define IO_FUA 1u             /* writes and zeroes are durable on return */
 /* Members in memory copied with system calls, not through their mapping

@@ -58,6 +58,23 @@ badsector_met ()
   awk -v b="$2" '$1 == "read-error" && $2 <= b && b < $2 + $3 { f = 1 } END { exit !f }' "$1"
 }
 
+# read_range OFF LEN: the array's bytes [OFF, +LEN) at $URI compared with
+# $tmpdir/model; fails (exit 1, the range on stderr) when they differ or
+# the read fails.
+read_range ()
+{
+  /usr/bin/python3 - "$URI" "$tmpdir/model" "$1" "$2" <<'EOF'
+import nbd, sys
+uri, model, off, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+h = nbd.NBD(); h.connect_uri(uri)
+with open(model, "rb") as f:
+    f.seek(off); want = f.read(n)
+got = h.pread(n, off)
+if got != want:
+    sys.exit("wrong bytes in [%d, +%d)" % (off, n))
+EOF
+}
+
 # ctl WORD...: one control command; its reply on stdout; returns 1 on an
 # ERROR reply (the line on stderr), 2 when the socket does not answer.
 ctl () { /usr/bin/python3 "$CTL_PY" "$CTL_SOCK" cmd "$@"; }

@@ -58,20 +58,6 @@ nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
 # S; the stripes used hold data on both members 1 and 2 (S % 3 == 2 in
 # left-symmetric order over 3 members: parity on member 0).
 sec () { echo $(( (MD_DOFF + $2 * CHUNK + $3 * 4096) / 512 )); }
-# read_range OFF LEN: the array's bytes compared with the model.
-read_range ()
-{
-  /usr/bin/python3 - "$URI" "$tmpdir/model" "$1" "$2" <<'EOF'
-import nbd, sys
-uri, model, off, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-h = nbd.NBD(); h.connect_uri(uri)
-with open(model, "rb") as f:
-    f.seek(off); want = f.read(n)
-got = h.pread(n, off)
-if got != want:
-    sys.exit("wrong bytes in [%d, +%d)" % (off, n))
-EOF
-}
 health () { ctl_get '"%s %s %s" % (s["health"], s["members"][1]["state"], s["members"][2]["state"])'; }
 stripe_off () { echo $(( $1 * 2 * CHUNK )); }
 
