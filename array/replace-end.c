@@ -129,13 +129,8 @@ write_for_slot (struct array *a, unsigned slot, struct io_op *w,
     integrity_writes_begin (a);
     r = integrity_note_writes (a, &as_slot, 1);
   }
-  if (r == 0 && io_run (a->members, w, 1, 0) < 0) {
-    a->replace.failed = true;
-    array_set_err (err, "the replacement (%s): write at %" PRIu64 ": %s",
-                   replace_replacement (a)->path, w->off,
-                   io_strerror (w->result));
-    r = -ECANCELED;
-  }
+  if (r == 0 && io_run (a->members, w, 1, 0) < 0)
+    r = replace_write_failed (a, w, err);
   else if (r < 0)
     array_set_err (err, "integrity record: %s", strerror (-r));
   if (a->integrity.on)

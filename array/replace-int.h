@@ -10,10 +10,20 @@
 #include "array/replace.h"
 
 struct array;
+struct io_op;
 
 /* The replacement: a->members[ARRAY_REPLACEMENT]. */
 struct io_member *replace_replacement (struct array *a)
   __attribute__((nonnull, returns_nonnull));
+
+/* The replacement failed w (a write of it; w->result its -errno): the
+ * replace stops (replace.failed), said once in the log with member,
+ * offset and why -- a stop for -ECANCELED names no cause of its own --
+ * and in err when err.  Returns -ECANCELED.
+ */
+int replace_write_failed (struct array *a, const struct io_op *w,
+                          struct array_err *err)
+  __attribute__((nonnull (1, 2)));
 
 /* The copy's buffer (rp->buf) at least len bytes.  0, or -ENOMEM with err
  * set.

@@ -98,13 +98,27 @@ void
 replace_mirrored (struct array *a, const struct io_op *extra, size_t n)
 {
   for (size_t i = 0; i < n; i++)
-    if (extra[i].result < 0 && !a->replace.failed) {
-      a->replace.failed = true;
-      array_log (a, ARRAY_LOG_ERROR, "the replacement (%s): write at %"
-                 PRIu64 ": %s: the replace stops",
-                 replace_replacement (a)->path, extra[i].off,
-                 io_strerror (extra[i].result));
-    }
+    if (extra[i].result < 0)
+      (void) replace_write_failed (a, &extra[i], NULL);
+}
+
+int
+replace_write_failed (struct array *a, const struct io_op *w,
+                      struct array_err *err)
+{
+  const char *why = io_op_member_shrank (w)
+    ? "it ends before that (truncated under the server?)"
+    : io_strerror (w->result);
+
+  if (err)
+    array_set_err (err, "the replacement (%s): write at %" PRIu64 ": %s",
+                   replace_replacement (a)->path, w->off, why);
+  if (!a->replace.failed)
+    array_log (a, ARRAY_LOG_ERROR, "the replacement (%s): write at %"
+               PRIu64 ": %s: the replace stops",
+               replace_replacement (a)->path, w->off, why);
+  a->replace.failed = true;
+  return -ECANCELED;
 }
 
 void

@@ -340,14 +340,14 @@ copy (struct array *a, unsigned slot, uint64_t first, uint64_t n,
 
   if ((r = read_slot (a, slot, first, n, err)) < 0)
     return r;
-  if (io_run (a->members, &w, 1, IO_CALLS) < 0) {
-    a->replace.failed = true;
-    array_set_err (err, "the replacement (%s): write at %" PRIu64 ": %s",
-                   replace_replacement (a)->path, w.off,
-                   io_strerror (w.result));
-    return -ECANCELED;
-  }
-  return 0;
+  /* Truncated under the server: a write would extend it again, the
+   * bytes copied before the cut then holes reading as zeroes.
+   */
+  if (io_member_shrunk (replace_replacement (a)))
+    w.result = -ENXIO;
+  else if (io_run (a->members, &w, 1, IO_CALLS) == 0)
+    return 0;
+  return replace_write_failed (a, &w, err);
 }
 
 int

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "array/runner-int.h"
+#include "io/sigbus.h"
 #include "raid/layout.h"
 #include "raid/parity.h"
 
@@ -68,27 +69,47 @@ consume (const struct array *a, const char *bytes, uint64_t len, char *dst)
   }
 }
 
+struct consumed {
+  const struct array *a;
+  const char *bytes;
+  uint64_t len;
+  char *dst;
+};
+
+static void
+consume_mapped (void *arg)
+{
+  const struct consumed *c = arg;
+
+  consume (c->a, c->bytes, c->len, c->dst);
+}
+
 /* Nanoseconds to read len bytes of m at off through a view (mapped,
  * faulted, unmapped, as a job's window is), or UINT64_MAX if it cannot
- * be mapped (a hole, a failure injected).  scratch: MEMORY_SCRATCH
- * bytes.
+ * be mapped (a hole, a failure injected) or faults (truncated under the
+ * server: io/sigbus.h).  scratch: MEMORY_SCRATCH bytes.
  */
 static uint64_t
 time_mapped (const struct array *a, const struct io_member *m, uint64_t off,
              uint64_t len, char *scratch)
 {
   uint64_t t = array_now_ns ();
+  struct consumed c = { a, NULL, len, scratch };
+  struct io_sigbus_range mapped;
   struct io_view v;
+  const char *at;
+  unsigned which;
   char *bytes;
+  int e;
 
   io_view_init (&v);
-  if (io_view_get (&v, m, off, len, IO_VIEW_READ, &bytes) < 0) {
-    io_view_close (&v);
-    return UINT64_MAX;
+  if ((e = io_view_get (&v, m, off, len, IO_VIEW_READ, &bytes)) == 0) {
+    c.bytes = mapped.lo = bytes;
+    mapped.hi = bytes + len;
+    e = io_sigbus_run (&mapped, 1, consume_mapped, &c, &which, &at);
   }
-  consume (a, bytes, len, scratch);
   io_view_close (&v);
-  return array_now_ns () - t;
+  return e < 0 ? UINT64_MAX : array_now_ns () - t;
 }
 
 /* ... and read into a buffer (the first half of scratch) a piece at a

@@ -8,6 +8,7 @@
 #include "array/requests.h"
 #include "array/runplan.h"
 #include "array/writepath.h"
+#include "io/sigbus.h"
 #include "io/view.h"
 #include "raid/parity.h"
 
@@ -197,6 +198,56 @@ run_compute (struct plan_run *x)
   }
 }
 
+/* A fault at byte at of member m's mapped bytes (a member truncated
+ * under the server): x->ops[0] made the op that stands for it, as a read
+ * (or the written member's write) of its page would have failed.
+ */
+static int
+view_faulted (struct array *a, struct plan_run *x, unsigned m, uint64_t at)
+{
+  const struct plan_views *v = x->views;
+  bool gone = io_view_fault_shrunk (&a->members[m]);
+
+  x->ops[0] = (struct io_op) {
+    .kind = (int) m == v->writable ? IO_WRITE : IO_READ, .member = m,
+    .off = v->off + at / PLAN_FAULT_PAGE * PLAN_FAULT_PAGE,
+    .len = PLAN_FAULT_PAGE, .result = gone ? -ENXIO : -EIO,
+  };
+  x->nops = 1;
+  return x->ops[0].result;
+}
+
+int
+plan_run_guarded (struct array *a, struct plan_run *x, void (*fn) (void *),
+                  void *arg)
+{
+  const struct plan_views *v = x->views;
+  struct io_sigbus_range ranges[R5_MAX_MEMBERS];
+  unsigned slot[R5_MAX_MEMBERS], n = 0, which;
+  const char *at;
+
+  for (unsigned m = 0; v != NULL && m < a->geom.members; m++)
+    if (v->base[m] != NULL) {
+      ranges[n] = (struct io_sigbus_range) { v->base[m],
+                                             v->base[m] + v->len };
+      slot[n++] = m;
+    }
+  if (n == 0) {
+    fn (arg);
+    return 0;
+  }
+  if (io_sigbus_run (ranges, n, fn, arg, &which, &at) == 0)
+    return 0;
+  return view_faulted (a, x, slot[which],
+                       (uint64_t) (at - v->base[slot[which]]));
+}
+
+static void
+compute (void *x)
+{
+  run_compute (x);
+}
+
 /* The parity member of the stripe io is in (its row on the members). */
 static unsigned
 group_of (const struct array *a, const struct r5_io *io)
@@ -282,8 +333,7 @@ plan_run_prepare (struct array *a, struct plan_run *x)
     return e;
   if (x->verify && (e = verify_reads (a, x)) < 0)
     return e;
-  run_compute (x);
-  return 0;
+  return plan_run_guarded (a, x, compute, x);
 }
 
 int

@@ -75,7 +75,8 @@ struct plan_run {
 };
 
 /* Run x->plan on a's members.  Returns 0, or the failing phase's io_run()
- * result (see above); -ENOMEM if the plan needs more aliases of mapped
+ * result (see above) -- phase 2's is a fault in mapped member bytes
+ * (plan_run_guarded); -ENOMEM if the plan needs more aliases of mapped
  * columns than this executor keeps (it does not: one per io).
  */
 int plan_run (struct array *a, struct plan_run *x)
@@ -95,6 +96,19 @@ int plan_run_writes (struct array *a, struct plan_run *x, int group)
 bool plan_run_has_writes (const struct array *a, const struct plan_run *x,
                           unsigned group)
   __attribute__((nonnull));
+
+/* Call fn(arg), which reads (or writes) x's mapped member bytes, with a
+ * fault there (a member truncated under the server: io/sigbus.h) turned
+ * into the failure of that member's op: 0, or -ENXIO (the member is
+ * shorter than it was) or -EIO (a hole punched in a full tmpfs) with
+ * x->ops[0] (x->nops 1) that op, a page of PLAN_FAULT_PAGE bytes, for
+ * array_io_failed().  fn: as io_sigbus_run's (no lock, no allocation).
+ * Phase 2 runs so; a caller's own use of the bytes after it may too.
+ */
+#define PLAN_FAULT_PAGE 4096u
+int plan_run_guarded (struct array *a, struct plan_run *x,
+                      void (*fn) (void *), void *arg)
+  __attribute__((nonnull (1, 2, 3), warn_unused_result));
 
 /* The memory buf names, after plan_run_prepare. */
 void *plan_run_ptr (const struct plan_run *x, struct r5_buf buf)

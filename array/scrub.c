@@ -98,24 +98,53 @@ note_csum (struct part *p, const struct integrity_bad *u)
   b->csum_healed += healed;
 }
 
-/* Every unit the piece read, against its checksum. */
+/* One read's units from at on, against their checksums, to the first
+ * that fails (u); run guarded (plan_run_guarded): the units may be a
+ * member's mapped pages.
+ */
+struct csum_scan {
+  struct array *a;
+  const struct r5_io *io;
+  const char *buf;
+  uint64_t at;
+  bool ok;
+  struct integrity_bad u;
+};
+
 static void
-scan_csums (struct part *p, const struct plan_run *x)
+scan_rest (void *arg)
+{
+  struct csum_scan *c = arg;
+
+  c->ok = integrity_verify (c->a, c->io->member, c->io->member_off + c->at,
+                            c->buf + c->at, c->io->len - c->at, &c->u);
+}
+
+/* Every unit the piece read, against its checksum: 0, or a member's
+ * mapped bytes faulted (x->ops says which: plan_run_guarded).
+ */
+static int
+scan_csums (struct part *p, struct plan_run *x)
 {
   const struct r5_plan *pl = x->plan;
 
   for (size_t i = 0; i < pl->nios; i++) {
-    const struct r5_io *io = &pl->ios[i];
-    const char *buf = plan_run_ptr (x, io->buf);
-    struct integrity_bad u;
+    struct csum_scan c = { .a = p->a, .io = &pl->ios[i] };
+    int r;
 
-    if (io->kind != R5_IO_READ)
+    if (c.io->kind != R5_IO_READ)
       continue;
-    for (uint64_t at = 0; at + R5I_UNIT <= io->len; at += R5I_UNIT)
-      if (!integrity_verify (p->a, io->member, io->member_off + at, buf + at,
-                             R5I_UNIT, &u))
-        note_csum (p, &u);
+    c.buf = plan_run_ptr (x, c.io->buf);
+    while (c.at + R5I_UNIT <= c.io->len) {
+      if ((r = plan_run_guarded (p->a, x, scan_rest, &c)) < 0)
+        return r;
+      if (c.ok)
+        break;
+      note_csum (p, &c.u);
+      c.at = c.u.off - c.io->member_off + R5I_UNIT;
+    }
   }
+  return 0;
 }
 
 /* A member failed in a piece: taken out of service (the array goes on
@@ -136,6 +165,35 @@ failed (struct part *p, const struct plan_run *x, int r)
   if (p->kind != R5_JOB_REBUILD)
     return -ENODEV;
   return ours ? -ECANCELED : -EIO;
+}
+
+/* Does the plan write to a member whose file is shorter than it was
+ * opened (truncated under the server)?  A write would extend it again,
+ * the bytes cut off then holes reading as zeroes -- rebuilt bytes lost
+ * without a word.  -ENXIO with x->ops[0] (x->nops 1) that member's
+ * write, for failed(); else 0.  One fstat per member written, a piece.
+ */
+static int
+writes_a_shrunk_member (struct array *a, struct plan_run *x)
+{
+  const struct r5_plan *pl = x->plan;
+  uint32_t asked = 0;
+
+  for (size_t i = 0; i < pl->nios; i++) {
+    const struct r5_io *io = &pl->ios[i];
+
+    if (io->kind == R5_IO_READ || (asked & 1u << io->member))
+      continue;
+    asked |= 1u << io->member;
+    if (io_member_shrunk (&a->members[io->member])) {
+      x->ops[0] = (struct io_op) { .kind = IO_WRITE, .member = io->member,
+                                   .off = io->member_off, .len = io->len,
+                                   .result = -ENXIO };
+      x->nops = 1;
+      return -ENXIO;
+    }
+  }
+  return 0;
 }
 
 /* Plan and run the piece of the part that span says (its stripes and
@@ -165,6 +223,8 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
                    r5_job_name (p->kind), strerror (-r));
     return r;
   }
+  if ((r = writes_a_shrunk_member (a, &x)) < 0)
+    return failed (p, &x, r);
   for (unsigned tries = 0; (r = plan_run (a, &x)) < 0; tries++) {
     struct read_error re;
 
@@ -196,8 +256,8 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
   for (size_t i = 0; note && i < p->plan.ncmps; i++)
     if (x.cmp[i].bad)
       note_wrong (p, &p->plan.cmps[i], &x.cmp[i]);
-  if (checksums)
-    scan_csums (p, &x);
+  if (checksums && (r = scan_csums (p, &x)) < 0)
+    return failed (p, &x, r);
   return 0;
 }
 

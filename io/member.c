@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io/backend.h"
@@ -135,6 +136,15 @@ int
 io_member_size_now (struct io_member *m)
 {
   return m->backend && m->backend->size_now ? m->backend->size_now (m) : 0;
+}
+
+bool
+io_member_shrunk (const struct io_member *m)
+{
+  struct stat st;
+
+  return m->backend == &io_file_backend && fstat (m->file.fd, &st) == 0 &&
+    S_ISREG (st.st_mode) && (uint64_t) st.st_size < m->size;
 }
 
 struct io_request_size

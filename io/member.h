@@ -165,6 +165,14 @@ unsigned io_member_caps (const struct io_member *m) __attribute__((nonnull));
  */
 int io_member_size_now (struct io_member *m) __attribute__((nonnull));
 
+/* Is m a regular file now shorter than it was opened (m->size) --
+ * truncated under the server?  One fstat; false for block devices and
+ * members over NBD.  A write past its end would extend it again, the
+ * bytes cut off then holes that read as zeroes: a job asks before it
+ * writes.  Any thread.
+ */
+bool io_member_shrunk (const struct io_member *m) __attribute__((nonnull));
+
 /* The request sizes a member serves best and at most, as its backend
  * says for it as opened (bytes, multiples of 512):
  * - preferred: work cut into pieces of about this size keeps the member

@@ -19,8 +19,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +27,7 @@
 #include <unistd.h>
 
 #include "io/memmap.h"
+#include "io/sigbus.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23      /* Linux 5.14; older headers lack it */
@@ -116,79 +115,39 @@ mark_data (struct io_memmap *mm, int fd)
 
 /* --- copies guarded against SIGBUS ------------------------------------
  *
- * A page of the mapping past the member's end (the file truncated under
- * the server) or a hole another process punched while the tmpfs is full
- * raises SIGBUS at the copy that touches it, which would end the server
- * and every client's array with it.  The copy instead fails (-ENXIO), and
- * the member is used with system calls from then on (engine.c redoes the
- * op so: a read past the end then fails as such, a write into a full
- * tmpfs with ENOSPC).  The handler jumps back only from a guarded copy of
- * its own thread whose bytes the fault is in; any other SIGBUS gets the
- * action there was before (a fault again once the handler returns; one
- * sent, raised again).  SA_NODEFER: the jump leaves no signal blocked,
- * and sigsetjmp need not save the mask (a system call a copy).  The guard
- * is initial-exec TLS: the handler must not reach __tls_get_addr's slow
- * path, which may allocate.
- *
- * Jobs' in-place views of members (io/view.c) are not guarded: a member
- * truncated during a check or rebuild still ends the server.
+ * A copy that faults (io/sigbus.h) fails -ENXIO, and the member is used
+ * with system calls from then on (engine.c redoes the op so: a read past
+ * the end then fails as such, a write into a full tmpfs with ENOSPC).
  */
-struct copy_guard {
-  sigjmp_buf jb;
-  const char *lo, *hi;        /* the mapped bytes the copy touches */
+struct copy {
+  void *dst;
+  const void *src;
+  size_t len;
 };
 
-static __thread struct copy_guard *copy_guard
-  __attribute__((tls_model ("initial-exec")));
-static struct sigaction sigbus_before;
-static pthread_once_t sigbus_once = PTHREAD_ONCE_INIT;
-
 static void
-on_sigbus (int sig, siginfo_t *si, void *uc)
+copy (void *arg)
 {
-  struct copy_guard *g = copy_guard;
-  const char *at = si->si_addr;
+  const struct copy *c = arg;
 
-  (void) uc;
-  if (g != NULL && si->si_code > 0 && at >= g->lo && at < g->hi) {
-    copy_guard = NULL;
-    siglongjmp (g->jb, 1);
-  }
-  sigaction (SIGBUS, &sigbus_before, NULL);
-  if (si->si_code <= 0)       /* sent (kill), not a fault: as if unseen */
-    raise (sig);
-}
-
-static void
-sigbus_install (void)
-{
-  struct sigaction sa;
-
-  memset (&sa, 0, sizeof sa);
-  sa.sa_sigaction = on_sigbus;
-  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-  sigemptyset (&sa.sa_mask);
-  (void) sigaction (SIGBUS, &sa, &sigbus_before);
+  memcpy (c->dst, c->src, c->len);
 }
 
 int
 io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
                 size_t len, bool to_map)
 {
-  struct copy_guard g;
+  struct copy c = { dst, src, len };
+  struct io_sigbus_range mapped;
+  const char *at;
+  unsigned which;
 
-  g.lo = to_map ? dst : src;
-  g.hi = g.lo + len;
-  if (sigsetjmp (g.jb, 0) != 0) {
-    atomic_signal_fence (memory_order_seq_cst);
+  mapped.lo = to_map ? dst : src;
+  mapped.hi = mapped.lo + len;
+  if (io_sigbus_run (&mapped, 1, copy, &c, &which, &at) < 0) {
     atomic_store (&mm->st->faulted, true);
     return -ENXIO;
   }
-  copy_guard = &g;
-  atomic_signal_fence (memory_order_seq_cst);
-  memcpy (dst, src, len);
-  atomic_signal_fence (memory_order_seq_cst);
-  copy_guard = NULL;
   return 0;
 }
 
@@ -236,7 +195,6 @@ io_memmap_open (struct io_memmap *mm, int fd, uint64_t size)
   st->granules = granules;
   pthread_mutex_init (&st->lock, NULL);
   *mm = (struct io_memmap) { .map = map, .size = size, .st = st };
-  pthread_once (&sigbus_once, sigbus_install);
   /* A core dump of the server is not the place for the members' bytes. */
   (void) madvise (map, size, MADV_DONTDUMP);
   if (mark_data (mm, fd) < 0)

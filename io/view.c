@@ -155,3 +155,11 @@ io_view_get (struct io_view *v, const struct io_member *m, uint64_t off,
   *bytes = v->map + (off - v->map_off);
   return 0;
 }
+
+bool
+io_view_fault_shrunk (const struct io_member *m)
+{
+  if (m->file.mem.map != NULL)
+    return io_memmap_fault_shrunk (&m->file.mem, m->file.fd);
+  return io_member_shrunk (m);
+}

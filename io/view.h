@@ -23,9 +23,10 @@
  * kernel walks the file from the offset to the next hole for each ask.
  *
  * A member found shorter than it was opened is not mapped (a read then
- * meets its end and fails it with EIO); one truncated while a view's
- * bytes are in use raises SIGBUS on the lost pages.  The array's members
- * are locked against other servers, not against truncation.
+ * meets its end and fails it with -ENXIO); one truncated while a view's
+ * bytes are in use raises SIGBUS on the lost pages, which their user
+ * turns into an error (io/sigbus.h).  The array's members are locked
+ * against other servers, not against truncation.
  *
  * Ownership and threads: one thread gets and closes a view; the bytes it
  * gives stay mapped until its next io_view_get or io_view_close, and any
@@ -86,6 +87,13 @@ int io_view_get (struct io_view *v, const struct io_member *m, uint64_t off,
  * touched.
  */
 void io_view_populate (char *bytes, uint64_t len) __attribute__((nonnull));
+
+/* After a fault (io/sigbus.h) in bytes a view of m gave: is m shorter
+ * than it was opened -- truncated under the server?  Then every op on m
+ * fails -ENXIO from now on, as after a request's copy met its end
+ * (memmap.h).  False: a hole another process punched, in a full tmpfs.
+ */
+bool io_view_fault_shrunk (const struct io_member *m) __attribute__((nonnull));
 
 /* Unmap; the view is left as after io_view_init(). */
 void io_view_close (struct io_view *v) __attribute__((nonnull));

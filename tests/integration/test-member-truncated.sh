@@ -20,6 +20,13 @@
 #     other's sectors (handle_failed_stripe); that row's read fails, the
 #     rest of the array reads right, member 1 stays.  (Both were counted
 #     as members failing at once: the array failed.)
+#   - jobs reading in place (views): member 2 truncated mid-check is
+#     taken out, the check stops, the server serves on, every byte right;
+#     a zeroed spare truncated while rebuilt in place stops the rebuild
+#     and stays out, not extended (the check ended the server: SIGBUS
+#     in the job's XOR; the rebuild's writes extended it again, the bytes
+#     cut off zeroes); a replacement truncated mid-copy stops the replace
+#     (it was extended again too).
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -127,4 +134,64 @@ EOF
   fail "the array outside the lost row reads wrong"
 echo "   member 2 out, member 1's page listed, the rest read right"
 stop_server
+echo "== truncated mid-check and mid-rebuild, jobs reading in place"
+# Jobs read members in memory through views (RAID5_MEMBER_ACCESS=mapped
+# makes them here; a machine where mapping pays does so by itself): a
+# lost page faulted in the job's XOR and ended the server.
+rm -f "$mnt"/*
+MEMBERS_DIR=$mnt md_create j 3 32M --chunk 64K --assume-clean --bitmap none
+m=("${MEMBERS[@]}")
+export RAID5_MEMBER_ACCESS=mapped
+serve_ctl "$tmpdir/jobs.log" "${m[@]/#/disk=}" sync-speed-min=2000 sync-speed-max=4000 ||
+  fail "serve"
+size=$(ctl_get 's["size_bytes"]')
+head -c "$size" /dev/urandom >"$tmpdir/model"
+nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+ctl_ok check
+ctl_wait "s['job']['kind'] == 'check' and s['job']['done_stripes'] >= 16" 30
+truncate -s 8M "${m[2]}"
+ctl_wait "s['job']['kind'] == 'idle'" 30
+[ "$(ctl_get 's["health"]')" = "[UU_]" ] || fail "after the check: $(ctl_get 's["health"], s["last_job"]')"
+grep -Eq "member 2 \(${m[2]}\): read at [0-9]+: it ends before that \(truncated under the server\?\)" \
+  "$tmpdir/jobs.log" || fail "the log does not say member 2 ends early: $(tail -n 3 "$tmpdir/jobs.log")"
+nbdcopy "$URI" "$tmpdir/back" || fail "reading the array after the check"
+cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes after the check"
+echo "   check: member 2 out, the array read right"
+# The member rebuilt, written in place (allocated beforehand: a zeroed
+# spare), truncated mid-rebuild: the rebuild stops, the slot stays out.
+new=$mnt/new2.img
+head -c 32M /dev/zero >"$new"
+ctl_ok rebuild 2 "$new"
+ctl_wait "s['job']['kind'] == 'rebuild' and s['job']['done_stripes'] >= 16" 30
+truncate -s 8M "$new"
+ctl_wait "s['job']['kind'] == 'idle'" 30
+[ "$(ctl_get 's["health"]')" = "[UU_]" ] || fail "after the rebuild: $(ctl_get 's["health"], s["last_job"]')"
+grep -Eq "member 2 \($new\): write at [0-9]+: it ends before that.*the member being rebuilt failed" \
+  "$tmpdir/jobs.log" || fail "the log does not say the new member ends early: $(tail -n 3 "$tmpdir/jobs.log")"
+[ "$(stat -c %s "$new")" = $(( 8 << 20 )) ] || fail "the new member was extended again"
+nbdcopy "$URI" "$tmpdir/back" || fail "reading the array after the rebuild"
+cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes after the rebuild"
+echo "   rebuild: stopped, slot 2 out, the array read right"
+# A replacement truncated mid-copy: the replace stops, member 0 keeps the
+# slot (copied bytes past the cut would have come back as zeroes).
+truncate -s 32M "$mnt/new2b.img"
+ctl_ok rebuild 2 "$mnt/new2b.img"
+ctl_ok speed --min 100000 --max 200000
+ctl_wait "s['job']['kind'] == 'idle' and s['health'] == '[UUU]'" 30
+ctl_ok speed --min 2000 --max 4000
+rep=$mnt/rep0.img
+truncate -s 32M "$rep"
+ctl_ok replace 0 "$rep"
+ctl_wait "s['job']['kind'] == 'replace' and s['job']['done_stripes'] >= 16" 30
+truncate -s 4M "$rep"
+ctl_wait "s['job']['kind'] == 'idle'" 30
+[ "$(ctl_get '"%s %s" % (s["health"], s["members"][0]["path"])')" = "[UUU] ${m[0]}" ] ||
+  fail "after the replace: $(ctl_get 's["health"], s["members"][0], s["last_job"]')"
+grep -Eq "the replacement \($rep\): write at [0-9]+: it ends before that" "$tmpdir/jobs.log" ||
+  fail "the log does not say the replacement ends early: $(tail -n 3 "$tmpdir/jobs.log")"
+[ "$(stat -c %s "$rep")" = $(( 4 << 20 )) ] || fail "the replacement was extended again"
+echo "   replace: stopped, member 0 kept its slot"
+stop_server
+unset RAID5_MEMBER_ACCESS
+
 echo "PASS: $test_name"

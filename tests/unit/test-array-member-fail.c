@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,11 @@
 #include <criterion/criterion.h>
 
 #include "array/object.h"
+#include "array/runplan.h"
 #include "array/state.h"
+#include "io/view.h"
+#include "raid/jobplan.h"
+#include "raid/layout.h"
 #include "tests/unit/arrayfx.h"
 
 /* A blank member file of 8 MiB named name in f's folder, its path in
@@ -539,4 +544,70 @@ Test (member_fail, critical_window_written_from_its_backup, .timeout = 240)
     afx_verify (&f);
     afx_cleanup (&f);
   }
+}
+
+/* A job's XOR reads members in memory where they lie (io/view.h); one
+ * truncated under the server between the view and the XOR faulted
+ * (SIGBUS) and ended the server.  Now the step fails as the member's
+ * read would, and the member is taken out.
+ */
+Test (array_fail, member_truncated_under_a_jobs_view, .timeout = 60)
+{
+  struct afx f;
+  struct array_err err;
+  struct io_view views[3];
+  char *base[3];
+  struct r5_plan plan;
+  struct io_op ops[64];
+  struct plan_cmp_out cmp[64];
+  const unsigned n = 8;
+  uint64_t off, len;
+  char *scratch;
+  int r;
+
+  afx_make (&f, 3, 4 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 5);
+  if (!f.a->members[2].in_memory) {
+    afx_cleanup (&f);
+    cr_skip_test ("members not in memory (no /dev/shm)");
+  }
+  off = r5_stripe_member_off (&f.a->geom, 0);
+  len = (uint64_t) n * f.a->geom.chunk;
+  for (unsigned m = 0; m < 3; m++) {
+    io_view_init (&views[m]);
+    cr_assert_eq (io_view_get (&views[m], &f.a->members[m], off, len,
+                               IO_VIEW_READ, &base[m]), 0);
+  }
+  struct plan_views pv = { base, off, len, -1 };
+  struct r5_job_span span = { .job = R5_JOB_CHECK, .first = 0, .n = n,
+                              .chunk_off = 0, .len = f.a->geom.chunk };
+  r5_plan_init (&plan);
+  cr_assert_eq (r5_plan_job (&plan, &f.a->geom, &span), 0);
+  cr_assert_leq (plan.nios, 64);
+  scratch = calloc (1, plan.scratch + 1);
+  cr_assert_not_null (scratch);
+  struct plan_run x = { .plan = &plan, .scratch = scratch, .zero = f.a->zero,
+                        .views = &pv, .ops = ops, .cmp = cmp,
+                        .io_flags = IO_CALLS };
+
+  cr_assert_eq (plan_run (f.a, &x), 0, "the check of intact members");
+  cr_assert_eq (truncate (f.path[2], (off_t) (off + len / 2)), 0);
+  r = plan_run (f.a, &x);
+  cr_assert_eq (r, -ENXIO, "the step over a truncated member: %d", r);
+  cr_assert_eq (x.nops, 1);
+  cr_assert_eq (ops[0].member, 2);
+  cr_assert_eq (ops[0].kind, IO_READ);
+  cr_assert (ops[0].off >= off + len / 2 && ops[0].off < off + len,
+             "the fault's offset %" PRIu64, ops[0].off);
+  cr_assert_eq (array_io_failed (f.a, x.ops, x.nops, r, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (array_member_state (f.a, 2), MEMBER_FAULTY);
+  cr_assert (strstr (afx_log (), "it ends before that"), "%s", afx_log ());
+  for (unsigned m = 0; m < 3; m++)
+    io_view_close (&views[m]);
+  r5_plan_free (&plan);
+  free (scratch);
+  afx_verify (&f);
+  afx_cleanup (&f);
 }
