@@ -11,9 +11,19 @@
  * would (array_io_failed: recorded in the superblocks, and as its backend
  * says, link lost or I/O error); a lost one then comes back by itself
  * (comeback.c).  A busy member needs no probe: its own I/O finds out.
+ *
+ * A member file truncated under the server (members are locked against
+ * a second server, not against truncate) is found by a read past its
+ * new end, or by a copy through its mapping -- but a write past the end
+ * on a disk file system extends it again, and the bytes cut off become
+ * holes that read as zeroes.  Asking each write would cost a system call
+ * a request; so the sizes of the members in service are asked here, once
+ * a second (one fstat each), and a shorter one is failed as a read past
+ * its end would fail it.
  */
 #include <config.h>
 
+#include <errno.h>
 #include <stdlib.h>
 
 #include "array/object.h"
@@ -21,6 +31,7 @@
 #include "array/requests.h"
 
 #define PROBE_BYTES 512u
+#define SIZE_CHECK_NS 1000000000ull
 
 /* Read slot's first sector; on failure, fail the member. */
 static void
@@ -61,9 +72,31 @@ due (struct array *a, unsigned slot, uint64_t now)
   return now - k->quiet_ns[slot] >= every_ns;
 }
 
+/* Fail slot's member if its file is shorter than it was opened. */
+static void
+check_size (struct array *a, unsigned slot)
+{
+  struct io_op op = { .kind = IO_READ, .member = slot, .len = 4096,
+                      .result = -ENXIO };
+  struct array_err err;
+  uint64_t size;
+
+  if (health_state (&a->health, slot) == MEMBER_FAULTY ||
+      !io_member_shrunk (&a->members[slot], &size))
+    return;
+  op.off = size / op.len * op.len;
+  if (array_io_failed (a, &op, 1, op.result, &err) < 0)
+    array_log (a, ARRAY_LOG_ERROR, "a member cut short: %s", err.msg);
+}
+
 void
 keepalive_tick (struct array *a)
 {
+  uint64_t now = array_now_ns ();
+  bool sizes = now - a->keepalive.sized_ns >= SIZE_CHECK_NS;
+
+  if (sizes)
+    a->keepalive.sized_ns = now;
   for (unsigned s = 0; s < a->geom.members && !health_failed (&a->health);
        s++) {
     /* In an epoch, as requests are: a rebuild does not swap the member
@@ -71,6 +104,8 @@ keepalive_tick (struct array *a)
      */
     uint64_t epoch = epoch_enter (&a->epochs);
 
+    if (sizes)
+      check_size (a, s);
     if (due (a, s, array_now_ns ())) {
       probe (a, s);
       a->keepalive.quiet_ns[s] = array_now_ns ();

@@ -72,6 +72,7 @@ struct fault {
 struct keepalive {
   uint64_t batches[R5_MAX_MEMBERS];
   uint64_t quiet_ns[R5_MAX_MEMBERS];
+  uint64_t sized_ns;          /* when the members' sizes were last asked */
 };
 
 /* From the background thread, now and then: watch the faulty member if
@@ -114,8 +115,9 @@ enum fault_kind fault_of (struct array *a, unsigned slot, char *why)
 
 /* From the background thread, now and then: read each member in service
  * that has been idle for its probe interval (io_member_idle_probe_ms),
- * and fail it as any I/O error would if it does not answer
- * (keepalive.c).  A read waits up to the member timeout.
+ * and fail it as any I/O error would if it does not answer; fail a file
+ * that has become shorter than it was opened (keepalive.c).  A read
+ * waits up to the member timeout.
  */
 void keepalive_tick (struct array *a) __attribute__((nonnull));
 

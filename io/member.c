@@ -139,12 +139,16 @@ io_member_size_now (struct io_member *m)
 }
 
 bool
-io_member_shrunk (const struct io_member *m)
+io_member_shrunk (const struct io_member *m, uint64_t *size)
 {
   struct stat st;
 
-  return m->backend == &io_file_backend && fstat (m->file.fd, &st) == 0 &&
-    S_ISREG (st.st_mode) && (uint64_t) st.st_size < m->size;
+  if (m->backend != &io_file_backend || fstat (m->file.fd, &st) < 0 ||
+      !S_ISREG (st.st_mode) || (uint64_t) st.st_size >= m->size)
+    return false;
+  if (size)
+    *size = (uint64_t) st.st_size;
+  return true;
 }
 
 struct io_request_size

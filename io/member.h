@@ -169,9 +169,11 @@ int io_member_size_now (struct io_member *m) __attribute__((nonnull));
  * truncated under the server?  One fstat; false for block devices and
  * members over NBD.  A write past its end would extend it again, the
  * bytes cut off then holes that read as zeroes: a job asks before it
- * writes.  Any thread.
+ * writes, the background thread now and then.  *size (if not NULL): its
+ * bytes now, when true.  Any thread.
  */
-bool io_member_shrunk (const struct io_member *m) __attribute__((nonnull));
+bool io_member_shrunk (const struct io_member *m, uint64_t *size)
+  __attribute__((nonnull (1)));
 
 /* The request sizes a member serves best and at most, as its backend
  * says for it as opened (bytes, multiples of 512):

@@ -26,7 +26,10 @@
 #     and stays out, not extended (the check ended the server: SIGBUS
 #     in the job's XOR; the rebuild's writes extended it again, the bytes
 #     cut off zeroes); a replacement truncated mid-copy stops the replace
-#     (it was extended again too).
+#     (it was extended again too);
+#   - member 1 truncated while idle, on the test's folder: taken out
+#     within seconds, not written again (a write extended it: no fault
+#     tells of a truncation on a disk file system).
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -67,7 +70,8 @@ unset RAID5_MEMBER_ACCESS
 echo "== member 1 truncated while served, then written first (map)"
 # A write through the mapping meets the lost pages: the member is taken
 # out, not extended again by a write (its lost bytes would then be holes
-# that read as zeroes).
+# that read as zeroes).  (The size check, once a second, may find it
+# first: a read at its end.)
 rm -f "$mnt"/*
 MEMBERS_DIR=$mnt md_create w 3 32M --chunk 64K --assume-clean --bitmap none
 m=("${MEMBERS[@]}")
@@ -83,7 +87,7 @@ nbdcopy "$tmpdir/model" "$URI" || fail "writing the array with member 1 truncate
   fail "member 1 was extended again to $(stat -c %s "${m[1]}") bytes"
 nbdcopy "$URI" "$tmpdir/back" || fail "reading it back"
 cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes"
-grep -Eq "member 1 \(${m[1]}\): write at [0-9]+: it ends before that" "$tmpdir/write.log" ||
+grep -Eq "member 1 \(${m[1]}\): (write|read) at [0-9]+: it ends before that" "$tmpdir/write.log" ||
   fail "the log does not say member 1 ends early: $(tail -n 3 "$tmpdir/write.log")"
 echo "   member 1 out at its first write past its end, not extended"
 stop_server
@@ -166,7 +170,7 @@ ctl_wait "s['job']['kind'] == 'rebuild' and s['job']['done_stripes'] >= 16" 30
 truncate -s 8M "$new"
 ctl_wait "s['job']['kind'] == 'idle'" 30
 [ "$(ctl_get 's["health"]')" = "[UU_]" ] || fail "after the rebuild: $(ctl_get 's["health"], s["last_job"]')"
-grep -Eq "member 2 \($new\): write at [0-9]+: it ends before that.*the member being rebuilt failed" \
+grep -Eq "member 2 \($new\): (write|read) at [0-9]+: it ends before that.*the member being rebuilt failed" \
   "$tmpdir/jobs.log" || fail "the log does not say the new member ends early: $(tail -n 3 "$tmpdir/jobs.log")"
 [ "$(stat -c %s "$new")" = $(( 8 << 20 )) ] || fail "the new member was extended again"
 nbdcopy "$URI" "$tmpdir/back" || fail "reading the array after the rebuild"
@@ -191,6 +195,30 @@ grep -Eq "the replacement \($rep\): write at [0-9]+: it ends before that" "$tmpd
   fail "the log does not say the replacement ends early: $(tail -n 3 "$tmpdir/jobs.log")"
 [ "$(stat -c %s "$rep")" = $(( 4 << 20 )) ] || fail "the replacement was extended again"
 echo "   replace: stopped, member 0 kept its slot"
+stop_server
+unset RAID5_MEMBER_ACCESS
+
+echo "== member 1 truncated while idle, on a disk file system (read, write)"
+# No fault tells of it there, and a write past the end extends the file
+# again (the bytes cut off then holes reading as zeroes): the server asks
+# the members' sizes once a second and takes a shorter one out.
+export RAID5_MEMBER_ACCESS=read
+md_create d 3 32M --chunk 64K --assume-clean --bitmap none
+m=("${MEMBERS[@]}")
+serve_ctl "$tmpdir/idle.log" "${m[@]/#/disk=}" || fail "serve"
+size=$(ctl_get 's["size_bytes"]')
+head -c "$size" /dev/urandom >"$tmpdir/model"
+nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+truncate -s 8M "${m[1]}"
+ctl_wait "s['health'] == '[U_U]'" 10
+grep -Eq "member 1 \(${m[1]}\): read at 8388608: it ends before that" "$tmpdir/idle.log" ||
+  fail "the log does not say member 1 ends early: $(tail -n 3 "$tmpdir/idle.log")"
+head -c "$size" /dev/urandom >"$tmpdir/model"
+nbdcopy "$tmpdir/model" "$URI" || fail "writing the array degraded"
+[ "$(stat -c %s "${m[1]}")" = $(( 8 << 20 )) ] || fail "member 1 was extended again"
+nbdcopy "$URI" "$tmpdir/back" || fail "reading it back"
+cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes"
+echo "   member 1 out within seconds, not extended by the writes after"
 stop_server
 unset RAID5_MEMBER_ACCESS
 

@@ -21,9 +21,11 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -609,5 +611,61 @@ Test (array_fail, member_truncated_under_a_jobs_view, .timeout = 60)
   r5_plan_free (&plan);
   free (scratch);
   afx_verify (&f);
+  afx_cleanup (&f);
+}
+
+/* The new member cut short under a rebuild (from its progress, between
+ * steps, where no server's size check runs: offline): its writes would
+ * extend it again, the rebuilt bytes cut off then holes read as zeroes,
+ * and the rebuild would end "healthy".  It stops at the next piece.
+ */
+struct cut {
+  const char *path;
+  off_t to;
+  bool done;
+};
+
+static void
+cut_after_first_step (void *opaque, uint64_t done, uint64_t total)
+{
+  struct cut *c = opaque;
+
+  (void) total;
+  if (!c->done && done > 0) {
+    cr_assert_eq (truncate (c->path, c->to), 0);
+    c->done = true;
+  }
+}
+
+Test (array_fail, new_member_cut_short_mid_rebuild, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  char fresh[PATH_MAX + 16];
+  struct cut c = { fresh, 0, false };
+  struct array_job_watch w = { .progress = cut_after_first_step,
+                               .opaque = &c, .step_bytes = 256 << 10 };
+  struct stat st;
+  int r;
+
+  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 6);
+  cr_assert_eq (array_fail (f.a, 1, &err), 0, "%s", err.msg);
+  blank_member (&f, "new.img", fresh, sizeof fresh);
+  c.to = (off_t) f.a->geom.data_offset;
+  cr_assert_eq (array_rebuild_start (f.a, 1, fresh, false, &err), 0, "%s",
+                err.msg);
+  r = array_job_run (f.a, R5_JOB_REBUILD, &w, &err);
+  cr_assert (c.done, "the rebuild made no step");
+  cr_assert_lt (r, 0, "the rebuild went on onto a member cut short");
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_FAULTY, "state %d",
+                array_member_state (f.a, 1));
+  cr_assert (strstr (afx_log (), "it ends before that"), "%s", afx_log ());
+  cr_assert_eq (stat (fresh, &st), 0);
+  cr_assert_eq (st.st_size, c.to, "the new member grew again to %jd bytes",
+                (intmax_t) st.st_size);
+  afx_verify (&f);
+  unlink (fresh);
   afx_cleanup (&f);
 }
