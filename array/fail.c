@@ -37,10 +37,15 @@ op_name (enum io_kind kind)
   return "io";
 }
 
+/* Did op fail, blaming a member of the array's slots?  A replacement's
+ * op (ARRAY_REPLACEMENT, past the slots) is the replace's to drop
+ * (replace_took), never a slot to take out.
+ */
 static bool
-blames_member (const struct io_op *op)
+blames_member (const struct array *a, const struct io_op *op)
 {
-  return op->result < 0 && op->result != -ECANCELED;
+  return op->result < 0 && op->result != -ECANCELED &&
+    op->member < a->geom.members;
 }
 
 /* The op whose member is taken out, or NULL (the batch could not run):
@@ -53,12 +58,12 @@ blames_member (const struct io_op *op)
  * (handle_failed_stripe: rdev_set_badblocks).
  */
 static const struct io_op *
-member_to_take_out (const struct io_op *ops, size_t n)
+member_to_take_out (const struct array *a, const struct io_op *ops, size_t n)
 {
   const struct io_op *first = NULL;
 
   for (size_t i = 0; i < n; i++)
-    if (blames_member (&ops[i])) {
+    if (blames_member (a, &ops[i])) {
       if (!io_op_range_error (&ops[i]))
         return &ops[i];
       if (first == NULL)
@@ -72,13 +77,13 @@ member_to_take_out (const struct io_op *ops, size_t n)
  * member to keep)?
  */
 static bool
-other_member_failed (const struct io_op *ops, size_t n,
-                     const struct io_op *op)
+other_member_failed (const struct array *a, const struct io_op *ops,
+                     size_t n, const struct io_op *op)
 {
   bool whole = !io_op_range_error (op);
 
   for (size_t i = 0; i < n; i++)
-    if (blames_member (&ops[i]) && ops[i].member != op->member &&
+    if (blames_member (a, &ops[i]) && ops[i].member != op->member &&
         !(whole && io_op_range_error (&ops[i])))
       return true;
   return false;
@@ -190,7 +195,7 @@ int
 array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
                 uint32_t *gen, struct array_err *err)
 {
-  const struct io_op *op = member_to_take_out (ops, n);
+  const struct io_op *op = member_to_take_out (a, ops, n);
   struct failure f;
 
   if (op == NULL) {
@@ -198,7 +203,7 @@ array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
     return r < 0 ? r : -EIO;
   }
   f.m = (int) op->member;
-  f.others = other_member_failed (ops, n, op);
+  f.others = other_member_failed (a, ops, n, op);
   f.kind = op->link_lost ? FAULT_LINK_LOST : FAULT_IO_ERROR;
   snprintf (f.what, sizeof f.what, "member %u (%s): ", op->member,
             a->members[op->member].path);

@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
 
 #include "array/object.h"
 #include "array/replace-int.h"
@@ -109,15 +111,16 @@ replace_write_failed (struct array *a, const struct io_op *w,
   const char *why = io_op_member_shrank (w)
     ? "it ends before that (truncated under the server?)"
     : io_strerror (w->result);
+  char what[48] = "fdatasync";
 
+  if (w->kind != IO_FSYNC)
+    snprintf (what, sizeof what, "write at %" PRIu64, w->off);
   if (err)
-    array_set_err (err, "the replacement (%s): write at %" PRIu64 ": %s",
-                   replace_replacement (a)->path, w->off, why);
-  if (!a->replace.failed)
-    array_log (a, ARRAY_LOG_ERROR, "the replacement (%s): write at %"
-               PRIu64 ": %s: the replace stops",
-               replace_replacement (a)->path, w->off, why);
-  a->replace.failed = true;
+    array_set_err (err, "the replacement (%s): %s: %s",
+                   replace_replacement (a)->path, what, why);
+  if (!atomic_exchange (&a->replace.failed, true))
+    array_log (a, ARRAY_LOG_ERROR, "the replacement (%s): %s: %s: the "
+               "replace stops", replace_replacement (a)->path, what, why);
   return -ECANCELED;
 }
 

@@ -198,9 +198,13 @@ run_compute (struct plan_run *x)
   }
 }
 
-/* A fault at byte at of member m's mapped bytes (a member truncated
- * under the server): x->ops[0] made the op that stands for it, as a read
- * (or the written member's write) of its page would have failed.
+/* A fault at byte at of member m's mapped bytes: x->ops[0] made the op
+ * that stands for it, as a read (or the written member's write) of its
+ * page would have failed -- -ENXIO when m is shorter than it was
+ * (truncated under the server), else -ENOMEM: a page the tmpfs could not
+ * give (a hole another process punched, the tmpfs full).  Neither is an
+ * error of the range (io_op_range_error), which would be read again
+ * into the op's buffer, and this op has none: the member is taken out.
  */
 static int
 view_faulted (struct array *a, struct plan_run *x, unsigned m, uint64_t at)
@@ -211,7 +215,7 @@ view_faulted (struct array *a, struct plan_run *x, unsigned m, uint64_t at)
   x->ops[0] = (struct io_op) {
     .kind = (int) m == v->writable ? IO_WRITE : IO_READ, .member = m,
     .off = v->off + at / PLAN_FAULT_PAGE * PLAN_FAULT_PAGE,
-    .len = PLAN_FAULT_PAGE, .result = gone ? -ENXIO : -EIO,
+    .len = PLAN_FAULT_PAGE, .result = gone ? -ENXIO : -ENOMEM,
   };
   x->nops = 1;
   return x->ops[0].result;

@@ -100,9 +100,9 @@ bool plan_run_has_writes (const struct array *a, const struct plan_run *x,
 /* Call fn(arg), which reads (or writes) x's mapped member bytes, with a
  * fault there (a member truncated under the server: io/sigbus.h) turned
  * into the failure of that member's op: 0, or -ENXIO (the member is
- * shorter than it was) or -EIO (a hole punched in a full tmpfs) with
- * x->ops[0] (x->nops 1) that op, a page of PLAN_FAULT_PAGE bytes, for
- * array_io_failed().  fn: as io_sigbus_run's (no lock, no allocation).
+ * shorter than it was) or -ENOMEM (a hole punched in a full tmpfs) with
+ * x->ops[0] (x->nops 1) that op, a page of PLAN_FAULT_PAGE bytes and no
+ * buffer, for array_io_failed().  fn: as io_sigbus_run's (no lock, no allocation).
  * Phase 2 runs so; a caller's own use of the bytes after it may too.
  */
 #define PLAN_FAULT_PAGE 4096u

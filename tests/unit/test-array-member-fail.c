@@ -669,3 +669,32 @@ Test (array_fail, new_member_cut_short_mid_rebuild, .timeout = 120)
   unlink (fresh);
   afx_cleanup (&f);
 }
+
+/* A batch (a superblock write, say) where the replacement's op failed as
+ * a whole (its link lost) and a member's with an error of its range: the
+ * member is taken out -- the replacement is the replace's to drop, no
+ * slot (it was picked, and slot 32 taken out past the health table).
+ */
+Test (array_fail, a_replacements_failure_is_no_slots, .timeout = 60)
+{
+  struct afx f;
+  struct array_err err;
+  struct io_op ops[2] = {
+    { .kind = IO_WRITE, .member = ARRAY_REPLACEMENT, .off = 4096,
+      .len = 4096, .result = -ECONNRESET, .link_lost = true },
+    { .kind = IO_WRITE, .member = 1, .off = 4096, .len = 4096,
+      .result = -EIO },
+  };
+
+  afx_make (&f, 3, 4 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 7);
+  cr_assert_eq (array_io_failed (f.a, ops, 2, -EIO, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_FAULTY);
+  cr_assert_eq (array_member_state (f.a, 0), MEMBER_ACTIVE);
+  cr_assert_eq (array_member_state (f.a, 2), MEMBER_ACTIVE);
+  cr_assert (strstr (afx_log (), "member 1 ("), "%s", afx_log ());
+  afx_verify (&f);
+  afx_cleanup (&f);
+}
