@@ -238,6 +238,15 @@ uint64_t bb_scrub_rewrite (struct array *a, const char *job, uint64_t stripe,
                            uint64_t chunk_off, uint64_t len)
   __attribute__((nonnull));
 
+/* Why bb_scrub_rewrite left rows that the members in bad (a mask) list, as
+ * the tail of a log line: "s; a row two members list cannot be
+ * computed" (two list it: the line's "list" made plural), else
+ * "; not rewritten: ..." -- read-only, a member out of service, the
+ * member failed a write, or a failure the log said already.
+ */
+const char *bb_scrub_unrewritten (const struct array *a, uint64_t bad)
+  __attribute__((nonnull, returns_nonnull));
+
 /* A batch that ran with b->bb_member missing for its listed bytes, no
  * stripe lock held: those bytes of its row rewritten from the others and
  * cleared where they read back, if the member never failed a write (and

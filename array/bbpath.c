@@ -525,6 +525,20 @@ bb_rewrite_met (struct array *a, const struct wp_batch *b)
   }
 }
 
+const char *
+bb_scrub_unrewritten (const struct array *a, uint64_t bad)
+{
+  if (bad & (bad - 1))
+    return "s; a row two members list cannot be computed";
+  if (a->read_only)
+    return "; not rewritten: the array is read-only";
+  if (health_out (&a->health) >= 0)
+    return "; not rewritten: a member is out of service";
+  if (a->bb.write_error[__builtin_ctzll (bad)])
+    return "; not rewritten: the member failed a write";
+  return "; not rewritten: the log above says why";
+}
+
 uint64_t
 bb_scrub_rewrite (struct array *a, const char *job, uint64_t stripe,
                   uint64_t chunk_off, uint64_t len)

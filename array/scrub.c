@@ -319,19 +319,6 @@ row_mask (const struct array *a, uint64_t s, uint64_t co, uint64_t end,
                         slot);
 }
 
-/* Why a scrub did not rewrite rows the members bad list. */
-static const char *
-unrewritten (const struct array *a, uint64_t bad)
-{
-  if (bad & (bad - 1))
-    return "s; a row two members list cannot be computed";
-  if (a->read_only)
-    return "; not rewritten: the array is read-only";
-  if (a->bb.write_error[__builtin_ctzll (bad)])
-    return "; not rewritten: the member failed a write";
-  return "; not rewritten: the log above says why";
-}
-
 /* Rows [co, co + len) of stripe s that the members bad (but slot) list:
  * counted once a stripe (in the part that meets its first such rows: an
  * earlier try of the stripe, its rows listed before co, or a read error
@@ -358,7 +345,7 @@ listed_rows (struct part *p, uint64_t s, uint64_t co, uint64_t len, int slot,
              "log%s), so their parity cannot be judged", r5_job_name (p->kind),
              s, r5_stripe_member_off (&a->geom, s) + co, len,
              bb_members_named (bad, who, sizeof who),
-             bad & (bad - 1) ? "" : "s", unrewritten (a, bad));
+             bad & (bad - 1) ? "" : "s", bb_scrub_unrewritten (a, bad));
   return 0;
 }
 
