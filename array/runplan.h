@@ -102,8 +102,9 @@ bool plan_run_has_writes (const struct array *a, const struct plan_run *x,
  * into the failure of that member's op: 0, or -ENXIO (the member is
  * shorter than it was) or -ENOMEM (a hole punched in a full tmpfs) with
  * x->ops[0] (x->nops 1) that op, a page of PLAN_FAULT_PAGE bytes and no
- * buffer, for array_io_failed().  fn: as io_sigbus_run's (no lock, no allocation).
- * Phase 2 runs so; a caller's own use of the bytes after it may too.
+ * buffer, for array_io_failed().  fn: as io_sigbus_run's (no lock, no
+ * allocation).  Phase 2 runs so; a caller's own use of the bytes after
+ * it may too (scrub.c's checksums).
  */
 #define PLAN_FAULT_PAGE 4096u
 int plan_run_guarded (struct array *a, struct plan_run *x,
