@@ -42,6 +42,22 @@ mkdir "$mnt"
 mount -t tmpfs -o size=256M tmpfs "$mnt" 2>/dev/null || skip "cannot mount a tmpfs"
 cleanup_fn "umount -l '$mnt'"
 
+# reads_as_model WHEN: the whole array at $URI must read as $tmpdir/model.
+reads_as_model ()
+{
+  nbdcopy "$URI" "$tmpdir/back" || fail "reading the array $1"
+  cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes $1"
+}
+
+# cut_mid_job KIND FILE SIZE: once the job KIND started by the caller has
+# done 16 stripes, FILE is cut to SIZE; returns when no job runs.
+cut_mid_job ()
+{
+  ctl_wait "s['job']['kind'] == '$1' and s['job']['done_stripes'] >= 16" 30
+  truncate -s "$3" "$2"
+  ctl_wait "s['job']['kind'] == 'idle'" 30
+}
+
 for access in map read; do
   echo "== member 2 truncated while served ($access)"
   rm -f "$mnt"/*
@@ -53,15 +69,13 @@ for access in map read; do
   head -c "$size" /dev/urandom >"$tmpdir/model"
   nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
   truncate -s 8M "${m[2]}"
-  nbdcopy "$URI" "$tmpdir/back" || fail "$access: reading the array with member 2 truncated"
-  cmp -s "$tmpdir/model" "$tmpdir/back" || fail "$access: the array read wrong bytes"
+  reads_as_model "($access) with member 2 truncated"
   [ "$(ctl_get 's["health"]')" = "[UU_]" ] || fail "$access: health $(ctl_get 's["health"]')"
   grep -Eq "member 2 \(${m[2]}\): read at [0-9]+: it ends before that \(truncated under the server\?\)" \
     "$tmpdir/$access.log" || fail "$access: the log does not say member 2 ends early: $(tail -n 3 "$tmpdir/$access.log")"
   head -c "$size" /dev/urandom >"$tmpdir/model"
   nbdcopy "$tmpdir/model" "$URI" || fail "$access: writing the array degraded"
-  nbdcopy "$URI" "$tmpdir/back" || fail "$access: reading it back"
-  cmp -s "$tmpdir/model" "$tmpdir/back" || fail "$access: the array read wrong bytes after the writes"
+  reads_as_model "($access) after the writes"
   echo "   $(grep -o 'member 2 (.*truncated under the server?)' "$tmpdir/$access.log" | head -n 1 | sed "s|$mnt/||")"
   stop_server
 done
@@ -85,8 +99,7 @@ nbdcopy "$tmpdir/model" "$URI" || fail "writing the array with member 1 truncate
 [ "$(ctl_get 's["health"]')" = "[U_U]" ] || fail "health $(ctl_get 's["health"]')"
 [ "$(stat -c %s "${m[1]}")" = $(( 8 << 20 )) ] ||
   fail "member 1 was extended again to $(stat -c %s "${m[1]}") bytes"
-nbdcopy "$URI" "$tmpdir/back" || fail "reading it back"
-cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes"
+reads_as_model "after the writes"
 grep -Eq "member 1 \(${m[1]}\): (write|read) at [0-9]+: it ends before that" "$tmpdir/write.log" ||
   fail "the log does not say member 1 ends early: $(tail -n 3 "$tmpdir/write.log")"
 echo "   member 1 out at its first write past its end, not extended"
@@ -152,29 +165,23 @@ size=$(ctl_get 's["size_bytes"]')
 head -c "$size" /dev/urandom >"$tmpdir/model"
 nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
 ctl_ok check
-ctl_wait "s['job']['kind'] == 'check' and s['job']['done_stripes'] >= 16" 30
-truncate -s 8M "${m[2]}"
-ctl_wait "s['job']['kind'] == 'idle'" 30
+cut_mid_job check "${m[2]}" 8M
 [ "$(ctl_get 's["health"]')" = "[UU_]" ] || fail "after the check: $(ctl_get 's["health"], s["last_job"]')"
 grep -Eq "member 2 \(${m[2]}\): read at [0-9]+: it ends before that \(truncated under the server\?\)" \
   "$tmpdir/jobs.log" || fail "the log does not say member 2 ends early: $(tail -n 3 "$tmpdir/jobs.log")"
-nbdcopy "$URI" "$tmpdir/back" || fail "reading the array after the check"
-cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes after the check"
+reads_as_model "after the check"
 echo "   check: member 2 out, the array read right"
 # The member rebuilt, written in place (allocated beforehand: a zeroed
 # spare), truncated mid-rebuild: the rebuild stops, the slot stays out.
 new=$mnt/new2.img
 head -c 32M /dev/zero >"$new"
 ctl_ok rebuild 2 "$new"
-ctl_wait "s['job']['kind'] == 'rebuild' and s['job']['done_stripes'] >= 16" 30
-truncate -s 8M "$new"
-ctl_wait "s['job']['kind'] == 'idle'" 30
+cut_mid_job rebuild "$new" 8M
 [ "$(ctl_get 's["health"]')" = "[UU_]" ] || fail "after the rebuild: $(ctl_get 's["health"], s["last_job"]')"
 grep -Eq "member 2 \($new\): (write|read) at [0-9]+: it ends before that.*the member being rebuilt failed" \
   "$tmpdir/jobs.log" || fail "the log does not say the new member ends early: $(tail -n 3 "$tmpdir/jobs.log")"
 [ "$(stat -c %s "$new")" = $(( 8 << 20 )) ] || fail "the new member was extended again"
-nbdcopy "$URI" "$tmpdir/back" || fail "reading the array after the rebuild"
-cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes after the rebuild"
+reads_as_model "after the rebuild"
 echo "   rebuild: stopped, slot 2 out, the array read right"
 # A replacement truncated mid-copy: the replace stops, member 0 keeps the
 # slot (copied bytes past the cut would have come back as zeroes).
@@ -186,9 +193,7 @@ ctl_ok speed --min 2000 --max 4000
 rep=$mnt/rep0.img
 truncate -s 32M "$rep"
 ctl_ok replace 0 "$rep"
-ctl_wait "s['job']['kind'] == 'replace' and s['job']['done_stripes'] >= 16" 30
-truncate -s 4M "$rep"
-ctl_wait "s['job']['kind'] == 'idle'" 30
+cut_mid_job replace "$rep" 4M
 [ "$(ctl_get '"%s %s" % (s["health"], s["members"][0]["path"])')" = "[UUU] ${m[0]}" ] ||
   fail "after the replace: $(ctl_get 's["health"], s["members"][0], s["last_job"]')"
 grep -Eq "the replacement \($rep\): write at [0-9]+: it ends before that" "$tmpdir/jobs.log" ||
@@ -216,8 +221,7 @@ grep -Eq "member 1 \(${m[1]}\): read at 8388608: it ends before that" "$tmpdir/i
 head -c "$size" /dev/urandom >"$tmpdir/model"
 nbdcopy "$tmpdir/model" "$URI" || fail "writing the array degraded"
 [ "$(stat -c %s "${m[1]}")" = $(( 8 << 20 )) ] || fail "member 1 was extended again"
-nbdcopy "$URI" "$tmpdir/back" || fail "reading it back"
-cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes"
+reads_as_model "after the writes"
 echo "   member 1 out within seconds, not extended by the writes after"
 stop_server
 unset RAID5_MEMBER_ACCESS
