@@ -49,6 +49,16 @@ reads_as_model ()
   cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes $1"
 }
 
+# serve_filled LOG PLUGIN_ARGS...: serve_ctl, then the array filled with
+# random bytes, kept in $tmpdir/model; $size its bytes.
+serve_filled ()
+{
+  serve_ctl "$@" || fail "serve"
+  size=$(ctl_get 's["size_bytes"]')
+  head -c "$size" /dev/urandom >"$tmpdir/model"
+  nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+}
+
 # cut_mid_job KIND FILE SIZE: once the job KIND started by the caller has
 # done 16 stripes, FILE is cut to SIZE; returns when no job runs.
 cut_mid_job ()
@@ -64,10 +74,7 @@ for access in map read; do
   MEMBERS_DIR=$mnt md_create t 3 32M --chunk 64K --assume-clean --bitmap none
   m=("${MEMBERS[@]}")
   if [ $access = read ]; then export RAID5_MEMBER_ACCESS=read; else unset RAID5_MEMBER_ACCESS; fi
-  serve_ctl "$tmpdir/$access.log" "${m[@]/#/disk=}" || fail "serve"
-  size=$(ctl_get 's["size_bytes"]')
-  head -c "$size" /dev/urandom >"$tmpdir/model"
-  nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+  serve_filled "$tmpdir/$access.log" "${m[@]/#/disk=}"
   truncate -s 8M "${m[2]}"
   reads_as_model "($access) with member 2 truncated"
   [ "$(ctl_get 's["health"]')" = "[UU_]" ] || fail "$access: health $(ctl_get 's["health"]')"
@@ -89,10 +96,7 @@ echo "== member 1 truncated while served, then written first (map)"
 rm -f "$mnt"/*
 MEMBERS_DIR=$mnt md_create w 3 32M --chunk 64K --assume-clean --bitmap none
 m=("${MEMBERS[@]}")
-serve_ctl "$tmpdir/write.log" "${m[@]/#/disk=}" || fail "serve"
-size=$(ctl_get 's["size_bytes"]')
-head -c "$size" /dev/urandom >"$tmpdir/model"
-nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+serve_filled "$tmpdir/write.log" "${m[@]/#/disk=}"
 truncate -s 8M "${m[1]}"
 head -c "$size" /dev/urandom >"$tmpdir/model"
 nbdcopy "$tmpdir/model" "$URI" || fail "writing the array with member 1 truncated"
@@ -111,11 +115,8 @@ MEMBERS_DIR=$mnt md_create b 3 32M --chunk 64K --assume-clean --bitmap none
 m=("${MEMBERS[@]}") CHUNK=65536
 [ "$MD_LAYOUT" = left-symmetric ] || fail "layout $MD_LAYOUT"
 badsector_serve "${m[1]}" "$tmpdir/b1.nsock" "$tmpdir/bad1.list" "$tmpdir/bad1.log"
-serve_ctl "$tmpdir/both.log" "disk=${m[0]}" "disk=nbd+unix:///?socket=$tmpdir/b1.nsock" \
-  "disk=${m[2]}" || fail "serve"
-size=$(ctl_get 's["size_bytes"]')
-head -c "$size" /dev/urandom >"$tmpdir/model"
-nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+serve_filled "$tmpdir/both.log" "disk=${m[0]}" "disk=nbd+unix:///?socket=$tmpdir/b1.nsock" \
+  "disk=${m[2]}"
 # Stripe 302 (parity on member 0, data on members 1 and 2), past where
 # member 2 is cut: its row 1 is unreadable on member 1, gone on member 2.
 s=302
@@ -159,11 +160,7 @@ rm -f "$mnt"/*
 MEMBERS_DIR=$mnt md_create j 3 32M --chunk 64K --assume-clean --bitmap none
 m=("${MEMBERS[@]}")
 export RAID5_MEMBER_ACCESS=mapped
-serve_ctl "$tmpdir/jobs.log" "${m[@]/#/disk=}" sync-speed-min=2000 sync-speed-max=4000 ||
-  fail "serve"
-size=$(ctl_get 's["size_bytes"]')
-head -c "$size" /dev/urandom >"$tmpdir/model"
-nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+serve_filled "$tmpdir/jobs.log" "${m[@]/#/disk=}" sync-speed-min=2000 sync-speed-max=4000
 ctl_ok check
 cut_mid_job check "${m[2]}" 8M
 [ "$(ctl_get 's["health"]')" = "[UU_]" ] || fail "after the check: $(ctl_get 's["health"], s["last_job"]')"
@@ -210,10 +207,7 @@ echo "== member 1 truncated while idle, on a disk file system (read, write)"
 export RAID5_MEMBER_ACCESS=read
 md_create d 3 32M --chunk 64K --assume-clean --bitmap none
 m=("${MEMBERS[@]}")
-serve_ctl "$tmpdir/idle.log" "${m[@]/#/disk=}" || fail "serve"
-size=$(ctl_get 's["size_bytes"]')
-head -c "$size" /dev/urandom >"$tmpdir/model"
-nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+serve_filled "$tmpdir/idle.log" "${m[@]/#/disk=}"
 truncate -s 8M "${m[1]}"
 ctl_wait "s['health'] == '[U_U]'" 10
 grep -Eq "member 1 \(${m[1]}\): read at 8388608: it ends before that" "$tmpdir/idle.log" ||
