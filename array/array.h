@@ -257,7 +257,10 @@ int array_rebuild_start (struct array *a, unsigned slot, const char *path,
  * it, failed while serving).  Only the regions the write-intent bitmap
  * marks are rebuilt -- md's --re-add -- so it is refused (err says why)
  * unless the member's own superblock names this array and slot and the
- * bitmap was not cleared since it left.  Returns 0 or -errno.
+ * bitmap was not cleared since it left.  A member that left part-way
+ * through a rebuild onto it (not a bitmap-guided one) is rebuilt whole,
+ * as md does (md_readd_whole).  Returns 0 (bitmap-guided), 1 (rebuilt
+ * whole) or -errno.
  */
 int array_readd_start (struct array *a, unsigned slot, const char *path,
                        struct array_err *err)

@@ -166,10 +166,11 @@ try_back (struct array *a)
    * re-add that puts it back (its gen moves on) is not a new failure.
    */
   c->gen = health_gen (&a->health, (unsigned) slot);
-  if (r == 0) {
+  if (r >= 0) {
     array_log (a, ARRAY_LOG_ERROR, "slot %d (%s) answers again: re-added, "
-               "resyncing what the bitmap says it missed", slot,
-               a->members[slot].path);
+               "%s", slot, a->members[slot].path, r == 1
+               ? "rebuilt whole (it left part-way through a rebuild onto it)"
+               : "resyncing what the bitmap says it missed");
     c->state = COMEBACK_READDED;
     return;
   }

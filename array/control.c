@@ -149,15 +149,18 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
     r = array_replace_start (a, (unsigned) slot, path, force, err);
   else
     r = array_rebuild_start (a, (unsigned) slot, path, force, err);
-  if (r == 0)
+  if (r >= 0)
     fprintf (out, "%s: slot %" PRIu64 "%s\n", w[0], slot,
              strcmp (w[0], "fail") == 0 ? " failed"
+             : strcmp (w[0], "re-add") == 0 && r == 1
+             ? ": re-added; it left part-way through a rebuild onto it, so "
+               "it is rebuilt whole (as md does)"
              : strcmp (w[0], "re-add") == 0
              ? ": re-added, rebuilding what the bitmap marks"
              : strcmp (w[0], "replace") == 0
              ? ": replace started (the member stays in service)"
              : ": rebuild started");
-  return r;
+  return r < 0 ? r : 0;
 }
 
 /* grow --bitmap=internal|none: the internal bitmap added or removed. */

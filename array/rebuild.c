@@ -382,6 +382,7 @@ array_readd_start (struct array *a, unsigned slot, const char *path,
   struct md_sb sb;
   struct joining j = { .slot = slot, .m = &m, .how = META_JOIN_RE_ADD,
                        .sb = &sb, .override = "a rebuild with --force" };
+  bool whole = false;
   int r;
 
   if ((r = array_writable (a, "re-add", err)) < 0)
@@ -412,12 +413,15 @@ array_readd_start (struct array *a, unsigned slot, const char *path,
       array_set_err (err, "cannot re-add %s into slot %u: %s", dev->path,
                      slot, why);
     }
-    if (r >= 0)
+    if (r >= 0) {
+      whole = md_readd_whole (&sb);
+      j.how = whole ? META_JOIN_OLD : META_JOIN_RE_ADD;
       r = begin (a, &j, err);
+    }
   }
   pthread_mutex_unlock (&a->job.lock);
   io_member_close (&m);
-  return r;
+  return r < 0 ? r : whole;
 }
 
 /* The cursor reached the end: the member is in service; job.lock held. */

@@ -460,3 +460,10 @@ md_readd_check (const struct md_live *s, const struct md_readd *q,
     return 0;
   return -EINVAL;
 }
+
+bool
+md_readd_whole (const struct md_sb *dev)
+{
+  return (dev->feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
+    !(dev->feature_map & MD_FEATURE_RECOVERY_BITMAP);
+}

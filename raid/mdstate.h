@@ -78,7 +78,9 @@
  *  - Re-add (md's add_new_disk with a bitmap; mdadm --re-add): allowed
  *    when the member's own superblock names this array and this slot, and
  *    its events are at least the bitmap's events_cleared (bits were never
- *    cleared since it left, so they cover everything it missed).
+ *    cleared since it left, so they cover everything it missed).  One
+ *    that left part-way through a rebuild that was not bitmap-guided is
+ *    rebuilt whole (md_readd_whole).
  *
  * Departures, and why:
  *  - events never go down: md rolls a clean<->dirty flip back (events-1)
@@ -407,5 +409,18 @@ struct md_readd {
 int md_readd_check (const struct md_live *s, const struct md_readd *q,
                     char *why, size_t len)
   __attribute__((nonnull));
+
+/* Must a re-add of dev (md_readd_check said yes) rebuild it whole rather
+ * than what the bitmap marks?  Yes when its own superblock records a
+ * rebuild that was not bitmap-guided (MD_FEATURE_RECOVERY_OFFSET without
+ * MD_FEATURE_RECOVERY_BITMAP): it left part-way through a rebuild onto
+ * it, so past its recovery_offset it holds what it held before, which
+ * no bitmap marks.  md: super_1_validate sets saved_raid_disk to -1 for
+ * such a device, raid5_add_disk then sets conf->fullsync, and the hot
+ * add starts its recovery at 0 (remove_and_add_spares).  A bitmap-guided
+ * re-add cut short (both flags) stays bitmap-guided: the bits are not
+ * cleared while a member is out or recovering.
+ */
+bool md_readd_whole (const struct md_sb *dev) __attribute__((nonnull));
 
 #endif /* RAID_MDSTATE_H */

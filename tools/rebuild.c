@@ -208,6 +208,7 @@ static int
 start (struct array *a, const struct rebuild_opts *o)
 {
   struct array_err err;
+  int r;
 
   if (check_slot (a, o) != TOOL_OK)
     return TOOL_FAIL;
@@ -215,9 +216,14 @@ start (struct array *a, const struct rebuild_opts *o)
                                           o->job.force, &err) < 0)
     return tool_error ("%s", err.msg);
   if (o->re_add &&
-      array_member_state (a, (unsigned) o->job.slot) != MEMBER_REBUILDING &&
-      array_readd_start (a, (unsigned) o->job.slot, NULL, &err) < 0)
-    return tool_error ("%s", err.msg);
+      array_member_state (a, (unsigned) o->job.slot) != MEMBER_REBUILDING) {
+    if ((r = array_readd_start (a, (unsigned) o->job.slot, NULL, &err)) < 0)
+      return tool_error ("%s", err.msg);
+    if (r == 1)
+      printf ("re-add: slot %d (%s) left part-way through a rebuild onto "
+              "it: it is rebuilt whole (as md does)\n", o->job.slot,
+              array_member_path (a, (unsigned) o->job.slot));
+  }
   offline_log_release ();
   return TOOL_OK;
 }

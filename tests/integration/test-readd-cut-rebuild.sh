@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Re-adding a member that left part-way through a rebuild onto it.  Its
+# own superblock then records a recovery that was not bitmap-guided
+# (MD_FEATURE_RECOVERY_OFFSET without MD_FEATURE_RECOVERY_BITMAP): past
+# its recovery offset it holds what the file held before, and no bitmap
+# marks that.  md rebuilds such a device whole (super_1_validate:
+# saved_raid_disk -1; raid5_add_disk: conf->fullsync).  A re-add that
+# followed the bitmap alone served those bytes: wrong, 13 MB of 31.
+#   - served: slot 2 failed, rebuilt onto a file at a low speed, failed
+#     again part-way (its superblock says a recovery offset), re-added
+#     through the control socket: the reply says it is rebuilt whole; the
+#     array then reads as written, and a check finds parity right;
+#   - offline: the same cut, the server stopped, raid5ctl re-add with the
+#     members: it says so too, and the array reads as written;
+#   - a bitmap-guided re-add cut part-way stays bitmap-guided (both flags:
+#     the bits are not cleared while the member is out), and is right.
+. "${0%/*}/functions.sh"
+. "${0%/*}/md-functions.sh"
+. "${0%/*}/job-functions.sh"
+requires_jobs
+RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
+[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+
+slow=(sync-speed-min=1000 sync-speed-max=2000)
+
+# reads_as_model WHEN: the whole array at $URI must read as the model.
+reads_as_model ()
+{
+  nbdcopy "$URI" "$tmpdir/back" || fail "reading the array $1"
+  cmp -s "$tmpdir/model" "$tmpdir/back" ||
+    fail "the array read $(cmp -l "$tmpdir/model" "$tmpdir/back" | wc -l) wrong bytes $1"
+}
+
+# cut_rebuild LOG: a new array a.0..a.2 served (bitmap internal), filled;
+# slot 2 failed and rebuilt onto $tmpdir/new.img, failed again once 64
+# stripes are done.  The server stays up.
+cut_rebuild ()
+{
+  md_create a 3 32M --chunk 64K --bitmap internal --assume-clean
+  m=("${MEMBERS[@]}")
+  serve_ctl "$1" "${m[@]/#/disk=}" "${slow[@]}" || fail "serve"
+  size=$(ctl_get 's["size_bytes"]')
+  head -c "$size" /dev/urandom >"$tmpdir/model"
+  nbdcopy "$tmpdir/model" "$URI" || fail "filling the array"
+  # Idle, the array is marked clean and the bitmap's bits cleared: only
+  # what is written after the failure is marked.
+  ctl_wait "s['metadata'] == 'clean'" 20
+  ctl_ok fail 2
+  truncate -s 32M "$tmpdir/new.img"
+  ctl_ok rebuild 2 "$tmpdir/new.img"
+  ctl_wait "s['job']['kind'] == 'rebuild' and s['job']['done_stripes'] >= 64" 60
+  ctl_ok fail 2
+  ctl_wait "s['job']['kind'] == 'idle'" 30
+  [ -n "$(md_field "$tmpdir/new.img" 'Recovery Offset')" ] ||
+    fail "the cut rebuild left no recovery offset: $(mdadm --examine "$tmpdir/new.img")"
+}
+
+echo "== served: re-added after its rebuild was cut"
+cut_rebuild "$tmpdir/online.log"
+out=$(ctl re-add 2) || fail "re-add: $out"
+grep -q "it is rebuilt whole" <<<"$out" || fail "the re-add does not say it rebuilds whole: $out"
+ctl_ok speed --min 200000 --max 400000
+ctl_wait "s['job']['kind'] == 'idle' and s['health'] == '[UUU]'" 60
+reads_as_model "after the re-add"
+ctl_ok check
+ctl_wait "s['job']['kind'] == 'idle' and s['last_job']['kind'] == 'check'" 60
+[ "$(ctl_get 's["last_job"]["mismatch_sectors"]')" = 0 ] ||
+  fail "a check after the re-add: $(ctl_get 's["last_job"]')"
+echo "   $out"
+stop_server
+
+echo "== offline: raid5ctl re-add after the rebuild was cut"
+rm -f "$tmpdir"/a.* "$tmpdir/new.img"
+cut_rebuild "$tmpdir/offline.log"
+stop_server
+out=$("$RAID5CTL" re-add "${m[0]}" "${m[1]}" "$tmpdir/new.img" 2>&1) ||
+  fail "raid5ctl re-add: $out"
+grep -q "it is rebuilt whole" <<<"$out" || fail "raid5ctl re-add does not say it rebuilds whole: $out"
+serve_ctl "$tmpdir/offline2.log" "disk=${m[0]}" "disk=${m[1]}" "disk=$tmpdir/new.img" ||
+  fail "serve after the re-add"
+[ "$(ctl_get 's["health"]')" = "[UUU]" ] || fail "after the offline re-add: $(ctl_get 's["health"]')"
+reads_as_model "after the offline re-add"
+echo "   $(grep 'rebuilt whole' <<<"$out")"
+stop_server
+
+echo "== a bitmap-guided re-add cut part-way stays bitmap-guided"
+rm -f "$tmpdir"/a.* "$tmpdir/new.img"
+md_create a 3 32M --chunk 64K --bitmap internal --assume-clean
+m=("${MEMBERS[@]}")
+serve_ctl "$tmpdir/bitmap.log" "${m[@]/#/disk=}" "${slow[@]}" || fail "serve"
+size=$(ctl_get 's["size_bytes"]')
+ctl_ok fail 2
+head -c "$size" /dev/urandom >"$tmpdir/model"
+nbdcopy "$tmpdir/model" "$URI" || fail "writing the array degraded"
+out=$(ctl re-add 2) || fail "re-add: $out"
+grep -q "rebuilding what the bitmap marks" <<<"$out" || fail "the first re-add: $out"
+ctl_wait "s['job']['kind'] == 'rebuild' and s['job']['done_stripes'] >= 64" 60
+ctl_ok fail 2
+ctl_wait "s['job']['kind'] == 'idle'" 30
+out=$(ctl re-add 2) || fail "re-add again: $out"
+grep -q "rebuilding what the bitmap marks" <<<"$out" ||
+  fail "a bitmap-guided re-add cut short was not bitmap-guided again: $out"
+ctl_ok speed --min 200000 --max 400000
+ctl_wait "s['job']['kind'] == 'idle' and s['health'] == '[UUU]'" 60
+reads_as_model "after the second re-add"
+echo "   $out"
+stop_server
+echo "PASS: $test_name"
