@@ -404,9 +404,36 @@ explain_foreign (const struct md_found *f, const struct md_sb *fresh,
     md_uuid_format (f->sb.set_uuid, uuid);
     snprintf (buf, len, "belongs to another array (uuid %s)", uuid);
   }
-  else
-    snprintf (buf, len, "disagrees with the other members' superblocks on "
-              "level, layout, chunk, disks, size or data offset");
+  else {
+    size_t k = (size_t) snprintf (buf, len, "disagrees with the other "
+                                  "members' superblocks on");
+    const struct { const char *name; int64_t its, array; } field[] = {
+      { "level", f->sb.level, fresh->level },
+      { "layout", f->sb.layout, fresh->layout },
+      { "chunk (sectors)", f->sb.chunksize, fresh->chunksize },
+      { "disks", f->sb.raid_disks, fresh->raid_disks },
+      { "size (sectors)", f->sb.size, fresh->size },
+      { "data offset (sectors)", f->sb.data_offset, fresh->data_offset },
+    };
+    const char *sep = "";
+
+    for (size_t i = 0; i < sizeof field / sizeof field[0] && k < len; i++)
+      if (field[i].its != field[i].array) {
+        k += (size_t) snprintf (buf + k, len - k, "%s %s: %" PRId64
+                                " (theirs %" PRId64 ")", sep, field[i].name,
+                                field[i].its, field[i].array);
+        sep = ",";
+      }
+    /* Older, and another shape: it left before a change of shape (a
+     * grow) ended, and cannot catch up (mdadm refuses it too:
+     * compare_super1's "doesn't match others").
+     */
+    if (k < len && f->sb.events < fresh->events)
+      snprintf (buf + k, len - k, "; it is older (events %" PRIu64 " < %"
+                PRIu64 "): it left before the array took its shape: give "
+                "disk=missing in its place and rebuild it", f->sb.events,
+                fresh->events);
+  }
 }
 
 /* What a member that missed writes can do. */

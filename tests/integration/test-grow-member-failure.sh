@@ -69,4 +69,13 @@ member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset $(( MD_DOFF - 3 * C
   disk="$tmpdir/new.img" --run "nbdcopy \"\$uri\" '$tmpdir/back'" ||
   fail "serving the grown, degraded array"
 cmp "$tmpdir/model" "$tmpdir/back" || fail "read back through the plugin"
+# Member 1 given too: it left before the grow ended, so it disagrees on
+# the shape; as mdadm (compare_super1: "doesn't match others") the start
+# is refused -- with the fields named, and what to do.
+out=$("$NBDKIT" -U "$tmpdir/all.sock" "$PLUGIN" disk="${URI_OF[g0]}" disk="${URI_OF[g1]}" \
+        disk="${URI_OF[g2]}" disk="$tmpdir/new.img" --run true 2>&1) &&
+  fail "served with member 1 from before the grow"
+echo "   all four given: $(grep -o 'disagrees.*' <<<"$out" | head -n 1)"
+grep -q "disagrees with the other members' superblocks on.*; it is older (events [0-9]* < [0-9]*): it left before the array took its shape: give disk=missing in its place and rebuild it" <<<"$out" ||
+  fail "the refusal does not say why and what to do: $out"
 echo "test-grow-member-failure: OK"
