@@ -83,6 +83,7 @@ cmd_speed (struct array *a, char **w, unsigned n, FILE *out,
            struct array_err *err)
 {
   uint64_t min = 0, max = 0, *dst;
+  bool raised;
 
   for (unsigned i = 1; i < n; i += 2) {
     dst = strcmp (w[i], "--min") == 0 ? &min
@@ -97,10 +98,18 @@ cmd_speed (struct array *a, char **w, unsigned n, FILE *out,
                    " (KiB/s per member)", min, max);
     return -EINVAL;
   }
+  if (min == 0 && max > 0 && max < (uint64_t) a->job.rate.min) {
+    array_set_err (err, "--max %" PRIu64 " is below the min, %" PRIu64
+                   " K/sec (per member): give a lower --min too", max,
+                   (uint64_t) a->job.rate.min);
+    return -EINVAL;
+  }
+  raised = max == 0 && min > (uint64_t) a->job.rate.max;
   array_set_sync_speed (a, min, max);
   fprintf (out, "speed limits: min %" PRIu64 " K/sec, max %" PRIu64
-           " K/sec (per member)\n", (uint64_t) a->job.rate.min,
-           (uint64_t) a->job.rate.max);
+           " K/sec (per member)%s\n", (uint64_t) a->job.rate.min,
+           (uint64_t) a->job.rate.max, raised ? "; the max raised to the "
+           "min" : "");
   return 0;
 }
 
@@ -345,7 +354,9 @@ const struct array_cmd array_cmds[] = {
     "member and second (md's sync_speed_min and sync_speed_max): a job runs\n"
     "at up to max while clients are idle and at min while they are busy.\n"
     "A bare number is KiB (per second); suffixes K, M, G, T; 1K to 1T.\n"
-    "Without options, print the limits.\n", cmd_speed },
+    "A --min above the max raises the max to it; a --max below the min is\n"
+    "refused (give a lower --min with it).  Without options, print the\n"
+    "limits.\n", cmd_speed },
   /* raid5ctl's own: neither a subcommand nor in its help. */
   { "read", "array bytes, as hex", "read OFFSET LENGTH", 3, 3, ACMD_HIDDEN,
     0, "", NULL, cmd_read },

@@ -162,8 +162,8 @@ parse_options (int argc, char **argv, struct ctl_args *a)
   if ((a->given & ACMD_ASSUME_CLEAN) && !(a->given & ACMD_SIZE))
     return tool_error ("--assume-clean goes with --size");
   /* Both given and crossed: a mistake (the plugin refuses it too).  One
-   * alone is taken as array_set_sync_speed says (the max kept at or
-   * above the min).
+   * alone: a --min above the max raises the max (the reply says so), a
+   * --max below the min is refused by the plugin.
    */
   if ((a->given & ACMD_MIN) && (a->given & ACMD_MAX) &&
       a->min_kib > a->max_kib)

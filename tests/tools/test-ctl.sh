@@ -188,8 +188,15 @@ raw_refused '--min 10240 is above --max 1024' speed --min 10240 --max 1024
 refused '^raid5ctl speed: --min 10240K is above --max 1024K$' --control "$SOCK" \
   speed --min 10M --max 1M
 raw_refused 'SLOT -1: expected' fail -1
+# One alone: a --max below the min is refused, not quietly set to the
+# min (it was); a --min above the max raises the max, and says so.
+raw_refused '--max 1024 is below the min, 512000 K/sec \(per member\): give a lower --min too' \
+  speed --max 1024
 "$RAID5CTL" --control "$SOCK" status | grep -q "sync speed: min 512000K/sec, max 1048576K/sec per member" ||
   fail "a refused speed command changed the limits"
+ctl speed --min 2G && [ "$out" = "speed limits: min 2097152 K/sec, max 2097152 K/sec (per member); the max raised to the min" ] ||
+  fail "speed --min above the max: $out"
+ctl speed --min 500M --max 1G || fail "speed back: $out"
 
 echo "== fail 1: degraded, reads right"
 ctl fail 1 && [ "$out" = "fail: slot 1 failed" ] || fail "fail 1: $out"
