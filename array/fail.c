@@ -48,6 +48,23 @@ blames_member (const struct array *a, const struct io_op *op)
     op->member < a->geom.members;
 }
 
+/* Why op failed, in words, into buf: a member's end met, a connection
+ * lost (whose errno alone -- EINVAL from a dead handle -- says nothing),
+ * or the member's errno.
+ */
+static void
+op_failure (const struct io_op *op, char *buf, size_t len)
+{
+  if (io_op_member_shrank (op))
+    snprintf (buf, len, "it ends before that (truncated under the "
+              "server?)");
+  else if (op->link_lost)
+    snprintf (buf, len, "no answer, the connection is lost (%s)",
+              strerror (-op->result));
+  else
+    snprintf (buf, len, "%s", strerror (-op->result));
+}
+
 /* The op whose member is taken out, or NULL (the batch could not run):
  * the first whose failure is the member's as a whole (its link lost, it
  * shrank, a sync failed) if any, else the first failed.  Another
@@ -209,9 +226,8 @@ array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
             a->members[op->member].path);
   f.why = f.what + strlen (f.what);
   snprintf (f.what + strlen (f.what), sizeof f.what - strlen (f.what),
-            "%s at %" PRIu64 ": %s", op_name (op->kind), op->off,
-            io_op_member_shrank (op) ? "it ends before that (truncated "
-            "under the server?)" : strerror (-op->result));
+            "%s at %" PRIu64 ": ", op_name (op->kind), op->off);
+  op_failure (op, f.what + strlen (f.what), sizeof f.what - strlen (f.what));
   return take_out (a, &f, gen, err);
 }
 

@@ -143,6 +143,14 @@ void job_abort_rebuild (struct array *a) __attribute__((nonnull));
  */
 int job_slot (const struct array *a) __attribute__((nonnull));
 
+/* How a job of kind that ended with result (0 or -errno) ended, in
+ * words: what -ECANCELED and -ENODEV mean for it (a stop the job's own
+ * member or another job caused, a member out of service), else
+ * strerror's.  For the log and status.
+ */
+const char *job_result_text (enum r5_job kind, int result)
+  __attribute__((returns_nonnull));
+
 /* With job.lock held: start kind at stripe 0 (a rebuild's slot is the
  * out slot, job_slot); end the running job as cancelled.
  */

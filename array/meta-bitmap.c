@@ -456,10 +456,19 @@ new_bitmap (struct array *a, struct array_err *err)
   memcpy (bm.uuid, c->set_uuid, 16);
   if (room * 512 <= MD_BITMAP_HEADER ||
       at + md_bitmap_area_bytes (&bm) > limit) {
-    array_set_err (err, "no room for an internal bitmap between the "
-                   "superblock and %s (bytes %" PRIu64 " to %" PRIu64 ")",
-                   c->bblog_size ? "the bad-block log" : "the data", at,
-                   limit);
+    char where[96];
+
+    if (c->bblog_size && c->bblog_offset > 0)
+      snprintf (where, sizeof where, "where the bad-block log starts");
+    else
+      snprintf (where, sizeof where, "4 KiB before the data at byte %"
+                PRIu64 ", room mdadm keeps for a bad-block log",
+                c->data_offset * 512);
+    array_set_err (err, "no room for an internal bitmap: it goes at byte "
+                   "%" PRIu64 " (8 sectors after the superblock, as mdadm "
+                   "puts it) and must end by byte %" PRIu64 " (%s)%s", at,
+                   limit, where, room * 512 > MD_BITMAP_HEADER
+                   ? "; it needs more" : "");
     return -ENOSPC;
   }
   m->bm = bm;

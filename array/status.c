@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "array/jobs.h"
 #include "array/object.h"
 #include "array/state.h"
 #include "array/status-int.h"
@@ -299,7 +300,7 @@ print_last_job (const struct array_job_status *j, FILE *out)
     return;
   fprintf (out, "      last %s: %s, mismatch_cnt %" PRIu64 " (%" PRIu64
            " stripes)\n", last,
-           j->last_result == 0 ? "done" : strerror (-j->last_result),
+           job_result_text (j->last_kind, (int) j->last_result),
            j->last_mismatches, j->last_stripes_bad);
   if (j->last_bb_stripes)
     fprintf (out, "      last %s: %" PRIu64 " stripes %s for bad blocks in "

@@ -100,6 +100,9 @@ ctl_wait "s['members'][2]['state'] == 'faulty' and (s['members'][2]['fault'] or 
 line=$(ctl status | grep -A2 "slot 2:" | grep "link lost: ") ||
   { ctl status >&2; fail "status does not say link lost"; }
 grep -q "re-added by itself when it answers" <<<"$line" || fail "status: $line"
+# The reason in words, not a dead handle's errno alone ("Invalid argument").
+grep -q "read at 0: no answer, the connection is lost (" <<<"$line" ||
+  fail "status does not say the connection is lost: $line"
 echo "   faulty after $(( SECONDS - t0 )) s with no client I/O: $(sed 's/^ *//' <<<"$line")"
 member_server a2
 ctl_wait "s['health'] == '[UUU]'" 30

@@ -7,7 +7,8 @@
 # saved_raid_disk -1; raid5_add_disk: conf->fullsync).  A re-add that
 # followed the bitmap alone served those bytes: wrong, 13 MB of 31.
 #   - served: slot 2 failed, rebuilt onto a file at a low speed, failed
-#     again part-way (its superblock says a recovery offset), re-added
+#     again part-way (its superblock says a recovery offset; status says
+#     why the rebuild stopped, not 'Operation canceled'), re-added
 #     through the control socket: the reply says it is rebuilt whole; the
 #     array then reads as written, and a check finds parity right;
 #   - offline: the same cut, the server stopped, raid5ctl re-add with the
@@ -53,6 +54,9 @@ cut_rebuild ()
   ctl_wait "s['job']['kind'] == 'idle'" 30
   [ -n "$(md_field "$tmpdir/new.img" 'Recovery Offset')" ] ||
     fail "the cut rebuild left no recovery offset: $(mdadm --examine "$tmpdir/new.img")"
+  "$RAID5CTL" status --control "$CTL_SOCK" |
+    grep -q "last rebuild: stopped: the member being rebuilt failed, or another job took over" ||
+    fail "status does not say why the rebuild stopped: $("$RAID5CTL" status --control "$CTL_SOCK" | grep last)"
 }
 
 echo "== served: re-added after its rebuild was cut"
