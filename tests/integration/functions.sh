@@ -52,6 +52,14 @@ requires_plugin ()
   requires_programs
 }
 
+# requires_raid5ctl: RAID5CTL set to the built raid5ctl (or as given);
+# skips without it.
+requires_raid5ctl ()
+{
+  RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
+  [ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+}
+
 requires_programs ()
 {
   [ -x "$RANDOM_IO" ] || skip "not built: $RANDOM_IO"

@@ -75,6 +75,15 @@ if got != want:
 EOF
 }
 
+# reads_as_model WHEN: the whole array at $URI must read as
+# $tmpdir/model (WHEN says where in the test, in the failure).
+reads_as_model ()
+{
+  nbdcopy "$URI" "$tmpdir/back" || fail "reading the array $1"
+  cmp -s "$tmpdir/model" "$tmpdir/back" ||
+    fail "the array read $(cmp -l "$tmpdir/model" "$tmpdir/back" | wc -l) wrong bytes $1"
+}
+
 # ctl WORD...: one control command; its reply on stdout; returns 1 on an
 # ERROR reply (the line on stderr), 2 when the socket does not answer.
 ctl () { /usr/bin/python3 "$CTL_PY" "$CTL_SOCK" cmd "$@"; }

@@ -15,8 +15,7 @@
 . "${0%/*}/job-functions.sh"
 requires_jobs
 requires_programs mdadm
-RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
-[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+requires_raid5ctl
 
 # no_bbl DISK...: the superblock says no bad-block log (bblog_shift,
 # _size and _offset zero; patch_sb makes its checksum again).

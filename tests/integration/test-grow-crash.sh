@@ -21,8 +21,7 @@
 . "${0%/*}/job-functions.sh"
 requires_jobs
 requires nbdinfo --version
-RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
-[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+requires_raid5ctl
 
 KILLS=${KILLS:-24}
 MB=24 CHUNK=65536

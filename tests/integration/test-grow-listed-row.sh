@@ -14,8 +14,7 @@
 . "${0%/*}/job-functions.sh"
 requires_jobs
 requires_nbd_python
-RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
-[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+requires_raid5ctl
 BB_PUT=$abs_top_builddir/tests/tools/bb-put
 [ -x "$BB_PUT" ] || skip "not built: $BB_PUT"
 

@@ -14,8 +14,7 @@ requires_plugin
 requires_md
 requires "$NBDKIT" --filter=error null --version
 requires nbdcopy --version
-RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
-[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+requires_raid5ctl
 
 SIZE=24M CHUNK=65536
 declare -A URI_OF PID_OF

@@ -42,13 +42,6 @@ mkdir "$mnt"
 mount -t tmpfs -o size=256M tmpfs "$mnt" 2>/dev/null || skip "cannot mount a tmpfs"
 cleanup_fn "umount -l '$mnt'"
 
-# reads_as_model WHEN: the whole array at $URI must read as $tmpdir/model.
-reads_as_model ()
-{
-  nbdcopy "$URI" "$tmpdir/back" || fail "reading the array $1"
-  cmp -s "$tmpdir/model" "$tmpdir/back" || fail "the array read wrong bytes $1"
-}
-
 # serve_filled LOG PLUGIN_ARGS...: serve_ctl, then the array filled with
 # random bytes, kept in $tmpdir/model; $size its bytes.
 serve_filled ()

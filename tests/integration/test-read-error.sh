@@ -34,8 +34,7 @@
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
 requires_jobs
-RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
-[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+requires_raid5ctl
 
 MB=16 CHUNK=65536
 md_create g 3 ${MB}M --chunk 64K --bitmap none --assume-clean

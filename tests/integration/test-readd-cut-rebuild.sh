@@ -19,18 +19,9 @@
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
 requires_jobs
-RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
-[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+requires_raid5ctl
 
 slow=(sync-speed-min=1000 sync-speed-max=2000)
-
-# reads_as_model WHEN: the whole array at $URI must read as the model.
-reads_as_model ()
-{
-  nbdcopy "$URI" "$tmpdir/back" || fail "reading the array $1"
-  cmp -s "$tmpdir/model" "$tmpdir/back" ||
-    fail "the array read $(cmp -l "$tmpdir/model" "$tmpdir/back" | wc -l) wrong bytes $1"
-}
 
 # cut_rebuild LOG: a new array a.0..a.2 served (bitmap internal), filled;
 # slot 2 failed and rebuilt onto $tmpdir/new.img, failed again once 64

@@ -20,8 +20,7 @@
 . "${0%/*}/job-functions.sh"
 requires_jobs
 requires setpriv --version
-RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
-[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+requires_raid5ctl
 
 # nobody runs a copy of the plugin in a directory of its own: the build
 # tree may be under a directory only root may enter.

@@ -20,8 +20,7 @@
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
 requires_jobs
-RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
-[ -x "$RAID5CTL" ] || skip "not built: $RAID5CTL"
+requires_raid5ctl
 
 MB=24 CHUNK=65536
 m=()
