@@ -275,23 +275,6 @@ begin_next (struct array *a, enum r5_job kind, int r)
  * NULL); job.lock held.  say: log why it stopped (a job that runs in the
  * caller's thread, array_job_run, returns it instead).
  */
-const char *
-job_result_text (enum r5_job kind, int result)
-{
-  if (result == 0)
-    return "done";
-  if (result == -ECANCELED)
-    return kind == R5_JOB_REBUILD ? "stopped: the member being rebuilt "
-      "failed, or another job took over"
-      : kind == R5_JOB_REPLACE ? "stopped: the replacement failed, or the "
-      "replace was stopped" : "stopped: another job took over";
-  if (result == -ENODEV)
-    return kind == R5_JOB_REPLACE ? "the slot's own member left service: "
-      "the replacement took the slot, rebuilt from the copy's point"
-      : "stopped: a member left service (the array is degraded)";
-  return strerror (-result);
-}
-
 static void
 finish_locked (struct array *a, enum r5_job kind, int r, const char *why,
                bool say)

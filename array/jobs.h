@@ -146,7 +146,7 @@ int job_slot (const struct array *a) __attribute__((nonnull));
 /* How a job of kind that ended with result (0 or -errno) ended, in
  * words: what -ECANCELED and -ENODEV mean for it (a stop the job's own
  * member or another job caused, a member out of service), else
- * strerror's.  For the log and status.
+ * strerror's.  For the log and status (status.c).
  */
 const char *job_result_text (enum r5_job kind, int result)
   __attribute__((returns_nonnull));

@@ -4,6 +4,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -288,6 +289,23 @@ print_member (struct array *a, const struct comeback *c, unsigned s,
   if (a->one_behind[s])
     fprintf (out, "              one event behind the others at start: "
              "taken as current (md's rule; see the log)\n");
+}
+
+const char *
+job_result_text (enum r5_job kind, int result)
+{
+  if (result == 0)
+    return "done";
+  if (result == -ECANCELED)
+    return kind == R5_JOB_REBUILD ? "stopped: the member being rebuilt "
+      "failed, or another job took over"
+      : kind == R5_JOB_REPLACE ? "stopped: the replacement failed, or the "
+      "replace was stopped" : "stopped: another job took over";
+  if (result == -ENODEV)
+    return kind == R5_JOB_REPLACE ? "the slot's own member left service: "
+      "the replacement took the slot, rebuilt from the copy's point"
+      : "stopped: a member left service (the array is degraded)";
+  return strerror (-result);
 }
 
 /* What the last job to end did. */
