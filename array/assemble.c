@@ -151,17 +151,7 @@ check_given (const struct array_config *cfg, const struct md_sb *sb,
 {
   const char *what = NULL;
   char got[64] = "";
-  bool said_missing = false;
 
-  for (unsigned i = 0; i < cfg->members; i++)
-    said_missing |= cfg->paths[i] == NULL;
-  if (said_missing && cfg->members > sb->raid_disks) {
-    array_set_err (err, "disk=missing stands for a member the array lacks, "
-                   "and it lacks none: the md superblocks say %" PRIu32
-                   " members, and %u were given besides it", sb->raid_disks,
-                   cfg->members - 1);
-    return -EINVAL;
-  }
   if ((cfg->given & ARRAY_GIVEN_CHUNK) && cfg->chunk != sb->chunksize * 512ULL)
     what = "chunk", snprintf (got, sizeof got, "%" PRIu32 "K",
                               sb->chunksize / 2);
