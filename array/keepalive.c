@@ -18,8 +18,9 @@
  * on a disk file system extends it again, and the bytes cut off become
  * holes that read as zeroes.  Asking each write would cost a system call
  * a request; so the sizes of the members in service are asked here, once
- * a second (one fstat each), and a shorter one is failed as a read past
- * its end would fail it.
+ * a second (one fstat each), and one shorter than the array needs
+ * (array_member_need: a tail past its data may go) is failed as a read
+ * past its end would fail it.
  */
 #include <config.h>
 
@@ -82,7 +83,8 @@ check_size (struct array *a, unsigned slot)
   uint64_t size;
 
   if (health_state (&a->health, slot) == MEMBER_FAULTY ||
-      !io_member_shrunk (&a->members[slot], &size))
+      !io_member_shrunk (&a->members[slot], array_member_need (a),
+                         &size))
     return;
   op.off = size / op.len * op.len;
   if (array_io_failed (a, &op, 1, op.result, &err) < 0)

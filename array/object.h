@@ -110,6 +110,19 @@ array_member_stripe (const struct array *a, uint64_t off)
   return (off - a->geom.data_offset) / a->geom.chunk;
 }
 
+/* The bytes of each member the array uses: to its data's end, in every
+ * shape it is in (a grow's old one too).  A member file shorter than
+ * this lost bytes the array needs (io_member_shrunk).
+ */
+static inline uint64_t
+array_member_need (const struct array *a)
+{
+  uint64_t need = a->geom.data_offset + a->geom.member_data;
+  uint64_t old = a->grow.r.from.data_offset + a->grow.r.from.member_data;
+
+  return a->grow.active && old > need ? old : need;
+}
+
 /* Monotonic time in nanoseconds. */
 static inline uint64_t
 array_now_ns (void)

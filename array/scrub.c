@@ -185,7 +185,8 @@ writes_a_shrunk_member (struct array *a, struct plan_run *x)
     if (io->kind == R5_IO_READ || (asked & 1u << io->member))
       continue;
     asked |= 1u << io->member;
-    if (io_member_shrunk (&a->members[io->member], NULL)) {
+    if (io_member_shrunk (&a->members[io->member],
+                          array_member_need (a), NULL)) {
       x->ops[0] = (struct io_op) { .kind = IO_WRITE, .member = io->member,
                                    .off = io->member_off, .len = io->len,
                                    .result = -ENXIO };

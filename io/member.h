@@ -165,14 +165,15 @@ unsigned io_member_caps (const struct io_member *m) __attribute__((nonnull));
  */
 int io_member_size_now (struct io_member *m) __attribute__((nonnull));
 
-/* Is m a regular file now shorter than it was opened (m->size) --
- * truncated under the server?  One fstat; false for block devices and
- * members over NBD.  A write past its end would extend it again, the
- * bytes cut off then holes that read as zeroes: a job asks before it
- * writes, the background thread now and then.  *size (if not NULL): its
- * bytes now, when true.  Any thread.
+/* Is m a regular file now shorter than need bytes (at most m->size: the
+ * bytes its user needs of it) -- truncated under the server?  One fstat;
+ * false for block devices and members over NBD.  A write past its end
+ * would extend it again, the bytes cut off then holes that read as
+ * zeroes: a job asks before it writes, the background thread now and
+ * then.  *size (if not NULL): its bytes now, when true.  Any thread.
  */
-bool io_member_shrunk (const struct io_member *m, uint64_t *size)
+bool io_member_shrunk (const struct io_member *m, uint64_t need,
+                       uint64_t *size)
   __attribute__((nonnull (1)));
 
 /* The request sizes a member serves best and at most, as its backend

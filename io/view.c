@@ -161,5 +161,5 @@ io_view_fault_shrunk (const struct io_member *m)
 {
   if (m->file.mem.map != NULL)
     return io_memmap_fault_shrunk (&m->file.mem, m->file.fd);
-  return io_member_shrunk (m, NULL);
+  return io_member_shrunk (m, m->size, NULL);
 }

@@ -29,7 +29,8 @@
 #     (it was extended again too);
 #   - member 1 truncated while idle, on the test's folder: taken out
 #     within seconds, not written again (a write extended it: no fault
-#     tells of a truncation on a disk file system).
+#     tells of a truncation on a disk file system); member 0 cut only past
+#     the array's data stays.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -200,7 +201,16 @@ echo "== member 1 truncated while idle, on a disk file system (read, write)"
 export RAID5_MEMBER_ACCESS=read
 md_create d 3 32M --chunk 64K --assume-clean --bitmap none
 m=("${MEMBERS[@]}")
+truncate -s 40M "${m[0]}"         # a tail the array does not use
 serve_filled "$tmpdir/idle.log" "${m[@]/#/disk=}"
+# The tail past what the array uses may go: member 0 cut to its data's
+# end stays in service (review: its first version failed any member
+# shorter than the file it opened).
+truncate -s $(( MD_DOFF + size / 2 )) "${m[0]}"      # 2 data chunks a row
+[ "$(stat -c %s "${m[0]}")" -lt $(( 40 << 20 )) ] || fail "member 0 was not cut"
+sleep 2.5
+[ "$(ctl_get 's["health"]')" = "[UUU]" ] ||
+  fail "member 0 cut past the array's data taken out: $(tail -n 2 "$tmpdir/idle.log")"
 truncate -s 8M "${m[1]}"
 ctl_wait "s['health'] == '[U_U]'" 10
 grep -Eq "member 1 \(${m[1]}\): read at 8388608: it ends before that" "$tmpdir/idle.log" ||
