@@ -207,7 +207,7 @@ move_locked (struct array *a, uint64_t line, bool critical,
 
   for (;;) {
     struct plan_run x = { .plan = &g->plan, .zero = a->zero,
-                          .io_flags = IO_CALLS };
+                          .io_flags = IO_JOB };
     int out = health_out (&a->health);
 
     if ((r = plan_window (a, line, out, critical, err)) < 0 ||

@@ -129,7 +129,7 @@ write_for_slot (struct array *a, unsigned slot, struct io_op *w,
     integrity_writes_begin (a);
     r = integrity_note_writes (a, &as_slot, 1);
   }
-  if (r == 0 && io_run (a->members, w, 1, 0) < 0)
+  if (r == 0 && io_run (a->members, w, 1, IO_JOB) < 0)
     r = replace_write_failed (a, w, err);
   else if (r < 0)
     array_set_err (err, "integrity record: %s", strerror (-r));

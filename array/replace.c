@@ -340,13 +340,7 @@ copy (struct array *a, unsigned slot, uint64_t first, uint64_t n,
 
   if ((r = read_slot (a, slot, first, n, err)) < 0)
     return r;
-  /* Truncated under the server: a write would extend it again, the
-   * bytes copied before the cut then holes reading as zeroes.
-   */
-  if (io_member_shrunk (replace_replacement (a),
-                        array_member_need (a), NULL))
-    w.result = -ENXIO;
-  else if (io_run (a->members, &w, 1, IO_CALLS) == 0)
+  if (io_run (a->members, &w, 1, IO_JOB) == 0)
     return 0;
   return replace_write_failed (a, &w, err);
 }

@@ -60,8 +60,9 @@ struct plan_run {
   char *scratch;              /* R5_BUF_SCRATCH, plan->scratch bytes */
   const void *zero;           /* R5_BUF_ZERO, a chunk of zeroes */
   const struct plan_views *views;   /* NULL: nothing mapped */
-  unsigned io_flags;          /* io_run flags of the writes (IO_FUA), and
-                                 IO_CALLS for the reads too (jobs) */
+  unsigned io_flags;          /* io_run flags of the writes (IO_FUA;
+                                 IO_JOB for jobs: IO_CALLS for the reads
+                                 too, and no write makes a file longer) */
   bool zero_punches;          /* R5_IO_ZERO may make holes */
   struct io_op *ops;          /* room for plan->nios */
   struct plan_cmp_out *cmp;   /* room for plan->ncmps */

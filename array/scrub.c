@@ -167,36 +167,6 @@ failed (struct part *p, const struct plan_run *x, int r)
   return ours ? -ECANCELED : -EIO;
 }
 
-/* Does the plan write to a member whose file is shorter than it was
- * opened (truncated under the server)?  A write would extend it again,
- * the bytes cut off then holes reading as zeroes -- rebuilt bytes lost
- * without a word.  -ENXIO with x->ops[0] (x->nops 1) that member's
- * write, for failed(); else 0.  One fstat per member written, a piece.
- */
-static int
-writes_a_shrunk_member (struct array *a, struct plan_run *x)
-{
-  const struct r5_plan *pl = x->plan;
-  uint32_t asked = 0;
-
-  for (size_t i = 0; i < pl->nios; i++) {
-    const struct r5_io *io = &pl->ios[i];
-
-    if (io->kind == R5_IO_READ || (asked & 1u << io->member))
-      continue;
-    asked |= 1u << io->member;
-    if (io_member_shrunk (&a->members[io->member],
-                          array_member_need (a), NULL)) {
-      x->ops[0] = (struct io_op) { .kind = IO_WRITE, .member = io->member,
-                                   .off = io->member_off, .len = io->len,
-                                   .result = -ENXIO };
-      x->nops = 1;
-      return -ENXIO;
-    }
-  }
-  return 0;
-}
-
 /* Plan and run the piece of the part that span says (its stripes and
  * their chunks' bytes; the job and slot are the part's, or a check with
  * checksums), in scratch; note what the compares found (note), and the
@@ -209,7 +179,7 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
   struct array *a = p->a;
   struct plan_run x = {
     .plan = &p->plan, .scratch = scratch, .zero = a->zero,
-    .views = p->views, .ops = p->ops, .cmp = p->cmp, .io_flags = IO_CALLS,
+    .views = p->views, .ops = p->ops, .cmp = p->cmp, .io_flags = IO_JOB,
   };
   struct correct_tries corrections = { 0, 0, 0, 0 };
   int r;
@@ -224,8 +194,6 @@ run_plan (struct part *p, struct r5_job_span span, char *scratch,
                    r5_job_name (p->kind), strerror (-r));
     return r;
   }
-  if ((r = writes_a_shrunk_member (a, &x)) < 0)
-    return failed (p, &x, r);
   for (unsigned tries = 0; (r = plan_run (a, &x)) < 0; tries++) {
     struct read_error re;
 

@@ -178,12 +178,67 @@ sync_zeroed (const struct io_member *members, struct io_op *ops, size_t n)
   return -EIO;
 }
 
+/* The file's size now (one fstat), or -1 if it is not a regular file or
+ * fstat fails (then nothing is refused: the write itself says).
+ */
+static off_t
+regular_size (const struct io_member *m)
+{
+  struct stat st;
+
+  if (m->blockdev || fstat (m->file.fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return -1;
+  return st.st_size;
+}
+
+static bool
+is_write (const struct io_op *op)
+{
+  return op->kind == IO_WRITE || op->kind == IO_ZERO;
+}
+
+/* IO_FIXED_SIZE (batch.h): fail the batch, nothing run, if a write would
+ * make its member's file longer.  Each member's size is asked once, at
+ * its first write, against the furthest end of its writes.
+ */
+static int
+refuse_extending (const struct io_member *members, struct io_op *ops,
+                  size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    uint64_t end = 0;
+    size_t far = i;
+    bool first = is_write (&ops[i]);
+    off_t size;
+
+    for (size_t j = 0; j < i && first; j++)
+      first = !(is_write (&ops[j]) && ops[j].member == ops[i].member);
+    if (!first)
+      continue;
+    for (size_t j = i; j < n; j++)
+      if (is_write (&ops[j]) && ops[j].member == ops[i].member &&
+          ops[j].off + ops[j].len > end) {
+        end = ops[j].off + ops[j].len;
+        far = j;
+      }
+    if ((size = regular_size (&members[ops[i].member])) < 0 ||
+        end <= (uint64_t) size)
+      continue;
+    io_ops_fail_all (ops, n, -ECANCELED);
+    ops[far].result = -ENXIO;
+    return -ENXIO;
+  }
+  return 0;
+}
+
 static int
 file_run (const struct io_member *members, struct io_op *ops, size_t n,
           unsigned flags)
 {
   int r;
 
+  if ((flags & IO_FIXED_SIZE) && (r = refuse_extending (members, ops, n)) < 0)
+    return r;
   if (io_direct_needed (members, ops, n))
     r = io_direct_run (members, ops, n, flags);
   else

@@ -7,7 +7,9 @@
 # the grow succeeded, the superblocks say 4 raid disks with slot 1 out,
 # every byte is where md puts it for 4 members (member-check, slot 1
 # missing: its chunks computed from the others) and the plugin serves the
-# data with slot 1 missing.
+# data with slot 1 missing.  Then on files, the member being added cut
+# short half way: it fails at its first write past the end (not extended
+# again), the grow goes on degraded.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 requires_plugin
@@ -77,4 +79,48 @@ out=$("$NBDKIT" -U "$tmpdir/all.sock" "$PLUGIN" disk="${URI_OF[g0]}" disk="${URI
 echo "   all four given: $(grep -o 'disagrees.*' <<<"$out" | head -n 1)"
 grep -q "disagrees with the other members' superblocks on.*; it is older (events [0-9]* < [0-9]*): it left before the array took its shape: give disk=missing in its place and rebuild it" <<<"$out" ||
   fail "the refusal does not say why and what to do: $out"
+
+echo "== 3 -> 4 on files, the new member cut short half way"
+# Nothing reads the member being added, so only its writes meet the cut:
+# each went on, extending the file again with what had been copied
+# before the cut as holes reading as zeroes (the grow ended with every
+# member "in sync").  A job's write never makes a file longer now: the
+# new member fails at its first write past the end, the grow goes on
+# degraded, and the file keeps the size it was cut to.
+files=("$tmpdir/f0.img" "$tmpdir/f1.img" "$tmpdir/f2.img")
+for f in "${files[@]}" "$tmpdir/fnew.img"; do truncate -s "$SIZE" "$f"; done
+"$RAID5CTL" create --chunk 64K --bitmap none "${files[@]}" >"$tmpdir/fcreate.log" 2>&1 ||
+  { cat "$tmpdir/fcreate.log" >&2; fail "create over files"; }
+fill_random "$tmpdir/fmodel" "${files[@]/#/disk=}"
+"$RAID5CTL" grow --add "$tmpdir/fnew.img" --max-speed 4M "${files[@]}" \
+  >"$tmpdir/fout" 2>"$tmpdir/ferr" &
+pid=$!
+for (( i = 0; i < 300; i++ )); do
+  p=$(md_field "$tmpdir/f0.img" "Reshape pos'n")
+  p=${p%% *}
+  [ -n "$p" ] && [ "$p" -gt $(( total_kib / 3 )) ] && break
+  sleep 0.05
+done
+[ -n "$p" ] || fail "no reshape under way on files: $(cat "$tmpdir/ferr")"
+cut=$(( 2 << 20 ))
+truncate -s $cut "$tmpdir/fnew.img"
+echo "   the new member cut to 2 MiB at array KiB $p"
+status=0
+for (( i = 0; i < 1200; i++ )); do
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 $pid 2>/dev/null && { kill -9 $pid; fail "the grow on files did not end in 120 s"; }
+wait $pid || status=$?
+cat "$tmpdir/ferr" "$tmpdir/fout"
+[ $status = 0 ] || fail "the grow on files stopped (exit $status)"
+[ "$(stat -c %s "$tmpdir/fnew.img")" = $cut ] ||
+  fail "the new member was extended again to $(stat -c %s "$tmpdir/fnew.img") bytes"
+grep -q "member 3 (.*it ends before that.*member marked faulty" "$tmpdir/ferr" ||
+  fail "the new member's failure is not said"
+[ "$(md_field "$tmpdir/f0.img" 'Array State' | cut -d' ' -f1)" = "AAA." ] ||
+  fail "Array State: $(md_field "$tmpdir/f0.img" 'Array State')"
+truncate -s $(( stripes * 3 * CHUNK )) "$tmpdir/fmodel"
+member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset $(( MD_DOFF - 3 * CHUNK )) \
+  --stripes "$stripes" --model "$tmpdir/fmodel" "${files[@]}" missing
 echo "test-grow-member-failure: OK"

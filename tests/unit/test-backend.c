@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -256,6 +257,32 @@ Test (backend, a_member_opened_for_reads_refuses_writes)
   cr_assert_eq (io_member_pread (&members[0], back, 4096, 0), 0);
   for (size_t i = 0; i < sizeof back; i++)
     cr_assert_eq (back[i], 0, "a write reached the member at %zu", i);
+}
+
+/* A job's write (IO_FIXED_SIZE) past the end of a file cut short fails
+ * -ENXIO, the batch's other ops not run, the file not extended (it
+ * was, the bytes cut off coming back as holes); writes up to the end run.
+ */
+Test (backend, a_jobs_write_never_makes_a_file_longer)
+{
+  static char buf[3][4096];
+  struct io_op ops[3] = {
+    { IO_WRITE, 2, buf[0], 0, 4096, 99, false },
+    { IO_WRITE, 0, buf[1], 0, 4096, 99, false },
+    { IO_WRITE, 0, buf[2], 8192, 4096, 99, false },   /* past the cut */
+  };
+  struct stat st;
+
+  cr_assert_eq (truncate (files[0], 8192), 0);
+  cr_assert_eq (io_run (members, ops, 3, IO_JOB), -ENXIO);
+  cr_assert_eq (ops[0].result, -ECANCELED);
+  cr_assert_eq (ops[1].result, -ECANCELED);
+  cr_assert_eq (ops[2].result, -ENXIO);
+  cr_assert (io_op_member_shrank (&ops[2]));
+  cr_assert_eq (stat (files[0], &st), 0);
+  cr_assert_eq (st.st_size, 8192, "extended to %jd", (intmax_t) st.st_size);
+  ops[2].off = 4096;             /* up to the end: runs */
+  cr_assert_eq (io_run (members, ops, 3, IO_JOB), 0);
 }
 
 Test (backend, one_backend_gets_the_batch_whole)
