@@ -304,7 +304,8 @@ md_asm_bitmap (struct md_assembly *as, const struct md_found *f,
       has_data_role (&f[i].sb) && f[i].sb.events >= events_cleared &&
       f[i].sb.events <= f[as->freshest].sb.events &&
       !md_sb_grown_since (&f[i].sb, &f[as->freshest].sb) &&
-      !(f[i].sb.feature_map & MD_FEATURE_BAD_BLOCKS);
+      !(f[i].sb.feature_map & MD_FEATURE_BAD_BLOCKS) &&
+      !md_readd_whole (&f[i].sb);
   }
 }
 

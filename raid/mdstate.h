@@ -137,7 +137,8 @@ struct md_verdict {
   uint64_t recovery_offset;   /* RECOVERING: sectors rebuilt */
   bool bitmap_recovery;       /* RECOVERING after a bitmap re-add */
   bool re_addable;            /* left out, but a bitmap re-add brings it
-                               * back (set by md_asm_bitmap) */
+                               * back (set by md_asm_bitmap; not one
+                               * that left mid-rebuild: md_readd_whole) */
 };
 
 enum md_refusal {

@@ -11,8 +11,10 @@
 #     why the rebuild stopped, not 'Operation canceled'), re-added
 #     through the control socket: the reply says it is rebuilt whole; the
 #     array then reads as written, and a check finds parity right;
-#   - offline: the same cut, the server stopped, raid5ctl re-add with the
-#     members: it says so too, and the array reads as written;
+#   - offline: the same cut, the server stopped; served with it, status
+#     says to rebuild it (not that the bitmap covers what it missed);
+#     raid5ctl re-add with the members says it rebuilds it whole, and the
+#     array reads as written;
 #   - a bitmap-guided re-add cut part-way stays bitmap-guided (both flags:
 #     the bits are not cleared while the member is out), and is right.
 . "${0%/*}/functions.sh"
@@ -67,6 +69,16 @@ stop_server
 echo "== offline: raid5ctl re-add after the rebuild was cut"
 rm -f "$tmpdir"/a.* "$tmpdir/new.img"
 cut_rebuild "$tmpdir/offline.log"
+stop_server
+# Served with it, assembly leaves it out: status says to rebuild it (it
+# said the bitmap covers what it missed, which no bitmap does here).
+serve_ctl "$tmpdir/leftout.log" "disk=${m[0]}" "disk=${m[1]}" "disk=$tmpdir/new.img" ||
+  fail "serve with the cut member"
+left=$("$RAID5CTL" status --control "$CTL_SOCK" | grep 'left out of slot 2')
+[ "$(ctl_get 's["left_out"][0]["re_addable"]')" = False ] &&
+  grep -q "(missed writes; rebuild it)" <<<"$left" ||
+  fail "status of the member whose rebuild was cut: $left"
+echo "  $left"
 stop_server
 out=$("$RAID5CTL" re-add "${m[0]}" "${m[1]}" "$tmpdir/new.img" 2>&1) ||
   fail "raid5ctl re-add: $out"
