@@ -217,6 +217,9 @@ void array_stop_background (struct array *a) __attribute__((nonnull));
  * member, and keeps the job's byte arithmetic far from 64 bits.
  */
 #define ARRAY_SYNC_SPEED_LIMIT (UINT64_C (1) << 30)
+/* md's defaults (sync_speed_min, sync_speed_max), KiB/s per member. */
+#define ARRAY_SYNC_SPEED_MIN 1000
+#define ARRAY_SYNC_SPEED_MAX 200000
 void array_set_sync_speed (struct array *a, uint64_t min_kib,
                            uint64_t max_kib)
   __attribute__((nonnull));

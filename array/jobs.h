@@ -32,10 +32,6 @@
 
 struct array;
 
-/* md's default sync speed limits, KiB/s per member. */
-#define ARRAY_SYNC_SPEED_MIN 1000
-#define ARRAY_SYNC_SPEED_MAX 200000
-
 /* What the running job found (md's mismatch_cnt, in sectors; wrong
  * stripes; the first ARRAY_FOUND_MAX of them), and what the last one to
  * end did.  Under job.lock.

@@ -516,6 +516,12 @@ params_complete (struct params *p)
                   p->sync_speed_min, p->sync_speed_max);
     return -1;
   }
+  /* The max alone below md's default min: the cap given holds, the min
+   * comes down to it (array_set_sync_speed would raise the max instead).
+   */
+  if (p->sync_speed_max && !p->sync_speed_min &&
+      p->sync_speed_max < ARRAY_SYNC_SPEED_MIN)
+    p->sync_speed_min = p->sync_speed_max;
   if (array_check_config (&p->array, &err) < 0) {
     nbdkit_error ("%s", err.msg);
     return -1;

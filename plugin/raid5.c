@@ -105,9 +105,10 @@ raid5_after_fork (void)
 
   if (params.sync_speed_min || params.sync_speed_max)
     array_set_sync_speed (array,
-                          params.sync_speed_min ? params.sync_speed_min : 1000,
+                          params.sync_speed_min ? params.sync_speed_min
+                                                : ARRAY_SYNC_SPEED_MIN,
                           params.sync_speed_max ? params.sync_speed_max
-                                                : 200000);
+                                                : ARRAY_SYNC_SPEED_MAX);
   array_set_sync_latency (array, params.sync_latency_max_us);
   if ((r = array_start_background (array)) < 0) {
     errno = -r;
