@@ -189,7 +189,10 @@ check_slot (struct array *a, unsigned slot, struct array_err *err)
     return -EINVAL;
   }
   if (a->job.kind == R5_JOB_REBUILD) {
-    array_set_err (err, "slot %u is being rebuilt already", slot);
+    /* Its member failed and the job ends at its next step (job.abort). */
+    array_set_err (err, atomic_load (&a->job.abort)
+                   ? "slot %u's rebuild is stopping: try again in a moment"
+                   : "slot %u is being rebuilt already", slot);
     return -EBUSY;
   }
   if (a->grow.active) {

@@ -96,6 +96,35 @@ Test (array_fail, new_member_fails_mid_rebuild, .timeout = 120)
   afx_cleanup (&f);
 }
 
+/* Failed mid-rebuild, the slot asked again before the job has stopped:
+ * the answer says it is stopping (it said "being rebuilt already").
+ */
+Test (array_fail, asked_again_while_the_rebuild_stops, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  char fresh[PATH_MAX + 16];
+
+  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (&f);
+  cr_assert_eq (array_fail (f.a, 1, &err), 0, "%s", err.msg);
+  blank_member (&f, "new.img", fresh, sizeof fresh);
+  cr_assert_eq (array_rebuild_start (f.a, 1, fresh, false, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (array_fail (f.a, 1, &err), 0, "%s", err.msg);
+  cr_assert_eq (array_rebuild_start (f.a, 1, fresh, false, &err), -EBUSY);
+  cr_assert (strstr (err.msg, "slot 1's rebuild is stopping: try again"),
+             "%s", err.msg);
+  cr_assert_lt (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0);
+  cr_assert_eq (array_rebuild_start (f.a, 1, fresh, false, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                err.msg);
+  afx_verify (&f);
+  unlink (fresh);
+  afx_cleanup (&f);
+}
+
 /* A client's request (it holds the shape lock, as exec.c's serve does)
  * whose write to slot 1 fails once the replace's copy has reached the
  * end: the replace's end then waits for the shape lock.
