@@ -303,7 +303,8 @@ job_result_text (enum r5_job kind, int result)
       "replace was stopped" : "stopped: another job took over";
   if (result == -ENODEV)
     return kind == R5_JOB_REPLACE ? "the slot's own member left service: "
-      "the replacement took the slot, rebuilt from the copy's point"
+      "the replacement is rebuilt into the slot (from the copy's point if "
+      "it can go on from there; the log says)"
       : "stopped: a member left service (the array is degraded)";
   return strerror (-result);
 }
