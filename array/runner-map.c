@@ -97,8 +97,6 @@ time_mapped (const struct array *a, const struct io_member *m, uint64_t off,
   struct consumed c = { a, NULL, len, scratch };
   struct io_sigbus_range mapped;
   struct io_view v;
-  const char *at;
-  unsigned which;
   char *bytes;
   int e;
 
@@ -106,7 +104,7 @@ time_mapped (const struct array *a, const struct io_member *m, uint64_t off,
   if ((e = io_view_get (&v, m, off, len, IO_VIEW_READ, &bytes)) == 0) {
     c.bytes = mapped.lo = bytes;
     mapped.hi = bytes + len;
-    e = io_sigbus_run (&mapped, 1, consume_mapped, &c, &which, &at);
+    e = io_sigbus_run (&mapped, 1, consume_mapped, &c, NULL, NULL);
   }
   io_view_close (&v);
   return e < 0 ? UINT64_MAX : array_now_ns () - t;

@@ -139,12 +139,10 @@ io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
 {
   struct copy c = { dst, src, len };
   struct io_sigbus_range mapped;
-  const char *at;
-  unsigned which;
 
   mapped.lo = to_map ? dst : src;
   mapped.hi = mapped.lo + len;
-  if (io_sigbus_run (&mapped, 1, copy, &c, &which, &at) < 0) {
+  if (io_sigbus_run (&mapped, 1, copy, &c, NULL, NULL) < 0) {
     atomic_store (&mm->st->faulted, true);
     return -ENXIO;
   }

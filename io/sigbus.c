@@ -71,8 +71,10 @@ io_sigbus_run (const struct io_sigbus_range *ranges, unsigned n,
   pthread_once (&sigbus_once, sigbus_install);
   if (sigsetjmp (g.jb, 0) != 0) {
     atomic_signal_fence (memory_order_seq_cst);
-    *which = g.which;
-    *at = g.at;
+    if (which)
+      *which = g.which;
+    if (at)
+      *at = g.at;
     return -EFAULT;
   }
   guard = &g;

@@ -26,13 +26,13 @@ struct io_sigbus_range {
 
 /* Call fn(arg) and return 0; or, if it faults (SIGBUS) on a byte of
  * ranges[0..n), return -EFAULT with fn left midway, *which the range and
- * *at the byte.  fn must take no lock, allocate nothing and change
+ * *at the byte (either may be NULL: not wanted).  fn must take no lock, allocate nothing and change
  * nothing a jump out of it would leave half done (copies, XOR, checksums
  * into the caller's memory).
  */
 int io_sigbus_run (const struct io_sigbus_range *ranges, unsigned n,
                    void (*fn) (void *), void *arg, unsigned *which,
                    const char **at)
-  __attribute__((nonnull (1, 3, 5, 6), warn_unused_result));
+  __attribute__((nonnull (1, 3), warn_unused_result));
 
 #endif /* IO_SIGBUS_H */
