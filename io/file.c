@@ -178,19 +178,6 @@ sync_zeroed (const struct io_member *members, struct io_op *ops, size_t n)
   return -EIO;
 }
 
-/* The file's size now (one fstat), or -1 if it is not a regular file or
- * fstat fails (then nothing is refused: the write itself says).
- */
-static off_t
-regular_size (const struct io_member *m)
-{
-  struct stat st;
-
-  if (m->blockdev || fstat (m->file.fd, &st) < 0 || !S_ISREG (st.st_mode))
-    return -1;
-  return st.st_size;
-}
-
 static bool
 is_write (const struct io_op *op)
 {
@@ -209,7 +196,6 @@ refuse_extending (const struct io_member *members, struct io_op *ops,
     uint64_t end = 0;
     size_t far = i;
     bool first = is_write (&ops[i]);
-    off_t size;
 
     for (size_t j = 0; j < i && first; j++)
       first = !(is_write (&ops[j]) && ops[j].member == ops[i].member);
@@ -221,8 +207,7 @@ refuse_extending (const struct io_member *members, struct io_op *ops,
         end = ops[j].off + ops[j].len;
         far = j;
       }
-    if ((size = regular_size (&members[ops[i].member])) < 0 ||
-        end <= (uint64_t) size)
+    if (!io_member_shrunk (&members[ops[i].member], end, NULL))
       continue;
     io_ops_fail_all (ops, n, -ECANCELED);
     ops[far].result = -ENXIO;

@@ -169,8 +169,8 @@ int io_member_size_now (struct io_member *m) __attribute__((nonnull));
  * bytes its user needs of it) -- truncated under the server?  One fstat;
  * false for block devices and members over NBD.  A write past its end
  * would extend it again, the bytes cut off then holes that read as
- * zeroes: a job asks before it writes, the background thread now and
- * then.  *size (if not NULL): its bytes now, when true.  Any thread.
+ * zeroes: a job's writes ask (IO_FIXED_SIZE, batch.h), the background
+ * thread now and then.  *size (if not NULL): its bytes now, when true.  Any thread.
  */
 bool io_member_shrunk (const struct io_member *m, uint64_t need,
                        uint64_t *size)
