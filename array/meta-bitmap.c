@@ -179,16 +179,17 @@ sync_members (struct array *a, struct array_err *err)
 
 /* Bits can go once the data they guard is synced, unless a resync still
  * needs them or a slot is out (md keeps them for the member's return:
- * they are what a re-add rebuilds).
+ * they are what a re-add rebuilds).  True if they went.
  */
-static void
+static bool
 clear_bits (struct array *a)
 {
   struct meta *m = &a->meta;
 
+  m->bits_stale = false;
   if (!m->has_bitmap || health_out (&a->health) >= 0 ||
       meta_live_out (a) >= 0 || m->live.resync_cp != MD_MAX_SECTOR)
-    return;
+    return false;
   /* No writer is in flight (the gate is held): the fast path cannot be
    * reading the durable copy meanwhile.
    */
@@ -202,6 +203,7 @@ clear_bits (struct array *a)
    * refused only below events_cleared).
    */
   m->bm.events_cleared = m->live.common.events;
+  return true;
 }
 
 int
@@ -210,7 +212,7 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
   struct meta *m = &a->meta;
   int r = 0;
 
-  if (!m->enabled || !m->dirty || a->read_only)
+  if (!m->enabled || !(m->dirty || m->bits_stale) || a->read_only)
     return 0;
   if (only_if_idle) {
     if (array_now_ns () - m->last_write_ns < ARRAY_SAFE_MODE_MS * 1000000ULL ||
@@ -226,7 +228,7 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
       array_set_err (err, "integrity record %s: cannot sync: %s",
                      a->integrity.path, strerror (-r));
     else {
-      clear_bits (a);
+      (void) clear_bits (a);
       /* With a resync due from sector 0 the superblocks say clean as
        * they say dirty: nothing is written (mdstate's MD_EV_CLEAN).
        */
@@ -236,6 +238,13 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
         integrity_record_events (a);
       }
     }
+  }
+  else if (!m->live.dirty && m->bits_stale) {
+    /* Clean, a rebuild just ended: its bits go, the bitmap alone
+     * written (md_bitmap_daemon_work).
+     */
+    if (clear_bits (a))
+      r = meta_write_out (a, false, err);
   }
   pthread_mutex_unlock (&m->lock);
   pthread_rwlock_unlock (&m->gate);

@@ -16,7 +16,9 @@
  *                    (meta_record_out; md holds writes while
  *                    MD_SB_CHANGE_PENDING is set);
  *   rebuild          the new member's own superblock carries its progress
- *                    (recovery_offset), written every few seconds.
+ *                    (recovery_offset), written every few seconds; at its
+ *                    end, once idle, the bitmap's bits are cleared even
+ *                    on a clean array (no slot out: nothing needs them).
  * With an internal bitmap, a write first sets (and persists) the bits
  * covering its stripes: after a crash a resync visits only those, and a
  * member that missed writes is re-added by rebuilding only those.
@@ -54,6 +56,9 @@ struct meta {
   bool locks_made;
   bool forced;                /* force=true started it dirty and degraded */
   _Atomic bool dirty;         /* live.dirty, for the writers' fast path */
+  _Atomic bool bits_stale;    /* a rebuild ended: the bits it rebuilt by
+                               * go at the next idle mark, clean or not
+                               * (md's bitmap daemon clears them) */
   _Atomic int recorded_out;   /* the slot the superblocks record as out of
                                * service (absent, faulty or rebuilding),
                                * or -1 ... */

@@ -16,7 +16,9 @@
 #     raid5ctl re-add with the members says it rebuilds it whole, and the
 #     array reads as written;
 #   - a bitmap-guided re-add cut part-way stays bitmap-guided (both flags:
-#     the bits are not cleared while the member is out), and is right.
+#     the bits are not cleared while the member is out), and is right;
+#     once it is done and the array idle, the bits are cleared (md's
+#     bitmap daemon), with no write to make the array dirty first.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -111,5 +113,14 @@ ctl_ok speed --min 200000 --max 400000
 ctl_wait "s['job']['kind'] == 'idle' and s['health'] == '[UUU]'" 60
 reads_as_model "after the second re-add"
 echo "   $out"
+# No write since: the bits the re-add rebuilt by are cleared once idle,
+# as md's bitmap daemon clears them (they stayed until the next write).
+for (( i = 0; i < 50; i++ )); do
+  bits=$("$RAID5CTL" examine "${m[0]}" | sed -n 's/.*Bitmap : .*, \([0-9]*\) set.*/\1/p')
+  [ "$bits" = 0 ] && break
+  sleep 0.1
+done
+[ "$bits" = 0 ] || fail "the bitmap keeps $bits bits set after the re-add's rebuild: $("$RAID5CTL" examine "${m[0]}" | grep " Bitmap :")"
+echo "   then idle: the bitmap's bits cleared"
 stop_server
 echo "PASS: $test_name"
