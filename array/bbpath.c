@@ -201,7 +201,8 @@ record_pages (struct array *a, const struct io_op *op, struct array_err *err)
     piece.result = 0;
     if (op->buf != NULL)
       piece.buf = (char *) op->buf + (off - op->off);
-    if (io_run (a->members, &piece, 1, op->kind == IO_READ ? 0 : IO_FUA) < 0 &&
+    if (io_run (a->members, &piece, 1,
+                op->kind == IO_READ ? 0 : IO_FUA | IO_FIXED_SIZE) < 0 &&
         (e = array_bb_record (a, op->member, piece.off, piece.len,
                               err)) == 0 && op->kind != IO_READ)
       a->bb.write_error[op->member] = true;

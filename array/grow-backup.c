@@ -96,7 +96,8 @@ member_fail (struct array *a, unsigned s, const char *what, uint64_t at, int r,
 {
   array_set_err (err, "the grow's backup on member %u (%s): %s at member "
                  "offset %" PRIu64 ": %s", s, array_member_path (a, s), what,
-                 at, strerror (-r));
+                 at, r == -ENXIO ? "it ends before that (cut short?)"
+                 : strerror (-r));
   return r;
 }
 
@@ -122,7 +123,11 @@ members_write (struct array *a, bool header, const void *buf, size_t len,
     /* The header twice, as mdadm's grow_backup writes it: 4 KiB before
      * the bytes (Grow_restart compares the two) and at its place.
      */
-    if ((header && (r = io_member_pwrite (&a->members[s], buf, len,
+    /* Cut short under the tool or server: these writes near its end
+     * would extend it again, and then pass the windows' size checks.
+     */
+    if ((io_member_shrunk (&a->members[s], at + len, NULL) && (r = -ENXIO)) ||
+        (header && (r = io_member_pwrite (&a->members[s], buf, len,
                                           lead)) < 0) ||
         (r = io_member_pwrite (&a->members[s], buf, len, at)) < 0 ||
         (r = io_member_sync (&a->members[s])) < 0)
@@ -319,7 +324,7 @@ write_new_shape (struct array *a, uint64_t off, uint64_t len, char *buf,
     if (r == 0)
       r = plan_run (a, &(struct plan_run) {
           .plan = &p, .client = buf, .scratch = scratch, .zero = a->zero,
-          .ops = ops, .io_flags = IO_FUA });
+          .ops = ops, .io_flags = IO_FUA | IO_FIXED_SIZE });
     free (ops);
     free (scratch);
     done += planned;

@@ -125,7 +125,7 @@ rebuild_unit (struct heal *h, unsigned m, uint64_t off)
   if (!integrity_verify (h->a, m, off, column (h, h->a->geom.members),
                          R5I_UNIT, NULL))
     return 0;
-  x.io_flags = IO_FUA;
+  x.io_flags = IO_FUA | IO_FIXED_SIZE;
   return (e = plan_run_writes (h->a, &x, -1)) < 0 ? e : 1;
 }
 
@@ -246,7 +246,7 @@ rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
     return -EILSEQ;
   }
   if (e == 0) {
-    x.io_flags = IO_FUA;
+    x.io_flags = IO_FUA | IO_FIXED_SIZE;
     e = plan_run_writes (a, &x, -1);
   }
   if (e < 0) {                /* another member's read, or the rewrite */

@@ -55,12 +55,26 @@ sizes_now (struct array *a, struct array_err *err)
 {
   int r;
 
-  for (unsigned i = 0; i < a->geom.members; i++)
+  for (unsigned i = 0; i < a->geom.members; i++) {
+    uint64_t was = a->members[i].size;
+
     if ((r = io_member_size_now (&a->members[i])) < 0) {
       array_set_err (err, "member %u (%s): cannot read its size: %s", i,
                      array_member_path (a, i), strerror (-r));
       return r;
     }
+    /* Cut short under the server: its old size kept (what the array
+     * needs of it; the background thread takes it out).
+     */
+    if (a->members[i].size < array_member_need (a)) {
+      array_set_err (err, "member %u (%s) is now %" PRIu64 " bytes, short of "
+                     "the array's data (%" PRIu64 "): cut under the server?",
+                     i, array_member_path (a, i), a->members[i].size,
+                     array_member_need (a));
+      a->members[i].size = was;
+      return -EIO;
+    }
+  }
   if (io_member_is_open (&a->spare) &&
       (r = io_member_size_now (&a->spare)) < 0) {
     array_set_err (err, "spare=%s: cannot read its size: %s", a->spare.path,

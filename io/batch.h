@@ -94,12 +94,15 @@ io_op_range_error (const struct io_op *op)
  * an offline check read that way ran at 0.08 of its speed with preadv.
  */
 #define IO_CALLS 2u
-/* Writes never make a regular file longer: one that would end past its
- * file's end fails -ENXIO (io_op_member_shrank: the file was cut short
- * under the server, and a write would extend it again with the bytes
- * cut off as holes reading as zeroes), the batch's other ops -ECANCELED,
- * nothing run.  One fstat per member written a batch (1.3 us on the AMD
- * EPYC VM, as much as a 4 KiB write): for jobs' pieces, not requests.
+/* Writes never make a regular file longer: one (a write, zero or punch:
+ * punches fall back to writing zeroes) that would end past its file's
+ * end fails -ENXIO (io_op_member_shrank: the file was cut short under
+ * the server, and a write would extend it again with the bytes cut off
+ * as holes reading as zeroes), the other ops of the batch's file members
+ * -ECANCELED, none of them run (members of another backend in a mixed
+ * batch run theirs).  One fstat per member written a batch (1.3 us on
+ * the AMD EPYC VM, as much as a 4 KiB write): for jobs' pieces and
+ * corrections, not requests.
  */
 #define IO_FIXED_SIZE 4u
 /* A job's I/O: both of the above. */

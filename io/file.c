@@ -181,7 +181,7 @@ sync_zeroed (const struct io_member *members, struct io_op *ops, size_t n)
 static bool
 is_write (const struct io_op *op)
 {
-  return op->kind == IO_WRITE || op->kind == IO_ZERO;
+  return op->kind == IO_WRITE || op->kind == IO_ZERO || op->kind == IO_PUNCH;
 }
 
 /* IO_FIXED_SIZE (batch.h): fail the batch, nothing run, if a write would

@@ -143,8 +143,6 @@ io_member_shrunk (const struct io_member *m, uint64_t need, uint64_t *size)
 {
   struct stat st;
 
-  if (need > m->size)
-    need = m->size;
   if (m->backend != &io_file_backend || fstat (m->file.fd, &st) < 0 ||
       !S_ISREG (st.st_mode) || (uint64_t) st.st_size >= need)
     return false;

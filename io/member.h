@@ -165,12 +165,13 @@ unsigned io_member_caps (const struct io_member *m) __attribute__((nonnull));
  */
 int io_member_size_now (struct io_member *m) __attribute__((nonnull));
 
-/* Is m a regular file now shorter than need bytes (at most m->size: the
- * bytes its user needs of it) -- truncated under the server?  One fstat;
- * false for block devices and members over NBD.  A write past its end
- * would extend it again, the bytes cut off then holes that read as
- * zeroes: a job's writes ask (IO_FIXED_SIZE, batch.h), the background
- * thread now and then.  *size (if not NULL): its bytes now, when true.  Any thread.
+/* Is m a regular file now shorter than need bytes -- truncated under the
+ * server (need: the end of the bytes its user needs, or of a write it is
+ * about to make)?  One fstat; false for block devices and members over
+ * NBD.  A write past its end would extend it again, the bytes cut off
+ * then holes that read as zeroes: a job's writes ask (IO_FIXED_SIZE,
+ * batch.h), the background thread now and then.  *size (if not NULL):
+ * its bytes now, when true.  Any thread.
  */
 bool io_member_shrunk (const struct io_member *m, uint64_t need,
                        uint64_t *size)

@@ -25,10 +25,10 @@ struct io_sigbus_range {
 };
 
 /* Call fn(arg) and return 0; or, if it faults (SIGBUS) on a byte of
- * ranges[0..n), return -EFAULT with fn left midway, *which the range and
- * *at the byte (either may be NULL: not wanted).  fn must take no lock, allocate nothing and change
- * nothing a jump out of it would leave half done (copies, XOR, checksums
- * into the caller's memory).
+ * ranges[0..n), return -EFAULT with fn left midway, *which the range
+ * and *at the byte (either may be NULL: not wanted).  fn must take no
+ * lock, allocate nothing and change nothing a jump out of it would leave
+ * half done (copies, XOR, checksums into the caller's memory).
  */
 int io_sigbus_run (const struct io_sigbus_range *ranges, unsigned n,
                    void (*fn) (void *), void *arg, unsigned *which,

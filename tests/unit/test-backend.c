@@ -283,6 +283,16 @@ Test (backend, a_jobs_write_never_makes_a_file_longer)
   cr_assert_eq (st.st_size, 8192, "extended to %jd", (intmax_t) st.st_size);
   ops[2].off = 4096;             /* up to the end: runs */
   cr_assert_eq (io_run (members, ops, 3, IO_JOB), 0);
+  /* Past the size it was opened at, the file that long: refused too
+   * (members[2].size is MEM_SIZE), and a zero the same.
+   */
+  ops[0] = (struct io_op) { IO_WRITE, 2, buf[0], MEM_SIZE, 4096, 99, false };
+  cr_assert_eq (io_run (members, ops, 1, IO_JOB), -ENXIO);
+  ops[0] = (struct io_op) { IO_ZERO, 2, NULL, MEM_SIZE - 4096, 8192, 99,
+                            false };
+  cr_assert_eq (io_run (members, ops, 1, IO_JOB), -ENXIO);
+  cr_assert_eq (stat (files[1], &st), 0);
+  cr_assert_eq (st.st_size, MEM_SIZE, "extended to %jd", (intmax_t) st.st_size);
 }
 
 Test (backend, one_backend_gets_the_batch_whole)
