@@ -319,7 +319,7 @@ log_left_out (struct array *a, const struct gathered *g)
     say_fate (g, i, line, sizeof line);
     array_log (a, ARRAY_LOG_ERROR, "%s: left out", line);
     if ((v->fate == MD_FATE_STALE || v->fate == MD_FATE_REMOVED ||
-         v->fate == MD_FATE_FAULTY) &&
+         v->fate == MD_FATE_FAULTY) && !md_asm_replaced (as, g->f, i) &&
         v->slot >= 0 && v->slot == as->out && a->left_out[v->slot] == NULL) {
       a->left_out[v->slot] = strdup (g->opened[i].path);
       a->left_re_addable[v->slot] = v->re_addable;

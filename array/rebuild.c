@@ -439,6 +439,7 @@ rebuild_done (struct array *a, struct array_err *err)
   if ((r = meta_rebuild_done (a, (unsigned) slot, err)) < 0)
     return r;
   health_rebuild_done (&a->health);
+  rebuild_slot_taken (a, (unsigned) slot);  /* whole again: nothing left out */
   a->meta.bits_stale = a->meta.has_bitmap;
   integrity_member_rebuilt (a, (unsigned) slot);
   array_log (a, ARRAY_LOG_DEBUG, "slot %d (%s) rebuilt: the array is whole "

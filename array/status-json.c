@@ -136,6 +136,7 @@ json_left_out (struct array *a)
 {
   json_object *l = json_object_new_array ();
 
+  pthread_mutex_lock (&a->job.lock);     /* a rebuild's end lets them go */
   for (unsigned s = 0; s < a->geom.members; s++)
     if (a->left_out[s]) {
       json_object *m = json_object_new_object ();
@@ -146,6 +147,7 @@ json_left_out (struct array *a)
                               json_object_new_boolean (a->left_re_addable[s]));
       json_object_array_add (l, m);
     }
+  pthread_mutex_unlock (&a->job.lock);
   return l;
 }
 

@@ -139,14 +139,16 @@ print_comeback (const struct comeback *c, unsigned slot, FILE *out)
 
 /* Members assembly left out of the out slot, and how to bring one back. */
 static void
-print_left_out (const struct array *a, FILE *out)
+print_left_out (struct array *a, FILE *out)
 {
+  pthread_mutex_lock (&a->job.lock);     /* a rebuild's end lets them go */
   for (unsigned s = 0; s < a->geom.members; s++)
     if (a->left_out[s])
       fprintf (out, "      left out of slot %u: %s (missed writes; %s)\n",
                s, a->left_out[s], a->left_re_addable[s]
                ? "re-add it: the bitmap covers what it missed"
                : "rebuild it");
+  pthread_mutex_unlock (&a->job.lock);
 }
 
 /* md's progress line (status_resync): done/total in KiB of each member. */

@@ -305,7 +305,7 @@ md_asm_bitmap (struct md_assembly *as, const struct md_found *f,
       f[i].sb.events <= f[as->freshest].sb.events &&
       !md_sb_grown_since (&f[i].sb, &f[as->freshest].sb) &&
       !(f[i].sb.feature_map & MD_FEATURE_BAD_BLOCKS) &&
-      !md_readd_whole (&f[i].sb);
+      !md_readd_whole (&f[i].sb) && !md_asm_replaced (as, f, i);
   }
 }
 
@@ -450,20 +450,39 @@ remedy (const struct md_verdict *v)
  * (a replace, or a rebuild onto a new disk): not a member that can
  * catch up, whether that device was given or not.
  */
+static unsigned
+holder_of_its_slot (const struct md_assembly *as, const struct md_found *f,
+                    unsigned dev)
+{
+  const struct md_verdict *v = &as->dev[dev];
+  const struct md_sb *sb = &f[dev].sb, *fresh;
+  unsigned holder = MD_SB_MAX_DEV;
+
+  if ((v->fate != MD_FATE_STALE && v->fate != MD_FATE_REMOVED &&
+       v->fate != MD_FATE_FAULTY) || v->slot < 0 || as->freshest < 0)
+    return MD_SB_MAX_DEV;
+  fresh = &f[as->freshest].sb;
+  for (unsigned k = 0; k < fresh->max_dev && k < MD_SB_MAX_DEV; k++)
+    if (k != sb->dev_number && fresh->dev_roles[k] == (unsigned) v->slot)
+      holder = k;
+  return holder;
+}
+
+bool
+md_asm_replaced (const struct md_assembly *as, const struct md_found *f,
+                 unsigned dev)
+{
+  return holder_of_its_slot (as, f, dev) != MD_SB_MAX_DEV;
+}
+
 static bool
 explain_replaced (const struct md_assembly *as, const struct md_found *f,
                   unsigned dev, char *buf, size_t len)
 {
   const struct md_verdict *v = &as->dev[dev];
   const struct md_sb *sb = &f[dev].sb, *fresh = &f[as->freshest].sb;
-  unsigned holder = MD_SB_MAX_DEV;
+  unsigned holder = holder_of_its_slot (as, f, dev);
 
-  if ((v->fate != MD_FATE_STALE && v->fate != MD_FATE_REMOVED &&
-       v->fate != MD_FATE_FAULTY) || v->slot < 0)
-    return false;
-  for (unsigned k = 0; k < fresh->max_dev && k < MD_SB_MAX_DEV; k++)
-    if (k != sb->dev_number && fresh->dev_roles[k] == (unsigned) v->slot)
-      holder = k;
   if (holder == MD_SB_MAX_DEV)
     return false;
   if (v->slot < R5_MAX_MEMBERS && as->owner[v->slot] >= 0)

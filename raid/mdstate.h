@@ -138,7 +138,8 @@ struct md_verdict {
   bool bitmap_recovery;       /* RECOVERING after a bitmap re-add */
   bool re_addable;            /* left out, but a bitmap re-add brings it
                                * back (set by md_asm_bitmap; not one
-                               * that left mid-rebuild: md_readd_whole) */
+                               * that left mid-rebuild, md_readd_whole,
+                               * nor one replaced, md_asm_replaced) */
 };
 
 enum md_refusal {
@@ -220,6 +221,14 @@ bool md_sb_records_working (const struct md_sb *sb, unsigned slot)
 
 /* Short names ("in sync", "stale", ...) for status and JSON. */
 const char *md_fate_name (enum md_fate fate);
+
+/* Was dev (left out) replaced: does the freshest superblock give the
+ * slot it claims to another device number (a replace, or a rebuild onto
+ * a new disk)?  Such a device cannot come back by a re-add.
+ */
+bool md_asm_replaced (const struct md_assembly *as, const struct md_found *f,
+                      unsigned dev)
+  __attribute__((nonnull));
 
 /* One clause saying why device dev is not in service, and what to do,
  * without naming it (the caller does): "is stale: its events counter (5)

@@ -14,7 +14,8 @@
 # puts it, the new disk included.  Then a second replace whose member
 # fails mid-way, written to while it is held: the new disk takes the slot
 # as md's does, rebuilt from its copy's point, and the writes it missed
-# read back; and one whose new disk is a second member's path: refused
+# read back; started again mid-way with the old member given, that one
+# is replaced, not offered for a re-add; and one whose new disk is a second member's path: refused
 # in one line.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
@@ -174,6 +175,19 @@ echo "   copied $copied stripes when slot 0 failed; rebuilt from stripe ${from:-
   fail "the new disk did not take the slot from its copy's point: $(grep 'slot 0' "$tmpdir/nbdkit.log" | tail -n 3)"
 [ "$(md_field "$new2" 'Device Role')" = "Active device 0" ] ||
   fail "mdadm --examine the new disk: role '$(md_field "$new2" 'Device Role')'"
+# Stopped and started again mid-rebuild, the old member given too: it
+# was replaced (the superblocks give its slot to the new disk), not left
+# out for a re-add -- status advised one, which failed the new disk.
+stop_server
+serve_ctl "$tmpdir/nbdkit.log" "disk=${now[0]}" "disk=$new2" "disk=${now[1]}" \
+  "disk=${now[2]}" "${speed[@]}" || fail "serve again, the old member given"
+[ "$(ctl_get 's["left_out"]')" = "[]" ] ||
+  fail "the replaced member is left out for a re-add: $(ctl_get 's["left_out"]')"
+out=$(ctl status)
+! grep -q "left out of slot" <<<"$out" || fail "status: $(grep 'left out' <<<"$out")"
+grep -q "${now[0]}.*was replaced: slot 0 is member" "$tmpdir/nbdkit.log" ||
+  fail "the log does not say the old member was replaced: $(grep "${now[0]}" "$tmpdir/nbdkit.log" | tail -n 2)"
+echo "   started again with the old member: replaced, not offered for a re-add"
 ctl speed --max 200000 >/dev/null
 ctl_wait 's["job"]["kind"] == "idle" and s["health"] == "[UUU]"' 60
 "$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
