@@ -40,7 +40,14 @@ job_init (struct array *a)
     j->kind = R5_JOB_RESHAPE;
     j->cursor = a->grow.safe / a->geom.stripe_data;
   }
-  else if (a->replace.slot >= 0 && health_out (&a->health) < 0) {
+  /* Another slot out and nothing rebuilding it: the copy goes on,
+   * degraded, as it does when a member fails while it runs (md recovers
+   * the replacement from the others).  A rebuild comes first (it then
+   * begins the replace: begin_next).
+   */
+  else if (a->replace.slot >= 0 && !health_rebuilding (&a->health) &&
+           health_out (&a->health) != a->replace.slot &&
+           !health_failed (&a->health)) {
     j->kind = R5_JOB_REPLACE;
     j->cursor = a->replace.copied;
   }

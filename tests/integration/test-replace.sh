@@ -15,8 +15,10 @@
 # fails mid-way, written to while it is held: the new disk takes the slot
 # as md's does, rebuilt from its copy's point, and the writes it missed
 # read back; started again mid-way with the old member given, that one
-# is replaced, not offered for a re-add; and one whose new disk is a second member's path: refused
-# in one line.
+# is replaced, not offered for a re-add; and one whose new disk is a
+# second member's path: refused in one line.  Last, a replace with
+# another slot failed mid-way, stopped and started again: the copy goes
+# on, degraded, to its end.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -209,5 +211,28 @@ echo "   $out"
 out=$("$RAID5CTL" --control "$CTL_SOCK" replace 7 "$tmpdir/x.img" 2>&1) &&
   fail "replace of slot 7 was not refused"
 echo "   $out"
+
+echo "== another slot out mid-replace, stopped and started again: the copy goes on"
+# Served, the copy goes on when another member fails; started again it
+# did not (the start resumed a replace only on a whole array), while
+# status said the new disk takes the slot when the copy is done.
+new3=$tmpdir/new3.img
+truncate -s ${MB}M "$new3"
+ctl speed --min 2000 --max 2000 >/dev/null
+ctl_ok replace 1 "$new3"
+ctl_wait 's["job"]["kind"] == "replace" and s["job"]["done_stripes"] > 20' 30
+ctl_ok fail 2
+stop_server
+serve_ctl "$tmpdir/nbdkit.log" "disk=$new2" "disk=${now[1]}" "disk=${now[2]}" \
+  "disk=$new3" "${speed[@]}" || fail "serve again, degraded mid-replace"
+ctl_wait 's["job"]["kind"] == "replace"' 10
+echo "   started again [$(ctl_get 's["health"]')]: $(ctl_get 's["job"]["kind"]') from stripe $(ctl_get 's["job"]["done_stripes"]')"
+ctl speed --max 200000 >/dev/null
+ctl_wait 's["job"]["kind"] == "idle"' 60
+[ "$(ctl_get '"%s %s" % (s["health"], s["members"][1]["path"])')" = "[UU_] $new3" ] ||
+  fail "after the replace, degraded: $(ctl_get 's["health"], s["members"][1], s["last_job"]')"
+"$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
+  >"$tmpdir/verify.out" 2>&1 ||
+  { cat "$tmpdir/verify.out" >&2; fail "the array after the degraded replace"; }
 stop_server
 echo "test-replace: OK"
