@@ -335,7 +335,9 @@ int array_grow_backup_file (struct array *a, const char *path,
  * copies the slot onto it (array_job_run carries it on offline), writes
  * going to both; then it takes the slot and the old member is let go.
  * Refused (err says why, nothing written) on a degraded or failed
- * array, a running job, a grow, a replace under way.  0 or -errno.
+ * array, a running job, a grow, a replace under way.  0 or -errno;
+ * -EALREADY (err says so) if path is the slot's member already (asked
+ * again once its replace ended).
  */
 int array_replace_start (struct array *a, unsigned slot, const char *path,
                          bool force, struct array_err *err)

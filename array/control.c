@@ -158,6 +158,10 @@ cmd_slot (struct array *a, char **w, unsigned n, FILE *out,
     r = array_replace_start (a, (unsigned) slot, path, force, err);
   else
     r = array_rebuild_start (a, (unsigned) slot, path, force, err);
+  if (r == -EALREADY) {       /* a replace asked again after its end */
+    fprintf (out, "%s: " ACMD_UNCHANGED "%s\n", w[0], err->msg);
+    return 0;
+  }
   if (r >= 0)
     fprintf (out, "%s: slot %" PRIu64 "%s\n", w[0], slot,
              strcmp (w[0], "fail") == 0 ? " failed"

@@ -110,6 +110,14 @@ array_replace_start (struct array *a, unsigned slot, const char *path,
     pthread_mutex_unlock (&a->job.lock);
     return 0;                 /* asked again: it goes on (--wait follows) */
   }
+  if (slot < a->geom.members && a->replace.slot != (int) slot &&
+      health_out (&a->health) != (int) slot &&
+      io_member_named (&a->members[slot], path)) {
+    pthread_mutex_unlock (&a->job.lock);
+    array_set_err (err, "slot %u is %s already: nothing to replace", slot,
+                   path);
+    return -EALREADY;         /* asked again after its end: done */
+  }
   if ((r = check_replaceable (a, slot, err)) == 0 &&
       (r = open_replacement (a, path, force, err)) == 0) {
     a->job.cursor = 0;        /* nothing is mirrored below 0 */

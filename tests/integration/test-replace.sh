@@ -127,6 +127,12 @@ timeout 120 "$RAID5CTL" --control "$CTL_SOCK" replace --wait 1 "$new" \
 tail -n 1 "$tmpdir/wait.out"
 grep -qxF "replace: slot 1 ($new) is active; the array is degraded [UU_]" "$tmpdir/wait.out" ||
   fail "replace --wait said: $(cat "$tmpdir/wait.out")"
+# Asked again once it is over: PATH holds the slot, exit 0 (it said the
+# path is a member already, exit 1).
+out=$(timeout 30 "$RAID5CTL" --control "$CTL_SOCK" replace --wait 1 "$new" 2>&1) ||
+  fail "replace --wait asked again after its end: $out"
+grep -q "slot 1 is $new already: nothing to replace" <<<"$out" ||
+  fail "replace --wait asked again said: $out"
 load_alive || fail "the load died during the replace"
 load_stop
 echo "== slot 2 back (rebuilt in place), then check"
