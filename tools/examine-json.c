@@ -128,6 +128,32 @@ json_sizes (struct json *j, const struct exam *e)
   }
 }
 
+/* A reshape under way (null: none): mdadm's Reshape pos'n, Delta
+ * Devices, New Offset and what else changes.
+ */
+static void
+json_reshape (struct json *j, const struct md_sb *sb)
+{
+  if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE)) {
+    tool_json_null (j, "reshape");
+    return;
+  }
+  tool_json_open (j, "reshape", '{');
+  tool_json_u64 (j, "position_sectors", sb->reshape_position);
+  tool_json_i64 (j, "delta_disks", sb->delta_disks);
+  if (sb->feature_map & MD_FEATURE_NEW_OFFSET)
+    tool_json_u64 (j, "new_data_offset_sectors",
+                   sb->data_offset + (uint64_t) (int64_t) sb->new_offset);
+  else
+    tool_json_null (j, "new_data_offset_sectors");
+  tool_json_i64 (j, "new_level", (int32_t) sb->new_level);
+  tool_json_u64 (j, "new_layout", sb->new_layout);
+  tool_json_u64 (j, "new_chunk_sectors", sb->new_chunk);
+  tool_json_bool (j, "backwards",
+                  sb->feature_map & MD_FEATURE_RESHAPE_BACKWARDS);
+  tool_json_close (j, '{');
+}
+
 static void
 json_state (struct json *j, const struct exam *e)
 {
@@ -187,6 +213,7 @@ json_superblock (struct json *j, const struct exam *e)
   tool_json_str (j, "raid_level_name", examine_level_name (sb->level));
   tool_json_u64 (j, "raid_devices", sb->raid_disks);
   json_sizes (j, e);
+  json_reshape (j, sb);
   json_state (j, e);
   json_role (j, sb);
   tool_json_bool (j, "servable", e->servable);

@@ -90,7 +90,9 @@ examine_unused_space (const struct exam *e, uint64_t *before, int64_t *after)
   const struct md_sb *sb = &e->sb;
   uint64_t earliest = sb->super_offset + 72, used, a;
 
-  if (sb->data_offset < sb->super_offset)
+  /* mdadm prints none while a reshape moves the data (NEW_OFFSET). */
+  if (sb->data_offset < sb->super_offset ||
+      (sb->feature_map & MD_FEATURE_NEW_OFFSET))
     return false;
   if (e->has_bitmap && e->bm_err == 0 && sb->bitmap_offset > 0 &&
       (uint64_t) sb->bitmap_offset + md_bitmap_area_bytes (&e->bm) / 512
@@ -198,6 +200,9 @@ print_offsets (const struct exam *e)
 
   if (sb->data_offset)
     printf ("    Data Offset : %" PRIu64 " sectors\n", sb->data_offset);
+  if (sb->feature_map & MD_FEATURE_NEW_OFFSET)
+    printf ("     New Offset : %" PRIu64 " sectors\n",
+            sb->data_offset + (uint64_t) (int64_t) sb->new_offset);
   printf ("   Super Offset : %" PRIu64 " sectors\n", sb->super_offset);
   if (sb->feature_map & MD_FEATURE_RECOVERY_OFFSET)
     printf ("Recovery Offset : %" PRIu64 " sectors\n", sb->recovery_offset);
@@ -220,6 +225,33 @@ print_uuid (const char *key, const uint8_t uuid[16])
   printf ("%15s : %s\n", key, buf);
 }
 
+/* A reshape under way, as mdadm's examine_super1 says it: where it is
+ * (array sectors already in the new shape, in KiB) and what changes.
+ */
+static void
+print_reshape (const struct md_sb *sb)
+{
+  char h[64];
+
+  if (!(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE))
+    return;
+  printf ("  Reshape pos'n : %" PRIu64 "%s\n", sb->reshape_position / 2,
+          human (sb->reshape_position << 9, h, sizeof h));
+  if (sb->delta_disks)
+    printf ("  Delta Devices : %d (%d->%d)\n", (int) sb->delta_disks,
+            (int) sb->raid_disks - (int) sb->delta_disks,
+            (int) sb->raid_disks);
+  if ((int32_t) sb->new_level != sb->level)
+    printf ("      New Level : %s\n",
+            examine_level_name ((int32_t) sb->new_level));
+  if (sb->new_layout != sb->layout && (sb->level == 5 || sb->level == 6))
+    printf ("     New Layout : %s\n",
+            examine_layout_name (sb->level, sb->new_layout));
+  if (sb->new_chunk != sb->chunksize)
+    printf ("  New Chunksize : %" PRIu32 "K\n", sb->new_chunk / 2);
+  printf ("\n");
+}
+
 static void
 print_state (const struct exam *e)
 {
@@ -239,6 +271,7 @@ print_state (const struct exam *e)
   else if (sb->feature_map & MD_FEATURE_ANY_PPL)
     printf ("            PPL : %u sectors at offset %d sectors from "
             "superblock\n", sb->ppl_size, sb->ppl_offset);
+  print_reshape (sb);
   print_time ("Update Time", sb->utime);
   if (sb->bblog_size && sb->bblog_offset)
     printf ("  Bad Block Log : %d entries available at offset %ld sectors%s"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # raid5ctl examine against mdadm --examine: the text has every line mdadm
 # prints, the JSON holds the same values field by field, on a healthy
-# array and on superblocks the plugin refuses (bad checksum, RAID-6).  Then
+# array, on one stopped part-way through a grow (the reshape's lines) and
+# on superblocks the plugin refuses (bad checksum, RAID-6).  Then
 # the verdict line, disks without a superblock, errors and exit statuses.
 # examine --badblocks against mdadm --examine-badblocks: the same text on
 # every fixture (kernel md's bad-block log among them) and on logs made
@@ -56,6 +57,18 @@ if (d['state'] == 'clean') != (d['resync_offset_sectors'] is None):
     bad.append('resync_offset_sectors %r with state %s'
                % (d['resync_offset_sectors'], d['state']))
 same('Device UUID', d['device_uuid'])
+r = d['reshape']
+if ("Reshape pos'n" in md) != (r is not None):
+    bad.append('reshape: mdadm %r, json %r' % (md.get("Reshape pos'n"), r))
+if r is not None:
+    prefix("Reshape pos'n", '%d' % (r['position_sectors'] // 2))
+    if r['delta_disks']:
+        same('Delta Devices', '%d (%d->%d)' % (r['delta_disks'],
+             d['raid_devices'] - r['delta_disks'], d['raid_devices']))
+if r is not None and r['new_data_offset_sectors'] is not None:
+    same('New Offset', '%d sectors' % r['new_data_offset_sectors'])
+elif 'New Offset' in md:
+    bad.append('New Offset: mdadm %r, json none' % md['New Offset'])
 if d['bitmap'] is not None:
     same('Internal Bitmap', '%d sectors from superblock'
          % d['bitmap']['offset_sectors'])
@@ -153,6 +166,29 @@ done
 grep -q 'resync from sector 4096' "$tmpdir/ours.txt" ||
   fail "member 2 is active (resync_offset 4096): verdict does not say so"
 echo "healthy: text and JSON agree with mdadm on 3 members"
+
+# --- A grow stopped part-way (raid5ctl grow killed): mdadm's reshape
+# lines (Reshape pos'n, Delta Devices, New Offset; no Unused Space), in
+# the text and the JSON -- they were missing.
+make_members g 4 32M
+G=("${MEMBERS[@]}")
+"$RAID5CTL" create --chunk 64K --bitmap none "${G[@]:0:3}" >/dev/null ||
+  fail "create for the grow"
+"$RAID5CTL" grow --add "${G[3]}" --max-speed 2M "${G[@]:0:3}" >/dev/null 2>&1 &
+pid=$!
+for (( i = 0; i < 100; i++ )); do
+  p=$(md_field "${G[0]}" "Reshape pos'n")
+  [ -n "$p" ] && [ "${p%% *}" -gt 0 ] && break
+  sleep 0.05
+done
+kill -9 $pid; wait $pid 2>/dev/null || :
+[ -n "$p" ] || fail "no reshape under way to examine"
+"$RAID5CTL" examine --json "${G[@]}" >"$tmpdir/all.json" || fail "examine --json"
+for i in 0 1 2 3; do
+  examine_both "${G[$i]}" "$i"
+done
+grep -q "Delta Devices : 1 (3->4)" "$tmpdir/ours.txt" || fail "no Delta Devices line"
+echo "grow stopped part-way: $(grep "Reshape pos'n" "$tmpdir/ours.txt" | sed 's/^ *//'), as mdadm"
 
 # md's layouts 4 and 5: named as mdadm names them, and servable.
 for l in parity-first parity-last; do
