@@ -129,9 +129,15 @@ refused (const struct gathered *g, struct array_err *err)
     break;
   case MD_START_DIRTY_DEGRADED:
     slots_out (g, why, sizeof why);
+    /* A member partly rebuilt stays and its rebuild goes on (md keeps a
+     * recovering device: super_1_validate's recovery_offset).
+     */
     array_set_err (err, "cannot start a dirty and degraded array (%s), and "
                    "parity may be stale where writes were in flight when it "
-                   "stopped; force=true starts it without that member", why);
+                   "stopped; force=true starts it %s", why,
+                   as->out >= 0 && as->owner[as->out] >= 0
+                   ? "and goes on rebuilding that member" :
+                   "without that member");
     break;
   case MD_START_NOT_ALL:
     slots_out (g, why, sizeof why);

@@ -203,3 +203,33 @@ Test (array_assembly, array_being_grown_with_ppl_refused, .timeout = 120)
                 "the refusal wrote a superblock");
   afx_cleanup (&f);
 }
+
+/* Dirty, with slot 2's member partly rebuilt: refused, and the line says
+ * force=true goes on rebuilding it (md keeps a recovering device), not
+ * that it starts without it -- which force=true then does not do.
+ */
+Test (array_assembly, dirty_with_a_member_partly_rebuilt, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  struct md_sb sb;
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  for (unsigned i = 0; i < 3; i++) {
+    afx_sb_read (f.path[i], &sb);
+    sb.resync_offset = 0;                     /* dirty */
+    if (i == 2) {
+      sb.feature_map |= MD_FEATURE_RECOVERY_OFFSET;
+      sb.recovery_offset = 2048;
+    }
+    afx_sb_write (f.path[i], &sb);
+  }
+  cr_assert_lt (afx_open (&f, &err), 0, "a dirty degraded array started");
+  cr_assert (strstr (err.msg, "force=true starts it and goes on rebuilding "
+                     "that member"), "%s", err.msg);
+  f.cfg.force = true;
+  afx_open_ok (&f);
+  cr_assert_eq (array_member_state (f.a, 2), MEMBER_REBUILDING, "state %d",
+                (int) array_member_state (f.a, 2));
+  afx_cleanup (&f);
+}
