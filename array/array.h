@@ -392,6 +392,8 @@ struct array_job_status {
                                * where writes were in flight */
   enum r5_job last_kind;  /* the last job that ended */
   int last_result;            /* 0 or -errno */
+  char last_why[ARRAY_ERR_LEN];   /* why it stopped, naming member and
+                                   * offset ("" if it did not) */
   uint64_t last_mismatches, last_stripes_bad;
   /* Stripes skipped (a scrub) or not wholly rebuilt (a rebuild) for the
    * bad blocks of their rows: the running job's, the last one's.

@@ -211,6 +211,7 @@ array_job_status (struct array *a, struct array_job_status *st)
     .last_unread_stripes = j->last.unread_stripes,
   };
   memcpy (st->found, j->tally.found, j->tally.nfound * sizeof j->tally.found[0]);
+  snprintf (st->last_why, sizeof st->last_why, "%s", j->last.why);
   pthread_mutex_unlock (&j->lock);
 }
 
@@ -451,8 +452,11 @@ step_once (struct array *a, bool online, const struct array_job_watch *watch)
     r = runner_step (j->runner, reach_of (j, online, watch), watch, &err);
   checkpoint (a, kind, r < 0 || j->cursor >= a->geom.stripes);
   if (r < 0 || j->cursor >= a->geom.stripes) {
-    finish_locked (a, kind, r, r < 0 && r != -ENODEV && r != -ECANCELED ?
-                   err.msg : NULL, online);
+    /* A step that stopped it says why (-ECANCELED too: the replacement
+     * that failed, and where); one stopped from outside says nothing.
+     */
+    finish_locked (a, kind, r, r < 0 && r != -ENODEV &&
+                   (r != -ECANCELED || err.msg[0]) ? err.msg : NULL, online);
     resync_while_degraded (a);
   }
   pthread_mutex_unlock (&j->lock);

@@ -225,6 +225,7 @@ json_last_job (const struct array_job_status *j)
 
   put_str (o, "kind", r5_job_name (j->last_kind));
   json_object_object_add (o, "result", json_object_new_int (j->last_result));
+  put_str (o, "why", j->last_why[0] ? j->last_why : NULL);
   put_u64 (o, "mismatch_sectors", j->last_mismatches);
   put_u64 (o, "number", j->jobs_ended);
   put_u64 (o, "stripes_bad", j->last_stripes_bad);

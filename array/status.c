@@ -319,10 +319,21 @@ print_last_job (const struct array_job_status *j, FILE *out)
 
   if (j->last_kind == R5_JOB_NONE)
     return;
-  fprintf (out, "      last %s: %s, mismatch_cnt %" PRIu64 " (%" PRIu64
-           " stripes)\n", last,
-           job_result_text (j->last_kind, (int) j->last_result),
-           j->last_mismatches, j->last_stripes_bad);
+  /* Why it stopped, when the job said (which member, where), over the
+   * words for its error alone -- but for a replace whose slot's member
+   * left: its words say what became of the replacement.
+   */
+  if (j->last_result < 0 && j->last_why[0] &&
+      !(j->last_kind == R5_JOB_REPLACE && j->last_result == -ENODEV))
+    fprintf (out, "      last %s: %s%s, mismatch_cnt %" PRIu64 " (%" PRIu64
+             " stripes)\n", last, strncmp (j->last_why, "stopped", 7) == 0
+             ? "" : "stopped: ", j->last_why, j->last_mismatches,
+             j->last_stripes_bad);
+  else
+    fprintf (out, "      last %s: %s, mismatch_cnt %" PRIu64 " (%" PRIu64
+             " stripes)\n", last,
+             job_result_text (j->last_kind, (int) j->last_result),
+             j->last_mismatches, j->last_stripes_bad);
   if (j->last_bb_stripes)
     fprintf (out, "      last %s: %" PRIu64 " stripes %s for bad blocks in "
              "their rows (the log says which)\n", last, j->last_bb_stripes,

@@ -190,6 +190,11 @@ cut_mid_job replace "$rep" 4M
 grep -Eq "the replacement \($rep\): write at [0-9]+: it ends before that" "$tmpdir/jobs.log" ||
   fail "the log does not say the replacement ends early: $(tail -n 3 "$tmpdir/jobs.log")"
 [ "$(stat -c %s "$rep")" = $(( 4 << 20 )) ] || fail "the replacement was extended again"
+# Status says which way the replace ended, naming the replacement (it
+# said "the replacement failed, or the replace was stopped").
+last=$("$RAID5CTL" status --control "$CTL_SOCK" | grep 'last replace:')
+grep -q "last replace: stopped: the replacement ($rep)" <<<"$last" ||
+  fail "status after the replacement failed: $last"
 echo "   replace: stopped, member 0 kept its slot"
 stop_server
 unset RAID5_MEMBER_ACCESS
