@@ -482,19 +482,25 @@ explain_replaced (const struct md_assembly *as, const struct md_found *f,
   const struct md_verdict *v = &as->dev[dev];
   const struct md_sb *sb = &f[dev].sb, *fresh = &f[as->freshest].sb;
   unsigned holder = holder_of_its_slot (as, f, dev);
+  /* Its own superblock calls it the slot's replacement: it was let go
+   * (it failed, or the replace was stopped), not replaced itself.
+   */
+  const char *was = sb->feature_map & MD_FEATURE_REPLACEMENT
+    ? "was the slot's replacement, let go before its copy ended"
+    : "was replaced";
 
   if (holder == MD_SB_MAX_DEV)
     return false;
   if (v->slot < R5_MAX_MEMBERS && as->owner[v->slot] >= 0)
-    snprintf (buf, len, "was replaced: slot %d is member %d's now (the "
-              "others no longer count this one in: events %" PRIu64 ", it "
-              "has %" PRIu64 ")", v->slot, as->owner[v->slot],
-              fresh->events, sb->events);
+    snprintf (buf, len, "%s: slot %d is member %d's now (the others no "
+              "longer count this one in: events %" PRIu64 ", it has %"
+              PRIu64 ")", was, v->slot, as->owner[v->slot], fresh->events,
+              sb->events);
   else
-    snprintf (buf, len, "was replaced: slot %d is another device's now "
-              "(device number %u, not given), and the others no longer "
-              "count this one in (events %" PRIu64 ", it has %" PRIu64 "): "
-              "give that device instead of this one", v->slot, holder,
+    snprintf (buf, len, "%s: slot %d is another device's now (device "
+              "number %u, not given), and the others no longer count this "
+              "one in (events %" PRIu64 ", it has %" PRIu64 "): give that "
+              "device instead of this one", was, v->slot, holder,
               fresh->events, sb->events);
   return true;
 }

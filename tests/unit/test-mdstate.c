@@ -471,6 +471,35 @@ Test (assemble, replaced_member_is_named_as_replaced)
   md_fate_explain (&as, f, 1, why, sizeof why);
   cr_expect (strstr (why, "was replaced: slot 1 is member 3's now"), "%s",
              why);
+  md_asm_bitmap (&as, f, 4, 0);
+  cr_expect (!as.dev[1].re_addable && md_asm_replaced (&as, f, 1),
+             "a replaced member offered for a re-add");
+}
+
+/* A replacement let go mid-copy (it failed, or the replace was stopped),
+ * given back: its own superblock calls it slot 1's replacement, and the
+ * others list it no more.  Said so -- not "was replaced".
+ */
+Test (assemble, replacement_let_go_is_named_so)
+{
+  struct md_found f[R5_MAX_MEMBERS];
+  struct md_assembly as;
+  char why[400];
+
+  healthy (f, 3, E);
+  f[3] = f[1];
+  f[3].sb.dev_number = 3;
+  f[3].sb.feature_map |= MD_FEATURE_REPLACEMENT | MD_FEATURE_RECOVERY_OFFSET;
+  f[3].sb.recovery_offset = 2048;
+  memset (f[3].sb.device_uuid, 0x44, 16);
+  f[3].sb.dev_roles[3] = 1;
+  for (unsigned i = 0; i < 3; i++)
+    f[i].sb.events = E + 2;
+  cr_assert_eq (assemble (f, 4, false, false, &as), 0);
+  cr_expect_eq (as.owner[1], 1);
+  md_fate_explain (&as, f, 3, why, sizeof why);
+  cr_expect (strstr (why, "was the slot's replacement, let go before its "
+                     "copy ended: slot 1 is member 1's now"), "%s", why);
 }
 
 /* ---- the running array ---- */
