@@ -189,7 +189,8 @@ check_slot (struct array *a, const struct rebuild_opts *o)
     return tool_error ("--slot %u: the array has slots 0 to %u", k, n - 1);
   if (out < 0)
     return tool_error ("slot %u (%s) is in service, as every slot is: "
-                       "nothing to rebuild", k, array_member_path (a, k));
+                       "nothing to %s", k, array_member_path (a, k),
+                       o->re_add ? "re-add" : "rebuild");
   if (out != (int) k)
     return tool_error ("slot %u (%s) is in service; slot %d is the one out "
                        "of service", k, array_member_path (a, k), out);
@@ -243,8 +244,10 @@ rebuild_or_readd (int argc, char **argv, bool re_add)
   if (parse (argc, argv, &o) != TOOL_OK || open_array (&o, &a) != TOOL_OK)
     return TOOL_FAIL;
   if (o.job.slot < 0)             /* re-add: the slot out of service */
-    o.job.slot = slot_out (a) >= 0 ? slot_out (a) : 0;
-  if ((r = start (a, &o)) == TOOL_OK)
+    o.job.slot = slot_out (a);
+  if (o.job.slot < 0)
+    r = tool_error ("every slot is in service: nothing to re-add");
+  else if ((r = start (a, &o)) == TOOL_OK)
     r = offline_run (a, R5_JOB_REBUILD, o.job.max_kib);
   if (r == TOOL_OK) {
     snprintf (path, sizeof path, "%s", array_member_path (a, (unsigned) o.job.slot));

@@ -42,6 +42,9 @@ truncate -s 32M "$tmpdir/o.0" "$tmpdir/o.1" "$tmpdir/o.2"
   fail "creating the other array"
 DISKS=("${m[@]}" "$new" "$tmpdir/o.0")
 expect_refused 'slot 1 \(.*r\.1\) is in service' rebuild --slot 1 --new "$new" "${m[@]}"
+# re-add of a whole array: said as a re-add, no slot picked at random.
+expect_refused '^raid5ctl re-add: every slot is in service: nothing to re-add$' \
+  re-add "${m[@]}"
 expect_refused 'slot 0 .* is in service; slot 1 is the one out of service' \
   rebuild --slot 0 --new "$new" "${m[0]}" missing "${m[2]}"
 expect_refused '--slot 3: the array has slots 0 to 2' \
