@@ -103,8 +103,13 @@ print_fault (struct array *a, const struct comeback *c, unsigned slot,
 {
   char why[ARRAY_ERR_LEN];
   enum fault_kind k = fault_of (a, slot, why);
+  /* No bitmap, or a grow under way: md refuses a re-add (nothing marks
+   * what it missed; super_1_validate's reshape check): rebuild it.
+   */
+  bool readd = a->meta.has_bitmap && !a->grow.active;
   const char *fate = !status_returns_by_itself (a, slot, k)
-    ? "; stays out until re-added or rebuilt"
+    ? readd ? "; stays out until re-added or rebuilt" : "; stays out until "
+      "rebuilt"
     : c->state == COMEBACK_REFUSED && c->slot == (int) slot ? ""
     : "; re-added by itself when it answers";
 

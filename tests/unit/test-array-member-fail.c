@@ -727,3 +727,47 @@ Test (array_fail, a_replacements_failure_is_no_slots, .timeout = 60)
   afx_verify (&f);
   afx_cleanup (&f);
 }
+
+/* Status on a member failed by an I/O error: with no bitmap nothing
+ * marks what it missed, and md refuses a re-add, so status says to
+ * rebuild it (it said "until re-added or rebuilt"); with one, either.
+ */
+static char *
+status_text (struct array *a)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream (&text, &len);
+
+  cr_assert (out);
+  array_status_print (a, false, out);
+  fclose (out);
+  return text;
+}
+
+Test (array_fail, status_says_how_a_failed_member_comes_back, .timeout = 60)
+{
+  static const char *const args[2] = {
+    "--chunk 64K --bitmap none --assume-clean",
+    "--chunk 64K --bitmap internal --assume-clean",
+  };
+
+  for (unsigned bitmap = 0; bitmap < 2; bitmap++) {
+    struct afx f;
+    struct array_err err;
+    struct io_op op = { .kind = IO_WRITE, .member = 1, .off = 4096,
+                        .len = 4096, .result = -EIO };
+    char *text;
+
+    afx_make (&f, 3, 4 << 20, args[bitmap]);
+    afx_open_ok (&f);
+    cr_assert_eq (array_io_failed (f.a, &op, 1, -EIO, &err), 0, "%s",
+                  err.msg);
+    cr_assert_eq (array_member_state (f.a, 1), MEMBER_FAULTY);
+    text = status_text (f.a);
+    cr_assert (strstr (text, bitmap ? "stays out until re-added or rebuilt"
+                       : "stays out until rebuilt"), "%s", text);
+    free (text);
+    afx_cleanup (&f);
+  }
+}
