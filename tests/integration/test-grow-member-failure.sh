@@ -31,27 +31,42 @@ md_geometry "$tmpdir/g0.img"
 fill_random "$tmpdir/model" "${uris[@]/#/disk=}"
 truncate -s "$SIZE" "$tmpdir/new.img"
 
+# past_a_third MEMBER ERRFILE: wait (15 s at most) until MEMBER's
+# superblock says the reshape is past a third of the array; p its KiB.
+past_a_third ()
+{
+  local i
+  for (( i = 0; i < 300; i++ )); do
+    p=$(md_field "$1" "Reshape pos'n")
+    p=${p%% *}
+    [ -n "$p" ] && [ "$p" -gt $(( total_kib / 3 )) ] && return 0
+    sleep 0.05
+  done
+  fail "no reshape under way: $(cat "$2")"
+}
+
+# grow_ends WHAT: the grow (pid) ends within 120 s; status its exit.
+grow_ends ()
+{
+  local i
+  status=0
+  for (( i = 0; i < 1200; i++ )); do
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 $pid 2>/dev/null && { kill -9 $pid; fail "$1 did not end in 120 s"; }
+  wait $pid || status=$?
+}
+
 echo "== 3 -> 4, member 1 failing half way"
 "$RAID5CTL" grow --add "$tmpdir/new.img" --max-speed 4M "${uris[@]}" \
   >"$tmpdir/out" 2>"$tmpdir/err" &
 pid=$!
 total_kib=$(( size / 1024 ))
-for (( i = 0; i < 300; i++ )); do
-  p=$(md_field "$tmpdir/g0.img" "Reshape pos'n")
-  p=${p%% *}
-  [ -n "$p" ] && [ "$p" -gt $(( total_kib / 3 )) ] && break
-  sleep 0.05
-done
-[ -n "$p" ] || fail "no reshape under way: $(cat "$tmpdir/err")"
+past_a_third "$tmpdir/g0.img" "$tmpdir/err"
 touch "$TRIGGER"
 echo "   member 1 answers EIO from array KiB $p on"
-status=0
-for (( i = 0; i < 1200; i++ )); do
-  kill -0 $pid 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 $pid 2>/dev/null && { kill -9 $pid; fail "the grow did not end in 120 s"; }
-wait $pid || status=$?
+grow_ends "the grow"
 cat "$tmpdir/err" "$tmpdir/out"
 [ $status = 0 ] || fail "the grow stopped (exit $status)"
 grep -q "^grow: the array has 4 members" "$tmpdir/out" || fail "grow said: $(cat "$tmpdir/out")"
@@ -95,23 +110,11 @@ fill_random "$tmpdir/fmodel" "${files[@]/#/disk=}"
 "$RAID5CTL" grow --add "$tmpdir/fnew.img" --max-speed 4M "${files[@]}" \
   >"$tmpdir/fout" 2>"$tmpdir/ferr" &
 pid=$!
-for (( i = 0; i < 300; i++ )); do
-  p=$(md_field "$tmpdir/f0.img" "Reshape pos'n")
-  p=${p%% *}
-  [ -n "$p" ] && [ "$p" -gt $(( total_kib / 3 )) ] && break
-  sleep 0.05
-done
-[ -n "$p" ] || fail "no reshape under way on files: $(cat "$tmpdir/ferr")"
+past_a_third "$tmpdir/f0.img" "$tmpdir/ferr"
 cut=$(( 2 << 20 ))
 truncate -s $cut "$tmpdir/fnew.img"
 echo "   the new member cut to 2 MiB at array KiB $p"
-status=0
-for (( i = 0; i < 1200; i++ )); do
-  kill -0 $pid 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 $pid 2>/dev/null && { kill -9 $pid; fail "the grow on files did not end in 120 s"; }
-wait $pid || status=$?
+grow_ends "the grow on files"
 cat "$tmpdir/ferr" "$tmpdir/fout"
 [ $status = 0 ] || fail "the grow on files stopped (exit $status)"
 # Its size: the cut, unless a window's write was under way at the cut

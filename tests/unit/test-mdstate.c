@@ -432,6 +432,17 @@ Test (assemble, explanations_name_the_numbers)
   cr_expect_str_eq (why, "");
 }
 
+/* f[3]: a second device claiming slot 1 (device number 3, its own
+ * uuid), as a replace or a rebuild onto a new disk makes one.
+ */
+static void
+another_device_of_slot_1 (struct md_found *f)
+{
+  f[3] = f[1];
+  f[3].sb.dev_number = 3;
+  memset (f[3].sb.device_uuid, 0x44, 16);
+}
+
 /* A member replaced (mdadm --replace, raid5ctl replace): its slot is
  * another device's, and the others list it no more.  Not "missed
  * writes ... rebuild it": it is out of the array for good.
@@ -443,9 +454,7 @@ Test (assemble, replaced_member_is_named_as_replaced)
   char why[400];
 
   healthy (f, 3, E);
-  f[3] = f[1];
-  f[3].sb.dev_number = 3;
-  memset (f[3].sb.device_uuid, 0x44, 16);
+  another_device_of_slot_1 (f);
   for (unsigned i = 0; i < 4; i++) {
     if (i == 1)
       continue;
@@ -487,11 +496,9 @@ Test (assemble, replacement_let_go_is_named_so)
   char why[400];
 
   healthy (f, 3, E);
-  f[3] = f[1];
-  f[3].sb.dev_number = 3;
+  another_device_of_slot_1 (f);
   f[3].sb.feature_map |= MD_FEATURE_REPLACEMENT | MD_FEATURE_RECOVERY_OFFSET;
   f[3].sb.recovery_offset = 2048;
-  memset (f[3].sb.device_uuid, 0x44, 16);
   f[3].sb.dev_roles[3] = 1;
   for (unsigned i = 0; i < 3; i++)
     f[i].sb.events = E + 2;
