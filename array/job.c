@@ -256,7 +256,7 @@ begin_next (struct array *a, enum r5_job kind, int r)
 {
   struct job *j = &a->job;
 
-  if (kind == R5_JOB_REPLACE && r < 0)
+  if (kind == R5_JOB_REPLACE && r < 0 && r != -EAGAIN)  /* -EAGAIN: held */
     replace_stopped (a, r);   /* may begin a rebuild */
   /* A replace that waited for a rebuild (md recovers both together). */
   if (kind == R5_JOB_REBUILD && r == 0 && a->replace.slot >= 0) {
@@ -299,8 +299,8 @@ finish_locked (struct array *a, enum r5_job kind, int r, const char *why,
   j->last.bb_rewritten = j->tally.bb_rewritten;
   j->last.unread_stripes = j->tally.unread_stripes;
   snprintf (err.msg, sizeof err.msg, "%s",
-            why && why[0] ? why
-            : r == -ECANCELED ? job_result_text (kind, r) : "");
+            why && why[0] ? why : r == -ECANCELED || r == -ENODEV
+            ? job_result_text (kind, r) : "");
   if (kind == R5_JOB_REBUILD && r == 0)
     r = rebuild_done (a, &err);
   else if (kind == R5_JOB_REBUILD) {
@@ -346,7 +346,17 @@ finish_locked (struct array *a, enum r5_job kind, int r, const char *why,
 void
 job_preempt (struct array *a)
 {
-  if (a->job.kind != R5_JOB_NONE)
+  /* A replace's copy is held, not dropped, for a rebuild of another
+   * slot: it goes on from its point once the rebuild ends (begin_next),
+   * writes below that point mirrored meanwhile.  md does not drop a
+   * replacement for a spare's recovery either.
+   */
+  if (a->job.kind == R5_JOB_REPLACE && a->replace.slot >= 0 &&
+      !a->replace.failed && health_out (&a->health) != a->replace.slot)
+    finish_locked (a, R5_JOB_REPLACE, -EAGAIN, "held while the other "
+                   "slot is rebuilt: it goes on from its point after",
+                   true);
+  else if (a->job.kind != R5_JOB_NONE)
     finish_locked (a, a->job.kind, -ECANCELED, NULL, true);
 }
 

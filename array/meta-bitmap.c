@@ -241,9 +241,10 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
   }
   else if (!m->live.dirty && m->bits_stale) {
     /* Clean, a rebuild just ended: its bits go, the bitmap alone
-     * written (md_bitmap_daemon_work).
+     * written (md_bitmap_daemon_work) -- once what they guard, the
+     * rebuilt bytes, is durable (md flushes first: REQ_PREFLUSH).
      */
-    if (clear_bits (a))
+    if ((r = sync_members (a, err)) == 0 && clear_bits (a))
       r = meta_write_out (a, false, err);
   }
   pthread_mutex_unlock (&m->lock);

@@ -111,7 +111,7 @@ array_replace_start (struct array *a, unsigned slot, const char *path,
     return 0;                 /* asked again: it goes on (--wait follows) */
   }
   if (slot < a->geom.members && a->replace.slot != (int) slot &&
-      health_out (&a->health) != (int) slot &&
+      health_state (&a->health, slot) == MEMBER_ACTIVE &&
       io_member_named (&a->members[slot], path)) {
     pthread_mutex_unlock (&a->job.lock);
     array_set_err (err, "slot %u is %s already: nothing to replace", slot,

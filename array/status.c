@@ -85,12 +85,23 @@ status_next_try_ms (const struct comeback *c)
   return c->next_ns > now ? (c->next_ns - now) / 1000000 : 0;
 }
 
+/* Can a member that left come back by a re-add?  Not with no bitmap
+ * (nothing marks what it missed) nor while a grow runs: md_readd_check
+ * refuses both (md: super_1_validate, the reshape check).
+ */
+static bool
+readd_possible (const struct array *a)
+{
+  return a->meta.has_bitmap && !a->grow.active;
+}
+
 /* Does a faulty member of this kind come back by itself? */
 bool
 status_returns_by_itself (const struct array *a, unsigned slot,
                           enum fault_kind k)
 {
-  return k == FAULT_LINK_LOST && comeback_applies (a, slot);
+  return k == FAULT_LINK_LOST && comeback_applies (a, slot) &&
+    readd_possible (a);
 }
 
 /* Why the faulty member is out and whether it comes back by itself
@@ -103,10 +114,7 @@ print_fault (struct array *a, const struct comeback *c, unsigned slot,
 {
   char why[ARRAY_ERR_LEN];
   enum fault_kind k = fault_of (a, slot, why);
-  /* No bitmap, or a grow under way: md refuses a re-add (nothing marks
-   * what it missed; super_1_validate's reshape check): rebuild it.
-   */
-  bool readd = a->meta.has_bitmap && !a->grow.active;
+  bool readd = readd_possible (a);
   const char *fate = !status_returns_by_itself (a, slot, k)
     ? readd ? "; stays out until re-added or rebuilt" : "; stays out until "
       "rebuilt"
@@ -119,7 +127,7 @@ print_fault (struct array *a, const struct comeback *c, unsigned slot,
     fprintf (out, "              link lost: %s%s\n", why, fate);
   else if (k == FAULT_BY_HAND)
     fprintf (out, "              failed by hand: not tried again until "
-             "re-added or rebuilt\n");
+             "%s\n", readd ? "re-added or rebuilt" : "rebuilt");
 }
 
 /* The faulty member's way back (comeback.c), on a line under its slot;

@@ -43,6 +43,7 @@ struct job_view {
   struct array_mismatch found[ARRAY_FOUND_MAX];
   char state[16], health[R5_MAX_MEMBERS + 3];
   char slot_state[16], slot_path[4096];
+  bool slot_replacing;        /* the slot has a replacement attached */
   uint64_t members, size;     /* raid_disks, size_bytes (served) */
   bool growing;               /* a grow under way */
 };
@@ -98,6 +99,8 @@ read_slot (json_object *s, unsigned slot, struct job_view *v)
   json_object *m = ms && slot < json_object_array_length (ms)
     ? json_object_array_get_idx (ms, slot) : NULL;
 
+  v->slot_replacing = m && ctl_json_member (m, "replacement",
+                                            json_type_string) != NULL;
   return ctl_json_str (m, "state", v->slot_state, sizeof v->slot_state) &&
     ctl_json_str (m, "path", v->slot_path, sizeof v->slot_path);
 }
@@ -246,11 +249,11 @@ outcome (const struct ctl_wait *w, const struct job_view *v)
 static const char *
 why_stopped (const struct ctl_wait *w, int64_t r)
 {
-  if (r == -ENODEV)
-    return "the array became degraded";
   if (r == -ENODEV && w->kind == R5_JOB_REPLACE)
     return "the member being replaced failed: the new one is rebuilt into "
       "its slot instead (see raid5ctl status)";
+  if (r == -ENODEV)
+    return "the array became degraded";
   if (r == -ECANCELED)
     return w->kind == R5_JOB_REBUILD ? "the new member failed"
       : w->kind == R5_JOB_REPLACE ? "the new member failed, or the "
@@ -328,8 +331,14 @@ ctl_wait (const struct ctl_wait *w)
     return TOOL_FAIL;
   snprintf (paused, sizeof paused, "%s (paused)", name);
   progress_init (&p, name, v.chunk);      /* ours started at stripe 0 */
-  while (strcmp (v.kind, name) == 0) {
-    p.what = v.paused ? paused : name;
+  /* A replace held while another slot is rebuilt (the server's job is
+   * that rebuild, the replacement still attached) is still ours.
+   */
+  while (strcmp (v.kind, name) == 0 ||
+         (w->kind == R5_JOB_REPLACE && v.slot_replacing &&
+          strcmp (v.kind, "rebuild") == 0)) {
+    p.what = v.paused ? paused : strcmp (v.kind, name) != 0
+      ? "replace held (a rebuild first)" : name;
     progress_update (&p, v.done, v.total);
     nanosleep (&tick, NULL);
     tick.tv_nsec = tick.tv_nsec * 2 > POLL_MAX_NS ? POLL_MAX_NS

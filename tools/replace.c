@@ -16,6 +16,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -121,14 +122,18 @@ open_array (const struct replace_opts *o, struct array **a)
   return offline_open (&o->job, &cfg, &o->with, o->with != NULL, a);
 }
 
+/* start()'s answer when PATH holds the slot already: nothing to do. */
+#define REPLACED_ALREADY 2
+
 /* Begin the replace, or find the one to go on with; nothing written on
- * error.  *slot: the slot.
+ * error.  *slot: the slot.  TOOL_OK, TOOL_FAIL, or REPLACED_ALREADY.
  */
 static int
 start (struct array *a, const struct replace_opts *o, int *slot)
 {
   struct array_job_status st;
   struct array_err err;
+  int r;
 
   array_job_status (a, &st);
   if (st.kind == R5_JOB_REPLACE && o->with)
@@ -137,10 +142,13 @@ start (struct array *a, const struct replace_opts *o, int *slot)
   if (st.kind != R5_JOB_REPLACE && !o->with)
     return tool_error ("nothing to go on with: no replace is under way; "
                        "give --slot K --with PATH");
-  if (o->with && array_replace_start (a, (unsigned) o->job.slot, o->with,
-                                      o->job.force, &err) < 0)
-    return tool_error ("%s", err.msg);
   *slot = o->with ? o->job.slot : st.slot;
+  if (o->with && (r = array_replace_start (a, (unsigned) o->job.slot,
+                                           o->with, o->job.force,
+                                           &err)) == -EALREADY)
+    return REPLACED_ALREADY;
+  if (o->with && r < 0)
+    return tool_error ("%s", err.msg);
   offline_log_release ();
   return TOOL_OK;
 }
@@ -158,6 +166,8 @@ replace_main (int argc, char **argv)
     return TOOL_FAIL;
   if ((r = start (a, &o, &slot)) == TOOL_OK)
     r = offline_run (a, R5_JOB_REPLACE, o.job.max_kib);
+  else if (r == REPLACED_ALREADY)
+    r = TOOL_OK;              /* PATH holds the slot: said below */
   if (r == TOOL_OK)
     snprintf (path, sizeof path, "%s", array_member_path (a, (unsigned) slot));
   if (r == TOOL_OK && array_member_state (a, (unsigned) slot) != MEMBER_ACTIVE)

@@ -18,7 +18,8 @@
 # is replaced, not offered for a re-add; and one whose new disk is a
 # second member's path: refused in one line.  Last, a replace with
 # another slot failed mid-way, stopped and started again: the copy goes
-# on, degraded, to its end.
+# on, degraded; that slot rebuilt meanwhile holds the copy, which goes
+# on from its point once the rebuild is done.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 . "${0%/*}/job-functions.sh"
@@ -189,6 +190,8 @@ echo "   copied $copied stripes when slot 0 failed; rebuilt from stripe ${from:-
 stop_server
 serve_ctl "$tmpdir/nbdkit.log" "disk=${now[0]}" "disk=$new2" "disk=${now[1]}" \
   "disk=${now[2]}" "${speed[@]}" || fail "serve again, the old member given"
+[ "$(ctl_get 's["members"][0]["state"]')" = rebuilding ] ||
+  fail "slot 0 after the restart: $(ctl_get 's["members"][0]') (the case needs it mid-rebuild)"
 [ "$(ctl_get 's["left_out"]')" = "[]" ] ||
   fail "the replaced member is left out for a re-add: $(ctl_get 's["left_out"]')"
 out=$(ctl status)
@@ -233,10 +236,22 @@ serve_ctl "$tmpdir/nbdkit.log" "disk=$new2" "disk=${now[1]}" "disk=${now[2]}" \
   "disk=$new3" "${speed[@]}" || fail "serve again, degraded mid-replace"
 ctl_wait 's["job"]["kind"] == "replace"' 10
 echo "   started again [$(ctl_get 's["health"]')]: $(ctl_get 's["job"]["kind"]') from stripe $(ctl_get 's["job"]["done_stripes"]')"
+# Slot 2 rebuilt meanwhile: the copy is held for it, not dropped (it
+# was: the replacement let go), and goes on from its point after.
+new4=$tmpdir/new4.img
+truncate -s ${MB}M "$new4"
+ctl_ok rebuild 2 "$new4"
+[ "$(ctl_get '"%s %s" % (s["job"]["kind"], s["members"][1]["replacement"])')" = "rebuild $new3" ] ||
+  fail "the replace was not held for the rebuild: $(ctl_get 's["job"], s["members"][1], s["last_job"]')"
 ctl speed --max 200000 >/dev/null
+# --wait follows the held replace through the rebuild to its end.
+timeout 120 "$RAID5CTL" --control "$CTL_SOCK" replace --wait 1 "$new3" \
+  >"$tmpdir/wait2.out" 2>&1 || { cat "$tmpdir/wait2.out" >&2; fail "replace --wait while held"; }
+grep -q "^replace: slot 1 ($new3) is active" "$tmpdir/wait2.out" ||
+  fail "replace --wait while held said: $(cat "$tmpdir/wait2.out")"
 ctl_wait 's["job"]["kind"] == "idle"' 60
-[ "$(ctl_get '"%s %s" % (s["health"], s["members"][1]["path"])')" = "[UU_] $new3" ] ||
-  fail "after the replace, degraded: $(ctl_get 's["health"], s["members"][1], s["last_job"]')"
+[ "$(ctl_get '"%s %s %s" % (s["health"], s["members"][1]["path"], s["members"][2]["path"])')" = "[UUU] $new3 $new4" ] ||
+  fail "after the rebuild and the replace: $(ctl_get 's["health"], s["members"][1], s["members"][2], s["last_job"]')"
 "$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
   >"$tmpdir/verify.out" 2>&1 ||
   { cat "$tmpdir/verify.out" >&2; fail "the array after the degraded replace"; }

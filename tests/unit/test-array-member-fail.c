@@ -771,3 +771,24 @@ Test (array_fail, status_says_how_a_failed_member_comes_back, .timeout = 60)
     afx_cleanup (&f);
   }
 }
+
+/* A check stopped by a member leaving: status says so in words (it said
+ * "No such device" once the job's reason was shown).
+ */
+Test (array_fail, status_says_why_a_check_stopped, .timeout = 60)
+{
+  struct afx f;
+  struct array_err err;
+  char *text;
+
+  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (&f);
+  array_inject_failure (f.a, 1, 4);
+  cr_assert_lt (array_job_run (f.a, R5_JOB_CHECK, NULL, &err), 0,
+                "the check went on without member 1");
+  text = status_text (f.a);
+  cr_assert (strstr (text, "last check: stopped: a member left service"),
+             "%s", text);
+  free (text);
+  afx_cleanup (&f);
+}
