@@ -108,10 +108,12 @@ json_members (struct array *a)
     json_object *m = json_object_new_object ();
 
     struct io_member_figures f;
+    char path[STATUS_PATH_LEN];
+    const char *p = status_path (a, &a->members[s], path, sizeof path);
 
     io_member_get_stats (&a->members[s], &f);
     put_u64 (m, "slot", s);
-    put_str (m, "path", array_member_path (a, s));
+    put_str (m, "path", p ? p : "missing");
     put_str (m, "state", status_member_state_name (a, s));
     put_str (m, "transport", f.transport);
     put_u64 (m, "batches", f.batches);
@@ -121,7 +123,8 @@ json_members (struct array *a)
     put_u64 (m, "corrected_read_sectors", status_corrected (a, s));
     json_object_object_add (m, "bad_blocks", json_bad_blocks (a, s));
     put_str (m, "replacement", a->replace.slot == (int) s
-             ? a->members[ARRAY_REPLACEMENT].path : NULL);
+             ? status_path (a, &a->members[ARRAY_REPLACEMENT], path,
+                            sizeof path) : NULL);
     json_object_object_add (m, "fault", json_fault (a, s));
     json_object_object_add (m, "comeback", json_comeback (&c, s));
     json_object_object_add (m, "one_event_behind",
@@ -297,7 +300,7 @@ status_print_json (struct array *a, const struct array_job_status *j,
                    const struct array_stats *st, FILE *out)
 {
   json_object *o = json_object_new_object ();
-  char h[R5_MAX_MEMBERS + 3];
+  char h[R5_MAX_MEMBERS + 3], path[STATUS_PATH_LEN];
 
   status_health (a, h + 1);
   h[0] = '[';
@@ -319,7 +322,7 @@ status_print_json (struct array *a, const struct array_job_status *j,
   json_object_object_add (o, "grow", json_grow (a));
   json_object_object_add (o, "members", json_members (a));
   json_object_object_add (o, "left_out", json_left_out (a));
-  put_str (o, "spare", io_member_is_open (&a->spare) ? a->spare.path : NULL);
+  put_str (o, "spare", status_path (a, &a->spare, path, sizeof path));
   put_str (o, "consistency_policy", status_policy_name (a));
   json_object_object_add (o, "ppl", json_ppl (a));
   json_object_object_add (o, "integrity", json_integrity (a));

@@ -95,6 +95,21 @@ readd_possible (const struct array *a)
   return a->meta.has_bitmap && !a->grow.active;
 }
 
+const char *
+status_path (struct array *a, const struct io_member *m, char *buf,
+             size_t len)
+{
+  const char *r = buf;
+
+  pthread_mutex_lock (&a->job.lock);
+  if (m->path)
+    snprintf (buf, len, "%s", m->path);
+  else
+    r = NULL;
+  pthread_mutex_unlock (&a->job.lock);
+  return r;
+}
+
 /* Does a faulty member of this kind come back by itself? */
 bool
 status_returns_by_itself (const struct array *a, unsigned slot,
@@ -282,9 +297,11 @@ print_member (struct array *a, const struct comeback *c, unsigned s,
               FILE *out)
 {
   struct io_member_figures f;
+  char path[STATUS_PATH_LEN];
+  const char *p = status_path (a, &a->members[s], path, sizeof path);
 
   io_member_get_stats (&a->members[s], &f);
-  fprintf (out, "      slot %u: %s (%s)\n", s, array_member_path (a, s),
+  fprintf (out, "      slot %u: %s (%s)\n", s, p ? p : "missing",
            status_member_state_name (a, s));
   if (f.transport)
     fprintf (out, "              %s, %" PRIu64 " us a batch, %" PRIu64
@@ -295,10 +312,11 @@ print_member (struct array *a, const struct comeback *c, unsigned s,
              " sectors (rewritten from the other members)\n",
              status_corrected (a, s));
   print_bad_blocks (a, s, out);
-  if (a->replace.slot == (int) s)
+  if (a->replace.slot == (int) s &&
+      (p = status_path (a, &a->members[ARRAY_REPLACEMENT], path,
+                        sizeof path)) != NULL)
     fprintf (out, "              being replaced by %s (R): it takes the "
-             "slot when the copy is done\n",
-             a->members[ARRAY_REPLACEMENT].path);
+             "slot when the copy is done\n", p);
   print_fault (a, c, s, out);
   print_comeback (c, s, out);
   if (a->one_behind[s])
@@ -366,7 +384,8 @@ static void
 print_text (struct array *a, const struct array_job_status *j,
             const struct array_stats *st, FILE *out)
 {
-  char h[R5_MAX_MEMBERS + 1];
+  char h[R5_MAX_MEMBERS + 1], path[STATUS_PATH_LEN];
+  const char *p;
   struct comeback c;
 
   comeback_get (a, &c);
@@ -383,8 +402,8 @@ print_text (struct array *a, const struct array_job_status *j,
     print_member (a, &c, s, out);
   print_left_out (a, out);
   print_policy (a, out);
-  if (io_member_is_open (&a->spare))
-    fprintf (out, "      spare: %s\n", a->spare.path);
+  if ((p = status_path (a, &a->spare, path, sizeof path)) != NULL)
+    fprintf (out, "      spare: %s\n", p);
   if (j->kind != R5_JOB_NONE)
     progress_line (j, out);
   fprintf (out, "      sync speed: min %" PRIu64 "K/sec, max %" PRIu64
