@@ -531,6 +531,12 @@ array_member_state (const struct array *a, unsigned member)
   return health_state (&a->health, member);
 }
 
+bool
+array_has_failed (const struct array *a)
+{
+  return health_failed (&a->health);
+}
+
 const char *
 array_member_path (const struct array *a, unsigned member)
 {

@@ -146,6 +146,8 @@ const struct r5_geom *array_geom (const struct array *a)
 uint64_t array_capacity (const struct array *a) __attribute__((nonnull));
 enum member_state array_member_state (const struct array *a, unsigned member)
   __attribute__((nonnull));
+/* Has the array failed (two members out: every request fails)? */
+bool array_has_failed (const struct array *a) __attribute__((nonnull));
 const char *array_member_path (const struct array *a, unsigned member)
   __attribute__((nonnull));
 /* Is [offset, offset + len) of slot's member bad, by its md bad-block

@@ -9,6 +9,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define NBDKIT_API_VERSION 2
@@ -191,11 +192,17 @@ raid5_can_fast_zero (void *handle)
   return 0;
 }
 
-/* Report a failed request: one line, and the errno nbdkit sends. */
+/* Report a failed request: one line, and the errno nbdkit sends.  Once
+ * the array has failed every request fails the same way: that is said
+ * once, not a line a request (md logs the failure, not each bio).
+ */
 static int
 fail (int r, const struct array_err *err)
 {
-  nbdkit_error ("%s", err->msg);
+  static atomic_bool told_failed;
+
+  if (!array_has_failed (array) || !atomic_exchange (&told_failed, true))
+    nbdkit_error ("%s", err->msg);
   errno = r == -ENOMEM ? ENOMEM : r == -EROFS ? EROFS : EIO;
   return -1;
 }

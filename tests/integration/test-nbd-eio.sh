@@ -147,4 +147,24 @@ ctl_wait "s['health'] == '[UUU]'" 30
 "$RANDOM_IO" "$URI" auto --verify-only --model-in "$tmpdir/model" \
   >"$tmpdir/verify4.out" 2>&1 || { cat "$tmpdir/verify4.out" >&2; fail "after the manual re-add: not the model"; }
 echo "   its server ended; started again and re-added by hand: $(ctl_get 's["health"]')"
+
+echo "== two members out: the array fails, said once, not a line a request"
+kill -9 "${PID_OF[a2]}"; wait "${PID_OF[a2]}" 2>/dev/null || :
+ctl_wait "s['members'][2]['state'] == 'faulty'" 10
+kill -9 "${PID_OF[a1]}"; wait "${PID_OF[a1]}" 2>/dev/null || :
+/usr/bin/python3 - "$URI" <<'PY' || fail "reading the failed array"
+import nbd, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1])
+failed = 0
+for i in range(40):
+    try:
+        h.pread(65536, i * 65536)
+    except nbd.Error:
+        failed += 1
+if failed < 30:
+    sys.exit("only %d of 40 reads of the failed array failed" % failed)
+PY
+n=$(grep -c 'array has failed' "$tmpdir/serve2.log")
+[ "$n" -le 2 ] || fail "the failure said $n times: $(grep 'array has failed' "$tmpdir/serve2.log" | head -n 3)"
+echo "   said $n times over 40 failing reads"
 stop_server
