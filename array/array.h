@@ -392,6 +392,9 @@ struct array_job_status {
   struct array_mismatch found[ARRAY_FOUND_MAX];
   bool resync_due;            /* not stopped cleanly: parity may be stale
                                * where writes were in flight */
+  bool ppl;                   /* a partial parity log keeps it: not a
+                               * resync but the log's replay makes a dirty
+                               * array whole (when served or repaired) */
   enum r5_job last_kind;  /* the last job that ended */
   int last_result;            /* 0 or -errno */
   char last_why[ARRAY_ERR_LEN];   /* why it stopped, naming member and

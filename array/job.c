@@ -198,7 +198,7 @@ array_job_status (struct array *a, struct array_job_status *st)
     .latency_max_us = j->pacer.target_us, .paced_kib = j->pacer.paced_kib,
     .client_p99_us = j->pacer.p99_us, .pace_cuts = j->pacer.cuts,
     .throttled_ms = j->rate.throttled_ns / 1000000,
-    .resync_due = meta_resync_due (a),
+    .resync_due = meta_resync_due (a), .ppl = a->ppl.on,
     .mismatches = j->tally.mismatches, .stripes_bad = j->tally.stripes_bad,
     .nfound = j->tally.nfound, .last_kind = j->last.kind,
     .last_result = j->last.result, .last_mismatches = j->last.mismatches,

@@ -259,7 +259,11 @@ report_text (const struct check_result *r)
     printf ("%" PRIu64 " stripes not wholly checked: bad blocks in their "
             "rows that could not be rewritten (raid5ctl examine --badblocks "
             "lists them)\n", r->listed);
-  if (r->dirty && !r->repair)
+  if (r->dirty && !r->repair && r->ppl)
+    printf ("the array is dirty: it was not stopped cleanly; its partial "
+            "parity log makes the stripes that were being written whole "
+            "when it is served or repaired (no resync)\n");
+  else if (r->dirty && !r->repair)
     printf ("the array is dirty: it was not stopped cleanly, so parity may "
             "be stale where writes were in flight; raid5ctl repair (or "
             "serving it) resyncs it\n");
@@ -384,6 +388,7 @@ run (const struct check_opts *o)
   progress_init (&f.prog, tool_sub (), array_geom (a)->chunk);
   array_job_status (a, &res);
   result.dirty = res.resync_due;
+  result.ppl = res.ppl;
   r = array_job_run (a, o->repair ? R5_JOB_REPAIR : R5_JOB_CHECK,
                      &(struct array_job_watch) {
                        .progress = progress_update, .found = on_mismatch,
@@ -404,6 +409,7 @@ run (const struct check_opts *o)
     .unread = res.last_unread_stripes, .listed = res.last_bb_stripes,
     .rewritten = res.last_bb_rewritten,
     .list = f.list, .n = f.n, .more_listable = true, .dirty = result.dirty,
+    .ppl = result.ppl,
     .files = r == 0 && o->files ? &files : NULL,
   };
   if (r == 0)

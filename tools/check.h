@@ -60,6 +60,8 @@ struct check_result {
   uint64_t rewritten;         /* listed sectors rewritten and cleared */
   bool dirty;                 /* offline: the array had not been stopped
                                * cleanly (a repair was its resync) */
+  bool ppl;                   /* ... and keeps a partial parity log:
+                               * replayed, not resynced */
   const struct check_files *files;    /* --files, or NULL */
 };
 

@@ -249,6 +249,11 @@ judge_in (struct exam *e, const struct md_assembly *as,
     return judge_replacement (e, as, i);
   if (v->fate != MD_FATE_IN_SYNC)
     return verdict (e, false, "not this member: it %s", why);
+  if (e->sb.resync_offset != MD_MAX_SECTOR &&
+      (e->sb.feature_map & MD_FEATURE_ANY_PPL))
+    return verdict (e, true, "yes, as slot %d of %u (not stopped cleanly: "
+                    "the partial parity logs are replayed at start, no "
+                    "resync)", v->slot, as->raid_disks);
   if (e->sb.resync_offset != MD_MAX_SECTOR)
     return verdict (e, true, "yes, as slot %d of %u (parity needs a resync "
                     "from sector %" PRIu64 ", which the plugin runs in the "
