@@ -137,7 +137,9 @@ refused (const struct gathered *g, struct array_err *err)
                    "stopped; force=true starts it %s", why,
                    as->out >= 0 && as->owner[as->out] >= 0
                    ? "and goes on rebuilding that member" :
-                   "without that member");
+                   "without that member, which can then be re-added or "
+                   "rebuilt while it serves (raid5ctl re-add or rebuild "
+                   "--control)");
     break;
   case MD_START_NOT_ALL:
     slots_out (g, why, sizeof why);

@@ -179,6 +179,10 @@ echo "dirty, slot 2 missing -> exit $status: $(cat "$tmpdir/err")"
 grep -qi 'dirty' "$tmpdir/err" && grep -qi 'degraded' "$tmpdir/err" ||
   fail "dirty+degraded: the error does not say dirty and degraded"
 grep -q 'force' "$tmpdir/err" || fail "dirty+degraded: the error does not mention force=true"
+# ... and what follows it: the member back while it serves (an offline
+# re-add, which the advice once suggested, meets the same refusal).
+grep -q 'force=true starts it without that member, which can then be re-added or rebuilt while it serves' "$tmpdir/err" ||
+  fail "dirty+degraded: the error does not say what comes after force=true"
 [ "$(checksum_members "${m[@]}")" = "$sums" ] ||
   fail "dirty+degraded: a member changed though the array was refused"
 allow_nbdkit_errors=1
