@@ -97,9 +97,17 @@ open_member (struct io_member *opened, const struct array_config *cfg,
                    "O_DIRECT (direct=true)", i, cfg->paths[i]);
   if (r == -ENODEV || r == -EOPNOTSUPP)
     return r;
+  /* A member not there or not answering (md would assemble without
+   * it: mdadm --run) is named with the way to start without it.
+   */
   if (r < 0) {
-    array_set_err (err, "member %u (%s): cannot open: %s", i, cfg->paths[i],
-                   io_strerror (r));
+    bool absent = r == -ENOENT || r == -ECONNREFUSED || r == -ETIMEDOUT ||
+      r == -EHOSTUNREACH || r == -ENETUNREACH;
+
+    array_set_err (err, "member %u (%s): cannot open: %s%s", i,
+                   cfg->paths[i], io_strerror (r),
+                   absent && cfg->members > 2 ? " (given as 'missing' in its "
+                   "place, the array starts degraded without it)" : "");
     return r;
   }
   for (unsigned j = 0; j < i; j++)

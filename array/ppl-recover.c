@@ -133,8 +133,9 @@ load_log (struct array *a, unsigned m, char *area, struct array_err *err)
   if ((r = io_member_pread (mem, area, a->ppl.area_len,
                             a->ppl.area_off)) < 0) {
     array_set_err (err, "slot %u (%s): read of its partial parity log at "
-                   "%" PRIu64 ": %s", m, mem->path, a->ppl.area_off,
-                   strerror (-r));
+                   "%" PRIu64 ": %s (given as 'missing' in its place, the "
+                   "array starts with the other logs)", m, mem->path,
+                   a->ppl.area_off, strerror (-r));
     return r;
   }
   find_newest (&a->ppl, area, &n);

@@ -116,6 +116,9 @@ status=0
 [ "$(grep -c error "$tmpdir/bad.out")" = 1 ] || { cat "$tmpdir/bad.out" >&2; fail "not one error line"; }
 grep -q "member 1 (nbd+unix:///?socket=$tmpdir/none.sock)" "$tmpdir/bad.out" ||
   { cat "$tmpdir/bad.out" >&2; fail "the error does not name member 1"; }
+# ... and the way to start without it (md would: mdadm --run).
+grep -q "(given as 'missing' in its place, the array starts degraded without it)" "$tmpdir/bad.out" ||
+  { cat "$tmpdir/bad.out" >&2; fail "the error does not say how to start without member 1"; }
 echo "   $(grep error "$tmpdir/bad.out")"
 md_expect clean AAA "${files[@]}"
 
