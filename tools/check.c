@@ -373,7 +373,12 @@ run (const struct check_opts *o)
   int r;
 
   for (unsigned i = 0; i < o->n; i++)
-    cfg.paths[i] = strcmp (o->disks[i], "missing") ? o->disks[i] : NULL;
+    if (strcmp (o->disks[i], "missing") == 0)
+      return tool_error ("'missing' is not taken here: a degraded array "
+                         "has no parity to %s", o->repair ? "repair"
+                         : "check");
+    else
+      cfg.paths[i] = o->disks[i];
   cfg.direct = disk_use_direct (o->cache, cfg.paths, o->n);
   cfg.tls = *tool_tls ();
   if (array_open (&cfg, on_log, &a, &err) < 0)

@@ -80,6 +80,12 @@ PY
 "$NBDKIT" -U - "$PLUGIN" "${DISKS[@]/#/disk=}" --run \
   "! '$RAID5CTL' check ${DISKS[*]} 2>'$tmpdir/err'" || fail "check ran while served"
 grep -q "in use" "$tmpdir/err" || fail "refusal does not say the member is in use: $(cat "$tmpdir/err")"
+# 'missing' is refused, as the manual says (an extra one was taken quietly).
+for cmd in check repair; do
+  out=$("$RAID5CTL" $cmd "${DISKS[@]}" missing 2>&1) && fail "$cmd with 'missing' ran: $out"
+  [ "$out" = "raid5ctl $cmd: 'missing' is not taken here: a degraded array has no parity to $cmd" ] ||
+    fail "$cmd with 'missing': $out"
+done
 
 # A spoiled data byte in stripe 9 (data index 0 of stripe 9 lives on
 # member (pd + 1) % N for left-symmetric).
