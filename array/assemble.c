@@ -125,7 +125,10 @@ refused (const struct gathered *g, struct array_err *err)
   case MD_START_TOO_FEW:
     slots_out (g, why, sizeof why);
     array_set_err (err, "cannot start: RAID-5 survives the loss of one "
-                   "member, and %s", why);
+                   "member, and %s%s", why, as->force_helps
+                   ? "; force=true takes the newest member left out back "
+                   "in sync, as mdadm --force does (writes it missed are "
+                   "lost)" : "");
     break;
   case MD_START_DIRTY_DEGRADED:
     slots_out (g, why, sizeof why);
@@ -426,6 +429,14 @@ say_assembled (struct array *a, const struct array_config *cfg,
   const struct md_assembly *as = &g->as;
 
   log_one_behind (a, g);
+  for (unsigned i = 0; i < g->n; i++)
+    if (as->dev[i].forced_in)
+      array_log (a, ARRAY_LOG_ERROR, "member %u (%s) forced into slot %d "
+                 "(force=true, as mdadm --force: its events %" PRIu64
+                 " raised to the array's %" PRIu64 "): writes it missed "
+                 "are lost there", i, a->members[as->dev[i].slot].path,
+                 as->dev[i].slot,
+                 g->f[i].sb.events, g->f[as->freshest].sb.events);
   log_left_out (a, g);
   log_degraded (a, cfg, as);
   if (as->forced)

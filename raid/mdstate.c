@@ -237,6 +237,69 @@ assign_owners (const struct md_found *f, unsigned n, struct md_assembly *as)
   return true;
 }
 
+static unsigned holder_of_its_slot (const struct md_assembly *as,
+                                    const struct md_found *f, unsigned dev);
+
+/* Slots without a device in sync. */
+static unsigned
+slots_not_in_sync (const struct md_assembly *as)
+{
+  unsigned n = 0;
+
+  for (unsigned s = 0; s < as->raid_disks; s++)
+    n += as->owner[s] < 0 || as->dev[as->owner[s]].fate != MD_FATE_IN_SYNC;
+  return n;
+}
+
+/* Could dev, left out, be forced in: its own superblock gives it a slot
+ * nobody holds, it was not being rebuilt (mdadm: recovery_start ==
+ * MaxSector) nor a replacement, it has the array's shape, and no other
+ * device took its slot in the freshest superblock?
+ */
+static bool
+forcible (const struct md_found *f, const struct md_assembly *as,
+          unsigned dev)
+{
+  const struct md_sb *sb = &f[dev].sb;
+  enum md_fate fate = as->dev[dev].fate;
+  unsigned s = md_sb_role (sb);
+
+  return (fate == MD_FATE_STALE || fate == MD_FATE_REMOVED ||
+          fate == MD_FATE_FAULTY) && has_data_role (sb) &&
+    s < as->raid_disks && as->owner[s] < 0 &&
+    !(sb->feature_map & (MD_FEATURE_RECOVERY_OFFSET |
+                         MD_FEATURE_REPLACEMENT)) &&
+    !md_sb_grown_since (sb, &f[as->freshest].sb) &&
+    holder_of_its_slot (as, f, dev) == MD_SB_MAX_DEV;
+}
+
+/* mdadm --assemble --force (Assemble.c): while too few devices are in
+ * sync to start, the newest forcible one left out is taken as in sync
+ * ("forcing event count in DEV from E upto F"; its role restored in the
+ * others' superblocks: "clearing FAULTY flag").  What it missed is lost
+ * -- the user asked for this, after two members dropped at once by a
+ * link or cable while both still hold their bytes.
+ */
+static void
+force_in (const struct md_found *f, unsigned n, struct md_assembly *as)
+{
+  while (slots_not_in_sync (as) > 1) {
+    int pick = -1;
+
+    for (unsigned i = 0; i < n; i++)
+      if (forcible (f, as, i) &&
+          (pick < 0 || f[i].sb.events > f[pick].sb.events))
+        pick = (int) i;
+    if (pick < 0)
+      return;
+    as->dev[pick].fate = MD_FATE_IN_SYNC;
+    as->dev[pick].slot = (int) md_sb_role (&f[pick].sb);
+    as->dev[pick].forced_in = true;
+    as->owner[as->dev[pick].slot] = pick;
+    as->forced = true;
+  }
+}
+
 /* Working members the freshest superblock records (mdadm's req_cnt). */
 static unsigned
 count_working (const struct md_sb *fresh)
@@ -340,7 +403,7 @@ judge_start (const struct md_found *f, const struct md_asm_opts *o,
    */
   if (out == 1 && as->dirty && !o->force && !ppl)
     return refuse (as, MD_START_DIRTY_DEGRADED, -1);
-  as->forced = out == 1 && as->dirty && !ppl;
+  as->forced |= out == 1 && as->dirty && !ppl;
   if (as->recovering) {
     as->due = MD_DUE_RECOVERY;
     as->due_from = as->dev[as->owner[as->out]].recovery_offset;
@@ -374,6 +437,10 @@ md_assemble (const struct md_found *f, unsigned n,
   }
   if (!assign_owners (f, n, as))
     return refuse (as, MD_START_SAME_SLOT, as->refusal_dev);
+  if (o->force)
+    force_in (f, n, as);
+  for (unsigned i = 0; i < n && !o->force; i++)
+    as->force_helps |= forcible (f, as, i);
   return judge_start (f, o, as);
 }
 

@@ -140,6 +140,8 @@ struct md_verdict {
                                * back (set by md_asm_bitmap; not one
                                * that left mid-rebuild, md_readd_whole,
                                * nor one replaced, md_asm_replaced) */
+  bool forced_in;             /* left out, but taken in sync by force=true
+                               * (mdadm --force: "forcing event count") */
 };
 
 enum md_refusal {
@@ -178,8 +180,11 @@ struct md_assembly {
                                            * superblock records */
   int out;                    /* the slot not in sync, or -1 */
   bool dirty;                 /* some current member says so */
-  bool forced;                /* started dirty and degraded by force:
-                               * record the array clean at once */
+  bool force_helps;           /* refused as too few, but force=true would
+                               * force a left-out member in (force_in) */
+  bool forced;                /* started by force (dirty and degraded, or
+                               * a member forced in): record the
+                               * superblocks at once, the array clean */
   enum md_due due;
   uint64_t due_from;          /* sectors from data_offset */
 };

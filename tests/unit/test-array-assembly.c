@@ -233,3 +233,45 @@ Test (array_assembly, dirty_with_a_member_partly_rebuilt, .timeout = 120)
                 (int) array_member_state (f.a, 2));
   afx_cleanup (&f);
 }
+
+/* Members 1 and 2 dropped one after the other (their links lost), member
+ * 0 moving on: refused, as too few -- and with force=true started on
+ * members 0 and 1 (the newer), as mdadm --assemble --force does; the
+ * superblocks then say so, so the next start needs no force.
+ */
+Test (array_assembly, force_takes_back_a_dropped_member, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  struct md_sb sb;
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 21);
+  afx_close (&f);
+  for (unsigned i = 0; i < 2; i++) {
+    afx_sb_read (f.path[i], &sb);
+    sb.events += i == 0 ? 4 : 2;
+    sb.dev_roles[2] = MD_ROLE_FAULTY;
+    if (i == 0)
+      sb.dev_roles[1] = MD_ROLE_FAULTY;
+    afx_sb_write (f.path[i], &sb);
+  }
+  cr_assert_lt (afx_open (&f, &err), 0, "two members out, started");
+  cr_assert (strstr (err.msg, "survives the loss of one") &&
+             strstr (err.msg, "force=true takes the newest member left out "
+                     "back in sync"), "%s", err.msg);
+  f.cfg.force = true;
+  afx_open_ok (&f);
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_ACTIVE);
+  cr_assert_neq (array_member_state (f.a, 2), MEMBER_ACTIVE);
+  cr_assert (strstr (afx_log (), "member 1 (") &&
+             strstr (afx_log (), "forced into slot 1"), "%s", afx_log ());
+  afx_verify (&f);
+  afx_close (&f);
+  f.cfg.force = false;
+  afx_open_ok (&f);
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_ACTIVE);
+  afx_verify (&f);
+  afx_cleanup (&f);
+}

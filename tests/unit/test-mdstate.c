@@ -216,6 +216,44 @@ Test (assemble, failed_then_crash)
   cr_expect_eq (as.refusal, MD_START_DIRTY_DEGRADED);
 }
 
+/* Two members dropped, one after the other (links lost), the survivor
+ * moving on: too few to start.  force=true takes the newer of the two
+ * back in sync, as mdadm --assemble --force does ("forcing event count
+ * ... upto"), and starts degraded without the other; a device that was
+ * being rebuilt is not forced (mdadm: recovery_start == MaxSector).
+ */
+Test (assemble, force_takes_the_newest_dropped_member)
+{
+  struct md_found f[R5_MAX_MEMBERS];
+  struct md_assembly as;
+
+  healthy (f, 3, E);
+  f[0].sb.events = E + 4;
+  f[0].sb.resync_offset = 0;
+  f[0].sb.dev_roles[1] = f[0].sb.dev_roles[2] = MD_ROLE_FAULTY;
+  f[1].sb.events = E + 2;
+  f[1].sb.dev_roles[2] = MD_ROLE_FAULTY;
+  cr_assert_eq (assemble (f, 3, false, false, &as), -EINVAL);
+  cr_expect_eq (as.refusal, MD_START_TOO_FEW);
+  cr_assert_eq (assemble (f, 3, true, false, &as), 0, "refusal %d",
+                as.refusal);
+  expect_fate (&as, 1, MD_FATE_IN_SYNC);
+  cr_expect (as.dev[1].forced_in && !as.dev[2].forced_in);
+  cr_expect_eq (as.owner[1], 1);
+  cr_expect_eq (as.out, 2);
+  cr_expect (as.forced, "the superblocks are not written at once");
+  /* Device 1 was being rebuilt when it dropped: device 2 is forced. */
+  f[1].sb.feature_map |= MD_FEATURE_RECOVERY_OFFSET;
+  f[1].sb.recovery_offset = 2048;
+  cr_assert_eq (assemble (f, 3, true, false, &as), 0, "refusal %d",
+                as.refusal);
+  cr_expect (as.dev[2].forced_in && !as.dev[1].forced_in);
+  cr_expect_eq (as.owner[2], 2);
+  /* Without force nothing is forced. */
+  cr_expect_eq (assemble (f, 3, false, false, &as), -EINVAL);
+  cr_expect (!as.dev[2].forced_in);
+}
+
 /* The same crash in an array with a partial parity log: mdadm counts it
  * clean (Assemble.c: "if (content->consistency_policy ==
  * CONSISTENCY_POLICY_PPL) clean = 1;") and md starts it, "starting dirty
@@ -319,7 +357,18 @@ Test (assemble, two_slots_out)
   f[3].sb.events = E - 3;
   cr_expect_eq (assemble (f, 4, false, true, &as), -EINVAL);
   cr_expect_eq (as.refusal, MD_START_TOO_FEW);
+  cr_expect (as.force_helps);
+  /* mdadm --force takes the stale one back (Assemble.c: "forcing event
+   * count"): degraded without the absent one.
+   */
+  cr_expect_eq (assemble (f, 4, true, true, &as), 0);
+  cr_expect (as.dev[3].forced_in);
+  cr_expect_eq (as.out, 1);
+  /* Nothing forcible: both absent. */
+  f[3].present = false;
   cr_expect_eq (assemble (f, 4, true, true, &as), -EINVAL);
+  cr_expect_eq (assemble (f, 4, false, true, &as), -EINVAL);
+  cr_expect (!as.force_helps);
 }
 
 /* Two halves written apart: a records b's slot as gone and b records a's.
