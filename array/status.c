@@ -428,6 +428,39 @@ print_text (struct array *a, const struct array_job_status *j,
            a->job.rebuilt * a->geom.chunk >> 20, st->member_failures);
 }
 
+/* The job's figures, under job.lock: for status and raid5ctl. */
+void
+array_job_status (struct array *a, struct array_job_status *st)
+{
+  struct job *j = &a->job;
+
+  pthread_mutex_lock (&j->lock);
+  *st = (struct array_job_status) {
+    .kind = j->kind, .paused = j->paused,
+    .slot = j->kind == R5_JOB_REPLACE ? a->replace.slot : job_slot (a),
+    .done = j->cursor, .total = a->geom.stripes,
+    .stripe_bytes = a->geom.chunk, .speed_kib = j->rate.kib,
+    .speed_min = j->rate.min, .speed_max = j->rate.max,
+    .latency_max_us = j->pacer.target_us, .paced_kib = j->pacer.paced_kib,
+    .client_p99_us = j->pacer.p99_us, .pace_cuts = j->pacer.cuts,
+    .throttled_ms = j->rate.throttled_ns / 1000000,
+    .resync_due = meta_resync_due (a), .ppl = a->ppl.on,
+    .mismatches = j->tally.mismatches, .stripes_bad = j->tally.stripes_bad,
+    .nfound = j->tally.nfound, .last_kind = j->last.kind,
+    .last_result = j->last.result, .last_mismatches = j->last.mismatches,
+    .jobs_ended = j->last.ended,
+    .last_stripes_bad = j->last.stripes_bad,
+    .bb_stripes = j->tally.bb_stripes, .last_bb_stripes = j->last.bb_stripes,
+    .bb_rewritten = j->tally.bb_rewritten,
+    .last_bb_rewritten = j->last.bb_rewritten,
+    .unread_stripes = j->tally.unread_stripes,
+    .last_unread_stripes = j->last.unread_stripes,
+  };
+  memcpy (st->found, j->tally.found, j->tally.nfound * sizeof j->tally.found[0]);
+  snprintf (st->last_why, sizeof st->last_why, "%s", j->last.why);
+  pthread_mutex_unlock (&j->lock);
+}
+
 void
 array_status_print (struct array *a, bool json, FILE *out)
 {

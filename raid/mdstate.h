@@ -234,6 +234,13 @@ const char *md_fate_name (enum md_fate fate);
 bool md_asm_replaced (const struct md_assembly *as, const struct md_found *f,
                       unsigned dev)
   __attribute__((nonnull));
+/* ... and the device number that holds dev's slot in the freshest
+ * superblock instead, or MD_SB_MAX_DEV if none does (or dev is not a
+ * left-out device with a slot).
+ */
+unsigned md_asm_slot_holder (const struct md_assembly *as,
+                             const struct md_found *f, unsigned dev)
+  __attribute__((nonnull));
 
 /* One clause saying why device dev is not in service, and what to do,
  * without naming it (the caller does): "is stale: its events counter (5)

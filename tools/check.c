@@ -209,6 +209,35 @@ named_all (const struct check_result *r)
   return r->n > 0;
 }
 
+/* Stripes skipped or rows rewritten, and a dirty array: what follows. */
+static void
+report_skipped (const struct check_result *r)
+{
+  if (r->unread)
+    printf ("%" PRIu64 " stripes not checked: a member could not read them "
+            "(the log names each member and offset; raid5ctl repair "
+            "rewrites them from the other members)\n", r->unread);
+  if (r->rewritten)
+    printf ("%" PRIu64 " sectors a member listed bad rewritten from the "
+            "other members and cleared from its bad-block log\n",
+            r->rewritten);
+  if (r->listed)
+    printf ("%" PRIu64 " stripes not wholly checked: bad blocks in their "
+            "rows that could not be rewritten (raid5ctl examine --badblocks "
+            "lists them)\n", r->listed);
+  if (r->dirty && !r->repair && r->ppl)
+    printf ("the array is dirty: it was not stopped cleanly; its partial "
+            "parity log makes the stripes that were being written whole "
+            "when it is served or repaired (no resync)\n");
+  else if (r->dirty && !r->repair)
+    printf ("the array is dirty: it was not stopped cleanly, so parity may "
+            "be stale where writes were in flight; raid5ctl repair (or "
+            "serving it) resyncs it\n");
+  else if (r->dirty)
+    printf ("the array was dirty (not stopped cleanly): this repair was its "
+            "resync, and it is clean now\n");
+}
+
 static void
 report_text (const struct check_result *r)
 {
@@ -247,29 +276,7 @@ report_text (const struct check_result *r)
   if (r->stripes_bad > r->n)
     printf ("  ... and %" PRIu64 " more stripes%s\n", r->stripes_bad - r->n,
             r->more_listable ? " (--list N shows more)" : "");
-  if (r->unread)
-    printf ("%" PRIu64 " stripes not checked: a member could not read them "
-            "(the log names each member and offset; raid5ctl repair "
-            "rewrites them from the other members)\n", r->unread);
-  if (r->rewritten)
-    printf ("%" PRIu64 " sectors a member listed bad rewritten from the "
-            "other members and cleared from its bad-block log\n",
-            r->rewritten);
-  if (r->listed)
-    printf ("%" PRIu64 " stripes not wholly checked: bad blocks in their "
-            "rows that could not be rewritten (raid5ctl examine --badblocks "
-            "lists them)\n", r->listed);
-  if (r->dirty && !r->repair && r->ppl)
-    printf ("the array is dirty: it was not stopped cleanly; its partial "
-            "parity log makes the stripes that were being written whole "
-            "when it is served or repaired (no resync)\n");
-  else if (r->dirty && !r->repair)
-    printf ("the array is dirty: it was not stopped cleanly, so parity may "
-            "be stale where writes were in flight; raid5ctl repair (or "
-            "serving it) resyncs it\n");
-  else if (r->dirty)
-    printf ("the array was dirty (not stopped cleanly): this repair was its "
-            "resync, and it is clean now\n");
+  report_skipped (r);
 }
 
 /* What the integrity record says of a stripe: the member whose units
@@ -358,6 +365,24 @@ read_array (void *opaque, void *buf, uint64_t len, uint64_t off)
   return array_read (opaque, buf, len, off, &err);
 }
 
+/* The disks into cfg: 'missing' refused (a degraded array has no
+ * parity to check); O_DIRECT where they are block devices; TLS.
+ */
+static int
+members_of (const struct check_opts *o, struct array_config *cfg)
+{
+  for (unsigned i = 0; i < o->n; i++) {
+    if (strcmp (o->disks[i], "missing") == 0)
+      return tool_error ("'missing' is not taken here: a degraded array "
+                         "has no parity to %s", o->repair ? "repair"
+                         : "check");
+    cfg->paths[i] = o->disks[i];
+  }
+  cfg->direct = disk_use_direct (o->cache, cfg->paths, o->n);
+  cfg->tls = *tool_tls ();
+  return TOOL_OK;
+}
+
 static int
 run (const struct check_opts *o)
 {
@@ -372,15 +397,8 @@ run (const struct check_opts *o)
   struct array *a;
   int r;
 
-  for (unsigned i = 0; i < o->n; i++)
-    if (strcmp (o->disks[i], "missing") == 0)
-      return tool_error ("'missing' is not taken here: a degraded array "
-                         "has no parity to %s", o->repair ? "repair"
-                         : "check");
-    else
-      cfg.paths[i] = o->disks[i];
-  cfg.direct = disk_use_direct (o->cache, cfg.paths, o->n);
-  cfg.tls = *tool_tls ();
+  if (members_of (o, &cfg) != TOOL_OK)
+    return TOOL_FAIL;
   if (array_open (&cfg, on_log, &a, &err) < 0)
     return tool_error ("%s", err.msg);
   if (cfg.direct && o->cache == DISK_CACHE_AUTO)
