@@ -357,7 +357,7 @@ log_one_behind (struct array *a, const struct gathered *g)
   for (unsigned s = 0; s < as->raid_disks; s++) {
     int o = as->owner[s];
 
-    if (o < 0 || g->f[o].sb.events + 1 != fresh)
+    if (o < 0 || g->f[o].sb.events + 1 != fresh || as->dev[o].forced_in)
       continue;
     a->one_behind[s] = true;
     array_log (a, ARRAY_LOG_ERROR, "slot %u (%s) is one event behind the "
@@ -394,7 +394,8 @@ static int
 assemble_from (struct array *a, const struct array_config *cfg,
                struct gathered *g, struct array_err *err)
 {
-  struct md_asm_opts o = { .force = cfg->force, .run = cfg->run };
+  struct md_asm_opts o = { .force = cfg->force, .take_stale = cfg->force,
+                           .run = cfg->run };
   const struct md_assembly *as = &g->as;
   int r, verdict;
 
@@ -413,6 +414,7 @@ assemble_from (struct array *a, const struct array_config *cfg,
     return r;
   a->meta.enabled = true;
   a->meta.forced = as->forced;
+  a->meta.forced_in = as->forced_in > 0;
   md_live_init (&a->meta.live, g->f, as);
   place_members (a, as, g->opened);
   attach_tables (a, g);
@@ -433,8 +435,8 @@ say_assembled (struct array *a, const struct array_config *cfg,
     if (as->dev[i].forced_in)
       array_log (a, ARRAY_LOG_ERROR, "member %u (%s) forced into slot %d "
                  "(force=true, as mdadm --force: its events %" PRIu64
-                 " raised to the array's %" PRIu64 "): writes it missed "
-                 "are lost there", i, a->members[as->dev[i].slot].path,
+                 ", the array's %" PRIu64 "): writes it missed are lost "
+                 "there", i, a->members[as->dev[i].slot].path,
                  as->dev[i].slot,
                  g->f[i].sb.events, g->f[as->freshest].sb.events);
   log_left_out (a, g);

@@ -179,6 +179,15 @@ meta_start (struct array *a, struct array_err *err)
    */
   if (a->meta.forced)
     r = update_locked (a, MD_EV_FORCE_CLEAN, 0, 0, err);
+  /* A member forced back in sync (mdadm's "forcing event count"): every
+   * superblock in service written now with it in its slot, the array's
+   * events its own.
+   */
+  else if (a->meta.forced_in) {
+    pthread_mutex_lock (&a->meta.lock);
+    r = meta_write_out (a, true, err);
+    pthread_mutex_unlock (&a->meta.lock);
+  }
   /* A replacement whose copy starts over (assembly, after an unclean
    * stop) says so before anything is written: writes past the copy's
    * point do not reach it, so a later start must not go on from its old

@@ -55,6 +55,8 @@ struct meta {
   pthread_rwlock_t gate;
   bool locks_made;
   bool forced;                /* force=true started it dirty and degraded */
+  bool forced_in;             /* ... or took a member left out back in
+                               * sync: the superblocks say so at once */
   _Atomic bool dirty;         /* live.dirty, for the writers' fast path */
   _Atomic bool bits_stale;    /* a rebuild ended: the bits it rebuilt by
                                * go at the next idle mark, clean or not

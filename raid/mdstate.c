@@ -299,31 +299,69 @@ forcible (const struct md_found *f, const struct md_assembly *as,
     md_asm_slot_holder (as, f, dev) == MD_SB_MAX_DEV;
 }
 
-/* mdadm --assemble --force (Assemble.c): while too few devices are in
- * sync to start, the newest forcible one left out is taken as in sync
- * ("forcing event count in DEV from E upto F"; its role restored in the
- * others' superblocks: "clearing FAULTY flag").  What it missed is lost
- * -- the user asked for this, after two members dropped at once by a
- * link or cable while both still hold their bytes.
+/* Slot s's candidate for force_in, or -1: mdadm looks only at the newest
+ * device given that claims a slot (best[]), so an older one is never
+ * forced past it, and none if that newest is not forcible -- or if two
+ * claim it with the same events (a copy: which is the member is not ours
+ * to guess, as assign_owners refuses the same tie).
  */
-static void
+static int
+slot_candidate (const struct md_found *f, unsigned n,
+                const struct md_assembly *as, unsigned s)
+{
+  int best = -1;
+  bool tie = false;
+
+  for (unsigned i = 0; i < n; i++) {
+    if (!f[i].present || !f[i].has_sb || md_sb_role (&f[i].sb) != s ||
+        as->dev[i].fate == MD_FATE_FOREIGN)
+      continue;
+    if (best >= 0 && f[i].sb.events == f[best].sb.events)
+      tie = true;
+    else if (best < 0 || f[i].sb.events > f[best].sb.events) {
+      best = (int) i;
+      tie = false;
+    }
+  }
+  return best >= 0 && !tie && forcible (f, as, (unsigned) best) ? best : -1;
+}
+
+/* mdadm --assemble --force (Assemble.c): while too few devices are in
+ * sync to start, the newest candidate left out is taken as in sync
+ * ("forcing event count in DEV from E upto F"; its role restored in the
+ * others' superblocks: "clearing FAULTY flag") -- and with it every
+ * other candidate of the same events (its add_another: members dropped
+ * together hold the same writes).  What they missed is lost: the user
+ * asked for this, after members dropped by a link or cable while they
+ * still hold their bytes.  Returns how many were forced in.
+ */
+static unsigned
 force_in (const struct md_found *f, unsigned n, struct md_assembly *as)
 {
-  while (slots_not_in_sync (as) > 1) {
-    int pick = -1;
+  unsigned forced = 0;
 
-    for (unsigned i = 0; i < n; i++)
-      if (forcible (f, as, i) &&
-          (pick < 0 || f[i].sb.events > f[pick].sb.events))
-        pick = (int) i;
+  while (slots_not_in_sync (as) > 1) {
+    int cand[R5_MAX_MEMBERS], pick = -1;
+
+    for (unsigned s = 0; s < as->raid_disks; s++)
+      if ((cand[s] = slot_candidate (f, n, as, s)) >= 0 &&
+          (pick < 0 || f[cand[s]].sb.events > f[pick].sb.events))
+        pick = cand[s];
     if (pick < 0)
-      return;
-    as->dev[pick].fate = MD_FATE_IN_SYNC;
-    as->dev[pick].slot = (int) md_sb_role (&f[pick].sb);
-    as->dev[pick].forced_in = true;
-    as->owner[as->dev[pick].slot] = pick;
-    as->forced = true;
+      break;
+    for (unsigned s = 0; s < as->raid_disks; s++) {
+      int d = cand[s];
+
+      if (d < 0 || f[d].sb.events != f[pick].sb.events)
+        continue;
+      as->dev[d].fate = MD_FATE_IN_SYNC;
+      as->dev[d].slot = (int) s;
+      as->dev[d].forced_in = true;
+      as->owner[s] = d;
+      forced++;
+    }
   }
+  return forced;
 }
 
 /* Working members the freshest superblock records (mdadm's req_cnt). */
@@ -429,7 +467,7 @@ judge_start (const struct md_found *f, const struct md_asm_opts *o,
    */
   if (out == 1 && as->dirty && !o->force && !ppl)
     return refuse (as, MD_START_DIRTY_DEGRADED, -1);
-  as->forced |= out == 1 && as->dirty && !ppl;
+  as->forced = out == 1 && as->dirty && !ppl;
   if (as->recovering) {
     as->due = MD_DUE_RECOVERY;
     as->due_from = as->dev[as->owner[as->out]].recovery_offset;
@@ -463,9 +501,13 @@ md_assemble (const struct md_found *f, unsigned n,
   }
   if (!assign_owners (f, n, as))
     return refuse (as, MD_START_SAME_SLOT, as->refusal_dev);
-  if (o->force)
-    force_in (f, n, as);
-  for (unsigned i = 0; i < n && !o->force; i++)
-    as->force_helps |= forcible (f, as, i);
+  if (o->take_stale)
+    as->forced_in = force_in (f, n, as);
+  else if (slots_not_in_sync (as) > 1) {
+    struct md_assembly tried = *as;
+
+    as->force_helps = force_in (f, n, &tried) > 0 &&
+      slots_not_in_sync (&tried) <= 1;
+  }
   return judge_start (f, o, as);
 }

@@ -163,6 +163,9 @@ enum md_due {
 
 struct md_asm_opts {
   bool force;                 /* start dirty and degraded anyway */
+  bool take_stale;            /* too few in sync: take the newest left out
+                               * back in sync (mdadm --force's "forcing
+                               * event count") */
   bool run;                   /* a member was given as missing: start
                                * degraded without asking (mdadm --run) */
 };
@@ -180,11 +183,12 @@ struct md_assembly {
                                            * superblock records */
   int out;                    /* the slot not in sync, or -1 */
   bool dirty;                 /* some current member says so */
-  bool force_helps;           /* refused as too few, but force=true would
-                               * force a left-out member in (force_in) */
-  bool forced;                /* started by force (dirty and degraded, or
-                               * a member forced in): record the
-                               * superblocks at once, the array clean */
+  bool force_helps;           /* refused as too few, but take_stale would
+                               * start it (force_in) */
+  unsigned forced_in;         /* members take_stale took back in sync:
+                               * record the superblocks at once */
+  bool forced;                /* started dirty and degraded by force:
+                               * record the array clean at once */
   enum md_due due;
   uint64_t due_from;          /* sectors from data_offset */
 };

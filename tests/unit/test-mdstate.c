@@ -80,7 +80,7 @@ static int
 assemble (const struct md_found *f, unsigned n, bool force, bool run,
           struct md_assembly *as)
 {
-  struct md_asm_opts o = { .force = force, .run = run };
+  struct md_asm_opts o = { .force = force, .take_stale = force, .run = run };
 
   return md_assemble (f, n, &o, as);
 }
@@ -241,7 +241,7 @@ Test (assemble, force_takes_the_newest_dropped_member)
   cr_expect (as.dev[1].forced_in && !as.dev[2].forced_in);
   cr_expect_eq (as.owner[1], 1);
   cr_expect_eq (as.out, 2);
-  cr_expect (as.forced, "the superblocks are not written at once");
+  cr_expect_eq (as.forced_in, 1, "the superblocks are not written at once");
   /* Device 1 was being rebuilt when it dropped: device 2 is forced. */
   f[1].sb.feature_map |= MD_FEATURE_RECOVERY_OFFSET;
   f[1].sb.recovery_offset = 2048;
@@ -252,6 +252,51 @@ Test (assemble, force_takes_the_newest_dropped_member)
   /* Without force nothing is forced. */
   cr_expect_eq (assemble (f, 3, false, false, &as), -EINVAL);
   cr_expect (!as.dev[2].forced_in);
+}
+
+/* force's choices, as mdadm's: members dropped together (same events)
+ * all come back; only the newest device claiming a slot is a candidate
+ * (an older copy is never forced past it); two claiming a slot with the
+ * same events are not guessed between; force_helps only when forcing
+ * would start it.
+ */
+Test (assemble, force_picks_as_mdadm)
+{
+  struct md_found f[R5_MAX_MEMBERS];
+  struct md_assembly as;
+
+  healthy (f, 3, E);                  /* 1 and 2 dropped together */
+  f[0].sb.events = E + 4;
+  f[0].sb.dev_roles[1] = f[0].sb.dev_roles[2] = MD_ROLE_FAULTY;
+  cr_assert_eq (assemble (f, 3, true, false, &as), 0);
+  cr_expect (as.dev[1].forced_in && as.dev[2].forced_in);
+  cr_expect_eq (as.out, -1, "not whole: out %d", as.out);
+  /* Slot 1 also claimed by a newer device that was being rebuilt: it is
+   * the slot's candidate, not forcible, so the older one stays out.
+   */
+  f[3] = f[1];
+  f[3].sb.dev_number = 3;
+  f[3].sb.dev_roles[3] = 1;
+  f[3].sb.events = E + 2;
+  f[3].sb.feature_map |= MD_FEATURE_RECOVERY_OFFSET;
+  f[3].sb.recovery_offset = 2048;
+  cr_assert_eq (assemble (f, 4, true, false, &as), 0);
+  cr_expect (!as.dev[1].forced_in && as.dev[2].forced_in);
+  cr_expect_eq (as.out, 1);
+  /* Two copies of slot 1 with the same events: neither is guessed. */
+  f[3].sb.events = E;
+  f[3].sb.feature_map &= ~MD_FEATURE_RECOVERY_OFFSET;
+  cr_assert_eq (assemble (f, 4, true, false, &as), 0);
+  cr_expect (!as.dev[1].forced_in && !as.dev[3].forced_in);
+  /* Three of four out, one forcible: force would not start it. */
+  healthy (f, 4, E);
+  f[0].sb.events = E + 4;
+  for (unsigned s = 1; s < 4; s++)
+    f[0].sb.dev_roles[s] = MD_ROLE_FAULTY;
+  f[2].present = f[3].present = false;
+  cr_expect_eq (assemble (f, 4, false, true, &as), -EINVAL);
+  cr_expect (!as.force_helps, "force_helps where force does not");
+  cr_expect_eq (assemble (f, 4, true, true, &as), -EINVAL);
 }
 
 /* The same crash in an array with a partial parity log: mdadm counts it
