@@ -34,13 +34,6 @@ io_ops_fail_all (struct io_op *ops, size_t n, int err)
     ops[i].result = err;
 }
 
-/* Does op change the member (a flush does not)? */
-static bool
-writes (const struct io_op *op)
-{
-  return op->kind == IO_WRITE || op->kind == IO_ZERO || op->kind == IO_PUNCH;
-}
-
 int
 io_ops_first_error (const struct io_op *ops, size_t n)
 {
@@ -64,7 +57,7 @@ sole_backend (const struct io_member *members, const struct io_op *ops,
     const struct io_member *m = &members[ops[i].member];
 
     if (m->backend != b || m->fail_after >= 0 ||
-        (m->reads_only && writes (&ops[i])))
+        (m->reads_only && io_op_writes (&ops[i])))
       return NULL;
   }
   return b;
@@ -125,7 +118,7 @@ run_mixed (const struct io_member *members, struct io_op *ops, size_t n,
     const struct io_member *m = &members[ops[i].member];
 
     ops[i].result = m->backend == NULL ? -EBADF
-      : m->reads_only && writes (&ops[i]) ? -EROFS
+      : m->reads_only && io_op_writes (&ops[i]) ? -EROFS
       : injected_failure (m) ? -EIO : 1;       /* 1: still to run */
   }
   for (size_t i = 0; i < n; i++)

@@ -47,6 +47,13 @@ struct io_op {
   bool link_lost;
 };
 
+/* Does op change the member (a write, zero or punch; a flush does not)? */
+static inline bool
+io_op_writes (const struct io_op *op)
+{
+  return op->kind == IO_WRITE || op->kind == IO_ZERO || op->kind == IO_PUNCH;
+}
+
 /* Did op (run) fail with a medium error -- what a disk answers for a
  * sector it cannot read (EIO; ENODATA from a SCSI or NVMe medium error),
  * the member itself reporting it -- rather than its link or the member

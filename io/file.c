@@ -178,12 +178,6 @@ sync_zeroed (const struct io_member *members, struct io_op *ops, size_t n)
   return -EIO;
 }
 
-static bool
-is_write (const struct io_op *op)
-{
-  return op->kind == IO_WRITE || op->kind == IO_ZERO || op->kind == IO_PUNCH;
-}
-
 /* IO_FIXED_SIZE (batch.h): fail the batch, nothing run, if a write would
  * make its member's file longer.  Each member's size is asked once, at
  * its first write, against the furthest end of its writes.
@@ -195,14 +189,14 @@ refuse_extending (const struct io_member *members, struct io_op *ops,
   for (size_t i = 0; i < n; i++) {
     uint64_t end = 0;
     size_t far = i;
-    bool first = is_write (&ops[i]);
+    bool first = io_op_writes (&ops[i]);
 
     for (size_t j = 0; j < i && first; j++)
-      first = !(is_write (&ops[j]) && ops[j].member == ops[i].member);
+      first = !(io_op_writes (&ops[j]) && ops[j].member == ops[i].member);
     if (!first)
       continue;
     for (size_t j = i; j < n; j++)
-      if (is_write (&ops[j]) && ops[j].member == ops[i].member &&
+      if (io_op_writes (&ops[j]) && ops[j].member == ops[i].member &&
           ops[j].off + ops[j].len > end) {
         end = ops[j].off + ops[j].len;
         far = j;
