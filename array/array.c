@@ -540,6 +540,12 @@ array_member_state (const struct array *a, unsigned member)
 }
 
 bool
+array_readd_possible (const struct array *a)
+{
+  return a->meta.has_bitmap && !a->grow.active;
+}
+
+bool
 array_has_failed (const struct array *a)
 {
   return health_failed (&a->health);

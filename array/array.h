@@ -146,6 +146,12 @@ const struct r5_geom *array_geom (const struct array *a)
 uint64_t array_capacity (const struct array *a) __attribute__((nonnull));
 enum member_state array_member_state (const struct array *a, unsigned member)
   __attribute__((nonnull));
+/* Can a member out of service come back by a re-add (the bitmap's
+ * regions only) rather than a whole rebuild?  Only with a bitmap, which
+ * marks what it missed, and not while a grow is under way: md refuses
+ * both (super_1_validate; the reshape check in add_new_disk).
+ */
+bool array_readd_possible (const struct array *a) __attribute__((nonnull));
 /* Has the array failed (two members out: every request fails)? */
 bool array_has_failed (const struct array *a) __attribute__((nonnull));
 const char *array_member_path (const struct array *a, unsigned member)

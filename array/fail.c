@@ -124,13 +124,18 @@ struct failure {
   char what[ARRAY_ERR_LEN];   /* "member 1 (path): write at 4096: ..." */
 };
 
-/* What the log adds to a failure: what becomes of the member. */
+/* What the log adds to a failure: what becomes of the member (as
+ * status.c's print_fault says it).
+ */
 static const char *
-fault_fate (enum fault_kind kind)
+fault_fate (const struct array *a, enum fault_kind kind)
 {
   switch (kind) {
-  case FAULT_IO_ERROR: return "an error the member reported: it stays out "
-                         "until re-added or rebuilt";
+  case FAULT_IO_ERROR:
+    return array_readd_possible (a)
+      ? "an error the member reported: it stays out until re-added or "
+        "rebuilt"
+      : "an error the member reported: it stays out until rebuilt";
   case FAULT_LINK_LOST: return "its host or link was lost";
   case FAULT_BY_HAND: return "failed by hand";
   case FAULT_NONE: break;
@@ -180,7 +185,7 @@ take_out (struct array *a, struct failure *f, uint32_t *gen,
     a->count.member_failures++;
     array_log (a, ARRAY_LOG_ERROR, "%s; member marked faulty (%s), array "
                "continues degraded on %u members", what,
-               fault_fate (f->kind), a->geom.members - 1);
+               fault_fate (a, f->kind), a->geom.members - 1);
     /* Out of service: its server must not wait for us.  A lost link's
      * connections may still be up (a server shutting down answers
      * ESHUTDOWN over them, and ends only once its clients have gone);
@@ -193,7 +198,7 @@ take_out (struct array *a, struct failure *f, uint32_t *gen,
     a->count.member_failures++;
     array_log (a, ARRAY_LOG_ERROR, "%s; the member being rebuilt failed "
                "(%s): rebuild stopped, slot %d out of service", what,
-               fault_fate (f->kind), m);
+               fault_fate (a, f->kind), m);
     return 1;
   case HEALTH_ALREADY:
     return 0;                 /* another request got there first */

@@ -85,16 +85,6 @@ status_next_try_ms (const struct comeback *c)
   return c->next_ns > now ? (c->next_ns - now) / 1000000 : 0;
 }
 
-/* Can a member that left come back by a re-add?  Not with no bitmap
- * (nothing marks what it missed) nor while a grow runs: md_readd_check
- * refuses both (md: super_1_validate, the reshape check).
- */
-static bool
-readd_possible (const struct array *a)
-{
-  return a->meta.has_bitmap && !a->grow.active;
-}
-
 const char *
 status_path (struct array *a, const struct io_member *m, char *buf,
              size_t len)
@@ -116,7 +106,7 @@ status_returns_by_itself (const struct array *a, unsigned slot,
                           enum fault_kind k)
 {
   return k == FAULT_LINK_LOST && comeback_applies (a, slot) &&
-    readd_possible (a);
+    array_readd_possible (a);
 }
 
 /* Why the faulty member is out and whether it comes back by itself
@@ -129,7 +119,7 @@ print_fault (struct array *a, const struct comeback *c, unsigned slot,
 {
   char why[ARRAY_ERR_LEN];
   enum fault_kind k = fault_of (a, slot, why);
-  bool readd = readd_possible (a);
+  bool readd = array_readd_possible (a);
   const char *fate = !status_returns_by_itself (a, slot, k)
     ? readd ? "; stays out until re-added or rebuilt" : "; stays out until "
       "rebuilt"

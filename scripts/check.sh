@@ -164,6 +164,21 @@ collect ()
     fi
 }
 
+# slowest BUILDDIR [N] -- the N (default 12) tests that took longest, from
+# each .log's birth (the harness opens it as the test starts) to its .trs
+# (written as it ends): where the suite's time goes, for keeping it inside
+# CI's budget.  Prints nothing where the filesystem keeps no birth time.
+slowest ()
+{
+    local b=$1 n=${2:-12} log born ended
+    while IFS= read -r log; do
+        [ -f "${log%.log}.trs" ] || continue
+        born=$(stat -c %W "$log") ended=$(stat -c %Y "${log%.log}.trs")
+        [ "$born" -gt 0 ] 2>/dev/null || return 0
+        printf '%5ds %s\n' $((ended - born)) "${log#"$b"/}"
+    done < <(find "$b/tests" -name '*.log' 2>/dev/null) | sort -rn | head -n "$n"
+}
+
 # run_check BUILDDIR SUFFIX [make args...] -- make check, print the failed
 # tests' logs (test-suite.log) and add summary rows.
 run_check ()
@@ -177,7 +192,8 @@ run_check ()
         banner "test-suite.log of failures ($b)"
         cat "$b/test-suite.log"
     fi
-    echo "make check$suffix: $(elapsed $t0)"
+    echo "make check$suffix: $(elapsed $t0); the slowest tests:"
+    slowest "$b"
     collect "$b" "$suffix" $status
 }
 

@@ -38,24 +38,41 @@ md_create ()
   md_geometry "${MEMBERS[0]}"
 }
 
+# md_read FILE: the "NAME : value" lines of mdadm --examine FILE into the
+# associative array MDX (NAME without the leading spaces; a NAME's first
+# line only).  Empty if FILE has no md superblock.  One mdadm and no
+# other process: the tests read superblocks thousands of times, and a
+# fork costs milliseconds on these virtual machines.
+declare -gA MDX
+md_read ()
+{
+  local line
+  MDX=()
+  while IFS= read -r line; do
+    [[ $line =~ ^\ *([^:]*[^\ :])\ :\ (.*)$ ]] || continue
+    [ -n "${MDX[${BASH_REMATCH[1]}]+x}" ] ||
+      MDX[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+  done < <(mdadm --examine "$1" 2>/dev/null)
+}
+
 # md_field FILE NAME: the value of one "NAME : value" line of mdadm
-# --examine FILE (NAME anchored at the line start, so State is not Array
-# State).
+# --examine FILE (NAME the whole name, so State is not Array State).
 md_field ()
 {
-  mdadm --examine "$1" 2>/dev/null |
-    sed -n "s/^ *$2 : \(.*\)\$/\1/p" | head -n 1
+  md_read "$1"
+  [ -z "${MDX[$2]+x}" ] || printf '%s\n' "${MDX[$2]}"
 }
 
 # md_geometry FILE: MD_CHUNK (64K), MD_LAYOUT, MD_DOFF (bytes), MD_EVENTS.
 md_geometry ()
 {
   local doff
-  MD_CHUNK=$(md_field "$1" 'Chunk Size')
-  MD_LAYOUT=$(md_field "$1" Layout)
-  doff=$(md_field "$1" 'Data Offset')
+  md_read "$1"
+  MD_CHUNK=${MDX[Chunk Size]-}
+  MD_LAYOUT=${MDX[Layout]-}
+  doff=${MDX[Data Offset]-0 sectors}
   MD_DOFF=$(( ${doff% sectors} * 512 ))
-  MD_EVENTS=$(md_field "$1" Events)
+  MD_EVENTS=${MDX[Events]-}
   [ -n "$MD_CHUNK" ] && [ -n "$MD_LAYOUT" ] && [ -n "$MD_EVENTS" ] ||
     fail "mdadm --examine $1: no md superblock: $(mdadm --examine "$1" 2>&1 | head -n 3)"
 }
@@ -66,12 +83,13 @@ md_events () { md_field "$1" Events; }
 # md_show FILE...: one line per member: events, state, array state.
 md_show ()
 {
-  local f
+  local f as
   for f in "$@"; do
-    echo "  ${f##*/}: events $(md_field "$f" Events), state" \
-         "$(md_field "$f" State), role '$(md_field "$f" 'Device Role')'," \
-         "array state $(md_field "$f" 'Array State' | cut -d' ' -f1)," \
-         "checksum $(md_field "$f" Checksum)"
+    md_read "$f"
+    as=${MDX[Array State]-}
+    echo "  ${f##*/}: events ${MDX[Events]-}, state ${MDX[State]-}," \
+         "role '${MDX[Device Role]-}', array state ${as%% *}," \
+         "checksum ${MDX[Checksum]-}"
   done >&2
 }
 
@@ -80,19 +98,21 @@ md_show ()
 # and the same events counter, which goes to MD_EVENTS.
 md_expect ()
 {
-  local state=$1 astate=$2 f ev=
+  local state=$1 astate=$2 f ev= as
   shift 2
   md_show "$@"
   for f in "$@"; do
-    md_field "$f" Checksum | grep -q -- '- correct$' ||
-      fail "${f##*/}: superblock checksum: $(md_field "$f" Checksum)"
-    [ "$(md_field "$f" State)" = "$state" ] ||
-      fail "${f##*/}: State is '$(md_field "$f" State)', expected $state"
-    [ "$(md_field "$f" 'Array State' | cut -d' ' -f1)" = "$astate" ] ||
-      fail "${f##*/}: Array State is '$(md_field "$f" 'Array State')', expected $astate"
-    [ -z "$ev" ] || [ "$(md_events "$f")" = "$ev" ] ||
-      fail "${f##*/}: events $(md_events "$f"), the others $ev"
-    ev=$(md_events "$f")
+    md_read "$f"
+    as=${MDX[Array State]-}
+    [[ ${MDX[Checksum]-} == *"- correct" ]] ||
+      fail "${f##*/}: superblock checksum: ${MDX[Checksum]-}"
+    [ "${MDX[State]-}" = "$state" ] ||
+      fail "${f##*/}: State is '${MDX[State]-}', expected $state"
+    [ "${as%% *}" = "$astate" ] ||
+      fail "${f##*/}: Array State is '${MDX[Array State]-}', expected $astate"
+    [ -z "$ev" ] || [ "${MDX[Events]-}" = "$ev" ] ||
+      fail "${f##*/}: events ${MDX[Events]-}, the others $ev"
+    ev=${MDX[Events]-}
   done
   MD_EVENTS=$ev
 }

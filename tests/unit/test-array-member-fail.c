@@ -731,6 +731,7 @@ Test (array_fail, a_replacements_failure_is_no_slots, .timeout = 60)
 /* Status on a member failed by an I/O error: with no bitmap nothing
  * marks what it missed, and md refuses a re-add, so status says to
  * rebuild it (it said "until re-added or rebuilt"); with one, either.
+ * The failure's log line says the same.
  */
 static char *
 status_text (struct array *a)
@@ -761,12 +762,16 @@ Test (array_fail, status_says_how_a_failed_member_comes_back, .timeout = 60)
 
     afx_make (&f, 3, 4 << 20, args[bitmap]);
     afx_open_ok (&f);
+    afx_log_clear ();
     cr_assert_eq (array_io_failed (f.a, &op, 1, -EIO, &err), 0, "%s",
                   err.msg);
     cr_assert_eq (array_member_state (f.a, 1), MEMBER_FAULTY);
     text = status_text (f.a);
     cr_assert (strstr (text, bitmap ? "stays out until re-added or rebuilt"
                        : "stays out until rebuilt"), "%s", text);
+    cr_assert (strstr (afx_log (), bitmap ? "stays out until re-added or "
+                       "rebuilt" : "stays out until rebuilt)"), "%s",
+               afx_log ());
     free (text);
     afx_cleanup (&f);
   }
