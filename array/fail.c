@@ -326,8 +326,11 @@ array_io_failed (struct array *a, const struct io_op *ops, size_t n, int r,
   uint32_t gen;
   int t = array_take_out (a, ops, n, r, &gen, err);
 
-  if (t < 0)
+  if (t < 0) {
+    if (array_has_failed (a))
+      meta_array_failed (a);
     return t;
+  }
   if (t == 1)
     record_failure (a, health_out (&a->health), gen);
   return 0;

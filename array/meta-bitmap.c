@@ -172,8 +172,10 @@ sync_members (struct array *a, struct array_err *err)
       replace_sync (a);
       return 0;
     }
-    if ((r = array_take_out (a, ops, n, r, NULL, err)) < 0)
+    if ((r = array_take_out (a, ops, n, r, NULL, err)) < 0) {
+      meta_record_failed_locked (a);
       return r;
+    }
   }
 }
 

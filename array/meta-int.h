@@ -42,6 +42,11 @@ int meta_update (struct array *a, const struct md_event *ev,
 int meta_record_out_locked (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* meta.c: the array has failed: the slots that failed it recorded
+ * faulty in the superblocks of the members left (meta_array_failed).
+ */
+void meta_record_failed_locked (struct array *a) __attribute__((nonnull));
+
 /* meta.c: the slot the live state records as out of service, or -1. */
 int meta_live_out (const struct array *a) __attribute__((nonnull));
 

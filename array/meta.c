@@ -121,6 +121,55 @@ live_fail (struct md_live *live, unsigned slot)
                                                    .slot = slot });
 }
 
+/* The array has failed: the slots health holds faulty -- the one out,
+ * the one whose loss failed it -- recorded so in the superblocks of the
+ * members left, as md records them (raid5_error marks the device Faulty
+ * on a broken array too and sets MD_SB_CHANGE_DEVS; md_update_sb writes
+ * the others): a later start refuses the array, and force=true takes
+ * the newest member back knowingly (mdadm --force's "clearing FAULTY
+ * flag").  Without it a member one event behind, the one that failed,
+ * would come back as current.  Best effort: a write failing here fails
+ * nothing more.  meta.lock held (meta_array_failed takes it).
+ */
+void
+meta_record_failed_locked (struct array *a)
+{
+  struct io_op ops[2 * ARRAY_MEMBERS];
+  int slots[2] = { health_out (&a->health), health_second (&a->health) };
+  bool changed = false;
+
+  if (!health_failed (&a->health) || a->read_only)
+    return;
+  for (unsigned i = 0; i < 2; i++)
+    if (slots[i] >= 0 &&
+        health_state (&a->health, (unsigned) slots[i]) == MEMBER_FAULTY &&
+        md_live_writes (&a->meta.live, (unsigned) slots[i]))
+      changed |= live_fail (&a->meta.live, (unsigned) slots[i]);
+  if (changed) {
+    a->meta.live.common.utime = (uint64_t) time (NULL);
+    int r = io_run (a->members, ops, queue_writes (a, true, ops), IO_FUA);
+
+    if (r < 0)
+      array_log (a, ARRAY_LOG_ERROR, "recording the failed array's "
+                 "members in the superblocks: %s", strerror (-r));
+    else {                    /* as meta_write_out's: what they now say */
+      a->meta.dirty = a->meta.live.dirty;
+      meta_note_recorded (a);
+      meta_bits_durable (&a->meta);
+    }
+  }
+}
+
+void
+meta_array_failed (struct array *a)
+{
+  if (!a->meta.enabled)
+    return;
+  pthread_mutex_lock (&a->meta.lock);
+  meta_record_failed_locked (a);
+  pthread_mutex_unlock (&a->meta.lock);
+}
+
 /* Write the superblocks (if sb) and the bitmap to every member in
  * service, durably; meta.lock held.  A member that fails the write is
  * taken out of service and the superblocks are written again, recording
@@ -159,8 +208,10 @@ meta_write_out (struct array *a, bool sb, struct array_err *err)
     }
     if (replace_took (a, ops, n))
       continue;               /* written again, without the replacement */
-    if ((r = array_take_out (a, ops, n, r, NULL, err)) < 0)
+    if ((r = array_take_out (a, ops, n, r, NULL, err)) < 0) {
+      meta_record_failed_locked (a);
       return r;
+    }
     out = health_out (&a->health);
     if (out < 0 || !md_live_writes (&m->live, (unsigned) out))
       return -EIO;            /* cannot happen: the failed one was written */

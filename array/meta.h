@@ -139,6 +139,11 @@ void meta_write_end (struct array *a) __attribute__((nonnull));
 int meta_mark_clean (struct array *a, bool only_if_idle,
                      struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
+/* The array has failed (health): the members that failed it recorded
+ * faulty in the others' superblocks, as md records them, so that a later
+ * start refuses it without force=true.  Best effort; takes meta.lock.
+ */
+void meta_array_failed (struct array *a) __attribute__((nonnull));
 /* The gen-th member of slot (health_gen) failed: record it faulty, unless
  * the slot has had another member since.
  */

@@ -275,3 +275,51 @@ Test (array_assembly, force_takes_back_a_dropped_member, .timeout = 120)
   afx_verify (&f);
   afx_cleanup (&f);
 }
+
+/* A member failing on a degraded array fails it; md records that member
+ * faulty in the superblocks left (raid5_error on a broken array,
+ * md_update_sb) and marks them clean at the stop, so the next start is
+ * refused and mdadm --force takes the member back knowingly.  Here the
+ * survivor's superblock said the array whole: the member one event
+ * behind, the one that failed, would have come back as current.
+ */
+Test (array_assembly, a_failed_array_records_the_member_that_failed_it,
+      .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  struct md_sb s0, s1;
+  static unsigned char buf[65536];
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 41);
+  afx_close (&f);
+  f.cfg.paths[2] = NULL;       /* member 2 misses writes */
+  afx_reopen (&f);
+  afx_write (&f, 0, 1 << 20, 42);
+  afx_close (&f);
+  afx_reopen (&f);              /* clean: the failing write marks it dirty */
+  array_inject_failure (f.a, 1, 0);
+  cr_assert_lt (array_write (f.a, buf, sizeof buf, 0, 0, &err), 0,
+                "a write went on with two members out");
+  cr_assert (array_has_failed (f.a));
+  afx_close (&f);
+  afx_sb_read (f.path[0], &s0);
+  afx_sb_read (f.path[1], &s1);
+  cr_assert_eq (s0.dev_roles[1], MD_ROLE_FAULTY,
+                "member 0's superblock does not record member 1 faulty "
+                "(role %#x)", s0.dev_roles[1]);
+  cr_assert_eq (s0.resync_offset, MD_MAX_SECTOR, "not marked clean");
+  cr_assert_gt (s0.events, s1.events);
+  f.cfg.paths[2] = f.path[2];
+  cr_assert_lt (afx_open (&f, &err), 0, "the failed array started");
+  cr_assert (strstr (err.msg, "force=true takes the newest member left "
+                     "out back in sync"), "%s", err.msg);
+  f.cfg.force = true;
+  afx_reopen (&f);
+  cr_assert_eq (array_member_state (f.a, 1), MEMBER_ACTIVE);
+  cr_assert_neq (array_member_state (f.a, 2), MEMBER_ACTIVE);
+  afx_verify (&f);
+  afx_cleanup (&f);
+}
