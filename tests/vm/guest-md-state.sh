@@ -18,6 +18,29 @@ assemble () {
        $(cat /sys/block/md0/md/array_state) != inactive ]]
 }
 
+# forced NAME PART: mdadm --assemble --force of the story's members, into
+# md-NAME-force.txt; md's forced superblocks stay for the host to read.
+forced () {
+    local f devs=() out=$VM_WORK/md-$1-force.txt
+    for f in $(cat "$VM_WORK/sc/$1/given"); do devs+=("$(dev "$f" "$2")"); done
+    mdadm --assemble --force /dev/md0 "${devs[@]}" >>"$VM_WORK/mdadm-$1-$2.log" 2>&1
+    nap 1
+    if [[ -e /sys/block/md0/md/array_state &&
+          $(cat /sys/block/md0/md/array_state) != inactive ]]; then
+        echo "start=yes health=$(health)" >"$out"
+    else echo start=no >"$out"; fi
+    md_stop md0 >/dev/null 2>&1
+}
+
+# plain NAME PART: mdadm --assemble (no --force) of what the plugin left
+# after force=true, into md-NAME-forced.txt.
+plain () {
+    local out=$VM_WORK/md-$1-forced.txt
+    if assemble "$1" "$2"; then echo "start=yes health=$(health)" >"$out"
+    else echo start=no >"$out"; fi
+    md_stop md0 >/dev/null 2>&1
+}
+
 health () { sed -n 's/.*\(\[[U_]*\]\).*/\1/p' /proc/mdstat | head -n1; }
 
 job () {
@@ -74,6 +97,27 @@ role_fill () {
 }
 role_fill
 
+# What md records in the member left when a second member fails the
+# array (two-out's story, played by md): its State and Array State after
+# the stop.  mdadm --fail of the second returns EBUSY, but md marks it
+# faulty all the same (md.c set_disk_faulty: md_error, then MD_BROKEN).
+two_out_survivor () {
+    local i l=() out=$VM_WORK/md-two-out-survivor.txt
+    for i in 0 1 2; do truncate -s 32M /tmp/to$i; l+=("$(losetup -f --show /tmp/to$i)"); done
+    if mdadm --create /dev/md1 --run --level=5 --raid-devices=3 --chunk=64 \
+            --assume-clean --bitmap=none --metadata=1.2 "${l[@]}" >/dev/null 2>&1 &&
+        md_stop md1 && mdadm --assemble --run /dev/md1 "${l[0]}" "${l[1]}" >/dev/null 2>&1 &&
+        dd if=/dev/urandom of=/dev/md1 bs=64k count=1 seek=1 oflag=direct status=none; then
+        mdadm /dev/md1 --fail "${l[1]}" >/dev/null 2>&1
+        dd if=/dev/urandom of=/dev/md1 bs=64k count=1 seek=2 oflag=direct status=none 2>/dev/null
+        md_stop md1
+        echo "state=$(mdadm --examine "${l[0]}" | sed -n 's/^ *State : //p')" \
+             "array=$(mdadm --examine "${l[0]}" | sed -n 's/^ *Array State : \([^ ]*\).*/\1/p')" >"$out"
+    else echo "error=create" >"$out"; fi
+    losetup -d "${l[@]}"; rm -f /tmp/to?
+}
+two_out_survivor
+
 # md's rule for a resync cut short by a member failing, with a spare
 # ("spare") or without ("none"): what is due once md is idle again, its
 # last sync action, the health.  Loop devices on guest tmpfs files; the
@@ -109,7 +153,10 @@ resync_cut spare
 
 while read -r g n l c s p name; do
     case $name in
-        *-before) before "${name%-before}" $((g + 4)) ;;
+        *-before) before "${name%-before}" $((g + 4))
+                  [[ ! -e $VM_WORK/sc/${name%-before}/force ]] ||
+                      forced "${name%-before}" $((g + 4)) ;;
+        *-forced) plain "${name%-forced}" $((g + 4)) ;;
         *-after) after "${name%-after}" $((g + 4)) ;;
     esac
     log "$name: $(cat "$VM_WORK/md-$name.txt" 2>/dev/null | tr '\n' ' ')"

@@ -22,7 +22,13 @@
 # calls a degraded array in sync; with a spare it recovers, then resyncs).
 # Then the plugin resolves each story (force=true, re-add or rebuild, the
 # resync finished, clean stop) and md must assemble the result whole and
-# clean, with mismatch_cnt 0 after a check.
+# clean, with mismatch_cnt 0 after a check.  Two members out one after
+# the other (the second failing the array), forced both ways: mdadm
+# --assemble --force against force=true (whether it starts, its health);
+# md's forced superblocks served by the plugin without force, and the
+# plugin's assembled by md without --force, as each left them; and the
+# member left of the failed array records it as md's does (the second
+# member faulty, clean once stopped).
 #
 # One guest boot: each image is a logical partition of four disk images
 # (md-lib.sh), the stories' "before" images first, then their "after".
@@ -37,7 +43,7 @@ NDISKS=4
 MIB=32
 STORIES="crash-whole crash-return crash-return-bitmap stop-return
  stop-return-bitmap fail-return-bitmap rebuild-cut old-copy swapped
- degraded-idle"
+ degraded-idle two-out"
 fails=0
 bad () { echo "not ok $*"; fails=$((fails + 1)); }
 
@@ -133,6 +139,18 @@ story_swapped () {
 story_degraded-idle () {
     new_array "$1" && serve "$1" disk="$1/m0" disk=missing disk="$1/m2" && stop
 }
+# Two out, one after the other: member 2 misses writes, then member 1
+# fails under a write (the plugin's fault injection) and the array fails.
+# Its force marker asks for the force comparisons below.
+story_two-out () {
+    new_array "$1" --bitmap none &&
+        serve "$1" disk="$1/m0" disk="$1/m1" disk=missing &&
+        poke "$URI" 65536 0x22 && stop &&
+        serve "$1" disk="$1/m0" disk="$1/m1" disk=missing \
+            -D raid5.fail_member=1 -D raid5.fail_after=0 || return 1
+    if poke "$URI" 131072 0x33; then echo "the array did not fail"; return 1; fi
+    stop; touch "$1/force"
+}
 
 # disk_args DIR [COPY]: disk= for the files DIR/given names (in COPY).
 disk_args () { local f; for f in $(cat "$1/given"); do echo "disk=${2:-$1}/$f"; done; }
@@ -182,6 +200,26 @@ resolve () {
     [[ $st == '[UUU]' ]]
 }
 
+# look DIR ARGS...: whether the plugin starts the members (ARGS) and the
+# health it serves, as one line, as the guest writes md's.
+look () {
+    local d=$1; shift
+    if ! serve "$d" "$@" control="$d/ctl" sync-speed-max=1000; then echo start=no; return; fi
+    "$RAID5CTL" --control "$d/ctl" status --json >"$d/st.json"
+    echo "start=yes health=$(json_get "$d/st.json" 's["health"]')"
+    stop
+}
+
+# forced_ours DIR: the plugin's force=true on copies in DIR/o (the
+# superblocks it leaves there go to md), then what it makes of them
+# without force.
+forced_ours () {
+    local d=$1 o=$1/o
+    mkdir -p "$o"; cp --sparse=always "$d"/m* "$o"/
+    look "$o" $(disk_args "$d" "$o") force=true >"$d/ours-force.txt"
+    look "$o" $(disk_args "$d" "$o") >"$d/ours-forced.txt"
+}
+
 # ---- the stories, our verdicts and resolutions ----
 mkdir -p "$W/sc"
 : >"$W/geoms"
@@ -193,9 +231,11 @@ for name in $STORIES; do
         continue
     fi
     verdict "$d" >"$d/ours.txt"
+    phases="before after"
+    if [[ -e $d/force ]]; then forced_ours "$d"; phases+=" forced"; fi
     resolve "$d" || bad "$name: the plugin could not bring it back whole: $(tail -n 3 "$d/f/nbdkit.log")"
     n=$(ls "$d" | grep -c '^m[0-9]$')
-    for phase in before after; do
+    for phase in $phases; do
         g=$((g + 1))
         echo "$g $n left-symmetric 64K $((e + 2048)) $p $name-$phase" >>"$W/geoms"
         e=$((e + 2048 + p))
@@ -205,7 +245,7 @@ DISK_SECTORS=$((e + 2048))
 make_disks
 while read -r g n l c s p name; do
     d=$W/sc/${name%-*}; mkdir -p "$W/g$g"
-    src=$d; [[ $name == *-after ]] && src=$d/f
+    src=$d; [[ $name == *-after ]] && src=$d/f; [[ $name == *-forced ]] && src=$d/o
     for ((i = 0; i < n; i++)); do cp --sparse=always "$src/m$i" "$W/g$g/m$i"; done
     implant "$g" "$n" "$s"
 done <"$W/geoms"
@@ -258,6 +298,39 @@ for k in none spare; do
         bad "resync cut by a member failing ($k spare): ours: $ours; md's: $theirs $(tail -n 2 "$W/rc-$k.err")"
     fi
 done
+
+# ---- what the member left of a failed array records: md's against ours ----
+ours=$(echo "state=$(mdadm --examine "$W/sc/two-out/m0" | sed -n 's/^ *State : //p')" \
+            "array=$(mdadm --examine "$W/sc/two-out/m0" | sed -n 's/^ *Array State : \([^ ]*\).*/\1/p')")
+if [[ $ours == "$(cat "$W/md-two-out-survivor.txt" 2>/dev/null)" ]]; then
+    echo "ok two-out: the member left of a failed array records it as md's does: $ours"
+else
+    bad "two-out: the member left of a failed array: ours $ours; md's $(cat "$W/md-two-out-survivor.txt" 2>/dev/null)"
+fi
+
+# ---- force, md's against ours, both ways ----
+# md's mdadm --assemble --force on a story's members against the plugin's
+# force=true; md's forced superblocks (left on the partitions) served by
+# the plugin without force, and the plugin's given to md without force:
+# each must start as the one that forced them left them.
+while read -r g n l c s p name; do
+    d=$W/sc/${name%-*}
+    [[ -e $d/force && $name == *-before ]] || continue
+    name=${name%-before}
+    theirs=$(cat "$W/md-$name-force.txt" 2>/dev/null)
+    ours=$(cat "$d/ours-force.txt")
+    if [[ $ours == "$theirs" ]]; then echo "ok $name, forced: md and the plugin agree: $ours"
+    else bad "$name, forced: ours: $ours; md's: $theirs"; fi
+    extract "$g" "$n" "$s" "$p"
+    ours=$(look "$W/g$g" $(disk_args "$d" "$W/g$g"))
+    if [[ $ours == "$theirs" ]]; then echo "ok $name: md's forced superblocks, served without force: $ours"
+    else bad "$name: md's forced superblocks (md: $theirs), served without force: $ours $(tail -n 2 "$W/g$g/nbdkit.log")"; fi
+    theirs=$(cat "$W/md-$name-forced.txt" 2>/dev/null)
+    ours=$(cat "$d/ours-forced.txt")
+    if [[ $ours == "$theirs" && $ours == start=yes* ]]; then
+        echo "ok $name: the plugin's forced superblocks assemble under md without --force: $theirs"
+    else bad "$name: the plugin's forced superblocks, without force: ours: $ours; md's: $theirs"; fi
+done <"$W/geoms"
 
 # ---- md's verdicts against ours ----
 for name in $STORIES; do
