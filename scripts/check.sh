@@ -13,8 +13,8 @@
 #   5. vm          scripts/vm.sh test, when that script exists
 #   6. package     the Debian package from a fresh clone, lintian, installed
 #                  and used, removed (scripts/check-package.sh)
-#   7. soak        scripts/soak.sh on build/: 80 random faults under a
-#                  verified workload with a fixed seed and 80 with a new
+#   7. soak        scripts/soak.sh on build/: 70 random faults under a
+#                  verified workload with a fixed seed and 70 with a new
 #                  seed (printed), the two runs at once (about 6 minutes on
 #                  2 cores); members NBD and local when root (network
 #                  namespaces), local files otherwise
@@ -40,7 +40,7 @@ Environment (applied when stdin is not a terminal, as in CI):
 R5_CHECK_TIMEOUT (s, default 1500) bounds each make check,
 R5_VM_TIMEOUT (s, default 900) bounds scripts/vm.sh,
 R5_SOAK_TIMEOUT (s, default 900) bounds each soak run.
-R5_SOAK_SEED (default 1) is the fixed seed; R5_SOAK_EVENTS (default 80).
+R5_SOAK_SEED (default 1) is the fixed seed; R5_SOAK_EVENTS (default 70).
 EOF
 }
 
@@ -328,7 +328,8 @@ sanitizer_layer ()
     fi
     # Here the tests look for memory errors, not for more of the logic
     # the plain build already ran: the random workloads, torn writes and
-    # kills run in fewer rounds (below), and the tests that repeat paths
+    # kills run in fewer rounds (below), the grow under kills at three
+    # times the speed, and the tests that repeat paths
     # others here also take, or that time things, are left out (they ran
     # in the plain build):
     #   md's every-slot walks (test-md-return, test-md-crash,
@@ -363,7 +364,7 @@ sanitizer_layer ()
     # LeakSanitizer rightly reports; one worker costs no time that shows.
     CRITERION_JOBS=1 TESTS_RUN=$tests PATH=$sbuild/asan-bin:$PATH \
     PPL_ROUNDS=${PPL_ROUNDS:-8} HOLE_ROUNDS=${HOLE_ROUNDS:-4} OPS=${OPS:-400} \
-    KILLS=${KILLS:-4} GROW_KILLS=${GROW_KILLS:-4} \
+    KILLS=${KILLS:-4} GROW_KILLS=${GROW_KILLS:-4} GROW_SPEED=${GROW_SPEED:-1500} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
         run_check "$sbuild" " (asan+ubsan)" TESTS="$tests" NBDKIT="$sbuild/asan-bin/nbdkit"
 }
@@ -394,7 +395,7 @@ soak_start ()
     rm -f "$build/soak-$name.rc"
     ( status=0
       with_timeout "${R5_SOAK_TIMEOUT:-900}" bash "$top/scripts/soak.sh" --build "$build" \
-          --members $members --events "${R5_SOAK_EVENTS:-80}" "$@" \
+          --members $members --events "${R5_SOAK_EVENTS:-70}" "$@" \
           > "$build/soak-$name.log" 2>&1 < /dev/null || status=$?
       echo $status > "$build/soak-$name.rc" ) &
     soak_pids+=($!)
@@ -424,7 +425,7 @@ soak_report ()
 soak_layer ()
 {
     local t0=$SECONDS soak_pids=()
-    banner "7. soak: scripts/soak.sh, ${R5_SOAK_EVENTS:-80} faults with seed ${R5_SOAK_SEED:-1} and with a new seed, at once"
+    banner "7. soak: scripts/soak.sh, ${R5_SOAK_EVENTS:-70} faults with seed ${R5_SOAK_SEED:-1} and with a new seed, at once"
     soak_start fixed --seed "${R5_SOAK_SEED:-1}"
     soak_start new
     wait "${soak_pids[@]}"

@@ -6,18 +6,18 @@
 #   - resync (no log, started with force=true as mdadm --force would):
 #     chunks nobody wrote come back wrong -- the hole is real here, which
 #     is what makes the next part mean something;
-#   - ppl: over PPL_ROUNDS rounds (default 50) not one chunk nobody wrote
+#   - ppl: over PPL_ROUNDS rounds (default 36) not one chunk nobody wrote
 #     comes back wrong: the log made the torn stripes whole at start, with
 #     a member missing, and without force.
 # Environment: PPL_ROUNDS (ppl), HOLE_ROUNDS (resync, default 12); the
-# sanitizer layer of scripts/check.sh runs 15 and 4.
+# sanitizer layer of scripts/check.sh runs 8 and 4.
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
 requires_plugin
 requires_md
 requires_nbd_python
 
-PPL_ROUNDS=${PPL_ROUNDS:-50}
+PPL_ROUNDS=${PPL_ROUNDS:-36}
 HOLE_ROUNDS=${HOLE_ROUNDS:-12}
 RAID5CTL=${RAID5CTL:-$abs_top_builddir/tools/raid5ctl}
 export PLUGIN NBDKIT CHUNK=16384
