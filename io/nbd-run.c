@@ -224,10 +224,9 @@ cmd_new (struct batch *b, struct track *t, struct nbd_member *nm,
          struct nbd_conn *c)
 {
   struct cmd *k = &b->cmds[b->used++];
-  enum io_kind kind = t->op->kind;
 
   *k = (struct cmd) { .b = b, .t = t, .nm = nm, .c = c,
-                      .write = kind != IO_READ && kind != IO_FSYNC };
+                      .write = io_op_writes (t->op) };
   if (k->write)
     k->epoch = epoch_enter (nm);
   return k;
@@ -362,12 +361,6 @@ cut_parts (const struct io_member *members, const struct io_op *ops,
   return np;
 }
 
-static bool
-writes (const struct io_op *op)
-{
-  return op->kind != IO_READ && op->kind != IO_FSYNC;
-}
-
 /* Issue every op of part p, unless its member cannot be reached. */
 static void
 start_part (struct batch *b, struct part *p, struct track *t, unsigned flags)
@@ -398,7 +391,7 @@ flush_for_fua (struct batch *b, struct part *parts, size_t np,
     pp->fl = (struct io_op) { .kind = IO_FSYNC };
     pp->ft = (struct track) { .op = &pp->fl };
     for (size_t j = 0; j < pp->k; j++)
-      wrote |= writes (t[pp->idx[j]].op);
+      wrote |= io_op_writes (t[pp->idx[j]].op);
     if (wrote && pp->err == 0 && !pp->nm->can_fua && pp->nm->can_flush)
       issue_op (b, &pp->ft, pp->nm, 1, UNORDERED);
   }
@@ -407,7 +400,7 @@ flush_for_fua (struct batch *b, struct part *parts, size_t np,
     for (size_t j = 0; j < parts[p].k && parts[p].ft.err < 0; j++) {
       struct track *tj = &t[parts[p].idx[j]];
 
-      if (writes (tj->op) && tj->err == 0) {
+      if (io_op_writes (tj->op) && tj->err == 0) {
         tj->err = parts[p].ft.err;
         tj->lost = parts[p].ft.lost;
       }
