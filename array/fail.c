@@ -119,6 +119,8 @@ array_mark_failed (struct array *a, struct array_err *err, const char *why,
 struct failure {
   int m;
   bool others;                /* another member failed in the same batch */
+  const struct io_op *ops;    /* the batch, for others (or NULL) */
+  size_t nops;
   enum fault_kind kind;
   const char *why;            /* "write at 4096: ...", in what */
   char what[ARRAY_ERR_LEN];   /* "member 1 (path): write at 4096: ..." */
@@ -176,6 +178,12 @@ take_out (struct array *a, struct failure *f, uint32_t *gen,
     *gen = g;
   if (f->others) {
     take_and_record (a, f, g);  /* marks it faulty */
+    /* and the others with it, as md fails each (md_error per device):
+     * the superblocks left record them all (meta_array_failed).
+     */
+    for (size_t i = 0; i < f->nops; i++)
+      if (blames_member (a, &f->ops[i]) && (int) f->ops[i].member != m)
+        (void) health_take_out (&a->health, f->ops[i].member);
     health_fail_array (&a->health);
     return array_mark_failed (a, err, "several members failed at once, "
                               "first", what);
@@ -226,6 +234,8 @@ array_take_out (struct array *a, const struct io_op *ops, size_t n, int r,
   }
   f.m = (int) op->member;
   f.others = other_member_failed (a, ops, n, op);
+  f.ops = ops;
+  f.nops = n;
   f.kind = op->link_lost ? FAULT_LINK_LOST : FAULT_IO_ERROR;
   snprintf (f.what, sizeof f.what, "member %u (%s): ", op->member,
             a->members[op->member].path);

@@ -128,36 +128,55 @@ live_fail (struct md_live *live, unsigned slot)
  * the others): a later start refuses the array, and force=true takes
  * the newest member back knowingly (mdadm --force's "clearing FAULTY
  * flag").  Without it a member one event behind, the one that failed,
- * would come back as current.  Best effort: a write failing here fails
- * nothing more.  meta.lock held (meta_array_failed takes it).
+ * would come back as current.  A member failing this write is taken out
+ * too and the others written again (md_update_sb's rewrite); nothing
+ * else is failed by it.  meta.lock held (meta_array_failed takes it).
  */
 void
 meta_record_failed_locked (struct array *a)
 {
+  struct meta *m = &a->meta;
   struct io_op ops[2 * ARRAY_MEMBERS];
-  int slots[2] = { health_out (&a->health), health_second (&a->health) };
-  bool changed = false;
+  struct array_err err;
+  bool again = false;         /* a replacement let go: written again */
+  int r = 0;
 
   if (!health_failed (&a->health) || a->read_only)
     return;
-  for (unsigned i = 0; i < 2; i++)
-    if (slots[i] >= 0 &&
-        health_state (&a->health, (unsigned) slots[i]) == MEMBER_FAULTY &&
-        md_live_writes (&a->meta.live, (unsigned) slots[i]))
-      changed |= live_fail (&a->meta.live, (unsigned) slots[i]);
-  if (changed) {
-    a->meta.live.common.utime = (uint64_t) time (NULL);
-    int r = io_run (a->members, ops, queue_writes (a, true, ops), IO_FUA);
+  for (unsigned round = 0; round <= ARRAY_MEMBERS; round++) {
+    uint64_t events = m->live.common.events;
+    bool changed = false;
+    size_t n;
 
-    if (r < 0)
-      array_log (a, ARRAY_LOG_ERROR, "recording the failed array's "
-                 "members in the superblocks: %s", strerror (-r));
-    else {                    /* as meta_write_out's: what they now say */
-      a->meta.dirty = a->meta.live.dirty;
+    for (unsigned s = 0; s < a->geom.members; s++)
+      if (health_state (&a->health, s) == MEMBER_FAULTY &&
+          md_live_writes (&m->live, s))
+        changed |= live_fail (&m->live, s);
+    if (changed)              /* one update for them all, as md's */
+      m->live.common.events = events + 1;
+    else if (r == 0)
+      return;                 /* nothing to record */
+    else if (!again)
+      break;                  /* a write failed, nobody to blame */
+    m->live.common.utime = (uint64_t) time (NULL);
+    if (m->has_bitmap)
+      meta_bitmap_stamp (m);
+    n = queue_writes (a, true, ops);
+    if ((r = io_run (a->members, ops, n, IO_FUA)) == 0) {
+      m->dirty = m->live.dirty;   /* as meta_write_out's */
       meta_note_recorded (a);
-      meta_bits_durable (&a->meta);
+      meta_bits_durable (m);
+      return;
     }
+    m->dirty |= m->live.dirty;  /* some may say so now: the close cleans */
+    /* A replacement failing is let go; a member is taken out (no more
+     * than marked faulty: the array has failed), recorded next round.
+     */
+    if (!(again = replace_took (a, ops, n)))
+      (void) !array_take_out (a, ops, n, r, NULL, &err);
   }
+  array_log (a, ARRAY_LOG_ERROR, "recording the failed array's members in "
+             "the superblocks: %s", strerror (-r));
 }
 
 void

@@ -15,7 +15,7 @@
 #                  and used, removed (scripts/check-package.sh)
 #   7. soak        scripts/soak.sh on build/: 70 random faults under a
 #                  verified workload with a fixed seed and 70 with a new
-#                  seed (printed), the two runs at once (about 6 minutes on
+#                  seed (printed), the two runs at once (about 4.5 minutes on
 #                  2 cores); members NBD and local when root (network
 #                  namespaces), local files otherwise
 # Then a summary; the exit status is non-zero if anything failed.

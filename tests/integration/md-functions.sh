@@ -56,10 +56,13 @@ md_read ()
 }
 
 # md_field FILE NAME: the value of one "NAME : value" line of mdadm
-# --examine FILE (NAME the whole name, so State is not Array State).
+# --examine FILE (NAME the whole name, so State is not Array State);
+# fails if FILE has no md superblock (as mdadm's pipe did, under
+# pipefail), succeeds with nothing if it has one without NAME.
 md_field ()
 {
   md_read "$1"
+  [ ${#MDX[@]} -gt 0 ] || return 1
   [ -z "${MDX[$2]+x}" ] || printf '%s\n' "${MDX[$2]}"
 }
 

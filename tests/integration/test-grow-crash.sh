@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A grow while serving, the server killed -9 again and again: at KILLS
-# points spread over the whole reshape (default 16; at least 20 must land
+# points spread over the whole reshape (default 16; all, up to 20, must land
 # before it ends), the first right after it started, each under a random
 # workload of writes and reads over 4 connections.  After each kill the server is started again on the
 # members: it finds the grow in the superblocks and goes on with it from

@@ -12,6 +12,7 @@
  */
 #include <config.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 
 #include <criterion/criterion.h>
 
+#include "array/object.h"
+#include "array/state.h"
 #include "raid/mdsb.h"
 #include "tests/unit/arrayfx.h"
 
@@ -321,5 +324,38 @@ Test (array_assembly, a_failed_array_records_the_member_that_failed_it,
   cr_assert_eq (array_member_state (f.a, 1), MEMBER_ACTIVE);
   cr_assert_neq (array_member_state (f.a, 2), MEMBER_ACTIVE);
   afx_verify (&f);
+  afx_cleanup (&f);
+}
+
+/* Two members failing in one batch fail the array; the superblock left
+ * records both faulty (md fails each device: md_error), not only the
+ * first, so that neither comes back without force.
+ */
+Test (array_assembly, members_failing_together_are_all_recorded,
+      .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  struct md_sb s0;
+  struct io_op ops[2] = {
+    { .kind = IO_WRITE, .member = 1, .off = 1 << 20, .len = 4096,
+      .result = -EIO, .link_lost = true },
+    { .kind = IO_WRITE, .member = 2, .off = 1 << 20, .len = 4096,
+      .result = -EIO, .link_lost = true },
+  };
+
+  afx_make (&f, 3, 8 << 20, ARGS);
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 43);
+  cr_assert_lt (array_io_failed (f.a, ops, 2, -EIO, &err), 0,
+                "two members failed, the array did not");
+  afx_close (&f);
+  afx_sb_read (f.path[0], &s0);
+  cr_assert (s0.dev_roles[1] == MD_ROLE_FAULTY &&
+             s0.dev_roles[2] == MD_ROLE_FAULTY,
+             "member 0's superblock records roles %#x %#x", s0.dev_roles[1],
+             s0.dev_roles[2]);
+  cr_assert_eq (s0.resync_offset, MD_MAX_SECTOR, "not marked clean");
+  cr_assert_lt (afx_open (&f, &err), 0, "the failed array started");
   afx_cleanup (&f);
 }

@@ -2,7 +2,11 @@
 # tests/vm/guest-md-state.sh -- the guest half of test-md-state.sh: kernel
 # md's verdict on each story's members (mdadm --assemble, no --run, no
 # --force), then on what the plugin left of it.  Results in
-# $VM_WORK/md-NAME-before.txt and md-NAME-after.txt.
+# $VM_WORK/md-NAME-before.txt and md-NAME-after.txt; for a story with a
+# force marker also md-NAME-force.txt (mdadm --assemble --force on its
+# members, whose superblocks stay as md forced them) and
+# md-NAME-forced.txt (mdadm --assemble of what the plugin's force=true
+# left); md-two-out-survivor.txt: md's own broken array's survivor.
 . "${BASH_SOURCE[0]%/*}/guest-lib.sh"
 
 # dev FILE PART: the partition of story member FILE (mK: disk K).

@@ -210,13 +210,14 @@ look () {
     stop
 }
 
-# forced_ours DIR: the plugin's force=true on copies in DIR/o (the
-# superblocks it leaves there go to md), then what it makes of them
-# without force.
+# forced_ours DIR: the plugin's force=true on copies in DIR/o; the
+# superblocks it leaves there, copied to DIR/of as it left them, go to
+# md; then what the plugin makes of them without force.
 forced_ours () {
     local d=$1 o=$1/o
-    mkdir -p "$o"; cp --sparse=always "$d"/m* "$o"/
+    mkdir -p "$o" "$d/of"; cp --sparse=always "$d"/m* "$o"/
     look "$o" $(disk_args "$d" "$o") force=true >"$d/ours-force.txt"
+    cp --sparse=always "$o"/m* "$d/of"/
     look "$o" $(disk_args "$d" "$o") >"$d/ours-forced.txt"
 }
 
@@ -245,7 +246,7 @@ DISK_SECTORS=$((e + 2048))
 make_disks
 while read -r g n l c s p name; do
     d=$W/sc/${name%-*}; mkdir -p "$W/g$g"
-    src=$d; [[ $name == *-after ]] && src=$d/f; [[ $name == *-forced ]] && src=$d/o
+    src=$d; [[ $name == *-after ]] && src=$d/f; [[ $name == *-forced ]] && src=$d/of
     for ((i = 0; i < n; i++)); do cp --sparse=always "$src/m$i" "$W/g$g/m$i"; done
     implant "$g" "$n" "$s"
 done <"$W/geoms"
@@ -302,7 +303,8 @@ done
 # ---- what the member left of a failed array records: md's against ours ----
 ours=$(echo "state=$(mdadm --examine "$W/sc/two-out/m0" | sed -n 's/^ *State : //p')" \
             "array=$(mdadm --examine "$W/sc/two-out/m0" | sed -n 's/^ *Array State : \([^ ]*\).*/\1/p')")
-if [[ $ours == "$(cat "$W/md-two-out-survivor.txt" 2>/dev/null)" ]]; then
+if [[ $ours =~ ^state=[a-z]+\ array=[A.]+$ &&
+      $ours == "$(cat "$W/md-two-out-survivor.txt" 2>/dev/null)" ]]; then
     echo "ok two-out: the member left of a failed array records it as md's does: $ours"
 else
     bad "two-out: the member left of a failed array: ours $ours; md's $(cat "$W/md-two-out-survivor.txt" 2>/dev/null)"
@@ -319,7 +321,7 @@ while read -r g n l c s p name; do
     name=${name%-before}
     theirs=$(cat "$W/md-$name-force.txt" 2>/dev/null)
     ours=$(cat "$d/ours-force.txt")
-    if [[ $ours == "$theirs" ]]; then echo "ok $name, forced: md and the plugin agree: $ours"
+    if [[ $ours == "$theirs" && $ours == start=yes* ]]; then echo "ok $name, forced: md and the plugin agree: $ours"
     else bad "$name, forced: ours: $ours; md's: $theirs"; fi
     extract "$g" "$n" "$s" "$p"
     ours=$(look "$W/g$g" $(disk_args "$d" "$W/g$g"))
