@@ -13,9 +13,9 @@
 #   5. vm          scripts/vm.sh test, when that script exists
 #   6. package     the Debian package from a fresh clone, lintian, installed
 #                  and used, removed (scripts/check-package.sh)
-#   7. soak        scripts/soak.sh on build/: 70 random faults under a
-#                  verified workload with a fixed seed and 70 with a new
-#                  seed (printed), the two runs at once (about 4.5 minutes on
+#   7. soak        scripts/soak.sh on build/: 60 random faults under a
+#                  verified workload with a fixed seed and 60 with a new
+#                  seed (printed), the two runs at once (about 4 minutes on
 #                  2 cores); members NBD and local when root (network
 #                  namespaces), local files otherwise
 # Then a summary; the exit status is non-zero if anything failed.
@@ -40,7 +40,7 @@ Environment (applied when stdin is not a terminal, as in CI):
 R5_CHECK_TIMEOUT (s, default 1500) bounds each make check,
 R5_VM_TIMEOUT (s, default 900) bounds scripts/vm.sh,
 R5_SOAK_TIMEOUT (s, default 900) bounds each soak run.
-R5_SOAK_SEED (default 1) is the fixed seed; R5_SOAK_EVENTS (default 70).
+R5_SOAK_SEED (default 1) is the fixed seed; R5_SOAK_EVENTS (default 60).
 EOF
 }
 
@@ -395,7 +395,7 @@ soak_start ()
     rm -f "$build/soak-$name.rc"
     ( status=0
       with_timeout "${R5_SOAK_TIMEOUT:-900}" bash "$top/scripts/soak.sh" --build "$build" \
-          --members $members --events "${R5_SOAK_EVENTS:-70}" "$@" \
+          --members $members --events "${R5_SOAK_EVENTS:-60}" "$@" \
           > "$build/soak-$name.log" 2>&1 < /dev/null || status=$?
       echo $status > "$build/soak-$name.rc" ) &
     soak_pids+=($!)
@@ -425,7 +425,7 @@ soak_report ()
 soak_layer ()
 {
     local t0=$SECONDS soak_pids=()
-    banner "7. soak: scripts/soak.sh, ${R5_SOAK_EVENTS:-70} faults with seed ${R5_SOAK_SEED:-1} and with a new seed, at once"
+    banner "7. soak: scripts/soak.sh, ${R5_SOAK_EVENTS:-60} faults with seed ${R5_SOAK_SEED:-1} and with a new seed, at once"
     soak_start fixed --seed "${R5_SOAK_SEED:-1}"
     soak_start new
     wait "${soak_pids[@]}"

@@ -13,7 +13,7 @@
 # plugin's back is mended in a set region and left alone elsewhere, as md
 # does).  Finally, optionally, ext4 through the host kernel (nbdfuse +
 # loop) survives a crash: e2fsck is clean after the resync.
-# Environment: CRASHES=N kills per array (default 6).
+# Environment: CRASHES=N kills per array (default 4).
 
 . "${0%/*}/functions.sh"
 . "${0%/*}/md-functions.sh"
@@ -21,7 +21,7 @@ requires_plugin
 requires_md
 requires_nbd_python
 
-CRASHES=${CRASHES:-6}
+CRASHES=${CRASHES:-4}
 fast=(sync-speed-min=500000 sync-speed-max=2000000)
 start=$SECONDS
 
