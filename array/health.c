@@ -82,12 +82,6 @@ health_missing_for (const struct health *h, uint64_t first, uint64_t *limit)
   return out;
 }
 
-int
-health_second (const struct health *h)
-{
-  return h->second;
-}
-
 enum health_taken
 health_take_out (struct health *h, unsigned slot)
 {

@@ -55,8 +55,6 @@ enum member_state health_state (const struct health *h, unsigned slot)
 uint32_t health_gen (const struct health *h, unsigned slot)
   __attribute__((nonnull));
 int health_out (const struct health *h) __attribute__((nonnull));
-/* The slot whose loss failed the array (the last one lost), or -1. */
-int health_second (const struct health *h) __attribute__((nonnull));
 /* Does slot take writes: active, or being rebuilt (below the mark)?  A
  * sync of the members written must include it.
  */

@@ -121,8 +121,8 @@ live_fail (struct md_live *live, unsigned slot)
                                                    .slot = slot });
 }
 
-/* The array has failed: the slots health holds faulty -- the one out,
- * the one whose loss failed it -- recorded so in the superblocks of the
+/* The array has failed: every slot health holds faulty -- the one out,
+ * those whose loss failed it -- recorded so in the superblocks of the
  * members left, as md records them (raid5_error marks the device Faulty
  * on a broken array too and sets MD_SB_CHANGE_DEVS; md_update_sb writes
  * the others): a later start refuses the array, and force=true takes
