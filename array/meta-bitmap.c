@@ -151,34 +151,6 @@ meta_write_end (struct array *a)
   pthread_rwlock_unlock (&a->meta.gate);
 }
 
-/* Sync every member in service; one that fails is taken out of service
- * (the superblock write that follows records it).
- */
-static int
-sync_members (struct array *a, struct array_err *err)
-{
-  struct io_op ops[R5_MAX_MEMBERS];
-
-  for (;;) {
-    size_t n = 0;
-    int r;
-
-    for (unsigned s = 0; s < a->geom.members; s++)
-      if (md_live_writes (&a->meta.live, s) &&
-          health_state (&a->health, s) != MEMBER_FAULTY)
-        ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = s };
-    r = io_run (a->members, ops, n, 0);
-    if (r == 0) {
-      replace_sync (a);
-      return 0;
-    }
-    if ((r = array_take_out (a, ops, n, r, NULL, err)) < 0) {
-      meta_record_failed_locked (a);
-      return r;
-    }
-  }
-}
-
 /* Bits can go once the data they guard is synced, unless a resync still
  * needs them or a slot is out (md keeps them for the member's return:
  * they are what a re-add rebuilds).  True if they went.
@@ -224,7 +196,7 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
   else
     pthread_rwlock_wrlock (&m->gate);
   pthread_mutex_lock (&m->lock);
-  if (m->live.dirty && (r = sync_members (a, err)) == 0 &&
+  if (m->live.dirty && (r = meta_sync_members (a, err)) == 0 &&
       (r = meta_record_out_locked (a, err)) == 0) {
     if ((r = integrity_settle (a)) < 0)
       array_set_err (err, "integrity record %s: cannot sync: %s",
@@ -246,7 +218,7 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
      * written (md_bitmap_daemon_work) -- once what they guard, the
      * rebuilt bytes, is durable (md flushes first: REQ_PREFLUSH).
      */
-    if ((r = sync_members (a, err)) == 0 && clear_bits (a))
+    if ((r = meta_sync_members (a, err)) == 0 && clear_bits (a))
       r = meta_write_out (a, false, err);
   }
   pthread_mutex_unlock (&m->lock);

@@ -14,7 +14,10 @@ struct array;
 
 /* meta.c: write the superblocks (if sb) and the bitmap to every member
  * in service, durably; a member that fails the write is taken out of
- * service and recorded faulty.  0 or -errno (err set).
+ * service and recorded faulty.  With sb, every member in service (and a
+ * replacement) is flushed first, as md's REQ_PREFLUSH: what the
+ * superblocks record is durable before they say so.  0 or -errno (err
+ * set).
  */
 int meta_write_out (struct array *a, bool sb, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
@@ -27,6 +30,13 @@ int meta_write_out (struct array *a, bool sb, struct array_err *err)
  * the old size; its events are ahead, not behind).  meta.lock held.
  */
 int meta_write_bitmap_first (struct array *a, struct array_err *err)
+  __attribute__((nonnull, warn_unused_result));
+
+/* meta.c: flush every member in service and a replacement; one that
+ * fails is taken out of service (health), for the superblock write that
+ * follows to record.  0, or -errno if the array failed (recorded).
+ */
+int meta_sync_members (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 /* meta.c: apply ev, and write the superblocks if it changed what they

@@ -189,6 +189,47 @@ meta_array_failed (struct array *a)
   pthread_mutex_unlock (&a->meta.lock);
 }
 
+int
+meta_sync_members (struct array *a, struct array_err *err)
+{
+  struct io_op ops[R5_MAX_MEMBERS];
+
+  for (;;) {
+    size_t n = 0;
+    int r;
+
+    for (unsigned s = 0; s < a->geom.members; s++)
+      if (md_live_writes (&a->meta.live, s) &&
+          health_state (&a->health, s) != MEMBER_FAULTY)
+        ops[n++] = (struct io_op) { .kind = IO_FSYNC, .member = s };
+    r = io_run (a->members, ops, n, 0);
+    if (r == 0) {
+      replace_sync (a);
+      return 0;
+    }
+    if ((r = array_take_out (a, ops, n, r, NULL, err)) < 0) {
+      meta_record_failed_locked (a);
+      return r;
+    }
+  }
+}
+
+/* The slot health has taken out, marked faulty in the live state if it
+ * does not say so yet (a member being rebuilt is out but recovering, not
+ * failed).  True if that changed what the superblocks say.
+ */
+static bool
+live_take_out (struct array *a)
+{
+  int out = health_out (&a->health);
+
+  if (out < 0 || !md_live_writes (&a->meta.live, (unsigned) out) ||
+      (health_state (&a->health, (unsigned) out) == MEMBER_REBUILDING &&
+       a->meta.live.slot[out].state == MD_SLOT_RECOVERING))
+    return false;
+  return live_fail (&a->meta.live, (unsigned) out);
+}
+
 /* Write the superblocks (if sb) and the bitmap to every member in
  * service, durably; meta.lock held.  A member that fails the write is
  * taken out of service and the superblocks are written again, recording
@@ -209,6 +250,19 @@ meta_write_out (struct array *a, bool sb, struct array_err *err)
     meta_note_recorded (a);
     meta_bits_durable (m);
     return 0;
+  }
+  /* md writes every superblock with REQ_PREFLUSH (md.c, md_super_write):
+   * what a superblock records -- a rebuild's or a resync's point or end,
+   * a replace's, the clean mark -- may reach the disks only once the
+   * writes it vouches for have.  A member failing the flush is taken out
+   * and recorded by this very write.
+   */
+  if (sb) {
+    int r = meta_sync_members (a, err);
+
+    if (r < 0)
+      return r;
+    (void) live_take_out (a);
   }
   for (;;) {
     size_t n;
@@ -268,14 +322,7 @@ meta_update (struct array *a, const struct md_event *ev, struct array_err *err)
 int
 meta_record_out_locked (struct array *a, struct array_err *err)
 {
-  int out = health_out (&a->health);
-
-  if (out < 0 || !md_live_writes (&a->meta.live, (unsigned) out) ||
-      (health_state (&a->health, (unsigned) out) == MEMBER_REBUILDING &&
-       a->meta.live.slot[out].state == MD_SLOT_RECOVERING))
-    return 0;
-  return meta_update (a, &(struct md_event) { .kind = MD_EV_FAIL,
-                                              .slot = (unsigned) out }, err);
+  return live_take_out (a) ? meta_write_out (a, true, err) : 0;
 }
 
 /* Do the superblocks already say what health says of the out slot? */

@@ -126,8 +126,9 @@ verify ()
   t1=$EPOCHREALTIME
   [ "$UNSTABLE" = 1 ] && learn=(--no-learn)
   model_fit || die "nbdinfo --size: the export does not answer"
-  timeout 300 "$RANDOM_IO" "$URI" auto --verify-only "${learn[@]}" --model-in "$MODEL" \
-    --model-out "$MODEL" >"$W/verify.out" 2>&1 || st=$?
+  # The shape only names a mismatch's chunk, stripe and data index.
+  timeout 300 "$RANDOM_IO" "$URI" auto --verify-only --chunk 64K --disks "$S_NDISKS" \
+    "${learn[@]}" --model-in "$MODEL" --model-out "$MODEL" >"$W/verify.out" 2>&1 || st=$?
   log "verify after $1: the load stopped in $(elapsed "$t0" "$t1") s, read back in $(elapsed "$t1") s"
   read -r k d < <(sed -n 's/^random-io: verified \([0-9]*\) known bytes, \([0-9]*\) differ$/\1 \2/p' "$W/verify.out")
   VERIFIED=$(( VERIFIED + ${k:-0} )) VERIFIES=$(( VERIFIES + 1 ))
