@@ -196,7 +196,7 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
   else
     pthread_rwlock_wrlock (&m->gate);
   pthread_mutex_lock (&m->lock);
-  if (m->live.dirty && (r = meta_sync_members (a, err)) == 0 &&
+  if (m->live.dirty && (r = meta_sync_members (a, false, err)) == 0 &&
       (r = meta_record_out_locked (a, err)) == 0) {
     if ((r = integrity_settle (a)) < 0)
       array_set_err (err, "integrity record %s: cannot sync: %s",
@@ -218,7 +218,7 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
      * written (md_bitmap_daemon_work) -- once what they guard, the
      * rebuilt bytes, is durable (md flushes first: REQ_PREFLUSH).
      */
-    if ((r = meta_sync_members (a, err)) == 0 && clear_bits (a))
+    if ((r = meta_sync_members (a, false, err)) == 0 && clear_bits (a))
       r = meta_write_out (a, false, err);
   }
   pthread_mutex_unlock (&m->lock);

@@ -33,10 +33,11 @@ int meta_write_bitmap_first (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 /* meta.c: flush every member in service and a replacement; one that
- * fails is taken out of service (health), for the superblock write that
- * follows to record.  0, or -errno if the array failed (recorded).
+ * fails is taken out of service (health) and, with record, marked faulty
+ * in the live state, for the superblock write that follows to record.
+ * 0, or -errno if the array failed (recorded).
  */
-int meta_sync_members (struct array *a, struct array_err *err)
+int meta_sync_members (struct array *a, bool record, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
 /* meta.c: apply ev, and write the superblocks if it changed what they

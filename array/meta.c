@@ -190,7 +190,7 @@ meta_array_failed (struct array *a)
 }
 
 int
-meta_sync_members (struct array *a, struct array_err *err)
+meta_sync_members (struct array *a, bool record, struct array_err *err)
 {
   struct io_op ops[R5_MAX_MEMBERS];
 
@@ -211,6 +211,11 @@ meta_sync_members (struct array *a, struct array_err *err)
       meta_record_failed_locked (a);
       return r;
     }
+    for (size_t i = 0; record && i < n; i++)
+      if (ops[i].result < 0 && ops[i].result != -ECANCELED &&
+          health_state (&a->health, ops[i].member) == MEMBER_FAULTY &&
+          md_live_writes (&a->meta.live, ops[i].member))
+        live_fail (&a->meta.live, ops[i].member);
   }
 }
 
@@ -258,11 +263,10 @@ meta_write_out (struct array *a, bool sb, struct array_err *err)
    * and recorded by this very write.
    */
   if (sb) {
-    int r = meta_sync_members (a, err);
+    int r = meta_sync_members (a, true, err);
 
     if (r < 0)
       return r;
-    (void) live_take_out (a);
   }
   for (;;) {
     size_t n;

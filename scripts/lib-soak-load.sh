@@ -135,6 +135,8 @@ verify ()
   if [ $st != 0 ]; then
     cat "$W/verify.out" >>"$W/soak.log"
     LOST=$(( LOST + ${d:-0} ))
+    # What was read in place of what (zeroes, older bytes), for the log.
+    DIE_DETAIL=$(grep -A 6 MISMATCH "$W/verify.out" | head -n 24)
     [ "${d:-0}" -gt 0 ] &&
       die "after $1: ${d} known bytes read back wrong: $(grep -m 1 MISMATCH "$W/verify.out")"
     die "after $1: the read back failed: $(grep -m 2 -E 'failed|error|FAILED' "$W/verify.out" | tr '\n' ' ')"

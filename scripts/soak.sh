@@ -113,7 +113,7 @@ URI="nbd+unix:///?socket=$W/array.sock"
 ARRAY_LOG=$W/array.log
 SIZE=8M CHUNK=64K MAX_MEMBERS=5
 MAX_DEFER=4 MEMBER_TIMEOUT=1 SPEED=200 HEAL_SPEED=100000 HEAL_TIMEOUT=180 COMEBACK_WAIT=4
-EPOCH=0 EV_N=0 DEFER=0 FAILED=0 RESTARTS=0 FORCED=0 READD_HAND=0
+EPOCH=0 EV_N=0 DEFER=0 FAILED=0 DIE_DETAIL= RESTARTS=0 FORCED=0 READD_HAND=0
 REBUILD_IN_PLACE=0 REBUILD_NEW=0 LAST_JOB_SEEN=0 KIND_N=0 START=$SECONDS
 declare -a SLOT_DISK EVK EVS EVT EVT0 EVT1 EVNOTE
 declare -A SEEN STATE_N JOBS_ENDED
@@ -215,6 +215,7 @@ die ()
   [ $FAILED = 1 ] && exit 1
   FAILED=1
   echo "soak: FAIL at event $EV_N (${KIND} in ${S_CLASS}, array $S_HEALTH job $S_JOB): $*; seed $SEED"
+  [ -z "${DIE_DETAIL:-}" ] || sed 's/^/   /' <<<"$DIE_DETAIL"
   echo "soak: the events before it:"
   for (( i = EV_N > 6 ? EV_N - 6 : 1; i <= EV_N; i++ )); do
     [ -n "${EVK[$i]:-}" ] && echo "   $i ${EVK[$i]} (slot ${EVT[$i]}) in ${EVS[$i]}: ${EVNOTE[$i]:-(under way)}"

@@ -17,10 +17,12 @@
 #     within md's margin), its faulty role keeps it out, and the dirty
 #     degraded array needs force=true.
 # Then the metadata's own I/O, deterministically: one 4K write at offset 0
-# of a 3-member array, then idle.  Member 1's I/Os are then: the
-# superblock write marking the array dirty, the read for reconstruct-write,
-# the fdatasync and superblock write marking it clean (200 ms later).  Each
-# in turn fails (fail_after 0, 2, 3): the client must see no error, and
+# of a 3-member array, then idle.  Member 1's I/Os are then: the flush
+# and the superblock write marking the array dirty (every superblock write
+# is preceded by a flush, as md's REQ_PREFLUSH), the read for
+# reconstruct-write, the fdatasync, the flush and the superblock write
+# marking it clean (200 ms later).  Each but the read in turn fails
+# (fail_after 0, 1, 3, 4, 5): the client must see no error, and
 # within a second of idling the survivors must say clean with member 1
 # faulty, and the failure must be logged once (not once per idle tick).
 
@@ -141,7 +143,7 @@ crash_after_failure ()
   m=("${MEMBERS[@]}")
   mapfile -t disks < <(disk_args "${m[@]}")
   serve_bg "$tmpdir/k.log" "${disks[@]}" -D raid5.fail_member=1 \
-    -D raid5.fail_after=1 || fail "serve"
+    -D raid5.fail_after=2 || fail "serve"
   # The kill comes from the client right after the reply, well within the
   # 200 ms after which the array would be marked clean.
   "$NBD_PYTHON" -c '
@@ -186,10 +188,12 @@ fail_case 3 1 1 --bitmap none
 fail_case 3 2 3 --consistency-policy ppl
 fail_case 4 0 900 --consistency-policy ppl
 bad=0
-for c in "0 the superblock write marking the array dirty" \
-         "2 the fdatasync before marking the array clean" \
-         "3 the superblock write marking the array clean"; do
+for c in "0 the flush before the superblock write marking the array dirty" \
+         "1 the superblock write marking the array dirty" \
+         "3 the fdatasync before marking the array clean" \
+         "4 the flush before the superblock write marking the array clean" \
+         "5 the superblock write marking the array clean"; do
   ( idle_case "${c%% *}" "${c#* }" ) || bad=$(( bad + 1 ))
 done
-[ $bad = 0 ] || fail "$bad of 3 metadata I/O failure cases failed (see above)"
+[ $bad = 0 ] || fail "$bad of 5 metadata I/O failure cases failed (see above)"
 echo "$test_name: OK ($(( SECONDS - start )) s)"
