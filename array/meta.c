@@ -260,7 +260,10 @@ meta_write_out (struct array *a, bool sb, struct array_err *err)
    * what a superblock records -- a rebuild's or a resync's point or end,
    * a replace's, the clean mark -- may reach the disks only once the
    * writes it vouches for have.  A member failing the flush is taken out
-   * and recorded by this very write.
+   * and recorded by this very write.  A write of the bitmap alone does
+   * without: it sets bits ahead of writes and vouches for none (md
+   * flushes there too; the one that clears bits flushes first, in
+   * meta_mark_clean).
    */
   if (sb) {
     int r = meta_sync_members (a, true, err);
