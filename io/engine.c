@@ -347,6 +347,8 @@ inline_call (const struct io_member *m, const struct io_op *op,
       if (n < 0 && errno == ENXIO)
         n = after_fault (m, op, p);
     }
+    else if (io_memmap_shrunk (&m->file.mem))
+      return -ENXIO;          /* found by a copy that faulted meanwhile */
     else {
       n = transfer (m, op, p, fua_write ? RWF_DSYNC : 0);
       if (n > 0 && op->kind == IO_WRITE)

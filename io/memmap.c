@@ -46,7 +46,10 @@
 struct io_memmap_state {
   _Atomic bool faulted;       /* a copy met SIGBUS: calls from now on */
   _Atomic bool shrunk;        /* ... and the file is shorter than mapped:
-                               * every op fails (io_memmap_shrunk) */
+                               * every op fails (io_memmap_shrunk); set
+                               * before faulted, so that an op that sees
+                               * faulted and turns to calls sees it too */
+  int fd;                     /* the member's, not owned: fstat at a fault */
   unsigned shift;             /* log2 of a granule's bytes */
   uint64_t granules;
   pthread_mutex_t lock;       /* marks set or cleared; punches one at a time */
@@ -143,6 +146,7 @@ io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
   mapped.lo = to_map ? dst : src;
   mapped.hi = mapped.lo + len;
   if (io_sigbus_run (&mapped, 1, copy, &c, NULL, NULL) < 0) {
+    (void) io_memmap_fault_shrunk (mm, mm->st->fd);
     atomic_store (&mm->st->faulted, true);
     return -ENXIO;
   }
@@ -190,6 +194,7 @@ io_memmap_open (struct io_memmap *mm, int fd, uint64_t size)
     return;
   }
   st->shift = shift;
+  st->fd = fd;
   st->granules = granules;
   pthread_mutex_init (&st->lock, NULL);
   *mm = (struct io_memmap) { .map = map, .size = size, .st = st };

@@ -215,13 +215,15 @@ echo "   dirty: examine and check say the log is replayed, not resynced"
 echo "== the log write fails: the parity member is failed, the write redone degraded"
 # Stripe 0's parity is on member 2 (left-symmetric, 3 members); a 4K write
 # at 0 reads member 1, logs on member 2, writes members 0 and 2.  Member
-# 2's first I/O after the start is its superblock write marking the array
-# dirty; the next, failing, is the log write (header at 8192, PP at 12288).
+# 2's first I/Os after the start are the flush and the superblock write
+# marking the array dirty (every superblock write flushes first, as md's
+# REQ_PREFLUSH); the next, failing, is the log write (header at 8192, PP
+# at 12288).
 fresh
 "$RAID5CTL" create --consistency-policy ppl --assume-clean --chunk 64K "${m[@]}" >/dev/null 2>&1 ||
   fail "create for the failing log"
 "$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
-  -D raid5.fail_member=2 -D raid5.fail_after=1 \
+  -D raid5.fail_member=2 -D raid5.fail_after=2 \
   --run "/usr/bin/python3 -c '
 import nbd, sys
 h = nbd.NBD(); h.connect_uri(sys.argv[1])
