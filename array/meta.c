@@ -189,6 +189,22 @@ meta_array_failed (struct array *a)
   pthread_mutex_unlock (&a->meta.lock);
 }
 
+/* The slot health has taken out, marked faulty in the live state if it
+ * does not say so yet (a member being rebuilt is out but recovering, not
+ * failed).  True if that changed what the superblocks say.
+ */
+static bool
+live_take_out (struct array *a)
+{
+  int out = health_out (&a->health);
+
+  if (out < 0 || !md_live_writes (&a->meta.live, (unsigned) out) ||
+      (health_state (&a->health, (unsigned) out) == MEMBER_REBUILDING &&
+       a->meta.live.slot[out].state == MD_SLOT_RECOVERING))
+    return false;
+  return live_fail (&a->meta.live, (unsigned) out);
+}
+
 int
 meta_sync_members (struct array *a, bool record, struct array_err *err)
 {
@@ -211,28 +227,9 @@ meta_sync_members (struct array *a, bool record, struct array_err *err)
       meta_record_failed_locked (a);
       return r;
     }
-    for (size_t i = 0; record && i < n; i++)
-      if (ops[i].result < 0 && ops[i].result != -ECANCELED &&
-          health_state (&a->health, ops[i].member) == MEMBER_FAULTY &&
-          md_live_writes (&a->meta.live, ops[i].member))
-        live_fail (&a->meta.live, ops[i].member);
+    if (record)               /* the one just taken out: the array lives */
+      (void) live_take_out (a);
   }
-}
-
-/* The slot health has taken out, marked faulty in the live state if it
- * does not say so yet (a member being rebuilt is out but recovering, not
- * failed).  True if that changed what the superblocks say.
- */
-static bool
-live_take_out (struct array *a)
-{
-  int out = health_out (&a->health);
-
-  if (out < 0 || !md_live_writes (&a->meta.live, (unsigned) out) ||
-      (health_state (&a->health, (unsigned) out) == MEMBER_REBUILDING &&
-       a->meta.live.slot[out].state == MD_SLOT_RECOVERING))
-    return false;
-  return live_fail (&a->meta.live, (unsigned) out);
 }
 
 /* Write the superblocks (if sb) and the bitmap to every member in

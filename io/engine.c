@@ -294,10 +294,10 @@ copy_mapped (const struct io_member *m, const struct io_op *op,
   uint64_t len = sqe_len (op, p, MAX_SQE_LEN);
   char *at = m->file.mem.map + op->off + p->done;
   int e = op->kind == IO_READ
-    ? io_memmap_copy (&m->file.mem, (char *) op->buf + p->done, at, len,
-                      false)
-    : io_memmap_copy (&m->file.mem, at, (const char *) op->buf + p->done,
-                      len, true);
+    ? io_memmap_copy (&m->file.mem, m->file.fd, (char *) op->buf + p->done,
+                      at, len, false)
+    : io_memmap_copy (&m->file.mem, m->file.fd, at,
+                      (const char *) op->buf + p->done, len, true);
 
   if (e < 0) {
     errno = -e;               /* as a system call says it (inline_call) */
@@ -307,15 +307,15 @@ copy_mapped (const struct io_member *m, const struct io_op *op,
 }
 
 /* A copy through the mapping faulted (SIGBUS): a member shorter than
- * it was mapped fails the op (-ENXIO); else (a hole another process
- * punched, in a full tmpfs) the op is redone with a system call, which
- * says what is wrong -- a write's ENOSPC -- or does it.
+ * it was mapped (the copy looked) fails the op (-ENXIO); else (a hole
+ * another process punched, in a full tmpfs) the op is redone with a
+ * system call, which says what is wrong -- a write's ENOSPC -- or does it.
  */
 static ssize_t
 after_fault (const struct io_member *m, const struct io_op *op,
              const struct progress *p)
 {
-  if (!io_memmap_fault_shrunk (&m->file.mem, m->file.fd))
+  if (!io_memmap_shrunk (&m->file.mem))
     return transfer (m, op, p, 0);
   errno = ENXIO;
   return -1;

@@ -49,7 +49,6 @@ struct io_memmap_state {
                                * every op fails (io_memmap_shrunk); set
                                * before faulted, so that an op that sees
                                * faulted and turns to calls sees it too */
-  int fd;                     /* the member's, not owned: fstat at a fault */
   unsigned shift;             /* log2 of a granule's bytes */
   uint64_t granules;
   pthread_mutex_t lock;       /* marks set or cleared; punches one at a time */
@@ -137,8 +136,8 @@ copy (void *arg)
 }
 
 int
-io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
-                size_t len, bool to_map)
+io_memmap_copy (const struct io_memmap *mm, int fd, void *dst,
+                const void *src, size_t len, bool to_map)
 {
   struct copy c = { dst, src, len };
   struct io_sigbus_range mapped;
@@ -146,7 +145,7 @@ io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
   mapped.lo = to_map ? dst : src;
   mapped.hi = mapped.lo + len;
   if (io_sigbus_run (&mapped, 1, copy, &c, NULL, NULL) < 0) {
-    (void) io_memmap_fault_shrunk (mm, mm->st->fd);
+    (void) io_memmap_fault_shrunk (mm, fd);
     atomic_store (&mm->st->faulted, true);
     return -ENXIO;
   }
@@ -194,7 +193,6 @@ io_memmap_open (struct io_memmap *mm, int fd, uint64_t size)
     return;
   }
   st->shift = shift;
-  st->fd = fd;
   st->granules = granules;
   pthread_mutex_init (&st->lock, NULL);
   *mm = (struct io_memmap) { .map = map, .size = size, .st = st };

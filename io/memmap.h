@@ -89,10 +89,13 @@ void io_memmap_copied (const struct io_memmap *mm) __attribute__((nonnull));
  * -ENXIO if the mapping raised SIGBUS (the member truncated under the
  * server, or a hole punched by another process in a full tmpfs) -- the
  * member is then copied with system calls from now on (copy_begin says
- * false), and the caller redoes the op so, to learn what is wrong.
+ * false), and the caller redoes the op so, to learn what is wrong.  At
+ * such a fault the member (open as fd) is first looked at
+ * (io_memmap_fault_shrunk), so that an op that finds it copied with calls
+ * finds io_memmap_shrunk true if it shrank: its write would extend it.
  */
-int io_memmap_copy (const struct io_memmap *mm, void *dst, const void *src,
-                    size_t len, bool to_map)
+int io_memmap_copy (const struct io_memmap *mm, int fd, void *dst,
+                    const void *src, size_t len, bool to_map)
   __attribute__((nonnull, warn_unused_result));
 
 /* After a copy met SIGBUS (io_memmap_copy): is the member (open as fd)

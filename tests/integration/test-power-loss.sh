@@ -60,8 +60,8 @@ array_up ()
 # power_cut: the array's server and every member server killed at once.
 power_cut ()
 {
-  kill -9 "$SERVER" "${PID_OF[m1]}" "${PID_OF[m2]}" 2>/dev/null || :
-  wait "$SERVER" "${PID_OF[m1]}" "${PID_OF[m2]}" 2>/dev/null || :
+  kill -9 "$SERVER" "${PID_OF[@]}" 2>/dev/null || :
+  wait "$SERVER" "${PID_OF[@]}" 2>/dev/null || :
   SERVER=
 }
 
@@ -160,9 +160,7 @@ ctl_ok fail 2
 ctl_ok rebuild 2 "${URI_OF[m3]}"
 ctl_wait "s['state'] == 'healthy' and s['last_job']['kind'] == 'rebuild' and s['last_job']['result'] == 0" 60
 sleep 0.5                     # past the safe-mode delay: nothing else to write
-kill -9 "$SERVER" "${PID_OF[m1]}" "${PID_OF[m3]}" "${PID_OF[m2]}" 2>/dev/null || :
-wait "$SERVER" "${PID_OF[m1]}" "${PID_OF[m3]}" "${PID_OF[m2]}" 2>/dev/null || :
-SERVER=
+power_cut
 member_server m1 --filter=cache cache=writeback
 member_server m3 --filter=cache cache=writeback
 serve_bg "$tmpdir/after.log" "disk=${m[0]}" "disk=${URI_OF[m1]}" \
