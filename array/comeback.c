@@ -226,9 +226,7 @@ comeback_hold (struct array *a, unsigned slot, uint32_t gen)
 }
 
 void
-comeback_get (struct array *a, struct comeback *out)
+comeback_get (const struct array *a, struct comeback *out)
 {
-  pthread_mutex_lock (&a->job.lock);
   *out = a->comeback;
-  pthread_mutex_unlock (&a->job.lock);
 }

@@ -121,8 +121,8 @@ enum fault_kind fault_of (struct array *a, unsigned slot, char *why)
  */
 void keepalive_tick (struct array *a) __attribute__((nonnull));
 
-/* A copy of the comeback state, for status. */
-void comeback_get (struct array *a, struct comeback *out)
+/* A copy of the comeback state, for status; job.lock held. */
+void comeback_get (const struct array *a, struct comeback *out)
   __attribute__((nonnull));
 
 /* After io_run() failed with r on ops: take the member it blames out of

@@ -109,7 +109,7 @@ json_members (struct array *a)
 
     struct io_member_figures f;
     char path[STATUS_PATH_LEN];
-    const char *p = status_path (a, &a->members[s], path, sizeof path);
+    const char *p = status_path (&a->members[s], path, sizeof path);
 
     io_member_get_stats (&a->members[s], &f);
     put_u64 (m, "slot", s);
@@ -123,7 +123,7 @@ json_members (struct array *a)
     put_u64 (m, "corrected_read_sectors", status_corrected (a, s));
     json_object_object_add (m, "bad_blocks", json_bad_blocks (a, s));
     put_str (m, "replacement", a->replace.slot == (int) s
-             ? status_path (a, &a->members[ARRAY_REPLACEMENT], path,
+             ? status_path (&a->members[ARRAY_REPLACEMENT], path,
                             sizeof path) : NULL);
     json_object_object_add (m, "fault", json_fault (a, s));
     json_object_object_add (m, "comeback", json_comeback (&c, s));
@@ -139,7 +139,6 @@ json_left_out (struct array *a)
 {
   json_object *l = json_object_new_array ();
 
-  pthread_mutex_lock (&a->job.lock);     /* a rebuild's end lets them go */
   for (unsigned s = 0; s < a->geom.members; s++)
     if (a->left_out[s]) {
       json_object *m = json_object_new_object ();
@@ -150,7 +149,6 @@ json_left_out (struct array *a)
                               json_object_new_boolean (a->left_re_addable[s]));
       json_object_array_add (l, m);
     }
-  pthread_mutex_unlock (&a->job.lock);
   return l;
 }
 
@@ -322,7 +320,7 @@ status_print_json (struct array *a, const struct array_job_status *j,
   json_object_object_add (o, "grow", json_grow (a));
   json_object_object_add (o, "members", json_members (a));
   json_object_object_add (o, "left_out", json_left_out (a));
-  put_str (o, "spare", status_path (a, &a->spare, path, sizeof path));
+  put_str (o, "spare", status_path (&a->spare, path, sizeof path));
   put_str (o, "consistency_policy", status_policy_name (a));
   json_object_object_add (o, "ppl", json_ppl (a));
   json_object_object_add (o, "integrity", json_integrity (a));

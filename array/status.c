@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "array/jobs.h"
@@ -86,18 +87,12 @@ status_next_try_ms (const struct comeback *c)
 }
 
 const char *
-status_path (struct array *a, const struct io_member *m, char *buf,
-             size_t len)
+status_path (const struct io_member *m, char *buf, size_t len)
 {
-  const char *r = buf;
-
-  pthread_mutex_lock (&a->job.lock);
-  if (m->path)
-    snprintf (buf, len, "%s", m->path);
-  else
-    r = NULL;
-  pthread_mutex_unlock (&a->job.lock);
-  return r;
+  if (m->path == NULL)
+    return NULL;
+  snprintf (buf, len, "%s", m->path);
+  return buf;
 }
 
 /* Does a faulty member of this kind come back by itself? */
@@ -159,14 +154,12 @@ print_comeback (const struct comeback *c, unsigned slot, FILE *out)
 static void
 print_left_out (struct array *a, FILE *out)
 {
-  pthread_mutex_lock (&a->job.lock);     /* a rebuild's end lets them go */
   for (unsigned s = 0; s < a->geom.members; s++)
     if (a->left_out[s])
       fprintf (out, "      left out of slot %u: %s (missed writes; %s)\n",
                s, a->left_out[s], a->left_re_addable[s]
                ? "re-add it: the bitmap covers what it missed"
                : "rebuild it");
-  pthread_mutex_unlock (&a->job.lock);
 }
 
 /* md's progress line (status_resync): done/total in KiB of each member. */
@@ -288,7 +281,7 @@ print_member (struct array *a, const struct comeback *c, unsigned s,
 {
   struct io_member_figures f;
   char path[STATUS_PATH_LEN];
-  const char *p = status_path (a, &a->members[s], path, sizeof path);
+  const char *p = status_path (&a->members[s], path, sizeof path);
 
   io_member_get_stats (&a->members[s], &f);
   fprintf (out, "      slot %u: %s (%s)\n", s, p ? p : "missing",
@@ -303,7 +296,7 @@ print_member (struct array *a, const struct comeback *c, unsigned s,
              status_corrected (a, s));
   print_bad_blocks (a, s, out);
   if (a->replace.slot == (int) s &&
-      (p = status_path (a, &a->members[ARRAY_REPLACEMENT], path,
+      (p = status_path (&a->members[ARRAY_REPLACEMENT], path,
                         sizeof path)) != NULL)
     fprintf (out, "              being replaced by %s (R): it takes the "
              "slot when the copy is done\n", p);
@@ -392,7 +385,7 @@ print_text (struct array *a, const struct array_job_status *j,
     print_member (a, &c, s, out);
   print_left_out (a, out);
   print_policy (a, out);
-  if ((p = status_path (a, &a->spare, path, sizeof path)) != NULL)
+  if ((p = status_path (&a->spare, path, sizeof path)) != NULL)
     fprintf (out, "      spare: %s\n", p);
   if (j->kind != R5_JOB_NONE)
     progress_line (j, out);
@@ -418,13 +411,12 @@ print_text (struct array *a, const struct array_job_status *j,
            a->job.rebuilt * a->geom.chunk >> 20, st->member_failures);
 }
 
-/* The job's figures, under job.lock: for status and raid5ctl. */
-void
-array_job_status (struct array *a, struct array_job_status *st)
+/* The job's figures; job.lock held. */
+static void
+job_status_locked (struct array *a, struct array_job_status *st)
 {
   struct job *j = &a->job;
 
-  pthread_mutex_lock (&j->lock);
   *st = (struct array_job_status) {
     .kind = j->kind, .paused = j->paused,
     .slot = j->kind == R5_JOB_REPLACE ? a->replace.slot : job_slot (a),
@@ -448,19 +440,47 @@ array_job_status (struct array *a, struct array_job_status *st)
   };
   memcpy (st->found, j->tally.found, j->tally.nfound * sizeof j->tally.found[0]);
   snprintf (st->last_why, sizeof st->last_why, "%s", j->last.why);
-  pthread_mutex_unlock (&j->lock);
 }
 
+void
+array_job_status (struct array *a, struct array_job_status *st)
+{
+  pthread_mutex_lock (&a->job.lock);
+  job_status_locked (a, st);
+  pthread_mutex_unlock (&a->job.lock);
+}
+
+/* One look, taken whole under job.lock: a job begins and ends under it
+ * -- a rebuild's member put into its slot, its state, the job's kind and
+ * count of ended jobs -- so no look shows a slot from before a change
+ * beside the job from after it (raid5ctl monitor tells a hot spare that
+ * took a failed member's slot from a replace only by the two together).
+ * A member failing is not under it: a look may show it faulty and the
+ * job not stopped yet, as it is.  Written to memory under the lock, out
+ * after it.
+ */
 void
 array_status_print (struct array *a, bool json, FILE *out)
 {
   struct array_job_status j;
   struct array_stats st;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream (&text, &len);
 
-  array_job_status (a, &j);
+  if (mem == NULL) {
+    fprintf (out, "status: cannot make the report: %s\n", strerror (errno));
+    return;
+  }
+  pthread_mutex_lock (&a->job.lock);
+  job_status_locked (a, &j);
   array_get_stats (a, &st);
   if (json)
-    status_print_json (a, &j, &st, out);
+    status_print_json (a, &j, &st, mem);
   else
-    print_text (a, &j, &st, out);
+    print_text (a, &j, &st, mem);
+  pthread_mutex_unlock (&a->job.lock);
+  fclose (mem);
+  fwrite (text, 1, len, out);
+  free (text);
 }

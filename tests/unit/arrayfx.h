@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #include "array/array.h"
 #include "raid/badblocks.h"
 #include "raid/mdsb.h"
@@ -60,6 +62,12 @@ void afx_verify_lost (struct afx *f, uint64_t lost, uint64_t len);
 
 /* Run a check (offline, in this thread): it ends well, mismatch_cnt 0. */
 void afx_check_clean (struct afx *f);
+
+/* The array's status (JSON), parsed (the caller puts it), or NULL if it
+ * could not be made or is not JSON.  Asserts nothing: any thread may
+ * call it.
+ */
+json_object *afx_status_json (struct afx *f);
 
 /* A number in the array's status (JSON): section ("counters", "ppl",
  * "integrity", "job") and key.

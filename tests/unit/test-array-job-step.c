@@ -8,6 +8,8 @@
  */
 #include <config.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -94,5 +96,88 @@ Test (array_job, check_finds_repair_fixes, .timeout = 120)
   cr_assert_eq (s.n, 0, "after the repair: %u wrong", s.n);
   cr_assert_eq (st.last_mismatches, 0);
   afx_verify (&f);            /* the data was never changed */
+  afx_cleanup (&f);
+}
+
+/* A look at status taken while slot 1 fails and is rebuilt, over and
+ * over, by another thread: each look must show the job and the slot from
+ * one moment -- a rebuild running exactly when the slot is rebuilding.
+ * (A look that showed the job from before the rebuild's end beside the
+ * slot from after it made raid5ctl monitor miss a hot spare taking a
+ * failed member's slot.)
+ */
+struct looker {
+  struct afx *f;
+  atomic_bool stop;
+  unsigned looks, torn, unreadable;
+  char first_torn[96];
+};
+
+static const char *
+str_at (json_object *o, const char *key)
+{
+  json_object *v;
+
+  return o && json_object_object_get_ex (o, key, &v)
+    ? json_object_get_string (v) : "";
+}
+
+static void
+look_once (struct looker *l)
+{
+  json_object *root = afx_status_json (l->f), *job = NULL, *ms = NULL;
+  const char *kind, *state;
+
+  if (root == NULL || !json_object_object_get_ex (root, "job", &job) ||
+      !json_object_object_get_ex (root, "members", &ms)) {
+    l->unreadable++;
+    json_object_put (root);
+    return;
+  }
+  kind = str_at (job, "kind");
+  state = str_at (json_object_array_get_idx (ms, 1), "state");
+  if ((strcmp (kind, "rebuild") == 0) != (strcmp (state, "rebuilding") == 0)
+      && l->torn++ == 0)
+    snprintf (l->first_torn, sizeof l->first_torn, "job %s, slot 1 %s",
+              kind, state);
+  l->looks++;
+  json_object_put (root);
+}
+
+static void *
+look_on (void *opaque)
+{
+  struct looker *l = opaque;
+
+  while (!atomic_load (&l->stop))
+    look_once (l);
+  return NULL;
+}
+
+Test (array_job, status_is_one_look, .timeout = 120)
+{
+  struct afx f;
+  struct looker l = { .f = &f };
+  struct array_err err;
+  pthread_t t;
+
+  afx_make (&f, 3, 2 << 20, "--chunk 64K --bitmap none --assume-clean");
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 4);
+  cr_assert_eq (pthread_create (&t, NULL, look_on, &l), 0);
+  for (unsigned i = 0; i < 150 && l.torn == 0; i++) {
+    cr_assert_eq (array_fail (f.a, 1, &err), 0, "%s", err.msg);
+    cr_assert_geq (array_rebuild_start (f.a, 1, f.path[1], false, &err), 0,
+                   "%s", err.msg);
+    cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                  err.msg);
+  }
+  atomic_store (&l.stop, true);
+  pthread_join (t, NULL);
+  cr_assert_eq (l.unreadable, 0, "%u looks were not JSON", l.unreadable);
+  cr_assert_eq (l.torn, 0, "%u of %u looks torn; the first: %s", l.torn,
+                l.looks, l.first_torn);
+  cr_assert_gt (l.looks, 0);
+  afx_verify (&f);
   afx_cleanup (&f);
 }
