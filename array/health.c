@@ -9,7 +9,6 @@ health_init (struct health *h)
   for (unsigned s = 0; s < R5_MAX_MEMBERS; s++)
     h->state[s] = MEMBER_ACTIVE;
   h->out = -1;
-  h->second = -1;
   h->failed = false;
   h->rebuilt = 0;
   h->bitmap_rebuild = false;
@@ -98,7 +97,6 @@ health_take_out (struct health *h, unsigned slot)
   }
   if (expected == (int) slot)
     return HEALTH_ALREADY;    /* another request got there first */
-  h->second = (int) slot;
   h->state[slot] = MEMBER_FAULTY;
   h->failed = true;
   return HEALTH_SECOND;

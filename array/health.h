@@ -37,7 +37,6 @@
 struct health {
   _Atomic int state[R5_MAX_MEMBERS];  /* enum member_state */
   _Atomic int out;                    /* slot out of service, or -1 */
-  _Atomic int second;                 /* a second lost slot, or -1 */
   _Atomic bool failed;
   _Atomic uint64_t rebuilt;           /* stripes: rebuilt below this */
   _Atomic bool bitmap_rebuild;        /* the rebuild is a bitmap re-add */

@@ -83,17 +83,24 @@ md_geometry ()
 # md_events FILE: its events counter.
 md_events () { md_field "$1" Events; }
 
+# md_show_read FILE: the line md_show prints of FILE, from MDX (md_read
+# FILE first).
+md_show_read ()
+{
+  local as=${MDX[Array State]-}
+  echo "  ${1##*/}: events ${MDX[Events]-}, state ${MDX[State]-}," \
+       "role '${MDX[Device Role]-}', array state ${as%% *}," \
+       "checksum ${MDX[Checksum]-}" >&2
+}
+
 # md_show FILE...: one line per member: events, state, array state.
 md_show ()
 {
-  local f as
+  local f
   for f in "$@"; do
     md_read "$f"
-    as=${MDX[Array State]-}
-    echo "  ${f##*/}: events ${MDX[Events]-}, state ${MDX[State]-}," \
-         "role '${MDX[Device Role]-}', array state ${as%% *}," \
-         "checksum ${MDX[Checksum]-}"
-  done >&2
+    md_show_read "$f"
+  done
 }
 
 # md_expect STATE ARRAY_STATE FILE...: every superblock has a correct
@@ -101,22 +108,26 @@ md_show ()
 # and the same events counter, which goes to MD_EVENTS.
 md_expect ()
 {
-  local state=$1 astate=$2 f ev= as
+  local state=$1 astate=$2 f ev= as bad=
   shift 2
-  md_show "$@"
+  # Every member's line first, then the first thing wrong.
   for f in "$@"; do
     md_read "$f"
+    md_show_read "$f"
     as=${MDX[Array State]-}
-    [[ ${MDX[Checksum]-} == *"- correct" ]] ||
-      fail "${f##*/}: superblock checksum: ${MDX[Checksum]-}"
-    [ "${MDX[State]-}" = "$state" ] ||
-      fail "${f##*/}: State is '${MDX[State]-}', expected $state"
-    [ "${as%% *}" = "$astate" ] ||
-      fail "${f##*/}: Array State is '${MDX[Array State]-}', expected $astate"
-    [ -z "$ev" ] || [ "${MDX[Events]-}" = "$ev" ] ||
-      fail "${f##*/}: events ${MDX[Events]-}, the others $ev"
+    [ -n "$bad" ] && continue
+    if [[ ${MDX[Checksum]-} != *"- correct" ]]; then
+      bad="${f##*/}: superblock checksum: ${MDX[Checksum]-}"
+    elif [ "${MDX[State]-}" != "$state" ]; then
+      bad="${f##*/}: State is '${MDX[State]-}', expected $state"
+    elif [ "${as%% *}" != "$astate" ]; then
+      bad="${f##*/}: Array State is '${MDX[Array State]-}', expected $astate"
+    elif [ -n "$ev" ] && [ "${MDX[Events]-}" != "$ev" ]; then
+      bad="${f##*/}: events ${MDX[Events]-}, the others $ev"
+    fi
     ev=${MDX[Events]-}
   done
+  [ -z "$bad" ] || fail "$bad"
   MD_EVENTS=$ev
 }
 

@@ -36,7 +36,7 @@ md_geometry "${m[0]}"
 doff=$MD_DOFF
 stripes=$(( (MB * 1048576 - doff) / CHUNK ))
 model=$tmpdir/model
-speed=(sync-speed-min=${GROW_SPEED:-500} sync-speed-max=${GROW_SPEED:-500})
+speed=(sync-speed-min=${GROW_SPEED:-1000} sync-speed-max=${GROW_SPEED:-1000})
 
 # serve_array: the first three members, then (once the grow has begun)
 # the fourth too.

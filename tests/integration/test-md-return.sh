@@ -22,7 +22,7 @@
 # Then the same with a clean stop in step 2 (3 members): the member is
 # left out with a line (md: "kicking non-fresh"), and a bitmap re-add
 # rebuilds only the regions written while it was away.
-# Then RETURN_ROUNDS (20) rounds: a random slot missing, random writes killed at a
+# Then RETURN_ROUNDS (14) rounds: a random slot missing, random writes killed at a
 # random point, the member back: every acknowledged write reads back,
 # before and after the member is re-added or rebuilt.
 # Environment: RETURN_ROUNDS; RETURN_MEMBERS, the member counts of the
@@ -34,7 +34,7 @@ requires_plugin
 requires_md
 requires_nbd_python
 
-ROUNDS=${RETURN_ROUNDS:-20}
+ROUNDS=${RETURN_ROUNDS:-14}
 read -r -a WALK_MEMBERS <<<"${RETURN_MEMBERS:-3 4 5}"
 C=65536
 fast=(sync-speed-min=500000 sync-speed-max=2000000)
