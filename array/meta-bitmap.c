@@ -180,6 +180,28 @@ clear_bits (struct array *a)
   return true;
 }
 
+/* The flush before the clean mark.  At the stop, a member failing it
+ * that fails the array (a second out) does not keep the clean mark from
+ * the members left: md marks the array clean at its stop whatever has
+ * failed (__md_stop_writes: in_sync = 1, then md_update_sb to the
+ * members still in it), and mdadm --assemble --force then starts it
+ * without the dirty-degraded refusal.  The flush is made again without
+ * the member just taken out, as often as members fail it.
+ */
+static int
+sync_before_clean (struct array *a, bool at_stop, struct array_err *err)
+{
+  int r = meta_sync_members (a, false, err);
+
+  for (unsigned i = 0; r < 0 && at_stop && health_failed (&a->health) &&
+       i < a->geom.members; i++) {
+    array_log (a, ARRAY_LOG_ERROR, "%s; marked clean at the stop all the "
+               "same, as md does", err->msg);
+    r = meta_sync_members (a, false, err);
+  }
+  return r;
+}
+
 int
 meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
 {
@@ -196,7 +218,7 @@ meta_mark_clean (struct array *a, bool only_if_idle, struct array_err *err)
   else
     pthread_rwlock_wrlock (&m->gate);
   pthread_mutex_lock (&m->lock);
-  if (m->live.dirty && (r = meta_sync_members (a, false, err)) == 0 &&
+  if (m->live.dirty && (r = sync_before_clean (a, !only_if_idle, err)) == 0 &&
       (r = meta_record_out_locked (a, err)) == 0) {
     if ((r = integrity_settle (a)) < 0)
       array_set_err (err, "integrity record %s: cannot sync: %s",

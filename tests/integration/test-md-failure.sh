@@ -15,7 +15,9 @@
 #     model, and more writes keep it so;
 #   - killed right after a failure (the failed member one event behind,
 #     within md's margin), its faulty role keeps it out, and the dirty
-#     degraded array needs force=true.
+#     degraded array needs force=true;
+#   - degraded, a member failing the flush at the stop fails the array,
+#     and the member left is marked clean all the same, as md does.
 # Then the metadata's own I/O, deterministically: one 4K write at offset 0
 # of a 3-member array, then idle.  Member 1's I/Os are then: the flush
 # and the superblock write marking the array dirty (every superblock write
@@ -175,8 +177,38 @@ assert h.pread(4096, 0) == b"q" * 4096, "data written before the crash"
   rm -f "${m[@]}"
 }
 
+# stop_case: served degraded (member 0 missing), one 4K write, and the
+# server stopped as soon as the client leaves.  Member 1's I/Os: the
+# flush and the superblock write marking the array dirty, the read of the
+# write's other data chunk, then the stop's flush before the clean mark,
+# which fails (fail_after 3): the array fails at its stop.  md marks it
+# clean there all the same (__md_stop_writes: in_sync = 1, md_update_sb
+# to the members left): member 2 must say clean, member 1 faulty.
+stop_case ()
+{
+  echo "== degraded, member 1 fails the flush at the stop"
+  md_create st 3 16M --chunk 64K --assume-clean --bitmap none
+  m=("${MEMBERS[@]}")
+  mapfile -t disks < <(disk_args "${m[@]}")
+  allow_nbdkit_errors=1
+  raid5_captive disk=missing "${disks[1]}" "${disks[2]}" \
+      -D raid5.fail_member=1 -D raid5.fail_after=3 -- "$NBD_PYTHON" -c '
+import nbd, sys
+h = nbd.NBD(); h.connect_uri(sys.argv[1]); h.pwrite(b"s" * 4096, 0)
+h.shutdown()
+' @URI@ || fail "the client saw an error (the failure comes at the stop)"
+  grep -q "member 1 (.*/st\.1): fdatasync at 0" "$tmpdir/nbdkit.log" ||
+    fail "the stop's flush was not the I/O that failed, or it was not logged"
+  md_expect clean ..A "${m[2]}"
+  grep -q "marked clean at the stop all the same" "$tmpdir/nbdkit.log" ||
+    fail "the log does not say the array was marked clean at its stop"
+  allow_nbdkit_errors=0
+  rm -f "${m[@]}"
+}
+
 start=$SECONDS
 crash_after_failure
+stop_case
 fail_case 3 0 40 --bitmap none
 fail_case 3 2 700 --bitmap internal
 fail_case 4 1 2500 --bitmap none
