@@ -285,15 +285,15 @@ EOF
     # shellcheck disable=SC2086  # flags are a list
     gcc $flags -g -fPIC -shared -o "$dir/canary.so" "$dir/canary.c" ||
         { echo "cannot build the canary plugin"; return 1; }
-    "$wrapper" -U - "$dir/canary.so" bug=none --run true > "$dir/none.out" 2>&1 ||
+    "$wrapper" -U "$dir/none.sock" "$dir/canary.so" bug=none --run true > "$dir/none.out" 2>&1 ||
         { cat "$dir/none.out"; echo "clean canary failed under the wrapper"; return 1; }
-    timeout 20 "$wrapper" -U - "$dir/canary.so" bug=strerror --run true > "$dir/strerror.out" 2>&1
+    timeout 20 "$wrapper" -U "$dir/strerror.sock" "$dir/canary.so" bug=strerror --run true > "$dir/strerror.out" 2>&1
     [ $? = 1 ] || { cat "$dir/strerror.out"; echo "nbdkit hung or did not fail after a plugin error"; return 1; }
-    out=$("$wrapper" -U - "$dir/canary.so" bug=asan --run true 2>&1) &&
+    out=$("$wrapper" -U "$dir/asan.sock" "$dir/canary.so" bug=asan --run true 2>&1) &&
         { echo "heap overflow in the canary was not reported"; return 1; }
     grep -q 'AddressSanitizer: heap-buffer-overflow' <<< "$out" ||
         { echo "$out"; echo "no ASan report for the canary"; return 1; }
-    out=$("$wrapper" -U - "$dir/canary.so" bug=ubsan --run true 2>&1) &&
+    out=$("$wrapper" -U "$dir/ubsan.sock" "$dir/canary.so" bug=ubsan --run true 2>&1) &&
         { echo "signed overflow in the canary was not reported"; return 1; }
     grep -q 'runtime error: signed integer overflow' <<< "$out" ||
         { echo "$out"; echo "no UBSan report for the canary"; return 1; }

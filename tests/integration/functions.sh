@@ -133,6 +133,12 @@ trap 'exit 130' INT TERM
 tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/raid5-$test_name.XXXXXX")
 echo "$test_name: seed $SEED, scratch $tmpdir" >&2
 
+# captive_sock: a new socket path in $tmpdir, for a captive nbdkit
+# ("$NBDKIT" -U "$(captive_sock)" ... --run CMD).  nbdkit's own -U -
+# makes a folder in /tmp that nbdkit 1.32 leaves behind whenever the
+# plugin refuses to start, as many tests here want it to.
+captive_sock () { mktemp -u "$tmpdir/nbdkit.XXXXXX"; }
+
 # to_bytes SIZE: 64K, 16M, 1G or plain bytes -> bytes.
 to_bytes ()
 {
@@ -190,10 +196,10 @@ fill_random ()
 {
   local model=$1
   shift
-  size=$("$NBDKIT" -U - "$PLUGIN" "$@" --run 'nbdinfo --size "$uri"') ||
+  size=$("$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "$@" --run 'nbdinfo --size "$uri"') ||
     fail "serving the array to size it"
   head -c "$size" /dev/urandom >"$model"
-  "$NBDKIT" -U - "$PLUGIN" "$@" --run "nbdcopy '$model' \"\$uri\"" ||
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "$@" --run "nbdcopy '$model' \"\$uri\"" ||
     fail "filling the array"
 }
 
@@ -243,7 +249,7 @@ raid5_captive ()
   shift
   cmd=$(sh_quote "$@")
   cmd=${cmd//"'@URI@'"/'"$uri"'}
-  "$NBDKIT" -U - "$PLUGIN" "${pargs[@]}" --run "$cmd" 2>"$log" || status=$?
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${pargs[@]}" --run "$cmd" 2>"$log" || status=$?
   cat "$log" >&2
   if [ $status -eq 0 ] && [ "${allow_nbdkit_errors:-0}" != 1 ] &&
      grep -q '^nbdkit: .*error:' "$log"; then

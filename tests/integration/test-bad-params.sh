@@ -31,7 +31,7 @@ check_error ()
   local re=$1 status=0 sums lines args
   shift
   sums=$(checksum_members "${all[@]}")
-  "$NBDKIT" -U - "$PLUGIN" "$@" --run 'echo SERVED' \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "$@" --run 'echo SERVED' \
     >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
   args=${*//$tmpdir\//}
   echo "${args:0:120} -> exit $status: $(head -c 300 "$tmpdir/err")"
@@ -155,7 +155,7 @@ doff=$("$RAID5CTL" examine "$tmpdir/md0" | sed -n 's/^ *Data Offset : \([0-9]*\)
 [ -n "$doff" ] && [ "$doff" -gt 16 ] || fail "raid5ctl examine: no data offset ($doff)"
 expect_error 'member 0 \(.*md0\) holds an md superblock' \
   "${md[@]}" metadata=none chunk=64K data-offset=$(( (doff - 8) * 512 ))
-"$NBDKIT" -U - "$PLUGIN" "${md[@]}" metadata=none chunk=64K \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${md[@]}" metadata=none chunk=64K \
   data-offset=$(( doff * 512 )) --run 'echo SERVED' >"$tmpdir/out" 2>"$tmpdir/err" ||
   fail "raw members whose data starts at md's data offset refused: $(cat "$tmpdir/err")"
 expect_error 'missing'       disk=missing "$d1" disk=missing "$d2"
@@ -174,7 +174,7 @@ kill "$pid"
 for (( i = 0; i < 100; i++ )); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
 
 # Positive control: the harness above passes good parameters.
-"$NBDKIT" -U - "$PLUGIN" "$d0" "$d1" "$d2" chunk=64K --run 'echo SERVED' \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "$d0" "$d1" "$d2" chunk=64K --run 'echo SERVED' \
   >"$tmpdir/out" 2>"$tmpdir/err" || fail "good parameters refused: $(cat "$tmpdir/err")"
 grep -q SERVED "$tmpdir/out" || fail "good parameters: not served"
 

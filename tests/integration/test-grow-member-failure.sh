@@ -81,7 +81,7 @@ stripes=$(( (24 * 1048576 - MD_DOFF) / CHUNK ))
 truncate -s $(( stripes * 3 * CHUNK )) "$tmpdir/model"
 member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset $(( MD_DOFF - 3 * CHUNK )) \
   --stripes "$stripes" --model "$tmpdir/model" "${members[@]}"
-"$NBDKIT" -U - "$PLUGIN" disk="${URI_OF[g0]}" disk=missing disk="${URI_OF[g2]}" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" disk="${URI_OF[g0]}" disk=missing disk="${URI_OF[g2]}" \
   disk="$tmpdir/new.img" --run "nbdcopy \"\$uri\" '$tmpdir/back'" ||
   fail "serving the grown, degraded array"
 cmp "$tmpdir/model" "$tmpdir/back" || fail "read back through the plugin"

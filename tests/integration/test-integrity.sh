@@ -55,7 +55,7 @@ workload ()
   echo "== $name: $n x $msize, chunk $chunk ${cargs[*]} ${pargs[*]}"
   md_create "$name" "$n" "$msize" --chunk "$chunk" "${cargs[@]}"
   rec=$tmpdir/$name.integrity
-  size=$("$NBDKIT" -U - "$PLUGIN" "${MEMBERS[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
+  size=$("$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${MEMBERS[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
   disks=("${MEMBERS[@]/#/disk=}")
   if [ "${pargs[0]:-}" = missing ]; then
     disks[1]=disk=missing
@@ -91,9 +91,9 @@ workload bitmap 3 32M 64K --bitmap internal --
 
 echo "== the members written without the record: at the next start it is stale, every checksum computed again"
 head -c 1M /dev/urandom >"$tmpdir/1M"
-"$NBDKIT" -U - "$PLUGIN" "${MEMBERS[@]/#/disk=}" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${MEMBERS[@]/#/disk=}" \
   --run "nbdcopy '$tmpdir/1M' \"\$uri\"" || fail "writing without the record"
-"$NBDKIT" -U - "$PLUGIN" "${MEMBERS[@]/#/disk=}" integrity="$tmpdir/bitmap.integrity" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${MEMBERS[@]/#/disk=}" integrity="$tmpdir/bitmap.integrity" \
   control="$tmpdir/ctl" --run "nbdcopy \"\$uri\" null: &&
     '$RAID5CTL' status --control '$tmpdir/ctl' --json >'$tmpdir/status.json'" \
   2>"$tmpdir/stale.log" || { cat "$tmpdir/stale.log" >&2; fail "serving with the stale record"; }
@@ -119,7 +119,7 @@ verified_clean "$tmpdir/degraded.integrity"
 echo "== a rebuild from a survivor whose unit fails its checksum: the rebuilt unit fails too, reads of the row fail, others work"
 md_create poison 3 16M --chunk 64K --bitmap internal
 head -c 2M /dev/urandom >"$tmpdir/2M"
-"$NBDKIT" -U - "$PLUGIN" "${MEMBERS[@]/#/disk=}" integrity="$tmpdir/poison.rec" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${MEMBERS[@]/#/disk=}" integrity="$tmpdir/poison.rec" \
   --run "nbdcopy '$tmpdir/2M' \"\$uri\"" || fail "writing the poison array"
 # Array bytes [0, 4K) are stripe 0's D0 on member 0 (left-symmetric).
 printf '\x01\x02\x03\x04' | dd of="${MEMBERS[0]}" bs=1 seek=$(( MD_DOFF + 8 )) conv=notrunc status=none
@@ -158,7 +158,7 @@ echo "== a check meets a read error whose row has a rotten unit: the page record
 # the stripe again around it rather than read it again until the member
 # is failed.
 md_create rot 3 16M --chunk 64K --bitmap internal
-"$NBDKIT" -U - "$PLUGIN" "${MEMBERS[@]/#/disk=}" integrity="$tmpdir/rot.rec" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${MEMBERS[@]/#/disk=}" integrity="$tmpdir/rot.rec" \
   --run "nbdcopy '$tmpdir/2M' \"\$uri\"" || fail "writing the rot array"
 printf '\x01\x02\x03\x04' | dd of="${MEMBERS[0]}" bs=1 seek=$(( MD_DOFF + 8 )) conv=notrunc status=none
 : >"$tmpdir/rot1.list"
@@ -199,7 +199,7 @@ sleep 1
 kill -9 "$SERVER"
 wait "$rio" 2>/dev/null || :
 wait "$SERVER" 2>/dev/null || :
-"$NBDKIT" -U - "$PLUGIN" "${MEMBERS[@]/#/disk=}" integrity="$rec" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${MEMBERS[@]/#/disk=}" integrity="$rec" \
   control="$tmpdir/ctl" --run "nbdcopy \"\$uri\" null: &&
     '$RAID5CTL' status --control '$tmpdir/ctl' --json >'$tmpdir/status.json'" \
   2>"$tmpdir/restart.log" ||
@@ -226,7 +226,7 @@ refused ()
   local args=() re st=0
   while [ "$1" != -- ]; do args+=("$1"); shift; done
   re=$2
-  "$NBDKIT" -U - "$PLUGIN" "${args[@]}" --run true 2>"$tmpdir/refused.err" || st=$?
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${args[@]}" --run true 2>"$tmpdir/refused.err" || st=$?
   [ $st != 0 ] || fail "nbdkit raid5 ${args[*]}: started"
   [ "$(grep -c 'error:' "$tmpdir/refused.err")" = 1 ] &&
     grep -Eq -- "$re" "$tmpdir/refused.err" ||

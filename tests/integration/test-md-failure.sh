@@ -159,7 +159,7 @@ os.kill(int(sys.argv[2]), signal.SIGKILL)
   md_show "${m[1]}"
   [ "$(md_events "${m[1]}")" = $(( MD_EVENTS - 1 )) ] ||
     fail "expected the failed member exactly one event behind"
-  "$NBDKIT" -U - "$PLUGIN" "${disks[2]}" "${disks[1]}" "${disks[0]}" \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${disks[2]}" "${disks[1]}" "${disks[0]}" \
     --run 'echo SERVED' > "$tmpdir/out" 2> "$tmpdir/err" &&
     fail "dirty, member 1 faulty: started without force=true"
   cat "$tmpdir/err"

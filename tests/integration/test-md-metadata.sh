@@ -78,7 +78,7 @@ refused ()
 {
   local status=0 sums lines
   sums=$(checksum_members "${m[@]}")
-  "$NBDKIT" -U - "$PLUGIN" "${shuffled[@]}" "$1" --run 'echo SERVED' \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${shuffled[@]}" "$1" --run 'echo SERVED' \
     >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
   echo "$1 -> exit $status: $(cat "$tmpdir/err")"
   [ $status -ne 0 ] || fail "$1 contradicting the superblocks was accepted"
@@ -103,7 +103,7 @@ refused_members ()
   local re=$1 status=0 sums
   shift
   sums=$(checksum_members "${m[@]}")
-  "$NBDKIT" -U - "$PLUGIN" "$@" --run 'echo SERVED' \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "$@" --run 'echo SERVED' \
     >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
   echo "${*//$tmpdir\//} -> exit $status: $(cat "$tmpdir/err")"
   [ $status -ne 0 ] && ! grep -q SERVED "$tmpdir/out" || fail "accepted: $*"
@@ -169,7 +169,7 @@ md_expect active "$(all_a $N)" "${m[@]}"
 degraded=("${disks[0]}" "${disks[1]}" disk=missing "${disks[3]}")
 sums=$(checksum_members "${m[@]}")
 status=0
-"$NBDKIT" -U - "$PLUGIN" "${degraded[@]}" --run 'echo SERVED' \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${degraded[@]}" --run 'echo SERVED' \
   >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
 echo "dirty, slot 2 missing -> exit $status: $(cat "$tmpdir/err")"
 [ $status -ne 0 ] || fail "a dirty degraded array was started without force=true"

@@ -114,7 +114,7 @@ crash_return ()
   survivors_record_out "$s" "${m[@]:0:$s}" "${m[@]:$((s + 1))}"
   sums=$(checksum_members "${m[@]}")
   st=0
-  "$NBDKIT" -U - "$PLUGIN" "${disks[@]}" --run 'echo SERVED' \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${disks[@]}" --run 'echo SERVED' \
     >"$tmpdir/out" 2>"$tmpdir/err" || st=$?
   [ $st -ne 0 ] && ! grep -q SERVED "$tmpdir/out" ||
     fail "n $n slot $s bitmap $bm: the array with the member that missed writes was served"

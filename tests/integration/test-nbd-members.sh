@@ -110,7 +110,7 @@ stop_server
 
 echo "== a URI with no server behind it"
 status=0
-"$NBDKIT" -U - "$PLUGIN" "${disks[0]}" "disk=nbd+unix:///?socket=$tmpdir/none.sock" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${disks[0]}" "disk=nbd+unix:///?socket=$tmpdir/none.sock" \
   "${disks[2]}" --run true >"$tmpdir/bad.out" 2>&1 || status=$?
 [ $status != 0 ] || fail "a member URI without a server was accepted"
 [ "$(grep -c error "$tmpdir/bad.out")" = 1 ] || { cat "$tmpdir/bad.out" >&2; fail "not one error line"; }
@@ -139,7 +139,7 @@ cleanup_fn "kill_ours $silent"
 for (( i = 0; i < 100; i++ )); do grep -q listening "$tmpdir/silent.out" && break; sleep 0.05; done
 status=0
 t0=$SECONDS
-timeout 30 "$NBDKIT" -U - "$PLUGIN" "${disks[0]}" \
+timeout 30 "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${disks[0]}" \
   "disk=nbd+unix:///?socket=$tmpdir/silent.sock" "${disks[2]}" member-timeout=1 \
   --run true >"$tmpdir/silent-start.out" 2>&1 || status=$?
 [ $status != 124 ] || fail "the start hung on a server that never answers"
@@ -151,7 +151,7 @@ kill_ours "$silent"
 
 echo "== member-timeout=0 refused"
 status=0
-"$NBDKIT" -U - "$PLUGIN" "${disks[@]}" member-timeout=0 --run true \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${disks[@]}" member-timeout=0 --run true \
   >"$tmpdir/bad-timeout.out" 2>&1 || status=$?
 [ $status != 0 ] && [ "$(grep -c error "$tmpdir/bad-timeout.out")" = 1 ] &&
   grep -q "member-timeout=0" "$tmpdir/bad-timeout.out" ||

@@ -235,7 +235,7 @@ refused ()
   local re=$1 status=0 sums
   shift
   sums=$(checksum_members "${all_images[@]}")
-  "$NBDKIT" -U - "$PLUGIN" "$@" --run 'echo SERVED' \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "$@" --run 'echo SERVED' \
     >"$tmpdir/out" 2>"$tmpdir/err" || status=$?
   echo "   -> exit $status: $(cat "$tmpdir/err")"
   [ $status -ne 0 ] || fail "accepted: $*"

@@ -68,11 +68,11 @@ victims_sum=$(checksum_members "$theirs" "$fs")
 
 echo "== spare= holding data is refused at start"
 new_array arr
-"$NBDKIT" -U - "$PLUGIN" "${disks[@]}" spare="$theirs" --run true \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${disks[@]}" spare="$theirs" --run true \
   >"$tmpdir/bad.out" 2>&1 && fail "spare=$theirs (another array's member) was accepted"
 one_line "$tmpdir/bad.out" "spare=$theirs already holds an md superblock \(v1\.2, at byte 4096\): it belongs to array UUID $their_uuid.*\(spare-force=true overwrites it\)" \
   "another array's member"
-"$NBDKIT" -U - "$PLUGIN" "${disks[@]}" spare="$fs" --run true \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${disks[@]}" spare="$fs" --run true \
   >"$tmpdir/bad.out" 2>&1 && fail "spare=$fs (ext4) was accepted"
 one_line "$tmpdir/bad.out" "spare=$fs holds an ext4 file system \(label 'keep'.*\(spare-force=true overwrites it\)" \
   "an ext4 file system"

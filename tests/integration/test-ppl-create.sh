@@ -175,7 +175,7 @@ echo "   the rebuilt member's log area holds md's empty header; $(grep mismatch_
 
 echo "== served: random I/O, a clean stop, parity in sync, md's log header"
 next_seed
-"$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
   control="$tmpdir/ctl" \
   --run "'$RANDOM_IO' \"\$uri\" auto --seed $RIO_SEED --ops 1500 --threads 8 \
          --chunk 64K --disks 3 --initial unknown &&
@@ -222,7 +222,7 @@ echo "== the log write fails: the parity member is failed, the write redone degr
 fresh
 "$RAID5CTL" create --consistency-policy ppl --assume-clean --chunk 64K "${m[@]}" >/dev/null 2>&1 ||
   fail "create for the failing log"
-"$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
   -D raid5.fail_member=2 -D raid5.fail_after=2 \
   --run "/usr/bin/python3 -c '
 import nbd, sys
@@ -235,7 +235,7 @@ grep -E "member 2 \(.*p2.img\): write at (8192|12288): Input/output error; membe
   "$tmpdir/logfail.out" ||
   { cat "$tmpdir/logfail.out" >&2; fail "the log write was not the failing one, or not blamed"; }
 md_expect clean AA. "${m[0]}" "${m[1]}"
-"$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" "disk=${m[2]}" \
   --run "/usr/bin/python3 -c '
 import nbd, sys
 h = nbd.NBD(); h.connect_uri(sys.argv[1])

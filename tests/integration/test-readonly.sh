@@ -112,7 +112,7 @@ head -c "$(ctl_get 's["size_bytes"]')" /dev/urandom >"$tmpdir/model2"
 nbdcopy "$tmpdir/model2" "$URI" || fail "filling the ppl array"
 crash_server
 sums=$(checksum_members "${m[@]}")
-if "$NBDKIT" -U - "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" disk=missing \
+if "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "disk=${m[0]}" "disk=${m[1]}" disk=missing \
      readonly=true --run true 2>"$tmpdir/pplro.log"; then
   fail "a dirty degraded PPL array was served read-only"
 fi

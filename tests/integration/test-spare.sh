@@ -81,7 +81,7 @@ setup bad 3 16M left-symmetric
 truncate -s 8M "$tmpdir/small"
 for s in "$tmpdir/small" "${m[1]}"; do
   status=0
-  "$NBDKIT" -U - "$PLUGIN" "${disks[@]}" spare="$s" --run true \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${disks[@]}" spare="$s" --run true \
     >"$tmpdir/bad.out" 2>&1 || status=$?
   [ $status != 0 ] || fail "spare=$s was accepted"
   [ "$(grep -c 'error' "$tmpdir/bad.out")" = 1 ] ||

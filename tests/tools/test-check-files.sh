@@ -27,7 +27,7 @@ CHUNK=64K
 m=("$tmpdir/m0" "$tmpdir/m1" "$tmpdir/m2")
 truncate -s 32M "${m[@]}"
 "$RAID5CTL" create --chunk "$CHUNK" "${m[@]}" >/dev/null 2>&1 || fail "create"
-size=$("$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
+size=$("$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${m[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
 for f in "${m[@]}"; do cp "$f" "$f.clean"; done
 
 mkdir -p "$tmpdir/tree/big" "$tmpdir/tree/docs"
@@ -41,7 +41,7 @@ put ()
 {
   local f
   for f in "${m[@]}"; do cp "$f.clean" "$f"; done
-  "$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run "nbdcopy '$1' \"\$uri\"" ||
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${m[@]/#/disk=}" --run "nbdcopy '$1' \"\$uri\"" ||
     fail "copying $1 onto the array"
 }
 

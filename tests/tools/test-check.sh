@@ -30,7 +30,7 @@ done
   fail "raid5ctl create failed"
 
 # Fill with data through the plugin, then keep a copy of the export.
-"$NBDKIT" -U - "$PLUGIN" "${DISKS[@]/#/disk=}" --run \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${DISKS[@]/#/disk=}" --run \
   "head -c 30M /dev/urandom > '$tmpdir/pattern' && nbdcopy '$tmpdir/pattern' \"\$uri\" && nbdcopy \"\$uri\" '$tmpdir/before'" ||
   fail "writing the pattern"
 
@@ -77,7 +77,7 @@ assert [m["stripe"] for m in r["mismatches"]] == [3, 4, 5, 6], r
 PY
 
 # A served array is refused.
-"$NBDKIT" -U - "$PLUGIN" "${DISKS[@]/#/disk=}" --run \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${DISKS[@]/#/disk=}" --run \
   "! '$RAID5CTL' check ${DISKS[*]} 2>'$tmpdir/err'" || fail "check ran while served"
 grep -q "in use" "$tmpdir/err" || fail "refusal does not say the member is in use: $(cat "$tmpdir/err")"
 # 'missing' is refused, as the manual says (an extra one was taken quietly).
@@ -98,7 +98,7 @@ b=$(od -An -tx1 -j $(( DOFF + s * CHUNK + 5 )) -N1 "${DISKS[$d]}" | tr -d ' ')
 [ "$b" = "$new" ] || fail "repair changed data (byte is $b, not $new)"
 
 # Read back: everything but the spoiled data byte equals the old export.
-"$NBDKIT" -U - "$PLUGIN" "${DISKS[@]/#/disk=}" --run \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${DISKS[@]/#/disk=}" --run \
   "nbdcopy \"\$uri\" '$tmpdir/after'" || fail "reading back"
 cmp -l "$tmpdir/before" "$tmpdir/after" > "$tmpdir/diff" || :
 [ "$(wc -l < "$tmpdir/diff")" = 1 ] && [ "$(awk '{print $1}' "$tmpdir/diff")" = $(( s * CHUNK * (N - 1) + 5 + 1 )) ] ||

@@ -346,14 +346,14 @@ done
 [ -s "${DEG[1]}" ] && [ -z "$(tr -d '\0' <"${DEG[1]}" | head -c 1)" ] ||
   fail "the disk left out was written to"
 head -c $((60 << 20)) /dev/urandom >"$tmpdir/missing.model"
-"$NBDKIT" -U - "$PLUGIN" disk="${DEG[0]}" disk=missing disk="${DEG[2]}" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" disk="${DEG[0]}" disk=missing disk="${DEG[2]}" \
   --run "nbdcopy '$tmpdir/missing.model' \"\$uri\"" ||
   fail "writing the degraded new array"
 "$RAID5CTL" rebuild --slot 1 --new "${DEG[3]}" "${DEG[0]}" "${DEG[2]}" >/dev/null 2>&1 ||
   fail "rebuild onto the missing slot"
 "$RAID5CTL" check "${DEG[0]}" "${DEG[3]}" "${DEG[2]}" >"$tmpdir/missing.check" 2>&1 ||
   fail "check after the rebuild: $(cat "$tmpdir/missing.check")"
-"$NBDKIT" -U - "$PLUGIN" disk="${DEG[0]}" disk="${DEG[3]}" disk="${DEG[2]}" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" disk="${DEG[0]}" disk="${DEG[3]}" disk="${DEG[2]}" \
   --run "nbdcopy \"\$uri\" '$tmpdir/missing.back'" || fail "reading it whole"
 cmp -n $((60 << 20)) "$tmpdir/missing.model" "$tmpdir/missing.back" ||
   fail "wrong bytes after the rebuild onto the missing slot"

@@ -228,7 +228,7 @@ grep -q "mismatch_cnt 0$" "$tmpdir/check.out" || fail "offline check: $(cat "$tm
 md_expect clean AAA "${ms[@]}"
 [ "$(md_field "$tmpdir/new.img" 'Device Role')" = "Active device 1" ] ||
   fail "new.img: role '$(md_field "$tmpdir/new.img" 'Device Role')'"
-"$NBDKIT" -U - "$PLUGIN" "${ms[@]/#/disk=}" --run "nbdcopy \"\$uri\" '$tmpdir/after'"
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${ms[@]/#/disk=}" --run "nbdcopy \"\$uri\" '$tmpdir/after'"
 cmp "$tmpdir/model" "$tmpdir/after" || fail "data after the rebuild differ"
 echo "== status while a resync runs after a crash: not clean"
 serve_bg "$tmpdir/nbdkit.log" "${ms[@]/#/disk=}" control="$SOCK" ||

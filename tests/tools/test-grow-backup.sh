@@ -180,7 +180,7 @@ wait $srv || st=$?
 grep -q "critical section.*backup file" "$tmpdir/nbdkit2.log" ||
   fail "the refusal: $(cat "$tmpdir/nbdkit2.log")"
 CTL_PY=$abs_top_srcdir/tests/integration/ctl.py
-"$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" "disk=$tmpdir/b.new" backup-file="$BK" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${m[@]/#/disk=}" "disk=$tmpdir/b.new" backup-file="$BK" \
   control="$sock" --run "/usr/bin/python3 $CTL_PY $sock wait \
     's[\"grow\"] is None and s[\"job\"][\"kind\"] == \"idle\"' 60" \
   >"$tmpdir/wait.out" 2>&1 ||

@@ -79,7 +79,7 @@ fresh ()
 grown ()
 {
   local all=("${m[@]}" "$tmpdir/g.new") listed d
-  "$NBDKIT" -U - "$PLUGIN" "${all[@]/#/disk=}" --run \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${all[@]/#/disk=}" --run \
     "$NBD_PYTHON - \"\$uri\" '$tmpdir/model' $LOST" <"$tmpdir/read.py" ||
     fail "reading the grown array"
   "$RAID5CTL" check "${all[@]}" 2>/dev/null | grep -q "mismatch_cnt 0$" ||
@@ -122,7 +122,7 @@ round ()
         >"$tmpdir/grow.out" 2>&1 || st=$?
       [ $st = 137 ] || { cat "$tmpdir/grow.out" >&2; fail "$name, $point: not killed (exit $st)"; }
       # Served as it was left (the window not moved): the same reads.
-      "$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" "disk=$tmpdir/g.new" readonly=true --run \
+      "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${m[@]/#/disk=}" "disk=$tmpdir/g.new" readonly=true --run \
         "$NBD_PYTHON - \"\$uri\" '$tmpdir/model' $LOST" <"$tmpdir/read.py" ||
         fail "$name, $point: reading the array killed mid-grow"
       "$RAID5CTL" grow "${m[@]}" "$tmpdir/g.new" >>"$tmpdir/grow.out" 2>&1 ||
@@ -146,7 +146,7 @@ st=0
 grep -q "cannot move the window at array byte 0: a row it reads (old stripe 0, member offset $(( MD_DOFF + PAGE * 4096 ))) cannot be computed: members 1 and 2 are out there .*array bytes lost: $LOST+4096; the window is in the grow's critical section" \
   "$tmpdir/grow.out" || { cat "$tmpdir/grow.out" >&2; fail "the stop does not say why"; }
 all=("${m[@]}" "$tmpdir/g.new")
-"$NBDKIT" -U - "$PLUGIN" "${all[@]/#/disk=}" --run \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${all[@]/#/disk=}" --run \
   "$NBD_PYTHON - \"\$uri\" '$tmpdir/model' $LOST" <"$tmpdir/read.py" ||
   fail "reading the array stopped mid-grow"
 echo "   stopped: $(grep -o 'array bytes lost: [^;]*' "$tmpdir/grow.out" | head -n 1); served mid-grow, the rest as written"

@@ -58,7 +58,7 @@ grown ()
     fail "Data Offset $(md_field "$1" 'Data Offset'), not $(( new / 512 ))"
   ! mdadm --examine "$1" | grep -Eq "Reshape|Delta Devices|New Offset" ||
     fail "reshape fields left in $1"
-  "$NBDKIT" -U - "$PLUGIN" "${@/#/disk=}" --run \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${@/#/disk=}" --run \
     "[ \$(nbdinfo --size \"\$uri\") = $size ] && nbdcopy \"\$uri\" '$tmpdir/back'" ||
     fail "the plugin does not serve $size bytes"
   cmp "$tmpdir/model" "$tmpdir/back" || fail "read back through the plugin"
@@ -83,7 +83,7 @@ expect_refused 'given twice' grow --add "$new" --add "$new" "${m[@]}"
 expect_refused 'the array is degraded: rebuild it first .*or --force' \
   grow --add "$new" "${m[0]}" missing "${m[2]}"
 expect_refused 'nothing to grow: the array has 3 members' grow "${m[@]}"
-"$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${m[@]/#/disk=}" --run \
   "$(sh_quote "$RAID5CTL" grow --add "$new" "${m[@]}") 2>'$tmpdir/err'; test \$? = 1" ||
   fail "grow of a served array was not refused"
 [ "$(grep -c . "$tmpdir/err")" = 1 ] && grep -q "in use" "$tmpdir/err" ||
@@ -184,7 +184,7 @@ dstripes=$(( (32 * 1048576 - MD_DOFF) / CHUNK ))
 truncate -s $(( dstripes * 3 * CHUNK )) "$tmpdir/model"
 member_check --chunk 64K --layout "$MD_LAYOUT" --data-offset $(( MD_DOFF - 3 * CHUNK )) \
   --stripes "$dstripes" --model "$tmpdir/model" "${d[0]}" missing "${d[2]}" "$tmpdir/dnew"
-"$NBDKIT" -U - "$PLUGIN" disk="${d[0]}" disk=missing disk="${d[2]}" disk="$tmpdir/dnew" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" disk="${d[0]}" disk=missing disk="${d[2]}" disk="$tmpdir/dnew" \
   --run "nbdcopy \"\$uri\" '$tmpdir/back'" || fail "serving the degraded grown array"
 cmp "$tmpdir/model" "$tmpdir/back" || fail "degraded grow: read back through the plugin"
 echo "   4 members, slot 1 missing: every byte right (its data computed from the others)"

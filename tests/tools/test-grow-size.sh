@@ -93,11 +93,11 @@ grown ()
     fail "the bitmap does not cover $sectors sectors: $(mdadm --examine-bitmap "$tmpdir/bm" | grep 'Sync Size')"
   "$RAID5CTL" check "${g[@]}" >"$tmpdir/check" 2>&1 ||
     fail "check after the grow: $(cat "$tmpdir/check")"
-  cap=$("$NBDKIT" -U - "$PLUGIN" "${g[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
+  cap=$("$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${g[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
   [ "$cap" = $(( sectors * 512 * 2 )) ] || fail "served size $cap, want $(( sectors * 1024 ))"
   head -c $(( cap - size )) /dev/urandom >"$tmpdir/tail"
   cat "$tmpdir/model" "$tmpdir/tail" >"$tmpdir/model2"
-  "$NBDKIT" -U - "$PLUGIN" "${g[@]/#/disk=}" --run "
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${g[@]/#/disk=}" --run "
     nbdcopy '$tmpdir/model2' \"\$uri\" && nbdcopy \"\$uri\" '$tmpdir/back'" ||
     fail "writing the new space"
   cmp "$tmpdir/model2" "$tmpdir/back" || fail "the grown array reads back wrong"
@@ -142,7 +142,7 @@ kill -0 $pid 2>/dev/null && fail "the grow was not killed"
   [ "$(examined State)" = active ] ||
   fail "after the kill: Used $(examined 'Used Dev Size'), Avail $(examined 'Avail Dev Size'), State $(examined State) ($(cat "$tmpdir/slow"))"
 echo "   killed with the new size recorded and a resync due"
-"$NBDKIT" -U - "$PLUGIN" "${g[@]/#/disk=}" control="$tmpdir/ctl" --run "
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${g[@]/#/disk=}" control="$tmpdir/ctl" --run "
   for i in \$(seq 300); do
     '$RAID5CTL' --control '$tmpdir/ctl' status | grep -q 'last resync: done' && exit 0
     sleep 0.1
@@ -237,7 +237,7 @@ expect_refused "cannot grow the component size: the array keeps a partial parity
   grow --size max "${p[@]}"
 [ "$failures" -eq 0 ] || fail "$failures refusals were wrong"
 head -c $((4 << 20)) /dev/urandom >"$tmpdir/four"
-"$NBDKIT" -U - "$PLUGIN" "${n[@]/#/disk=}" control="$tmpdir/n.ctl" --run "
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${n[@]/#/disk=}" control="$tmpdir/n.ctl" --run "
   '$RAID5CTL' --control '$tmpdir/n.ctl' grow --bitmap none &&
   '$RAID5CTL' --control '$tmpdir/n.ctl' status | grep -q 'consistency policy: bitmap' && exit 1
   nbdcopy '$tmpdir/four' \"\$uri\" &&
@@ -293,7 +293,7 @@ doff=$(mdadm --examine "${q[0]}" | sed -n 's/^ *Data Offset : \([0-9]*\) sectors
 truncate -s 32M "${q[@]}"
 truncate -s 24M "$tmpdir/qs"
 spare_room=$(( (24 * 2048 - doff) / 128 * 128 ))
-"$NBDKIT" -U - "$PLUGIN" "${q[@]/#/disk=}" spare="$tmpdir/qs" control="$tmpdir/q.ctl" --run "
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${q[@]/#/disk=}" spare="$tmpdir/qs" control="$tmpdir/q.ctl" --run "
   '$RAID5CTL' --control '$tmpdir/q.ctl' grow --size 28M --assume-clean && exit 1
   '$RAID5CTL' --control '$tmpdir/q.ctl' grow --size max --assume-clean || exit 1
   '$RAID5CTL' --control '$tmpdir/q.ctl' grow --size max --wait" >"$tmpdir/q.serve" 2>&1 ||

@@ -30,7 +30,7 @@ m=("$tmpdir/m0" "$tmpdir/m1" "$tmpdir/m2")
 rec=$tmpdir/rec
 truncate -s 32M "${m[@]}"
 "$RAID5CTL" create --chunk 64K "${m[@]}" >/dev/null 2>&1 || fail "create"
-size=$("$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
+size=$("$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${m[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
 for f in "${m[@]}"; do cp "$f" "$f.clean"; done
 
 mkdir -p "$tmpdir/tree/big" "$tmpdir/tree/docs"
@@ -45,7 +45,7 @@ put ()
   local f
   for f in "${m[@]}"; do cp "$f.clean" "$f"; done
   rm -f "$rec"
-  "$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" integrity="$rec" \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${m[@]/#/disk=}" integrity="$rec" \
     --run "nbdcopy '$1' \"\$uri\"" || fail "copying $1 onto the array"
   for f in "${m[@]}"; do cp "$f" "$f.good"; done
 }
@@ -136,7 +136,7 @@ grep -q "member $spoiled fails its checksum: 1 x 4 KiB .*, rewritten from the ot
   "$tmpdir/repair.txt" || fail "repair does not say it rewrote the member's unit"
 back_as_put "after the repair"
 "$RAID5CTL" check --integrity "$rec" "${m[@]}" >/dev/null 2>&1 || fail "check after the repair"
-"$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" integrity="$rec" \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${m[@]/#/disk=}" integrity="$rec" \
   --run "nbdcopy \"\$uri\" '$tmpdir/after.img'" || fail "reading the array"
 debugfs -R "dump /big/b.bin $tmpdir/b.after" "$tmpdir/after.img" >/dev/null 2>&1
 cmp -s "$tmpdir/b.after" "$tmpdir/tree/big/b.bin" || fail "/big/b.bin is not the file put there"

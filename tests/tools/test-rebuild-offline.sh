@@ -29,7 +29,7 @@ STRIPES=$(( (32 * 1048576 - MD_DOFF) / CHUNK ))
 
 # The data: 24 MiB of random bytes, then zeros (the created array's).
 head -c 24M /dev/urandom > "$tmpdir/model"
-"$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${m[@]/#/disk=}" --run \
   "nbdcopy '$tmpdir/model' \"\$uri\" && nbdinfo --size \"\$uri\" > '$tmpdir/size'"
 truncate -s "$(cat "$tmpdir/size")" "$tmpdir/model"
 
@@ -63,7 +63,7 @@ expect_refused "fs holds an ext4 file system \\(label 'keep'.*--force overwrites
 expect_refused 'slot 1 has no member to rebuild onto: give --new' \
   rebuild --slot 1 "${m[0]}" missing "${m[2]}"
 expect_refused 'which slot' rebuild --new "$new" "${m[0]}" missing "${m[2]}"
-"$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run \
+"$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${m[@]/#/disk=}" --run \
   "$(sh_quote "$RAID5CTL" rebuild --slot 1 --new "$new" "${m[0]}" missing "${m[2]}") 2>'$tmpdir/err'; test \$? = 1" ||
   fail "rebuild of a served array was not refused"
 [ "$(grep -c . "$tmpdir/err")" = 1 ] && grep -q "in use" "$tmpdir/err" ||

@@ -46,7 +46,7 @@ build ()
   truncate -s ${MIB}M "$d/m0" "$d/m1" "$d/m2"
   "$RAID5CTL" create --chunk 1M --bitmap none "$d"/m? >/dev/null 2>&1 ||
     fail "raid5ctl create in $d"
-  "$NBDKIT" -U - "$PLUGIN" disk="$d/m0" disk="$d/m1" disk="$d/m2" --run \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" disk="$d/m0" disk="$d/m1" disk="$d/m2" --run \
     "nbdcopy '$tmpdir/pattern' \"\$uri\" 2>/dev/null || true" ||
     fail "filling the array in $d"
 }
@@ -124,7 +124,7 @@ grep -q "stripe 7: .*parity on member 1 from offset $(( doff + 7 * CHUNK )), 2 x
 for d in "$mem" "$tmpdir"; do
   "$RAID5CTL" repair "$d"/m? >/dev/null 2>&1 || fail "repair in $d"
   grep -q "mismatch_cnt 0$" <<<"$(report "$d")" || fail "after repair in $d: $(report "$d")"
-  "$NBDKIT" -U - "$PLUGIN" disk="$d/m0" disk="$d/m1" disk="$d/m2" --run \
+  "$NBDKIT" -U "$(captive_sock)" "$PLUGIN" disk="$d/m0" disk="$d/m1" disk="$d/m2" --run \
     "nbdcopy \"\$uri\" '$tmpdir/back'" || fail "reading back $d"
   cmp -s -n 40M "$tmpdir/pattern" "$tmpdir/back" || fail "repair in $d changed data"
 done

@@ -24,7 +24,7 @@ UNIT=$abs_top_srcdir/systemd/nbdkit-raid5@.service
 NAME=t$$
 md_create sd 3 16M --chunk 64K
 m=("${MEMBERS[@]}")
-size=$("$NBDKIT" -U - "$PLUGIN" "${m[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
+size=$("$NBDKIT" -U "$(captive_sock)" "$PLUGIN" "${m[@]/#/disk=}" --run 'nbdinfo --size "$uri"')
 cat >"$tmpdir/$NAME.conf" <<EOF
 # a comment, as in raid5.conf.example
 DISKS="${m[*]/#/disk=}"
