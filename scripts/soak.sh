@@ -90,7 +90,9 @@ BADSECTOR=$BUILD/tests/integration/.libs/nbdkit-badsector-plugin.so
 HELPER=$top/scripts/soak-helper.py
 [ -f "$PLUGIN" ] && [ -x "$R5CTL_BIN" ] || skip "not built: $PLUGIN, $R5CTL_BIN (scripts/check.sh --quick builds them)"
 if [ ! -x "$RANDOM_IO" ] || [ ! -x "$MEMBER_CHECK" ] || [ ! -f "$BADSECTOR" ]; then
-  make -C "$BUILD" -j1 check TESTS= >/dev/null 2>&1 ||
+  # Under a lock: two soaks at once (as check.sh runs them) would both
+  # build them in the same folder.
+  flock "$BUILD/.soak-build.lock" make -C "$BUILD" -j1 check TESTS= >/dev/null 2>&1 ||
     skip "cannot build the test programs (make -C $BUILD check TESTS=)"
 fi
 [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
