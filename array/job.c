@@ -214,6 +214,7 @@ resync_while_degraded (struct array *a)
   array_log (a, ARRAY_LOG_NOTICE, "slot %d is out of service: there is no "
              "parity to resync; the array is marked in sync, as md does",
              health_out (&a->health));
+  meta_warn_unsynced (a);
   if (meta_resync_done (a, &err) < 0)
     array_log (a, ARRAY_LOG_ERROR, "marking the array in sync: %s", err.msg);
 }

@@ -1,6 +1,7 @@
 /* array/meta-load.c -- the md metadata of a live array at its start and
  * end (meta.h): a member's superblock read, the bitmap loaded, buffers
- * and locks made, the first superblock write; and all of it freed.
+ * and locks made, the first superblock write; and all of it freed.  The
+ * resync bits taken at the start, and what they leave unsynced.
  */
 #include <config.h>
 
@@ -123,6 +124,49 @@ take_resync_bits (struct array *a)
   else
     memcpy (m->resync_bits, meta_bitmap_bits (m), len);
   return 0;
+}
+
+/* The stripes from stripe `from` on that the resync would still visit,
+ * and how many of the bitmap's regions they make (0 without a bitmap).
+ */
+static uint64_t
+resync_left (const struct array *a, uint64_t from, uint64_t *regions)
+{
+  uint64_t left = 0, last_k = UINT64_MAX;
+
+  *regions = 0;
+  if (a->meta.resync_bits == NULL)
+    return from < a->geom.stripes ? a->geom.stripes - from : 0;
+  for (uint64_t s = from; s < a->geom.stripes; s++) {
+    uint64_t k = s * a->geom.chunk / a->meta.bm.chunksize;
+
+    if (!meta_resync_visits (a, s))
+      continue;
+    left++;
+    *regions += k != last_k;
+    last_k = k;
+  }
+  return left;
+}
+
+void
+meta_warn_unsynced (struct array *a)
+{
+  uint64_t from = meta_resync_from (a) * 512 / a->geom.chunk, regions;
+  uint64_t left = resync_left (a, from, &regions);
+  char marked[64] = "";
+
+  if (left == 0)
+    return;
+  if (regions)
+    snprintf (marked, sizeof marked, ", in the %" PRIu64 " region%s the "
+              "bitmap marks", regions, regions == 1 ? "" : "s");
+  array_log (a, ARRAY_LOG_ERROR, "%" PRIu64 " stripes from stripe %" PRIu64
+             "%s were not resynced since the unclean stop: where a write was "
+             "cut short in one, slot %d's chunks there are computed from "
+             "parity that may not hold it (the write hole; "
+             "consistency-policy=ppl closes it)", left, from, marked,
+             health_out (&a->health));
 }
 
 int

@@ -265,6 +265,13 @@ void meta_random_uuid (uint8_t uuid[16]) __attribute__((nonnull));
 bool meta_resync_visits (const struct array *a, uint64_t stripe)
   __attribute__((nonnull));
 
+/* A resync due is about to be dropped (slot health_out is out: no
+ * parity to resync): log the stripes it had still to visit, whose
+ * parity may not hold a write cut short there -- the out slot's chunks
+ * computed from it may be wrong (the write hole).  md says nothing.
+ */
+void meta_warn_unsynced (struct array *a) __attribute__((nonnull));
+
 /* Might a stripe have been written since the bitmap was last cleared?
  * (Its bit is set; always true without a bitmap.)
  */

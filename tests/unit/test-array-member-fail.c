@@ -8,7 +8,8 @@
  * from the copy's point, the writes it missed meanwhile computed onto
  * it first.
  * A resync cut short by a member failing is over when no spare is there
- * (md calls a degraded array in sync: there is no parity to resync), and
+ * (md calls a degraded array in sync: there is no parity to resync; the
+ * stripes it had not reached are named as the write hole's), and
  * goes on from its point after the spare is rebuilt when one is, or
  * after a rebuild started by hand that took over from it; it is over if
  * that spare is refused when its turn comes.  A member failing in a
@@ -398,6 +399,7 @@ Test (array_fail, resync_cut_by_a_failure_is_over_without_a_spare,
 {
   struct afx f;
   struct array_err err;
+  char want[160];
 
   dirty_with_spare (&f, NULL, NULL, 0);
   array_inject_failure (f.a, 2, 20);
@@ -405,6 +407,14 @@ Test (array_fail, resync_cut_by_a_failure_is_over_without_a_spare,
   cr_assert_eq (array_member_state (f.a, 2), MEMBER_FAULTY);
   cr_assert_not (resync_due (&f), "a degraded array still owes a resync");
   cr_assert (strstr (afx_log (), "no parity to resync"), "%s", afx_log ());
+  /* What is left at risk is said: here every stripe (the step failed
+   * before any checkpoint).
+   */
+  snprintf (want, sizeof want, "%lu stripes from stripe 0 were not "
+            "resynced since the unclean stop: where a write was cut short "
+            "in one, slot 2's chunks",
+            (unsigned long) array_geom (f.a)->stripes);
+  cr_assert (strstr (afx_log (), want), "%s", afx_log ());
   afx_verify (&f);
   assert_clean_on_disk (&f);
   afx_cleanup (&f);
