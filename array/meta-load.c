@@ -162,9 +162,9 @@ meta_warn_unsynced (struct array *a)
     snprintf (marked, sizeof marked, ", in the %" PRIu64 " region%s the "
               "bitmap marks", regions, regions == 1 ? "" : "s");
   array_log (a, ARRAY_LOG_ERROR, "%" PRIu64 " stripes from stripe %" PRIu64
-             "%s were not resynced since the unclean stop: where a write was "
-             "cut short in one, slot %d's chunks there are computed from "
-             "parity that may not hold it (the write hole; "
+             "%s are not recorded as resynced since the unclean stop: where a "
+             "write was cut short in one, slot %d's chunks there are computed "
+             "from parity that may not hold it (the write hole; "
              "consistency-policy=ppl closes it)", left, from, marked,
              health_out (&a->health));
 }

@@ -410,9 +410,9 @@ Test (array_fail, resync_cut_by_a_failure_is_over_without_a_spare,
   /* What is left at risk is said: here every stripe (the step failed
    * before any checkpoint).
    */
-  snprintf (want, sizeof want, "%lu stripes from stripe 0 were not "
-            "resynced since the unclean stop: where a write was cut short "
-            "in one, slot 2's chunks",
+  snprintf (want, sizeof want, "%lu stripes from stripe 0 are not "
+            "recorded as resynced since the unclean stop: where a write "
+            "was cut short in one, slot 2's chunks",
             (unsigned long) array_geom (f.a)->stripes);
   cr_assert (strstr (afx_log (), want), "%s", afx_log ());
   afx_verify (&f);
