@@ -463,7 +463,9 @@ char *array_control (struct array *a, const char *line)
   __attribute__((nonnull, malloc));
 
 /* The status report: md-style members line, job progress, speed,
- * counters; as text or as one JSON object.
+ * counters; as text or as one JSON object.  One moment's look: written
+ * with job.lock held, so out should be a stream in memory (as the
+ * control socket's reply is), never one that can block.
  */
 void array_status_print (struct array *a, bool json, FILE *out)
   __attribute__((nonnull));

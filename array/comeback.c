@@ -224,9 +224,3 @@ comeback_hold (struct array *a, unsigned slot, uint32_t gen)
                                     .slot = (int) slot, .gen = gen };
   pthread_mutex_unlock (&a->job.lock);
 }
-
-void
-comeback_get (const struct array *a, struct comeback *out)
-{
-  *out = a->comeback;
-}

@@ -12,7 +12,7 @@
  * Who calls what: exec.c, scrub.c and keepalive.c report failed I/O
  * (array_io_failed, array_mark_failed); meta.c takes a member out
  * (array_take_out); the job thread ticks comeback and keepalive; status*.c
- * reads comeback_get, comeback_applies and fault_of; fail.c holds a member
+ * reads a->comeback (under job.lock), comeback_applies and fault_of; fail.c holds a member
  * failed by hand (comeback_hold); rebuild.c probes the spare
  * (spare_guard).  Locks: job.lock before fault_lock, never after.
  */
@@ -120,10 +120,6 @@ enum fault_kind fault_of (struct array *a, unsigned slot, char *why)
  * waits up to the member timeout.
  */
 void keepalive_tick (struct array *a) __attribute__((nonnull));
-
-/* A copy of the comeback state, for status; job.lock held. */
-void comeback_get (const struct array *a, struct comeback *out)
-  __attribute__((nonnull));
 
 /* After io_run() failed with r on ops: take the member it blames out of
  * service (fail.c); *gen (if not NULL) says which member of its slot it

@@ -55,17 +55,11 @@ bool status_returns_by_itself (const struct array *a, unsigned slot,
 const char *status_policy_name (const struct array *a)
   __attribute__((nonnull));
 
-/* status.c: m's path (a slot's member, the replacement, the spare)
- * copied into buf (len bytes, cut if longer), or NULL if m has none.
- * job.lock held: a slot's member is swapped under it -- a rebuild's
- * start, a replace's end or promotion, the spare taken -- and the old
- * one's path freed.
+/* status-json.c: the report as one line of JSON; job.lock held (it
+ * reads the members' paths and the comeback state, which change under
+ * it: a slot's member is swapped -- a rebuild's start, a replace's end
+ * or promotion, the spare taken -- and the old one's path freed).
  */
-#define STATUS_PATH_LEN 4352
-const char *status_path (const struct io_member *m, char *buf, size_t len)
-  __attribute__((nonnull));
-
-/* status-json.c: the report as one line of JSON; job.lock held. */
 void status_print_json (struct array *a, const struct array_job_status *j,
                         const struct array_stats *st, FILE *out)
   __attribute__((nonnull));

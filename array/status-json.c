@@ -101,15 +101,12 @@ static json_object *
 json_members (struct array *a)
 {
   json_object *ms = json_object_new_array ();
-  struct comeback c;
 
-  comeback_get (a, &c);
   for (unsigned s = 0; s < a->geom.members; s++) {
     json_object *m = json_object_new_object ();
 
     struct io_member_figures f;
-    char path[STATUS_PATH_LEN];
-    const char *p = status_path (&a->members[s], path, sizeof path);
+    const char *p = a->members[s].path;
 
     io_member_get_stats (&a->members[s], &f);
     put_u64 (m, "slot", s);
@@ -123,10 +120,9 @@ json_members (struct array *a)
     put_u64 (m, "corrected_read_sectors", status_corrected (a, s));
     json_object_object_add (m, "bad_blocks", json_bad_blocks (a, s));
     put_str (m, "replacement", a->replace.slot == (int) s
-             ? status_path (&a->members[ARRAY_REPLACEMENT], path,
-                            sizeof path) : NULL);
+             ? a->members[ARRAY_REPLACEMENT].path : NULL);
     json_object_object_add (m, "fault", json_fault (a, s));
-    json_object_object_add (m, "comeback", json_comeback (&c, s));
+    json_object_object_add (m, "comeback", json_comeback (&a->comeback, s));
     json_object_object_add (m, "one_event_behind",
                             json_object_new_boolean (a->one_behind[s]));
     json_object_array_add (ms, m);
@@ -298,7 +294,7 @@ status_print_json (struct array *a, const struct array_job_status *j,
                    const struct array_stats *st, FILE *out)
 {
   json_object *o = json_object_new_object ();
-  char h[R5_MAX_MEMBERS + 3], path[STATUS_PATH_LEN];
+  char h[R5_MAX_MEMBERS + 3];
 
   status_health (a, h + 1);
   h[0] = '[';
@@ -320,7 +316,7 @@ status_print_json (struct array *a, const struct array_job_status *j,
   json_object_object_add (o, "grow", json_grow (a));
   json_object_object_add (o, "members", json_members (a));
   json_object_object_add (o, "left_out", json_left_out (a));
-  put_str (o, "spare", status_path (&a->spare, path, sizeof path));
+  put_str (o, "spare", a->spare.path);
   put_str (o, "consistency_policy", status_policy_name (a));
   json_object_object_add (o, "ppl", json_ppl (a));
   json_object_object_add (o, "integrity", json_integrity (a));

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "array/jobs.h"
@@ -84,15 +83,6 @@ status_next_try_ms (const struct comeback *c)
   uint64_t now = array_now_ns ();
 
   return c->next_ns > now ? (c->next_ns - now) / 1000000 : 0;
-}
-
-const char *
-status_path (const struct io_member *m, char *buf, size_t len)
-{
-  if (m->path == NULL)
-    return NULL;
-  snprintf (buf, len, "%s", m->path);
-  return buf;
 }
 
 /* Does a faulty member of this kind come back by itself? */
@@ -280,8 +270,7 @@ print_member (struct array *a, const struct comeback *c, unsigned s,
               FILE *out)
 {
   struct io_member_figures f;
-  char path[STATUS_PATH_LEN];
-  const char *p = status_path (&a->members[s], path, sizeof path);
+  const char *p = a->members[s].path;
 
   io_member_get_stats (&a->members[s], &f);
   fprintf (out, "      slot %u: %s (%s)\n", s, p ? p : "missing",
@@ -296,8 +285,7 @@ print_member (struct array *a, const struct comeback *c, unsigned s,
              status_corrected (a, s));
   print_bad_blocks (a, s, out);
   if (a->replace.slot == (int) s &&
-      (p = status_path (&a->members[ARRAY_REPLACEMENT], path,
-                        sizeof path)) != NULL)
+      (p = a->members[ARRAY_REPLACEMENT].path) != NULL)
     fprintf (out, "              being replaced by %s (R): it takes the "
              "slot when the copy is done\n", p);
   print_fault (a, c, s, out);
@@ -367,11 +355,8 @@ static void
 print_text (struct array *a, const struct array_job_status *j,
             const struct array_stats *st, FILE *out)
 {
-  char h[R5_MAX_MEMBERS + 1], path[STATUS_PATH_LEN];
-  const char *p;
-  struct comeback c;
+  char h[R5_MAX_MEMBERS + 1];
 
-  comeback_get (a, &c);
   status_health (a, h);
   /* /proc/mdstat says "active (read-only)" of a read-only array. */
   fprintf (out, "raid5 : %s, %s%s [%u/%u] [%s]\n", status_array_state (a),
@@ -382,11 +367,11 @@ print_text (struct array *a, const struct array_job_status *j,
            r5_layout_name (a->geom.layout), array_capacity (a) / 1024);
   print_grow (a, out);
   for (unsigned s = 0; s < a->geom.members; s++)
-    print_member (a, &c, s, out);
+    print_member (a, &a->comeback, s, out);
   print_left_out (a, out);
   print_policy (a, out);
-  if ((p = status_path (&a->spare, path, sizeof path)) != NULL)
-    fprintf (out, "      spare: %s\n", p);
+  if (a->spare.path)
+    fprintf (out, "      spare: %s\n", a->spare.path);
   if (j->kind != R5_JOB_NONE)
     progress_line (j, out);
   fprintf (out, "      sync speed: min %" PRIu64 "K/sec, max %" PRIu64
@@ -456,31 +441,20 @@ array_job_status (struct array *a, struct array_job_status *st)
  * beside the job from after it (raid5ctl monitor tells a hot spare that
  * took a failed member's slot from a replace only by the two together).
  * A member failing is not under it: a look may show it faulty and the
- * job not stopped yet, as it is.  Written to memory under the lock, out
- * after it.
+ * job not stopped yet, as it is.
  */
 void
 array_status_print (struct array *a, bool json, FILE *out)
 {
   struct array_job_status j;
   struct array_stats st;
-  char *text = NULL;
-  size_t len = 0;
-  FILE *mem = open_memstream (&text, &len);
 
-  if (mem == NULL) {
-    fprintf (out, "status: cannot make the report: %s\n", strerror (errno));
-    return;
-  }
   pthread_mutex_lock (&a->job.lock);
   job_status_locked (a, &j);
   array_get_stats (a, &st);
   if (json)
-    status_print_json (a, &j, &st, mem);
+    status_print_json (a, &j, &st, out);
   else
-    print_text (a, &j, &st, mem);
+    print_text (a, &j, &st, out);
   pthread_mutex_unlock (&a->job.lock);
-  fclose (mem);
-  fwrite (text, 1, len, out);
-  free (text);
 }

@@ -109,7 +109,8 @@ Test (array_job, check_finds_repair_fixes, .timeout = 120)
 struct looker {
   struct afx *f;
   atomic_bool stop;
-  unsigned looks, torn, unreadable;
+  atomic_uint torn;           /* read by the test's thread meanwhile */
+  unsigned looks, unreadable;
   char first_torn[96];
 };
 
@@ -165,7 +166,7 @@ Test (array_job, status_is_one_look, .timeout = 120)
   afx_open_ok (&f);
   afx_write (&f, 0, f.cap, 4);
   cr_assert_eq (pthread_create (&t, NULL, look_on, &l), 0);
-  for (unsigned i = 0; i < 150 && l.torn == 0; i++) {
+  for (unsigned i = 0; i < 150 && atomic_load (&l.torn) == 0; i++) {
     cr_assert_eq (array_fail (f.a, 1, &err), 0, "%s", err.msg);
     cr_assert_geq (array_rebuild_start (f.a, 1, f.path[1], false, &err), 0,
                    "%s", err.msg);
@@ -175,8 +176,8 @@ Test (array_job, status_is_one_look, .timeout = 120)
   atomic_store (&l.stop, true);
   pthread_join (t, NULL);
   cr_assert_eq (l.unreadable, 0, "%u looks were not JSON", l.unreadable);
-  cr_assert_eq (l.torn, 0, "%u of %u looks torn; the first: %s", l.torn,
-                l.looks, l.first_torn);
+  cr_assert_eq (atomic_load (&l.torn), 0, "%u of %u looks torn; the "
+                "first: %s", atomic_load (&l.torn), l.looks, l.first_torn);
   cr_assert_gt (l.looks, 0);
   afx_verify (&f);
   afx_cleanup (&f);
