@@ -16,7 +16,9 @@
 #   7. soak        scripts/soak.sh on build/: 60 random faults under a
 #                  verified workload with a fixed seed and 60 with a new
 #                  seed (printed), the two runs at once (about 4 minutes on
-#                  2 cores); members NBD and local when root (network
+#                  2 cores), each over two arrays: one with a bitmap, then
+#                  one with a partial parity log (the fixed seed; a new one:
+#                  that or none); members NBD and local when root (network
 #                  namespaces), local files otherwise
 # Then a summary; the exit status is non-zero if anything failed.
 # --quick is the layer to run while working (under 3 minutes here): the
@@ -395,7 +397,7 @@ soak_start ()
     rm -f "$build/soak-$name.rc"
     ( status=0
       with_timeout "${R5_SOAK_TIMEOUT:-900}" bash "$top/scripts/soak.sh" --build "$build" \
-          --members $members --events "${R5_SOAK_EVENTS:-60}" "$@" \
+          --members $members --events "${R5_SOAK_EVENTS:-60}" --epoch 30 "$@" \
           > "$build/soak-$name.log" 2>&1 < /dev/null || status=$?
       echo $status > "$build/soak-$name.rc" ) &
     soak_pids+=($!)

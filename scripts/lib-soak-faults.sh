@@ -90,7 +90,7 @@ legal ()
     # computes them from the rest of their rows, as md does; rows listed
     # on two members stop it at their window (an error, bytes already
     # lost), which the soak does not set out to meet.
-    grow) [ $idle = 1 ] && [ "$NSLOTS" -lt "$MAX_MEMBERS" ] &&
+    grow) [ $idle = 1 ] && [ "$POLICY" != ppl ] && [ "$NSLOTS" -lt "$MAX_MEMBERS" ] &&
             [ "$(wc -w <<<"$S_BB_SLOTS")" -le 1 ] && TARGETS=(-) ;;
   esac
   [ ${#TARGETS[@]} -gt 0 ]
@@ -101,7 +101,7 @@ leads_to ()
 {
   LEAD=
   case $1 in
-    array-kill|power-cut) [ "$S_NOUT" = 0 ] && LEAD=resyncing ;;
+    array-kill|power-cut) [ "$S_NOUT" = 0 ] && [ "$POLICY" != ppl ] && LEAD=resyncing ;;
     re-add) LEAD=re-adding ;;
     rebuild) LEAD=rebuilding ;;
     check|repair) LEAD=checking ;;
@@ -112,13 +112,16 @@ leads_to ()
 }
 
 # least_state: LEAST = how many faults landed in the state that has had
-# the fewest, of those this array can be in (no re-add without a bitmap).
+# the fewest, of those this array can be in (no re-add without a bitmap;
+# with a partial parity log no resync after a crash, and no grow: md
+# reshapes no array that keeps one, nor does the plugin).
 least_state ()
 {
   local st n
   LEAST=
   for st in healthy degraded resyncing rebuilding re-adding growing replacing checking; do
     [ "$BITMAP" = none ] && [ $st = re-adding ] && continue
+    [ "$POLICY" = ppl ] && [[ $st =~ ^(resyncing|growing)$ ]] && continue
     n=${STATE_N[$st]:-0}
     [ -z "$LEAST" ] || [ "$n" -lt "$LEAST" ] && LEAST=$n
   done
@@ -183,7 +186,10 @@ outcome ()
 # whole stripes unknown (the write hole: random-io --write-hole).  Whole,
 # one time in two as well: then a member may be lost while the resync that
 # follows runs (HOLE_OK), since nothing known lies in a stripe the kill may
-# have torn.
+# have torn.  With a partial parity log there is no write hole, degraded
+# or not (md's raid5-ppl.rst; the plugin's recovery at start): only what
+# was in flight is unknown, and the array starts dirty and degraded
+# without force=true.
 kill_under_load ()
 {
   local hole=() power=() st i d what=killed
@@ -191,7 +197,9 @@ kill_under_load ()
   load_stop
   rnd 2
   HOLE_OK=0
-  if [ "$S_NOUT" -gt 0 ]; then
+  if [ "$POLICY" = ppl ]; then
+    :
+  elif [ "$S_NOUT" -gt 0 ]; then
     hole=(--write-hole)
   elif [ "$R" = 1 ]; then
     hole=(--write-hole)
@@ -268,12 +276,14 @@ served_disks ()
 }
 
 # restart_array: start the array again on its disks; a dirty array
-# missing a member needs force=true (md: cannot start dirty degraded).
+# missing a member needs force=true (md: cannot start dirty degraded),
+# but one with a partial parity log (md starts it: its log mends what the
+# crash tore).
 restart_array ()
 {
   servers_check
   if ! array_start; then
-    if grep -q 'force=true' <<<"$START_ERR"; then
+    if grep -q 'force=true' <<<"$START_ERR" && [ "$POLICY" != ppl ]; then
       array_start force=true || die "the array does not start with force=true: $START_ERR"
       NOTE+="; started with force=true"
       FORCED=$(( FORCED + 1 )) FORCE_TORN=1

@@ -4,7 +4,7 @@
 # faults of every kind in every state the array can be in.
 #
 #   scripts/soak.sh [--events N] [--seed S] [--members local|nbd|mixed]
-#                   [--epoch N] [--build DIR] [--keep]
+#                   [--epoch N] [--policy bitmap|resync|ppl] [--build DIR] [--keep]
 #
 # The array (nbdkit raid5, control=SOCKET, member-timeout=1) is made of
 # three members that are image files (local), NBD exports (nbd: nbdkit
@@ -34,8 +34,11 @@
 #
 # Without a write-intent bitmap nothing can be re-added, and with one a
 # resync visits only what it marks, so the run makes a new array every
-# --epoch events (default 50), alternately with an internal bitmap and
-# without one.  Each array's end: made whole, read back,
+# --epoch events (default 50), every other one with an internal bitmap
+# and between them, in turn, one without (consistency policy resync) and
+# one with a partial parity log (ppl: no write hole, so a crash leaves
+# only what was in flight unknown, and no grow); --policy makes every
+# array one kind.  Each array's end: made whole, read back,
 # raid5ctl check online, a clean stop, then its member images offline:
 # raid5ctl check (mismatch_cnt 0) and member-check against the model.
 #
@@ -48,7 +51,7 @@
 
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-EVENTS=100 SEED='' MEMBERS=mixed EPOCH_EVENTS=50 KEEP=0
+EVENTS=100 SEED='' MEMBERS=mixed EPOCH_EVENTS=50 KEEP=0 ONLY_POLICY=
 BUILD=${R5_BUILD:-$top/build}
 
 usage ()
@@ -63,6 +66,7 @@ while [ $# -gt 0 ]; do
     --seed) SEED=$2; shift ;;
     --members) MEMBERS=$2; shift ;;
     --epoch) EPOCH_EVENTS=$2; shift ;;
+    --policy) ONLY_POLICY=$2; shift ;;
     --build) BUILD=$2; shift ;;
     --keep) KEEP=1 ;;
     -h|--help) usage 0 ;;
@@ -73,10 +77,11 @@ done
 [[ "$EVENTS" =~ ^[0-9]+$ ]] && [[ "$EPOCH_EVENTS" =~ ^[1-9][0-9]*$ ]] ||
   { echo "soak.sh: --events and --epoch take numbers" >&2; exit 2; }
 case $MEMBERS in local|nbd|mixed) ;; *) echo "soak.sh: --members local|nbd|mixed" >&2; exit 2 ;; esac
+case $ONLY_POLICY in ''|bitmap|resync|ppl) ;; *) echo "soak.sh: --policy bitmap|resync|ppl" >&2; exit 2 ;; esac
 : "${SEED:=$(( $(date +%s%N) / 1000 % 1000000000 ))}"
 [[ "$SEED" =~ ^[0-9]+$ ]] || { echo "soak.sh: --seed takes a number" >&2; exit 2; }
 
-echo "soak: seed $SEED, $EVENTS events, members $MEMBERS (scripts/soak.sh --seed $SEED --events $EVENTS --members $MEMBERS repeats it)"
+echo "soak: seed $SEED, $EVENTS events, members $MEMBERS (scripts/soak.sh --seed $SEED --events $EVENTS --epoch $EPOCH_EVENTS --members $MEMBERS${ONLY_POLICY:+ --policy $ONLY_POLICY} repeats it)"
 
 # --- what it needs ------------------------------------------------------------
 
@@ -119,7 +124,7 @@ EPOCH=0 EV_N=0 DEFER=0 FAILED=0 DIE_DETAIL= RESTARTS=0 FORCED=0 READD_HAND=0
 REBUILD_IN_PLACE=0 REBUILD_NEW=0 LAST_JOB_SEEN=0 KIND_N=0 START=$SECONDS
 declare -a SLOT_DISK EVK EVS EVT EVT0 EVT1 EVNOTE
 declare -A SEEN STATE_N JOBS_ENDED
-NSLOTS=3 REPL_DISK=- MODEL='' BITMAP=internal HOLE_OK=0 TORN=0 UNSTABLE=0 FORCE_TORN=0 KIND=- S_CLASS=- S_HEALTH=- S_JOB=-
+NSLOTS=3 REPL_DISK=- MODEL='' BITMAP=internal POLICY=bitmap HOLE_OK=0 TORN=0 UNSTABLE=0 FORCE_TORN=0 KIND=- S_CLASS=- S_HEALTH=- S_JOB=-
 
 . "$top/scripts/lib-soak-hosts.sh"
 . "$top/scripts/lib-soak-load.sh"
@@ -202,7 +207,7 @@ report ()
   cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
   comebacks=$(grep -c 'answers again: re-added' "$ARRAY_LOG" 2>/dev/null)
   echo
-  echo "arrays: $EPOCH (a new one every $EPOCH_EVENTS events, bitmap internal and none in turn), $NDISKS_MADE disks ($MEMBERS)"
+  echo "arrays: $EPOCH (a new one every $EPOCH_EVENTS events, an internal bitmap and, in turn, none or a partial parity log between), $NDISKS_MADE disks ($MEMBERS)"
   echo "workload: $OPS_TOTAL requests in $OPS_ROUNDS rounds over 4 connections (read ${OPS_BY[read]}, write ${OPS_BY[write]}, zero ${OPS_BY[zero]}, trim ${OPS_BY[trim]}, flush ${OPS_BY[flush]})"
   echo "bytes verified: $VERIFIED in $VERIFIES read-backs of the whole array against the model"
   echo "back in service: by itself $comebacks, re-add by hand $READD_HAND, rebuild in place $REBUILD_IN_PLACE, onto a new disk $REBUILD_NEW; array restarts $RESTARTS (force=true $FORCED)"
@@ -235,8 +240,20 @@ epoch_start ()
 {
   local s uris=() out
   EPOCH=$(( EPOCH + 1 ))
-  BITMAP=internal
-  [ $(( EPOCH % 2 )) = 0 ] && BITMAP=none
+  # Every other array has a bitmap; between them, no bitmap and the
+  # partial parity log take turns, the log first for an odd seed.
+  BITMAP=none POLICY=bitmap
+  if [ $(( EPOCH % 2 )) = 1 ]; then
+    BITMAP=internal
+  elif [ $(( (EPOCH / 2 + SEED) % 2 )) = 0 ]; then
+    POLICY=ppl
+  else
+    POLICY=resync
+  fi
+  if [ -n "$ONLY_POLICY" ]; then
+    POLICY=$ONLY_POLICY BITMAP=none
+    [ "$POLICY" = bitmap ] && BITMAP=internal
+  fi
   MODEL=$W/model.$EPOCH
   SLOT_DISK=() REPL_DISK=- NSLOTS=3
   for s in 0 1 2; do
@@ -244,13 +261,14 @@ epoch_start ()
     SLOT_DISK[$s]=$ND
     uris+=("${DURI[$ND]}")
   done
-  out=$(r5ctl create --chunk "$CHUNK" --bitmap "$BITMAP" "${uris[@]}" 2>&1) ||
+  out=$(r5ctl create --chunk "$CHUNK" --bitmap "$BITMAP" --consistency-policy "$POLICY" \
+        "${uris[@]}" 2>&1) ||
     die "raid5ctl create: $out"
   array_start || die "the new array does not start: $START_ERR"
   LAST_JOB_SEEN=0
   observe
-  echo "soak: array $EPOCH: bitmap $BITMAP, disks ${uris[*]}"
-  log "array $EPOCH: bitmap $BITMAP: ${uris[*]}"
+  echo "soak: array $EPOCH: $POLICY, disks ${uris[*]}"
+  log "array $EPOCH: $POLICY: ${uris[*]}"
   "$RANDOM_IO" "$URI" auto --verify-only --model-out "$MODEL" >"$W/verify.out" 2>&1 ||
     die "the new array does not read as zeroes: $(tail -n 2 "$W/verify.out")"
   load_start
