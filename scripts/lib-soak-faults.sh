@@ -90,7 +90,8 @@ legal ()
     # computes them from the rest of their rows, as md does; rows listed
     # on two members stop it at their window (an error, bytes already
     # lost), which the soak does not set out to meet.
-    grow) [ $idle = 1 ] && [ "$POLICY" != ppl ] && [ "$NSLOTS" -lt "$MAX_MEMBERS" ] &&
+    grow) [ $idle = 1 ] && [ "$POLICY" != ppl ] && [ -z "$INTEGRITY" ] &&
+            [ "$NSLOTS" -lt "$MAX_MEMBERS" ] &&
             [ "$(wc -w <<<"$S_BB_SLOTS")" -le 1 ] && TARGETS=(-) ;;
   esac
   [ ${#TARGETS[@]} -gt 0 ]
@@ -114,14 +115,16 @@ leads_to ()
 # least_state: LEAST = how many faults landed in the state that has had
 # the fewest, of those this array can be in (no re-add without a bitmap;
 # with a partial parity log no resync after a crash, and no grow: md
-# reshapes no array that keeps one, nor does the plugin).
+# reshapes no array that keeps one, nor does the plugin one with an
+# integrity record).
 least_state ()
 {
   local st n
   LEAST=
   for st in healthy degraded resyncing rebuilding re-adding growing replacing checking; do
     [ "$BITMAP" = none ] && [ $st = re-adding ] && continue
-    [ "$POLICY" = ppl ] && [[ $st =~ ^(resyncing|growing)$ ]] && continue
+    [ "$POLICY" = ppl ] && [ $st = resyncing ] && continue
+    { [ "$POLICY" = ppl ] || [ -n "$INTEGRITY" ]; } && [ $st = growing ] && continue
     n=${STATE_N[$st]:-0}
     [ -z "$LEAST" ] || [ "$n" -lt "$LEAST" ] && LEAST=$n
   done

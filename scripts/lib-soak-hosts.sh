@@ -242,7 +242,7 @@ array_start ()
   # Not through in_a: $! must be nbdkit itself (ip netns exec execs it).
   "${A_PRE[@]}" "$NBDKIT" -f -U "$W/array.sock" -P "$W/array.pid" "$PLUGIN" "${args[@]}" \
     control="$CTL" member-timeout="$MEMBER_TIMEOUT" \
-    sync-speed-min="$SPEED" sync-speed-max="$SPEED" "$@" \
+    sync-speed-min="$SPEED" sync-speed-max="$SPEED" ${INTEGRITY:+integrity="$INTEGRITY"} "$@" \
     >>"$ARRAY_LOG" 2>&1 </dev/null &
   APID=$!
   for (( i = 0; i < 300; i++ )); do

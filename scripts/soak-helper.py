@@ -116,6 +116,8 @@ def state(sock):
         "S_LAST_NUMBER": s["last_job"]["number"],
         "S_LEFT_OUT": " ".join(str(m["slot"]) for m in s["left_out"]),
         "S_FAILURES": s["counters"]["member_failures"],
+        # This server's: units that failed their checksum, healed or not.
+        "S_INT_FAILED": (s.get("integrity") or {}).get("failed_units", 0),
     }
     for k, val in v.items():
         print("%s=%s" % (k, shlex.quote(str(val))))

@@ -4,7 +4,8 @@
 # faults of every kind in every state the array can be in.
 #
 #   scripts/soak.sh [--events N] [--seed S] [--members local|nbd|mixed]
-#                   [--epoch N] [--policy bitmap|resync|ppl] [--build DIR] [--keep]
+#                   [--epoch N] [--policy bitmap|resync|ppl] [--integrity on|off]
+#                   [--build DIR] [--keep]
 #
 # The array (nbdkit raid5, control=SOCKET, member-timeout=1) is made of
 # three members that are image files (local), NBD exports (nbd: nbdkit
@@ -38,7 +39,10 @@
 # and between them, in turn, one without (consistency policy resync) and
 # one with a partial parity log (ppl: no write hole, so a crash leaves
 # only what was in flight unknown, and no grow); --policy makes every
-# array one kind.  Each array's end: made whole, read back,
+# array one kind.  Every other array keeps an integrity record
+# (integrity=FILE; --integrity on|off for all): as no fault spoils bytes
+# silently, a unit that fails its checksum is a failure of the run.
+# Each array's end: made whole, read back,
 # raid5ctl check online, a clean stop, then its member images offline:
 # raid5ctl check (mismatch_cnt 0) and member-check against the model.
 #
@@ -51,12 +55,12 @@
 
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-EVENTS=100 SEED='' MEMBERS=mixed EPOCH_EVENTS=50 KEEP=0 ONLY_POLICY=
+EVENTS=100 SEED='' MEMBERS=mixed EPOCH_EVENTS=50 KEEP=0 ONLY_POLICY= ONLY_INTEGRITY=
 BUILD=${R5_BUILD:-$top/build}
 
 usage ()
 {
-  sed -n '3,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '3,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit "${1:-0}"
 }
 
@@ -67,6 +71,7 @@ while [ $# -gt 0 ]; do
     --members) MEMBERS=$2; shift ;;
     --epoch) EPOCH_EVENTS=$2; shift ;;
     --policy) ONLY_POLICY=$2; shift ;;
+    --integrity) ONLY_INTEGRITY=$2; shift ;;
     --build) BUILD=$2; shift ;;
     --keep) KEEP=1 ;;
     -h|--help) usage 0 ;;
@@ -78,6 +83,7 @@ done
   { echo "soak.sh: --events and --epoch take numbers" >&2; exit 2; }
 case $MEMBERS in local|nbd|mixed) ;; *) echo "soak.sh: --members local|nbd|mixed" >&2; exit 2 ;; esac
 case $ONLY_POLICY in ''|bitmap|resync|ppl) ;; *) echo "soak.sh: --policy bitmap|resync|ppl" >&2; exit 2 ;; esac
+case $ONLY_INTEGRITY in ''|on|off) ;; *) echo "soak.sh: --integrity on|off" >&2; exit 2 ;; esac
 : "${SEED:=$(( $(date +%s%N) / 1000 % 1000000000 ))}"
 [[ "$SEED" =~ ^[0-9]+$ ]] || { echo "soak.sh: --seed takes a number" >&2; exit 2; }
 
@@ -124,7 +130,7 @@ EPOCH=0 EV_N=0 DEFER=0 FAILED=0 DIE_DETAIL= RESTARTS=0 FORCED=0 READD_HAND=0
 REBUILD_IN_PLACE=0 REBUILD_NEW=0 LAST_JOB_SEEN=0 KIND_N=0 START=$SECONDS
 declare -a SLOT_DISK EVK EVS EVT EVT0 EVT1 EVNOTE
 declare -A SEEN STATE_N JOBS_ENDED
-NSLOTS=3 REPL_DISK=- MODEL='' BITMAP=internal POLICY=bitmap HOLE_OK=0 TORN=0 UNSTABLE=0 FORCE_TORN=0 KIND=- S_CLASS=- S_HEALTH=- S_JOB=-
+NSLOTS=3 REPL_DISK=- MODEL='' BITMAP=internal POLICY=bitmap INTEGRITY= INT_FAILED=0 HOLE_OK=0 TORN=0 UNSTABLE=0 FORCE_TORN=0 KIND=- S_CLASS=- S_HEALTH=- S_JOB=-
 
 . "$top/scripts/lib-soak-hosts.sh"
 . "$top/scripts/lib-soak-load.sh"
@@ -207,7 +213,7 @@ report ()
   cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
   comebacks=$(grep -c 'answers again: re-added' "$ARRAY_LOG" 2>/dev/null)
   echo
-  echo "arrays: $EPOCH (a new one every $EPOCH_EVENTS events, an internal bitmap and, in turn, none or a partial parity log between), $NDISKS_MADE disks ($MEMBERS)"
+  echo "arrays: $EPOCH (a new one every $EPOCH_EVENTS events, an internal bitmap and, in turn, none or a partial parity log between; every other one an integrity record), $NDISKS_MADE disks ($MEMBERS)"
   echo "workload: $OPS_TOTAL requests in $OPS_ROUNDS rounds over 4 connections (read ${OPS_BY[read]}, write ${OPS_BY[write]}, zero ${OPS_BY[zero]}, trim ${OPS_BY[trim]}, flush ${OPS_BY[flush]})"
   echo "bytes verified: $VERIFIED in $VERIFIES read-backs of the whole array against the model"
   echo "back in service: by itself $comebacks, re-add by hand $READD_HAND, rebuild in place $REBUILD_IN_PLACE, onto a new disk $REBUILD_NEW; array restarts $RESTARTS (force=true $FORCED)"
@@ -254,6 +260,14 @@ epoch_start ()
     POLICY=$ONLY_POLICY BITMAP=none
     [ "$POLICY" = bitmap ] && BITMAP=internal
   fi
+  # Every other array keeps an integrity record (the first for an odd
+  # seed): no unit may fail its checksum, as nothing here spoils bytes
+  # silently.
+  INTEGRITY=
+  case $ONLY_INTEGRITY$(( (EPOCH + SEED) % 2 )) in
+    on*|0) INTEGRITY=$W/integrity.$EPOCH ;;
+  esac
+  INT_FAILED=0
   MODEL=$W/model.$EPOCH
   SLOT_DISK=() REPL_DISK=- NSLOTS=3
   for s in 0 1 2; do
@@ -267,8 +281,8 @@ epoch_start ()
   array_start || die "the new array does not start: $START_ERR"
   LAST_JOB_SEEN=0
   observe
-  echo "soak: array $EPOCH: $POLICY, disks ${uris[*]}"
-  log "array $EPOCH: $POLICY: ${uris[*]}"
+  echo "soak: array $EPOCH: $POLICY${INTEGRITY:+, integrity record}, disks ${uris[*]}"
+  log "array $EPOCH: $POLICY${INTEGRITY:+, integrity record $INTEGRITY}: ${uris[*]}"
   "$RANDOM_IO" "$URI" auto --verify-only --model-out "$MODEL" >"$W/verify.out" 2>&1 ||
     die "the new array does not read as zeroes: $(tail -n 2 "$W/verify.out")"
   load_start
