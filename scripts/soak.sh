@@ -87,7 +87,7 @@ case $ONLY_INTEGRITY in ''|on|off) ;; *) echo "soak.sh: --integrity on|off" >&2;
 : "${SEED:=$(( $(date +%s%N) / 1000 % 1000000000 ))}"
 [[ "$SEED" =~ ^[0-9]+$ ]] || { echo "soak.sh: --seed takes a number" >&2; exit 2; }
 
-echo "soak: seed $SEED, $EVENTS events, members $MEMBERS (scripts/soak.sh --seed $SEED --events $EVENTS --epoch $EPOCH_EVENTS --members $MEMBERS${ONLY_POLICY:+ --policy $ONLY_POLICY} repeats it)"
+echo "soak: seed $SEED, $EVENTS events, members $MEMBERS (scripts/soak.sh --seed $SEED --events $EVENTS --epoch $EPOCH_EVENTS --members $MEMBERS${ONLY_POLICY:+ --policy $ONLY_POLICY}${ONLY_INTEGRITY:+ --integrity $ONLY_INTEGRITY} repeats it)"
 
 # --- what it needs ------------------------------------------------------------
 
