@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,10 +61,21 @@ recover_entry (struct array *a, unsigned m, const struct ppl_entry *e,
   int r;
 
   r5_plan_init (&plan);
-  r = r5_plan_ppl_recover (&plan, g, &(struct r5_ppl_recovery) {
-                             e, { R5_BUF_CLIENT, 0 },
-                             health_missing_for (&a->health, stripe, &limit) },
-                           why, sizeof why);
+  /* A stripe's entries live in its parity member's log and nowhere else
+   * (md: BUG_ON in ppl_recover_entry): one for another slot's parity is
+   * no entry of this log's (a log copied from another device).
+   */
+  if (e->parity_disk != m) {
+    snprintf (why, sizeof why, "it is for parity on slot %" PRIu32
+              ", not on the log's own", e->parity_disk);
+    r = -EBADMSG;
+  }
+  else
+    r = r5_plan_ppl_recover (&plan, g, &(struct r5_ppl_recovery) {
+                               e, { R5_BUF_CLIENT, 0 },
+                               health_missing_for (&a->health, stripe,
+                                                   &limit) },
+                             why, sizeof why);
   if (r == -EBADMSG)
     array_log (a, ARRAY_LOG_ERROR, "partial parity log of slot %u: entry "
                "not recovered: %s", m, why);

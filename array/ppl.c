@@ -5,10 +5,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array/object.h"
+#include "array/replace.h"
 #include "array/runplan.h"
 #include "raid/ppl.h"
 
@@ -348,6 +350,7 @@ int
 ppl_init_member (struct array *a, unsigned slot, struct array_err *err)
 {
   const struct io_member *m = &a->members[slot];
+  char who[48];
   size_t len = a->ppl.area_len;
   uint64_t at = a->ppl.area_off;
   void *area;
@@ -355,9 +358,13 @@ ppl_init_member (struct array *a, unsigned slot, struct array_err *err)
 
   if (!a->ppl.on)
     return 0;
+  if (slot == ARRAY_REPLACEMENT)
+    snprintf (who, sizeof who, "slot %d's replacement", a->replace.slot);
+  else
+    snprintf (who, sizeof who, "slot %u", slot);
   if (posix_memalign (&area, 4096, len) != 0) {
-    array_set_err (err, "slot %u (%s): no memory for its partial parity "
-                   "log area", slot, m->path);
+    array_set_err (err, "%s (%s): no memory for its partial parity "
+                   "log area", who, m->path);
     return -ENOMEM;
   }
   memset (area, 0, len);
@@ -365,8 +372,8 @@ ppl_init_member (struct array *a, unsigned slot, struct array_err *err)
       .signature = a->ppl.signature }, area);
   if ((r = io_member_pwrite (m, area, len, at)) < 0 ||
       (r = io_member_sync (m)) < 0)
-    array_set_err (err, "slot %u (%s): write of its partial parity log "
-                   "area at %" PRIu64 ": %s", slot, m->path, at,
+    array_set_err (err, "%s (%s): write of its partial parity log "
+                   "area at %" PRIu64 ": %s", who, m->path, at,
                    strerror (-r));
   free (area);
   return r;

@@ -145,10 +145,13 @@ int ppl_start (struct array *a, struct array_err *err)
 int ppl_run (struct array *a, struct plan_run *x)
   __attribute__((nonnull, warn_unused_result));
 
-/* Slot's member joins an array with a log: its log area zeroed with an
- * empty header, as mdadm's write_init_ppl1 and md's
- * ppl_write_empty_header leave it.  0 (also without a log), or -errno
- * with err.
+/* Slot's member (or, slot ARRAY_REPLACEMENT, the replacement of slot
+ * a->replace.slot) joins an array with a log: its log area zeroed with
+ * an empty header, as mdadm's write_init_ppl1 (for every device it adds,
+ * a replacement's too) and md's ppl_write_empty_header leave it -- a
+ * device that held a log of this array before would otherwise bring its
+ * stale entries to the next dirty start.  0 (also without a log), or
+ * -errno with err.
  */
 int ppl_init_member (struct array *a, unsigned slot, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));

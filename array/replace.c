@@ -126,7 +126,8 @@ array_replace_start (struct array *a, unsigned slot, const char *path,
     forget_lost (&a->replace);
     a->replace.failed = false;
     a->replace.slot = (int) slot;
-    if ((r = meta_replace (a, slot, MD_EV_REPLACE_ADD, 0, err)) < 0) {
+    if ((r = ppl_init_member (a, ARRAY_REPLACEMENT, err)) < 0 ||
+        (r = meta_replace (a, slot, MD_EV_REPLACE_ADD, 0, err)) < 0) {
       a->replace.slot = -1;
       epoch_quiesce (&a->epochs);
       io_member_close (replace_replacement (a));
