@@ -300,6 +300,22 @@ afx_flip (struct afx *f, unsigned i, uint64_t off, unsigned char mask)
 }
 
 void
+afx_copy_file (const char *from, const char *to)
+{
+  static char buf[1 << 20];
+  int in = open (from, O_RDONLY);
+  int out = open (to, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+  ssize_t n;
+
+  cr_assert (in >= 0 && out >= 0, "%s -> %s", from, to);
+  while ((n = read (in, buf, sizeof buf)) > 0)
+    cr_assert_eq (write (out, buf, (size_t) n), n, "%s", to);
+  cr_assert_eq (n, 0, "%s", from);
+  close (in);
+  close (out);
+}
+
+void
 afx_new_member (struct afx *f, char *path, size_t size, uint64_t bytes)
 {
   int fd;

@@ -99,6 +99,9 @@ void afx_sb_write (const char *path, const struct md_sb *sb);
  */
 void afx_mark_dirty (struct afx *f, uint64_t sectors);
 
+/* Copy the file from (a member, say) to to, made or overwritten. */
+void afx_copy_file (const char *from, const char *to);
+
 /* A new empty member file of bytes in f's folder, its path in path
  * (size bytes), for a grow (m3.img: one past afx_make's three).
  */

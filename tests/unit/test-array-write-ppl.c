@@ -41,21 +41,6 @@ Test (array_ppl, partial_writes_are_logged, .timeout = 120)
   afx_cleanup (&f);
 }
 
-static void
-copy_file (const char *from, const char *to)
-{
-  static char buf[1 << 20];
-  int in = open (from, O_RDONLY), out = open (to, O_CREAT | O_WRONLY, 0600);
-  ssize_t n;
-
-  cr_assert (in >= 0 && out >= 0, "%s -> %s", from, to);
-  while ((n = read (in, buf, sizeof buf)) > 0)
-    cr_assert_eq (write (out, buf, (size_t) n), n);
-  cr_assert_eq (n, 0);
-  close (in);
-  close (out);
-}
-
 /* The header of the log in the area of the member file at path
  * (signature and area as f's array has them, while open).
  */
@@ -99,7 +84,7 @@ Test (array_ppl, a_replacement_starts_with_an_empty_log, .timeout = 120)
   afx_write (&f, sd + 4096, 4096, 2);     /* logged on slot 1 (parity) */
   afx_close (&f);
   snprintf (old, sizeof old, "%s/old.img", f.dir);
-  copy_file (f.path[1], old);
+  afx_copy_file (f.path[1], old);
   cr_assert_gt (log_header (old, area, sig).entries_count, 0,
                 "no stale entry to start from");
   afx_reopen (&f);
@@ -157,7 +142,7 @@ Test (array_ppl, an_entry_for_another_slots_parity_is_refused,
   afx_write (&f, 2 * sd + 4096, 4096, 2); /* logged on slot 0 (parity) */
   afx_close (&f);
   snprintf (saved, sizeof saved, "%s/log0.img", f.dir);
-  copy_file (f.path[0], saved);
+  afx_copy_file (f.path[0], saved);
   afx_reopen (&f);
   afx_write (&f, 2 * sd, sd, 3);          /* stripe 2 anew, all of it */
   afx_close (&f);
