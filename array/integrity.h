@@ -152,7 +152,10 @@ void integrity_poison (struct array *a, unsigned member, uint64_t off)
 int integrity_verify_behind (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
-/* A member was rebuilt whole: its regions are known again. */
+/* A member was rebuilt whole: its regions are known again.  (Not after
+ * a bitmap re-add, which rewrote only what the bitmap marks: its unknown
+ * regions stay unknown and marked until a start computes them.)
+ */
 void integrity_member_rebuilt (struct array *a, unsigned member)
   __attribute__((nonnull));
 

@@ -432,6 +432,7 @@ int
 rebuild_done (struct array *a, struct array_err *err)
 {
   int slot = job_slot (a), r;
+  bool whole = !a->health.bitmap_rebuild;
 
   /* The superblocks first: until they say the member is in sync, health
    * keeps it rebuilding (in service everywhere, its mark at the end).
@@ -441,7 +442,12 @@ rebuild_done (struct array *a, struct array_err *err)
   health_rebuild_done (&a->health);
   rebuild_slot_taken (a, (unsigned) slot);  /* whole again: nothing left out */
   a->meta.bits_stale = a->meta.has_bitmap;
-  integrity_member_rebuilt (a, (unsigned) slot);
+  /* A bitmap re-add wrote only what the bitmap marks: the record's
+   * regions of the slot that were unknown stay so (unverified, and still
+   * marked: the next start computes them from the member).
+   */
+  if (whole)
+    integrity_member_rebuilt (a, (unsigned) slot);
   array_log (a, ARRAY_LOG_DEBUG, "slot %d (%s) rebuilt: the array is whole "
              "again", slot, a->members[slot].path);
   return 0;
