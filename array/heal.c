@@ -240,7 +240,8 @@ rewrite_piece (struct heal *h, unsigned m, uint64_t off, struct io_op *failed)
   if ((e = plan_row (h, R5_JOB_REBUILD, m, &x)) < 0)
     return e;
   if ((e = plan_run_prepare (a, &x)) == 0 &&
-      !integrity_verify (a, m, off, want, len, NULL)) {
+      !integrity_verify (a, m, off, want, len, NULL) &&
+      !integrity_row_vouches (a, h->g, m, off, len, h->scratch)) {
     *failed = (struct io_op) { .kind = IO_READ, .member = m, .buf = back,
                                .off = off, .len = len, .result = -EILSEQ };
     return -EILSEQ;

@@ -11,6 +11,7 @@
 
 #include "array/integrity.h"
 #include "array/object.h"
+#include "raid/jobplan.h"
 
 #define REGION_BYTES ((uint64_t) R5I_REGION_UNITS * R5I_UNIT)
 
@@ -129,6 +130,21 @@ integrity_note_writes (struct array *a, const struct io_op *ops, size_t n)
               op->kind == IO_WRITE ? op->buf : NULL);
   }
   return 0;
+}
+
+bool
+integrity_row_vouches (struct array *a, const struct r5_geom *g,
+                       unsigned m, uint64_t off, uint64_t len,
+                       const char *scratch)
+{
+  if (array_member_bad (a, m, off, len, NULL) == MD_BB_NONE)
+    return false;
+  for (unsigned k = 0; k < g->members; k++)
+    if (k != m && !integrity_verify (a, k, off,
+                                     scratch + r5_job_column (g, 0, k, len),
+                                     len, NULL))
+      return false;
+  return true;
 }
 
 void

@@ -119,6 +119,21 @@ int integrity_heal (struct array *a, const struct integrity_bad *bad,
                     bool locked, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* Does the row vouch for what it computes for member m's unit at off,
+ * m listing it bad?  The units of every other member, read into
+ * scratch's columns as a job plans them (r5_job_column (g, 0, k, len)),
+ * pass their checksums.  A write that met m's listed page went around
+ * it (bbpath.c: m missing there), changing the row but neither m's unit
+ * nor its checksum, which is then from before the write: the row, not
+ * m's checksum, says what the unit holds.  (An unlisted unit's checksum
+ * is never so: a computed unit that fails it means the row is wrong.)
+ */
+struct r5_geom;
+bool integrity_row_vouches (struct array *a, const struct r5_geom *g,
+                            unsigned m, uint64_t off, uint64_t len,
+                            const char *scratch)
+  __attribute__((nonnull));
+
 /* With no write in flight and the members synced: sync the table, then
  * clear the marks of every known region.  0 or -errno.
  */

@@ -204,6 +204,33 @@ lose_page (struct array *a, unsigned slot, uint64_t off, char *dst,
   return 0;
 }
 
+/* Slot's page at off, computed from its row into the last of scratch's
+ * columns, while the slot lists it: where the row vouches for it
+ * (integrity.h), the integrity record takes its checksum for the slot --
+ * the one it had may be from before a write that went around the page,
+ * and the replacement that gets these bytes holds the slot next.  0 or
+ * -errno.
+ */
+static int
+record_computed (struct array *a, unsigned slot, uint64_t off,
+                 char *scratch)
+{
+  const struct r5_geom *g = &a->geom;
+  struct io_op as_slot = {
+    .kind = IO_WRITE, .member = slot, .off = off, .len = 4096,
+    .buf = scratch + r5_job_column (g, 0, g->members, 4096),
+  };
+  int r;
+
+  if (!a->integrity.on ||
+      !integrity_row_vouches (a, g, slot, off, 4096, scratch))
+    return 0;
+  integrity_writes_begin (a);
+  r = integrity_note_writes (a, &as_slot, 1);
+  integrity_writes_end (a);
+  return r;
+}
+
 /* Slot's 4 KiB page co of stripe s computed from the rest of the row
  * into dst.  0; -ENODATA another member's read failed (the array is
  * whole: md counts two failed devices in the stripe_head and records
@@ -238,8 +265,15 @@ compute_page (struct array *a, unsigned slot, uint64_t s, uint64_t co,
   x = (struct plan_run) { .plan = &rp->plan, .scratch = scratch,
                           .zero = a->zero, .ops = ops, .io_flags = IO_CALLS };
   err->msg[0] = '\0';          /* a record that fails says why in it */
-  if ((r = plan_run_prepare (a, &x)) == 0)
-    memcpy (dst, scratch + r5_job_column (g, 0, g->members, 4096), 4096);
+  if ((r = plan_run_prepare (a, &x)) == 0) {
+    if ((r = record_computed (a, slot, r5_stripe_member_off (g, s) + co,
+                              scratch)) == 0)
+      memcpy (dst, scratch + r5_job_column (g, 0, g->members, 4096), 4096);
+    else
+      array_set_err (err, "stripe %" PRIu64 ": the integrity record cannot "
+                     "take slot %u's computed page: %s", s, slot,
+                     strerror (-r));
+  }
   else if (health_out (&a->health) != (int) slot)
     r = array_failed_reads (a, ops, x.nops) ? -ENODATA : -EIO;
   else

@@ -22,6 +22,7 @@
 
 #include "array/object.h"
 #include "array/stripe_lock.h"
+#include "raid/badblocks.h"
 #include "tests/unit/arrayfx.h"
 
 /* f: 3 members of 8 MiB, 64K chunks, served with the integrity record
@@ -192,5 +193,77 @@ Test (array_integrity, a_readd_leaves_unknown_regions_unknown,
   afx_verify (&f);
   cr_assert_eq (afx_status (&f, "integrity", "failed_units"), 0,
                 "the next start did not compute the region again");
+  afx_cleanup (&f);
+}
+
+static struct md_bb_table listed;     /* 8 KiB: not on Criterion's stack */
+
+/* Slot 1 lists page 12 of stripe 0's row (array bytes 64K + 48K), and a
+ * client writes it: the write goes around slot 1 there (computed from
+ * the rest of the row), so the record's checksum of that unit is not the
+ * write's.  Putting the page right (bbpath.c, after the write) computes
+ * it from its row, which vouches for it, and the record takes its
+ * checksum: the page is no longer listed, and every read of it, once
+ * again from slot 1 itself, is right and passes its checksum.
+ */
+Test (array_integrity, a_listed_page_written_around_is_put_right,
+      .timeout = 120)
+{
+  struct afx f;
+  char record[PATH_MAX + 16];
+  uint64_t page;
+
+  filled_with_record (&f, record, sizeof record);
+  page = array_geom (f.a)->data_offset + 12 * 4096;
+  afx_close (&f);
+  md_bb_init (&listed, 0);
+  cr_assert_eq (md_bb_add (&listed, page / 512, 8), 0);
+  afx_put_log (f.path[1], &listed, false);
+  afx_reopen (&f);
+  cr_assert_eq (array_member_bad (f.a, 1, page, 4096, NULL), MD_BB_ALL);
+  afx_write (&f, 65536 + 12 * 4096, 4096, 21);
+  cr_assert_eq (array_member_bad (f.a, 1, page, 4096, NULL), MD_BB_NONE,
+                "the page written around was not put right: %s", afx_log ());
+  afx_verify (&f);
+  afx_close (&f);
+  afx_open_ok (&f);
+  cr_assert_eq (afx_status (&f, "integrity", "failed_units"), 0);
+  afx_cleanup (&f);
+}
+
+/* The same page, slot 1 having failed a write (md's WriteErrorSeen: its
+ * listed pages are not rewritten), so that its checksum stays from
+ * before the write around it; then slot 1 is replaced.  The copy
+ * computes the page from its row, which vouches for it, and the record
+ * takes its checksum for the slot: once the replacement holds the slot,
+ * the page reads right from it and passes its checksum.
+ */
+Test (array_integrity, a_listed_page_copied_by_a_replace_is_recorded,
+      .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  char record[PATH_MAX + 16], fresh[PATH_MAX + 32];
+  uint64_t page;
+
+  filled_with_record (&f, record, sizeof record);
+  page = array_geom (f.a)->data_offset + 12 * 4096;
+  afx_close (&f);
+  md_bb_init (&listed, 0);
+  cr_assert_eq (md_bb_add (&listed, page / 512, 8), 0);
+  afx_put_log (f.path[1], &listed, false);
+  afx_reopen (&f);
+  f.a->bb.write_error[1] = true;
+  afx_write (&f, 65536 + 12 * 4096, 4096, 22);
+  cr_assert_eq (array_member_bad (f.a, 1, page, 4096, NULL), MD_BB_ALL);
+  afx_new_member (&f, fresh, sizeof fresh, 8 << 20);
+  cr_assert_eq (array_replace_start (f.a, 1, fresh, false, &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_REPLACE, NULL, &err), 0, "%s",
+                err.msg);
+  cr_assert_str_eq (array_member_path (f.a, 1), fresh);
+  afx_verify (&f);
+  cr_assert_eq (afx_status (&f, "integrity", "failed_units"), 0,
+                "the replacement's copy of the listed page fails the record");
   afx_cleanup (&f);
 }
