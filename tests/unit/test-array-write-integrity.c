@@ -198,6 +198,25 @@ Test (array_integrity, a_readd_leaves_unknown_regions_unknown,
 
 static struct md_bb_table listed;     /* 8 KiB: not on Criterion's stack */
 
+/* f filled with a record (filled_with_record), then slot 1's log lists
+ * page 12 of stripe 0's row (array bytes 64K + 48K), opened again:
+ * returns that page's member offset.
+ */
+static uint64_t
+slot1_lists_page12 (struct afx *f, char *record, size_t size)
+{
+  uint64_t page;
+
+  filled_with_record (f, record, size);
+  page = array_geom (f->a)->data_offset + 12 * 4096;
+  afx_close (f);
+  md_bb_init (&listed, 0);
+  cr_assert_eq (md_bb_add (&listed, page / 512, 8), 0);
+  afx_put_log (f->path[1], &listed, false);
+  afx_reopen (f);
+  return page;
+}
+
 /* Slot 1 lists page 12 of stripe 0's row (array bytes 64K + 48K), and a
  * client writes it: the write goes around slot 1 there (computed from
  * the rest of the row), so the record's checksum of that unit is not the
@@ -213,13 +232,7 @@ Test (array_integrity, a_listed_page_written_around_is_put_right,
   char record[PATH_MAX + 16];
   uint64_t page;
 
-  filled_with_record (&f, record, sizeof record);
-  page = array_geom (f.a)->data_offset + 12 * 4096;
-  afx_close (&f);
-  md_bb_init (&listed, 0);
-  cr_assert_eq (md_bb_add (&listed, page / 512, 8), 0);
-  afx_put_log (f.path[1], &listed, false);
-  afx_reopen (&f);
+  page = slot1_lists_page12 (&f, record, sizeof record);
   cr_assert_eq (array_member_bad (f.a, 1, page, 4096, NULL), MD_BB_ALL);
   afx_write (&f, 65536 + 12 * 4096, 4096, 21);
   cr_assert_eq (array_member_bad (f.a, 1, page, 4096, NULL), MD_BB_NONE,
@@ -246,13 +259,7 @@ Test (array_integrity, a_listed_page_copied_by_a_replace_is_recorded,
   char record[PATH_MAX + 16], fresh[PATH_MAX + 32];
   uint64_t page;
 
-  filled_with_record (&f, record, sizeof record);
-  page = array_geom (f.a)->data_offset + 12 * 4096;
-  afx_close (&f);
-  md_bb_init (&listed, 0);
-  cr_assert_eq (md_bb_add (&listed, page / 512, 8), 0);
-  afx_put_log (f.path[1], &listed, false);
-  afx_reopen (&f);
+  page = slot1_lists_page12 (&f, record, sizeof record);
   f.a->bb.write_error[1] = true;
   afx_write (&f, 65536 + 12 * 4096, 4096, 22);
   cr_assert_eq (array_member_bad (f.a, 1, page, 4096, NULL), MD_BB_ALL);

@@ -41,6 +41,28 @@ Test (array_ppl, partial_writes_are_logged, .timeout = 120)
   afx_cleanup (&f);
 }
 
+/* f: a ppl array filled, then a write to part of stripe (whose parity,
+ * and so its log entry, is on slot), stopped; slot's member file copied
+ * to copy (size bytes) in f's folder; opened again, nothing read.
+ */
+static void
+logged_and_copied (struct afx *f, uint64_t stripe, unsigned slot, char *copy,
+                   size_t size)
+{
+  uint64_t sd;
+
+  afx_make (f, 3, 8 << 20,
+            "--chunk 64K --consistency-policy ppl --assume-clean");
+  afx_open_ok (f);
+  sd = array_geom (f->a)->stripe_data;
+  afx_write (f, 0, f->cap, 1);
+  afx_write (f, stripe * sd + 4096, 4096, 2);
+  afx_close (f);
+  snprintf (copy, size, "%s/copy.img", f->dir);
+  afx_copy_file (f->path[slot], copy);
+  afx_reopen (f);
+}
+
 /* The header of the log in the area of the member file at path
  * (signature and area as f's array has them, while open).
  */
@@ -74,20 +96,12 @@ Test (array_ppl, a_replacement_starts_with_an_empty_log, .timeout = 120)
   uint64_t sd, area;
   uint32_t sig;
 
-  afx_make (&f, 3, 8 << 20,
-            "--chunk 64K --consistency-policy ppl --assume-clean");
-  afx_open_ok (&f);
+  logged_and_copied (&f, 1, 1, old, sizeof old);   /* stripe 1: parity on 1 */
   sd = array_geom (f.a)->stripe_data;
   area = f.a->ppl.area_off;
   sig = f.a->ppl.signature;
-  afx_write (&f, 0, f.cap, 1);
-  afx_write (&f, sd + 4096, 4096, 2);     /* logged on slot 1 (parity) */
-  afx_close (&f);
-  snprintf (old, sizeof old, "%s/old.img", f.dir);
-  afx_copy_file (f.path[1], old);
   cr_assert_gt (log_header (old, area, sig).entries_count, 0,
                 "no stale entry to start from");
-  afx_reopen (&f);
   afx_write (&f, sd, sd, 3);              /* stripe 1 anew, all of it */
   cr_assert_eq (array_replace_start (f.a, 1, old, true, &err), 0, "%s",
                 err.msg);
@@ -132,18 +146,10 @@ Test (array_ppl, an_entry_for_another_slots_parity_is_refused,
   char saved[PATH_MAX + 32];
   uint64_t sd, area, len;
 
-  afx_make (&f, 3, 8 << 20,
-            "--chunk 64K --consistency-policy ppl --assume-clean");
-  afx_open_ok (&f);
+  logged_and_copied (&f, 2, 0, saved, sizeof saved); /* parity on 0 */
   sd = array_geom (f.a)->stripe_data;
   area = f.a->ppl.area_off;
   len = f.a->ppl.area_len;
-  afx_write (&f, 0, f.cap, 1);
-  afx_write (&f, 2 * sd + 4096, 4096, 2); /* logged on slot 0 (parity) */
-  afx_close (&f);
-  snprintf (saved, sizeof saved, "%s/log0.img", f.dir);
-  afx_copy_file (f.path[0], saved);
-  afx_reopen (&f);
   afx_write (&f, 2 * sd, sd, 3);          /* stripe 2 anew, all of it */
   afx_close (&f);
   copy_range (saved, f.path[1], area, len);
