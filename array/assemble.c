@@ -226,19 +226,27 @@ set_shape (struct array *a, const struct md_sb *sb, struct array_err *err)
   return grow_resume (a, sb, err);
 }
 
-/* The device to read the bitmap from: the first in sync, in slot order,
- * as md's read_sb_page takes the first In_sync device (md-bitmap.c) --
- * never one being rebuilt, whose bitmap area a power cut may have left
- * as the disk had it (its superblock and its bitmap are written at
- * once); the freshest if none is in sync.
+/* The device to read the bitmap from: one in sync, as md's read_sb_page
+ * takes an In_sync device only (md-bitmap.c) -- never one being rebuilt,
+ * whose bitmap area a power cut may have left as the disk had it (its
+ * superblock and its bitmap are written at once) -- the one with the
+ * most events (one taken in sync one event behind has an older bitmap),
+ * the lowest slot of those; the freshest if none is in sync.
  */
 static int
-bitmap_source (const struct md_assembly *as)
+bitmap_source (const struct gathered *g)
 {
-  for (unsigned s = 0; s < as->raid_disks; s++)
-    if (as->owner[s] >= 0 && as->dev[as->owner[s]].fate == MD_FATE_IN_SYNC)
-      return as->owner[s];
-  return as->freshest;
+  const struct md_assembly *as = &g->as;
+  int best = -1;
+
+  for (unsigned s = 0; s < as->raid_disks; s++) {
+    int o = as->owner[s];
+
+    if (o >= 0 && as->dev[o].fate == MD_FATE_IN_SYNC &&
+        (best < 0 || g->f[o].sb.events > g->f[best].sb.events))
+      best = o;
+  }
+  return best >= 0 ? best : as->freshest;
 }
 
 /* The bitmap says which left-out members a re-add can bring back. */
@@ -253,7 +261,7 @@ load_bitmap (struct array *a, struct gathered *g, struct array_err *err)
       !(fresh->feature_map & MD_FEATURE_BITMAP_OFFSET))
     return 0;
   a->meta.live.common = *fresh;
-  if ((r = meta_load_bitmap (a, &g->opened[bitmap_source (as)], err)) < 0)
+  if ((r = meta_load_bitmap (a, &g->opened[bitmap_source (g)], err)) < 0)
     return r;
   md_asm_bitmap (as, g->f, g->n, a->meta.bm.events_cleared);
   return 0;

@@ -132,17 +132,43 @@ integrity_note_writes (struct array *a, const struct io_op *ops, size_t n)
   return 0;
 }
 
+/* Are the checksums of member m's units in [off, off + len) known (none
+ * in a region left unknown), so that integrity_verify checks them?
+ */
+static bool
+known (const struct integrity *t, unsigned m, uint64_t off, uint64_t len)
+{
+  uint64_t first = (off - t->h.data_offset) / REGION_BYTES;
+  uint64_t last = (off + len - 1 - t->h.data_offset) / REGION_BYTES;
+
+  for (uint64_t r = first; r <= last; r++)
+    if (bit_get (t->unknown, r5i_bit (&t->l, m, r)))
+      return false;
+  return true;
+}
+
 bool
 integrity_row_vouches (struct array *a, const struct r5_geom *g,
                        unsigned m, uint64_t off, uint64_t len,
                        const char *scratch)
 {
-  if (array_member_bad (a, m, off, len, NULL) == MD_BB_NONE)
+  const struct integrity *t = &a->integrity;
+  uint64_t stripe = (off - g->data_offset) / g->chunk;
+
+  if (!data_units (t, off, len) ||
+      array_member_bad (a, m, off, len, NULL) == MD_BB_NONE)
+    return false;
+  /* Not where a crash may have torn the row: its units, computed again
+   * from the members at the start, pass their checksums torn.
+   */
+  if (meta_resync_due (a) && meta_resync_visits (a, stripe) &&
+      stripe >= meta_resync_from (a) * 512 / g->chunk)
     return false;
   for (unsigned k = 0; k < g->members; k++)
-    if (k != m && !integrity_verify (a, k, off,
-                                     scratch + r5_job_column (g, 0, k, len),
-                                     len, NULL))
+    if (k != m && (!known (t, k, off, len) ||
+                   !integrity_verify (a, k, off,
+                                      scratch + r5_job_column (g, 0, k, len),
+                                      len, NULL)))
       return false;
   return true;
 }

@@ -122,7 +122,8 @@ int integrity_heal (struct array *a, const struct integrity_bad *bad,
 /* Does the row vouch for what it computes for member m's unit at off,
  * m listing it bad?  The units of every other member, read into
  * scratch's columns as a job plans them (r5_job_column (g, 0, k, len)),
- * pass their checksums.  A write that met m's listed page went around
+ * pass their checksums -- known ones (no region left unknown), in a row
+ * no resync still has to visit (a crash may have torn it).  A write that met m's listed page went around
  * it (bbpath.c: m missing there), changing the row but neither m's unit
  * nor its checksum, which is then from before the write: the row, not
  * m's checksum, says what the unit holds.  (An unlisted unit's checksum

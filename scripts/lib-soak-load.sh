@@ -181,8 +181,8 @@ observe ()
   REPL_DISK=-
   [ "$S_REPL_SLOT" -ge 0 ] && [ -n "${URI2D[$S_REPL_PATH]+x}" ] && REPL_DISK=${URI2D[$S_REPL_PATH]}
   [ "$S_CLASS" = failed ] && die "the array failed: $S_HEALTH (two members out)"
-  [ "${S_INT_FAILED:-0}" = 0 ] ||
-    die "$S_INT_FAILED units failed their checksum in the integrity record, though nothing spoiled bytes silently: the record and the members disagree"
+  [ "${S_INT_FAILED:-0}" -le "${S_INT_STALE:-0}" ] ||
+    die "$S_INT_FAILED units failed their checksum in the integrity record ($S_INT_STALE of them stale units of a member one event behind, found at the start), though nothing spoiled bytes silently: the record and the members disagree"
   # A crash's torn stripes are mended once no resync is due or running.
   [ "$S_RESYNC_DUE" = 0 ] && [ "$S_JOB" != resync ] && TORN=0 UNSTABLE=0
   if [ "$S_LAST_NUMBER" != "$LAST_JOB_SEEN" ]; then

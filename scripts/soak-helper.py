@@ -116,8 +116,11 @@ def state(sock):
         "S_LAST_NUMBER": s["last_job"]["number"],
         "S_LEFT_OUT": " ".join(str(m["slot"]) for m in s["left_out"]),
         "S_FAILURES": s["counters"]["member_failures"],
-        # This server's: units that failed their checksum, healed or not.
+        # This server's: units that failed their checksum, healed or not,
+        # and of those the stale ones of a member taken one event behind
+        # (lost writes of a crash: found at the start, rightly).
         "S_INT_FAILED": (s.get("integrity") or {}).get("failed_units", 0),
+        "S_INT_STALE": (s.get("integrity") or {}).get("stale_units_at_start", 0),
     }
     for k, val in v.items():
         print("%s=%s" % (k, shlex.quote(str(val))))

@@ -139,6 +139,31 @@ Test (array_integrity, read_meeting_a_write_in_flight_degraded,
   afx_cleanup (&f);
 }
 
+/* In the record at path (layout l, units a member): slot's region 0
+ * marked, as a crash leaves it, and with flip its checksums made wrong,
+ * as a power cut that lost the table's pages may leave them.
+ */
+static void
+mark_region0 (const char *path, const struct r5i_layout *l, uint64_t units,
+              unsigned slot, bool flip)
+{
+  uint64_t bit = r5i_bit (l, slot, 0);
+  int fd = open (path, O_RDWR);
+  uint32_t crc;
+
+  cr_assert_geq (fd, 0, "%s", path);
+  cr_assert_eq (pwrite (fd, &(uint8_t) { 1u << (bit % 8) }, 1,
+                        (off_t) (l->bits_off + bit / 8)), 1);
+  for (uint64_t u = 0; flip && u < R5I_REGION_UNITS && u < units; u++) {
+    off_t at = (off_t) (l->table_off + (slot * units + u) * 4);
+
+    cr_assert_eq (pread (fd, &crc, 4, at), 4);
+    crc ^= 1;
+    cr_assert_eq (pwrite (fd, &crc, 4, at), 4);
+  }
+  close (fd);
+}
+
 /* A bitmap re-add rewrites what the bitmap marks and nothing more: a
  * region of its slot whose checksums were unknown at the start (marked
  * in the record while the member was not in service) stays unknown, and
@@ -153,9 +178,7 @@ Test (array_integrity, a_readd_leaves_unknown_regions_unknown,
   struct array_err err;
   char record[PATH_MAX + 16];
   struct r5i_layout l;
-  uint64_t units, bit;
-  uint32_t crc;
-  int fd;
+  uint64_t units;
 
   afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap internal --assume-clean");
   snprintf (record, sizeof record, "%s/record", f.dir);
@@ -165,19 +188,7 @@ Test (array_integrity, a_readd_leaves_unknown_regions_unknown,
   l = f.a->integrity.l;
   units = f.a->integrity.h.units;
   afx_close (&f);
-  fd = open (record, O_RDWR);
-  cr_assert_geq (fd, 0, "%s", record);
-  bit = r5i_bit (&l, 1, 0);
-  cr_assert_eq (pwrite (fd, &(uint8_t) { 1u << (bit % 8) }, 1,
-                        (off_t) (l.bits_off + bit / 8)), 1);
-  for (uint64_t u = 0; u < R5I_REGION_UNITS && u < units; u++) {
-    off_t at = (off_t) (l.table_off + (units + u) * 4);
-
-    cr_assert_eq (pread (fd, &crc, 4, at), 4);
-    crc ^= 1;
-    cr_assert_eq (pwrite (fd, &crc, 4, at), 4);
-  }
-  close (fd);
+  mark_region0 (record, &l, units, 1, true);
   f.cfg.paths[1] = NULL;      /* slot 1 out: its region 0 unknown */
   afx_open_ok (&f);
   cr_assert_eq (array_readd_start (f.a, 1, f.path[1], &err), 0, "%s",
@@ -272,5 +283,47 @@ Test (array_integrity, a_listed_page_copied_by_a_replace_is_recorded,
   afx_verify (&f);
   cr_assert_eq (afx_status (&f, "integrity", "failed_units"), 0,
                 "the replacement's copy of the listed page fails the record");
+  afx_cleanup (&f);
+}
+
+/* A unit whose checksum is not known vouches for nothing: slot 0 comes
+ * back by a bitmap re-add with its region 0 unknown, its unit in the row
+ * of slot 1's listed page spoiled behind the array's back; putting the
+ * listed page right would compute it from that unit, so it is refused
+ * (what the row computes fails the page's own checksum) and the page
+ * stays listed, its checksum as it was.
+ */
+Test (array_integrity, an_unknown_unit_vouches_for_nothing, .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  struct io_op failed;
+  char record[PATH_MAX + 16];
+  struct r5i_layout l;
+  uint64_t units, page;
+
+  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap internal --assume-clean");
+  snprintf (record, sizeof record, "%s/record", f.dir);
+  f.cfg.integrity = record;
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 7);
+  l = f.a->integrity.l;
+  units = f.a->integrity.h.units;
+  page = array_geom (f.a)->data_offset + 12 * 4096;
+  afx_close (&f);
+  mark_region0 (record, &l, units, 0, false);
+  md_bb_init (&listed, 0);
+  cr_assert_eq (md_bb_add (&listed, page / 512, 8), 0);
+  afx_put_log (f.path[1], &listed, false);
+  f.cfg.paths[0] = NULL;      /* slot 0 out: its region 0 unknown */
+  afx_reopen (&f);
+  cr_assert_eq (array_readd_start (f.a, 0, f.path[0], &err), 0, "%s",
+                err.msg);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                err.msg);
+  afx_flip (&f, 0, page + 100, 0x40);
+  cr_assert_lt (array_rewrite_page (f.a, 1, page, false, &failed), 0,
+                "slot 1's listed page was rewritten from a spoiled row");
+  cr_assert_eq (array_member_bad (f.a, 1, page, 4096, NULL), MD_BB_ALL);
   afx_cleanup (&f);
 }
