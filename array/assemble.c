@@ -263,6 +263,14 @@ load_bitmap (struct array *a, struct gathered *g, struct array_err *err)
   a->meta.live.common = *fresh;
   if ((r = meta_load_bitmap (a, &g->opened[bitmap_source (g)], err)) < 0)
     return r;
+  /* Older than the superblocks, it cannot say what a member that left
+   * has missed (md_bitmap_read_sb: "bitmap file is out of date ...
+   * forcing full recovery", events_cleared = mddev->events): such a
+   * member comes back rebuilt whole.
+   */
+  if (a->meta.bm.events < fresh->events ||
+      (a->meta.bm.state & MD_BITMAP_STALE))
+    a->meta.bm.events_cleared = fresh->events;
   md_asm_bitmap (as, g->f, g->n, a->meta.bm.events_cleared);
   return 0;
 }

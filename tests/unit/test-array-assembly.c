@@ -23,6 +23,7 @@
 
 #include "array/object.h"
 #include "array/state.h"
+#include "raid/mdbitmap.h"
 #include "raid/mdsb.h"
 #include "tests/unit/arrayfx.h"
 
@@ -392,5 +393,57 @@ Test (array_assembly, the_bitmap_is_read_from_a_member_in_sync,
                 err.msg);
   afx_verify (&f);
   afx_check_clean (&f);
+  afx_cleanup (&f);
+}
+
+/* A bitmap older than the superblocks (its header's events below
+ * theirs: a power cut between the superblocks' write and the bitmap's)
+ * cannot say what a member that left has missed: md takes it as stale
+ * (md_bitmap_read_sb: "bitmap file is out of date ... forcing full
+ * recovery", events_cleared set to the array's), so that member's re-add
+ * is refused (mdadm --re-add too) and it comes back rebuilt whole.
+ */
+Test (array_assembly, a_stale_bitmap_brings_no_member_back,
+      .timeout = 120)
+{
+  struct afx f;
+  struct array_err err;
+  struct md_bitmap_sb bm;
+  unsigned char header[MD_BITMAP_HEADER];
+
+  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap internal --assume-clean");
+  afx_open_ok (&f);
+  afx_write (&f, 0, f.cap, 1);
+  cr_assert_eq (array_fail (f.a, 2, &err), 0, "%s", err.msg);
+  afx_write (&f, 0, 65536, 2);
+  afx_close (&f);
+  for (unsigned i = 0; i < 2; i++) {
+    struct md_sb sb;
+    off_t at;
+    int fd;
+
+    afx_sb_read (f.path[i], &sb);
+    at = MD_SB_OFFSET + (off_t) sb.bitmap_offset * 512;
+    fd = open (f.path[i], O_RDWR);
+    cr_assert_geq (fd, 0, "%s", f.path[i]);
+    cr_assert_eq (pread (fd, header, sizeof header, at),
+                  (ssize_t) sizeof header);
+    cr_assert_eq (md_bitmap_decode (header, sb.set_uuid, &bm, NULL, 0), 0);
+    bm.events = sb.events - 1;
+    md_bitmap_encode (&bm, header);
+    cr_assert_eq (pwrite (fd, header, sizeof header, at),
+                  (ssize_t) sizeof header);
+    close (fd);
+  }
+  f.cfg.paths[2] = NULL;
+  afx_open_ok (&f);
+  cr_assert_lt (array_readd_start (f.a, 2, f.path[2], &err), 0,
+                "slot 2 was re-added by a stale bitmap");
+  cr_assert (strstr (err.msg, "rebuild it instead"), "%s", err.msg);
+  cr_assert_eq (array_rebuild_start (f.a, 2, f.path[2], false, &err), 0,
+                "%s", err.msg);
+  cr_assert_eq (array_job_run (f.a, R5_JOB_REBUILD, NULL, &err), 0, "%s",
+                err.msg);
+  afx_verify (&f);
   afx_cleanup (&f);
 }
