@@ -348,15 +348,25 @@ checkpoint (struct array *a, enum r5_job kind, bool now)
     array_log (a, ARRAY_LOG_ERROR, "keeping rebuild progress: %s", err.msg);
 }
 
-/* A spare takes the place of a failed member by itself. */
+/* A spare takes the place of a failed member by itself: when no job
+ * runs, or at once during a hot replace of another slot, which is held
+ * meanwhile and goes on after (job_preempt) -- md interrupts the replace
+ * and recovers the spare in the same pass (md_choose_sync_action,
+ * remove_and_add_spares), rather than finish a copy with a member out.
+ * (A replace whose own slot failed hands it to its replacement:
+ * replace_stopped.)
+ */
 static void
 maybe_use_spare (struct array *a)
 {
   struct array_err err;
   int out = health_out (&a->health);
+  bool replacing_another = a->job.kind == R5_JOB_REPLACE &&
+    a->replace.slot >= 0 && a->replace.slot != out;
 
   if (out < 0 || !io_member_is_open (&a->spare) ||
-      health_failed (&a->health) || a->job.kind != 0 ||
+      health_failed (&a->health) ||
+      (a->job.kind != R5_JOB_NONE && !replacing_another) ||
       health_state (&a->health, (unsigned) out) != MEMBER_FAULTY)
     return;
   if (array_rebuild_start (a, (unsigned) out, NULL, false, &err) < 0)

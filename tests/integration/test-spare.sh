@@ -16,6 +16,9 @@
 #     model, parity = XOR; raid5ctl check: mismatch_cnt 0;
 #   - a spare that is too small, or is a member, is refused at start with
 #     one error line and a non-zero exit;
+#   - case 3: member 1 failed by hand while slot 0 is being replaced:
+#     the spare's rebuild starts at once (the replace held), then the
+#     replace ends; the members clean, data and parity right;
 #   - ROUNDS (default 5) short sessions where member 1 fails under 16
 #     connections of large requests: the spare's rebuild must be running
 #     (or done) a moment later, not stopped.
@@ -114,6 +117,29 @@ echo "   the check ended: $(ctl_get 's["last_job"]')"
 [ "$(ctl_get 's["last_job"]["result"] != 0')" = True ] ||
   fail "the check ran on after a member failed (result 0)"
 after_spare 4 0 "$spare" s4
+echo "== 3 members: member 1 failed by hand during a replace of slot 0; the spare takes it at once"
+# md interrupts the replace, adds the spare and recovers it in the same
+# pass; here the replace is held while the spare is rebuilt, and goes on
+# from its point after -- never a copy finished first with one member out.
+setup r3 3 24M left-symmetric
+truncate -s 24M "$tmpdir/r3.new"
+serve_ctl "$tmpdir/r3.log" -v -D nbdkit.backend.datapath=0 "${disks[@]}" \
+  spare="$spare" sync-speed-min=1500 sync-speed-max=1500 || fail "the server did not start"
+load_start "$tmpdir/model.r3" 3
+ctl_ok replace 0 "$tmpdir/r3.new"
+ctl_wait "s['job']['kind'] == 'replace' and s['job']['done_stripes'] > 0" 10
+ctl_ok fail 1
+ctl_wait "s['members'][1]['path'] == '$spare' and s['job']['kind'] == 'rebuild' and s['job']['slot'] == 1" 3
+ctl_ok speed --min 100000 --max 100000
+ctl_wait "s['health'] == '[UUU]' and s['job']['kind'] == 'idle' and s['members'][0]['path'] == '$tmpdir/r3.new'" 60
+load_stop
+stop_server
+ms=("$tmpdir/r3.new" "$spare" "${m[2]}")
+md_expect clean "$(all_a 3)" "${ms[@]}"
+member_check "${geom[@]}" --model "$tmpdir/model.r3" "${ms[@]}"
+raid5ctl_clean "${ms[@]}"
+rm -f "${m[@]}" "$spare" "$tmpdir/r3.new" "$tmpdir/model.r3"*
+
 # The spare takes the slot within a tick of the failure, while requests
 # that were planned with the old member may still be running on it: their
 # errors must not be blamed on the spare.  Short rounds with 16
