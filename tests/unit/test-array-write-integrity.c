@@ -25,17 +25,29 @@
 #include "raid/badblocks.h"
 #include "tests/unit/arrayfx.h"
 
-/* f: 3 members of 8 MiB, 64K chunks, served with the integrity record
- * at record (in f's folder, size bytes of room), filled.
+/* f: 3 members of 8 MiB, 64K chunks, made with bitmap (internal or
+ * none), served with the integrity record at record (in f's folder, size
+ * bytes of room), filled.
  */
 static void
-filled_with_record (struct afx *f, char *record, size_t size)
+with_bitmap_and_record (struct afx *f, const char *bitmap, char *record,
+                        size_t size)
 {
-  afx_make (f, 3, 8 << 20, "--chunk 64K --bitmap none --assume-clean");
+  char args[96];
+
+  snprintf (args, sizeof args, "--chunk 64K --bitmap %s --assume-clean",
+            bitmap);
+  afx_make (f, 3, 8 << 20, args);
   snprintf (record, size, "%s/record", f->dir);
   f->cfg.integrity = record;
   afx_open_ok (f);
   afx_write (f, 0, f->cap, 7);
+}
+
+static void
+filled_with_record (struct afx *f, char *record, size_t size)
+{
+  with_bitmap_and_record (f, "none", record, size);
 }
 
 Test (array_integrity, spoiled_unit_read_right_and_healed, .timeout = 120)
@@ -180,11 +192,7 @@ Test (array_integrity, a_readd_leaves_unknown_regions_unknown,
   struct r5i_layout l;
   uint64_t units;
 
-  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap internal --assume-clean");
-  snprintf (record, sizeof record, "%s/record", f.dir);
-  f.cfg.integrity = record;
-  afx_open_ok (&f);
-  afx_write (&f, 0, f.cap, 7);
+  with_bitmap_and_record (&f, "internal", record, sizeof record);
   l = f.a->integrity.l;
   units = f.a->integrity.h.units;
   afx_close (&f);
@@ -302,11 +310,7 @@ Test (array_integrity, an_unknown_unit_vouches_for_nothing, .timeout = 120)
   struct r5i_layout l;
   uint64_t units, page;
 
-  afx_make (&f, 3, 8 << 20, "--chunk 64K --bitmap internal --assume-clean");
-  snprintf (record, sizeof record, "%s/record", f.dir);
-  f.cfg.integrity = record;
-  afx_open_ok (&f);
-  afx_write (&f, 0, f.cap, 7);
+  with_bitmap_and_record (&f, "internal", record, sizeof record);
   l = f.a->integrity.l;
   units = f.a->integrity.h.units;
   page = array_geom (f.a)->data_offset + 12 * 4096;
