@@ -268,8 +268,7 @@ load_bitmap (struct array *a, struct gathered *g, struct array_err *err)
    * forcing full recovery", events_cleared = mddev->events): such a
    * member comes back rebuilt whole.
    */
-  if (a->meta.bm.events < fresh->events ||
-      (a->meta.bm.state & MD_BITMAP_STALE))
+  if (meta_bitmap_stale (&a->meta))
     a->meta.bm.events_cleared = fresh->events;
   md_asm_bitmap (as, g->f, g->n, a->meta.bm.events_cleared);
   return 0;

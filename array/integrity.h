@@ -34,6 +34,7 @@
 #include "raid/integrity.h"
 
 struct array;
+struct r5_geom;
 struct array_err;
 
 struct integrity {
@@ -123,13 +124,13 @@ int integrity_heal (struct array *a, const struct integrity_bad *bad,
  * m listing it bad?  The units of every other member, read into
  * scratch's columns as a job plans them (r5_job_column (g, 0, k, len)),
  * pass their checksums -- known ones (no region left unknown), in a row
- * no resync still has to visit (a crash may have torn it).  A write that met m's listed page went around
- * it (bbpath.c: m missing there), changing the row but neither m's unit
- * nor its checksum, which is then from before the write: the row, not
- * m's checksum, says what the unit holds.  (An unlisted unit's checksum
- * is never so: a computed unit that fails it means the row is wrong.)
+ * no resync still has to visit (a crash may have torn it).  A write that
+ * met m's listed page went around it (bbpath.c: m missing there),
+ * changing the row but neither m's unit nor its checksum, which is then
+ * from before the write: the row, not m's checksum, says what the unit
+ * holds.  (An unlisted unit's checksum is never so: a computed unit that
+ * fails it means the row is wrong.)
  */
-struct r5_geom;
 bool integrity_row_vouches (struct array *a, const struct r5_geom *g,
                             unsigned m, uint64_t off, uint64_t len,
                             const char *scratch)

@@ -102,6 +102,13 @@ meta_load_bitmap (struct array *a, const struct io_member *src,
   return io_member_pread (src, m->bm_area, m->bm_area_bytes, m->bm_offset);
 }
 
+bool
+meta_bitmap_stale (const struct meta *m)
+{
+  return m->bm.events < m->live.common.events ||
+    (m->bm.state & MD_BITMAP_STALE);
+}
+
 /* What a resync after an unclean stop must visit: every bit set on disk,
  * or everything when the bitmap is older than the superblocks.
  */
@@ -114,8 +121,7 @@ take_resync_bits (struct array *a)
   m->resync_bits = malloc (len);
   if (m->resync_bits == NULL)
     return -ENOMEM;
-  if (m->bm.events < m->live.common.events ||
-      (m->bm.state & MD_BITMAP_STALE)) {
+  if (meta_bitmap_stale (m)) {
     array_log (a, ARRAY_LOG_ERROR, "md bitmap is older than the "
                "superblocks (events %" PRIu64 " < %" PRIu64 "): resyncing "
                "everything", m->bm.events, m->live.common.events);

@@ -101,6 +101,12 @@ int meta_load_bitmap (struct array *a, const struct io_member *src,
                       struct array_err *err)
   __attribute__((nonnull, warn_unused_result));
 
+/* Is the bitmap loaded older than the superblocks (its events below
+ * theirs, or marked stale)?  Then it cannot say what changed since (md's
+ * BITMAP_STALE, md_bitmap_read_sb).
+ */
+bool meta_bitmap_stale (const struct meta *m) __attribute__((nonnull));
+
 /* Buffers and locks (after meta_assemble, which loaded the bitmap). */
 int meta_init (struct array *a, struct array_err *err)
   __attribute__((nonnull, warn_unused_result));

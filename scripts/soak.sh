@@ -248,18 +248,17 @@ epoch_start ()
   EPOCH=$(( EPOCH + 1 ))
   # Every other array has a bitmap; between them, no bitmap and the
   # partial parity log take turns, the log first for an odd seed.
-  BITMAP=none POLICY=bitmap
-  if [ $(( EPOCH % 2 )) = 1 ]; then
-    BITMAP=internal
+  if [ -n "$ONLY_POLICY" ]; then
+    POLICY=$ONLY_POLICY
+  elif [ $(( EPOCH % 2 )) = 1 ]; then
+    POLICY=bitmap
   elif [ $(( (EPOCH / 2 + SEED) % 2 )) = 0 ]; then
     POLICY=ppl
   else
     POLICY=resync
   fi
-  if [ -n "$ONLY_POLICY" ]; then
-    POLICY=$ONLY_POLICY BITMAP=none
-    [ "$POLICY" = bitmap ] && BITMAP=internal
-  fi
+  BITMAP=none
+  [ "$POLICY" = bitmap ] && BITMAP=internal
   # Every other array keeps an integrity record, the second first when
   # the seed's second bit is clear (so CI's seed 1 has the log's array
   # keep one); the seeds between them meet every pair of policy and
